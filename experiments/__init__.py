@@ -1,0 +1,19 @@
+"""The experiment registry. Each module declares NAME, DESCRIPTION, SEED, TABLES and
+
+    cases(quick: bool) -> list[dict]          # the parameter sets to run
+    run_case(device, **case) -> list[dict]    # raw records for one case; no I/O, no formatting
+    tables(runs) -> list[study.tables.Table]  # pure aggregation of loaded runs
+
+Report order (and so table numbering) follows NAMES: append new experiments at the end.
+"""
+import importlib
+
+NAMES = ("two_layer",)
+
+
+def load(name: str):
+    return importlib.import_module(f"experiments.{name}")
+
+
+def all_experiments() -> list:
+    return [load(name) for name in NAMES]

@@ -1,0 +1,16 @@
+import os
+import tempfile
+
+
+def write_text_atomically(path: str, text: str) -> None:
+    """Write via a temp file in the same folder, then rename: readers never see half a file."""
+    folder = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

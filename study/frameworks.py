@@ -1,0 +1,22 @@
+"""Framework settings that every experiment shares, applied once on import of `study`.
+
+Both frameworks get float32 matmuls at full precision (JAX on GPU defaults to a faster,
+lower precision than torch), and JAX gets float64 so the dtype sweeps can reach it.
+"""
+import jax
+import torch
+
+MATMUL_PRECISION = "highest"
+
+jax.config.update("jax_enable_x64", True)
+jax.config.update("jax_default_matmul_precision", MATMUL_PRECISION)
+torch.set_float32_matmul_precision(MATMUL_PRECISION)
+
+
+def matmul_settings() -> dict:
+    return {
+        "torch_float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "torch_cuda_allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+        "jax_default_matmul_precision": str(jax.config.jax_default_matmul_precision),
+        "jax_enable_x64": bool(jax.config.jax_enable_x64),
+    }

@@ -1,0 +1,50 @@
+"""The seed 001 two-layer net, loss = sum((act(x @ w1) @ w2 - 1)^2), in both frameworks."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import torch
+
+from study.devices import Device
+from study.rules import Rule
+
+
+def seed_two_layer_data() -> dict[str, np.ndarray]:
+    """x, w1, w2 exactly as printed in seed 001 (float32)."""
+    return {
+        "x": np.array([[3, 2, 1], [1, 0, 2], [4, 1, 2], [0, 0, 1]], np.float32),
+        "w1": np.array([[1, 2], [0, 1], [4, 0]], np.float32),
+        "w2": np.array([[-1, 1], [-2, 3]], np.float32),
+    }
+
+
+def torch_two_layer_loss(act, x, w1, w2):
+    return ((act(x @ w1) @ w2 - 1) ** 2).sum()
+
+
+def jax_two_layer_loss(w1, w2, x, act):
+    return jnp.sum((act(x @ w1) @ w2 - 1) ** 2)
+
+
+def two_layer_gradients(rule: Rule, data: dict[str, np.ndarray], device: Device) -> dict:
+    """Loss, dL/dw1, dL/dw2 (numpy) and the count of exact zeros in x @ w1, in the rule's
+    own framework and device."""
+    if rule.framework == "torch":
+        x = device.to_torch(data["x"])
+        w1 = device.to_torch(data["w1"], requires_grad=True)
+        w2 = device.to_torch(data["w2"], requires_grad=True)
+        loss = torch_two_layer_loss(rule.fn, x, w1, w2)
+        loss.backward()
+        zeros = int(((x @ w1) == 0).sum())
+        out = (loss, w1.grad, w2.grad)
+        arrays = dict(zip(("loss", "grad_w1", "grad_w2"), (t.detach().cpu().numpy() for t in out)))
+        return {**arrays, "zeros": zeros}
+    x, w1, w2 = (device.to_jax(data[k]) for k in ("x", "w1", "w2"))
+    loss, (g1, g2) = jax.value_and_grad(jax_two_layer_loss, argnums=(0, 1))(w1, w2, x, rule.fn)
+    zeros = int(jnp.sum((x @ w1) == 0))
+    return {"loss": np.asarray(loss), "grad_w1": np.asarray(g1), "grad_w2": np.asarray(g2),
+            "zeros": zeros}
+
+
+def preactivation_zeros(data: dict[str, np.ndarray]) -> int:
+    """Exact zeros of x @ w1, computed in float64 numpy (exact for the integer-valued data)."""
+    return int(np.count_nonzero(data["x"].astype(np.float64) @ data["w1"].astype(np.float64) == 0))

@@ -1,0 +1,120 @@
+"""Result files: reports/results/<experiment>/<host>__<device>__torch-<v>__jax-<v>.json.
+
+Each holds {"experiment", "provenance", "records": [...]}; records are flat dicts of
+JSON values (nested lists for arrays). Files are written atomically.
+"""
+import json
+import os
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from study.atomic import write_text_atomically
+from study.errors import StudyError
+from study.provenance import REPO_ROOT
+
+RESULTS_DIR = os.path.join(REPO_ROOT, "reports", "results")
+REQUIRED_PROVENANCE = ("utc", "host", "device", "torch", "jax")
+
+
+@dataclass(frozen=True)
+class Run:
+    experiment: str
+    provenance: dict
+    records: list
+    path: str  # as cited in the report: relative to the results folder it was loaded from
+
+    @property
+    def key(self) -> tuple:
+        p = self.provenance
+        return (self.experiment, p["host"], p["device"], p["torch"], p["jax"])
+
+    @property
+    def label(self) -> str:
+        p = self.provenance
+        return f"{p['host']}/{p['device']}/torch-{p['torch']}/jax-{p['jax']}"
+
+
+def _safe(part: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.+_-]", "_", str(part))
+
+
+def result_filename(provenance: dict) -> str:
+    p = provenance
+    return "__".join(_safe(s) for s in (p["host"], p["device"], f"torch-{p['torch']}",
+                                          f"jax-{p['jax']}")) + ".json"
+
+
+def _jsonable(value):
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"not JSON-serialisable: {type(value).__name__}")
+
+
+def ensure_writable(folder: str) -> None:
+    """Fail before any work is done if results cannot be written to `folder`."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+        probe = os.path.join(folder, ".write-probe")
+        with open(probe, "w") as f:
+            f.write("")
+        os.unlink(probe)
+    except OSError as e:
+        raise StudyError(f"cannot write results to {folder}: {e.strerror or e}") from None
+
+
+def write_run(experiment: str, provenance: dict, records: list, root: str = RESULTS_DIR) -> str:
+    folder = os.path.join(root, experiment)
+    ensure_writable(folder)
+    path = os.path.join(folder, result_filename(provenance))
+    doc = {"experiment": experiment, "provenance": provenance, "records": records}
+    write_text_atomically(path, json.dumps(doc, indent=1, sort_keys=True, default=_jsonable) + "\n")
+    return path
+
+
+def _load_one(path: str, rel: str, known: set[str]) -> Run:
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise StudyError(f"corrupt result file {path}: {e}") from None
+    if not isinstance(doc, dict) or not {"experiment", "provenance", "records"} <= doc.keys():
+        raise StudyError(f"not a study result file: {path} (needs experiment, provenance, records)")
+    experiment, prov, records = doc["experiment"], doc["provenance"], doc["records"]
+    if experiment not in known:
+        raise StudyError(f"result file {path} is for unknown experiment {experiment!r}")
+    if os.path.basename(os.path.dirname(path)) != experiment:
+        raise StudyError(f"result file {path} says experiment {experiment!r} but sits elsewhere")
+    if (not isinstance(prov, dict) or not all(k in prov for k in REQUIRED_PROVENANCE)
+            or not isinstance(records, list) or not all(isinstance(r, dict) for r in records)):
+        raise StudyError(f"malformed result file {path}: provenance or records have the wrong shape")
+    return Run(experiment, prov, records, rel)
+
+
+def load_runs(roots: list[str], known: set[str]) -> tuple[list[Run], list[str]]:
+    """All runs under `roots`, newest per (experiment, host, device, versions), plus notes
+    saying which duplicates were dropped. Order is deterministic."""
+    found = []
+    for root in roots:
+        if not os.path.isdir(root):
+            raise StudyError(f"results folder not found: {root}")
+        for experiment in sorted(os.listdir(root)):
+            folder = os.path.join(root, experiment)
+            if not os.path.isdir(folder):
+                continue
+            for name in sorted(os.listdir(folder)):
+                if name.endswith(".json") and not name.startswith("."):
+                    rel = os.path.relpath(os.path.join(folder, name), os.path.dirname(root))
+                    found.append(_load_one(os.path.join(folder, name), rel, known))
+    newest: dict[tuple, Run] = {}
+    notes = []
+    for run in sorted(found, key=lambda r: (r.provenance["utc"], r.path)):
+        if run.key in newest:
+            notes.append(f"{newest[run.key].path} was replaced by the newer {run.path} "
+                         f"(same experiment, host, device and versions)")
+        newest[run.key] = run
+    runs = sorted(newest.values(), key=lambda r: (r.experiment, r.label))
+    return runs, notes

@@ -1,0 +1,209 @@
+"""The ReLU rule registry: built-ins and custom gradient rules of both frameworks.
+
+    >>> from study.rules import RULES, by_name
+    >>> by_name("torch.relu").fn(torch.tensor([-1.0, 2.0]))
+    tensor([0., 2.])
+
+A custom rule declares `convention`: the factor its backward applies to the incoming
+gradient at exactly x == 0. A built-in's convention is measured, never declared (None).
+Adding a rule is one line in `_torch_builtins`, `_jax_builtins` or `RULES`.
+"""
+import functools
+from dataclasses import dataclass
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import torch
+import torch.nn.functional as F
+from jax import lax
+
+
+@dataclass(frozen=True)
+class Rule:
+    framework: str  # "torch" | "jax"
+    name: str  # unique across the registry
+    kind: str  # "builtin" | "custom"
+    fn: Callable
+    convention: float | None = None  # declared d/dx at 0, custom rules only
+    kinks: tuple[float, ...] = (0.0,)
+    relu_like: bool = True  # equals max(x, 0) everywhere off its kinks
+    twin: str | None = None  # custom rules with the same twin key share masks and convention
+
+
+# --- torch custom rules --------------------------------------------------------------
+
+class MyReLU(torch.autograd.Function):
+    """Seed 000 / tutorial rule, verbatim: legacy style, clone then zero where input < 0."""
+
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return input.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, = ctx.saved_tensors
+        grad_input = grad_output.clone()
+        grad_input[input < 0] = 0
+        return grad_input
+
+
+def torch_relu_slope_times(grad: torch.Tensor, x: torch.Tensor, c: float) -> torch.Tensor:
+    zero = torch.zeros_like(grad)
+    return torch.where(x > 0, grad, torch.where(x == 0, grad * c, zero))
+
+
+@functools.cache
+def torch_relu_with_convention(c: float) -> type[torch.autograd.Function]:
+    """Modern-style (`setup_context`) ReLU whose backward multiplies the gradient by c at 0."""
+
+    class ReLUWithConvention(torch.autograd.Function):
+        convention = c
+
+        @staticmethod
+        def forward(x):
+            return x.clamp(min=0)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, = ctx.saved_tensors
+            return torch_relu_slope_times(grad_output, x, c)
+
+    ReLUWithConvention.__name__ = ReLUWithConvention.__qualname__ = f"ReLUWithConvention_c{c}"
+    return ReLUWithConvention
+
+
+# --- jax custom rules ----------------------------------------------------------------
+
+def jax_relu_slope_times(grad, x, c: float):
+    return jnp.where(x > 0, grad, jnp.where(x == 0, grad * c, jnp.zeros_like(grad)))
+
+
+def _jax_custom_vjp(backward_mask: Callable) -> Callable:
+    @jax.custom_vjp
+    def relu(x):
+        return jnp.maximum(x, 0)
+
+    def relu_fwd(x):
+        return jnp.maximum(x, 0), x
+
+    def relu_bwd(x, grad):
+        return (backward_mask(grad, x),)
+
+    relu.defvjp(relu_fwd, relu_bwd)
+    return relu
+
+
+jax_seed_relu = _jax_custom_vjp(lambda g, x: jnp.where(x < 0, jnp.zeros_like(g), g))
+"""JAX twin of seed 000's MyReLU: pass the gradient, zeroed where x < 0."""
+
+
+@functools.cache
+def jax_relu_with_convention(c: float) -> Callable:
+    """`jax.custom_vjp` ReLU whose backward multiplies the gradient by c at 0."""
+    return _jax_custom_vjp(lambda g, x: jax_relu_slope_times(g, x, c))
+
+
+# --- built-ins -----------------------------------------------------------------------
+
+def _torch_zero(x):
+    return torch.zeros((), dtype=x.dtype, device=x.device)
+
+
+def _builtin(framework, name, fn, kinks=(0.0,), relu_like=True) -> Rule:
+    return Rule(framework, name, "builtin", fn, None, tuple(kinks), relu_like)
+
+
+def _torch_builtins() -> list[Rule]:
+    t = functools.partial(_builtin, "torch")
+    return [
+        t("torch.relu", torch.relu),
+        t("F.relu", F.relu),
+        t("nn.ReLU()", torch.nn.ReLU()),
+        t("F.threshold(x, 0, 0)", lambda x: F.threshold(x, 0.0, 0.0)),
+        t("torch.clamp(x, min=0)", lambda x: torch.clamp(x, min=0)),
+        t("torch.clamp_min(x, 0)", lambda x: torch.clamp_min(x, 0)),
+        t("torch.maximum(x, 0)", lambda x: torch.maximum(x, _torch_zero(x))),
+        t("torch.max(x, zeros)", lambda x: torch.max(x, torch.zeros_like(x))),
+        t("torch.where(x > 0, x, 0)", lambda x: torch.where(x > 0, x, 0.0)),
+        t("torch.where(x >= 0, x, 0)", lambda x: torch.where(x >= 0, x, 0.0)),
+        t("x * (x > 0)", lambda x: x * (x > 0)),
+        t("(x + x.abs()) / 2", lambda x: (x + x.abs()) / 2),
+        t("F.leaky_relu(x, 0)", lambda x: F.leaky_relu(x, 0.0)),
+        t("torch.clamp(x, 0, 6)", lambda x: torch.clamp(x, 0, 6), (0.0, 6.0), False),
+        t("F.relu6", F.relu6, (0.0, 6.0), False),
+        t("F.hardtanh", F.hardtanh, (-1.0, 1.0), False),
+        t("torch.abs", torch.abs, (0.0,), False),
+        t("F.leaky_relu(x, 0.01)", lambda x: F.leaky_relu(x, 0.01), (0.0,), False),
+        t("F.softplus(x, beta=100)", lambda x: F.softplus(x, beta=100.0), (0.0,), False),
+    ]
+
+
+def _jax_builtins() -> list[Rule]:
+    j = functools.partial(_builtin, "jax")
+    return [
+        j("jax.nn.relu", jax.nn.relu),
+        j("jnp.maximum(x, 0)", lambda x: jnp.maximum(x, 0)),
+        j("lax.max(x, zeros)", lambda x: lax.max(x, jnp.zeros_like(x))),
+        j("jnp.clip(x, 0)", lambda x: jnp.clip(x, 0)),
+        j("jnp.where(x > 0, x, 0)", lambda x: jnp.where(x > 0, x, 0)),
+        j("jnp.where(x >= 0, x, 0)", lambda x: jnp.where(x >= 0, x, 0)),
+        j("x * (x > 0).astype(x.dtype)", lambda x: x * (x > 0).astype(x.dtype)),
+        j("(x + jnp.abs(x)) / 2", lambda x: (x + jnp.abs(x)) / 2),
+        j("jax.nn.leaky_relu(x, 0)", lambda x: jax.nn.leaky_relu(x, 0.0)),
+        j("jax.nn.relu6", jax.nn.relu6, (0.0, 6.0), False),
+        j("jnp.clip(x, 0, 6)", lambda x: jnp.clip(x, 0, 6), (0.0, 6.0), False),
+        j("lax.clamp(0, x, 6)", lambda x: lax.clamp(x.dtype.type(0), x, x.dtype.type(6)),
+          (0.0, 6.0), False),
+        j("jax.nn.hard_tanh", jax.nn.hard_tanh, (-1.0, 1.0), False),
+        j("jnp.abs", jnp.abs, (0.0,), False),
+        j("jax.nn.leaky_relu(x, 0.01)", lambda x: jax.nn.leaky_relu(x, 0.01), (0.0,), False),
+        j("jax.nn.softplus(100x)/100", lambda x: jax.nn.softplus(100 * x) / 100, (0.0,), False),
+    ]
+
+
+CONVENTIONS = (0.0, 0.5, 1.0)
+
+RULES: tuple[Rule, ...] = tuple(
+    _torch_builtins()
+    + [Rule("torch", "MyReLU (seed 000)", "custom", MyReLU.apply, 1.0, twin="seed")]
+    + [Rule("torch", f"ReLUWithConvention(c={c:g})", "custom",
+            torch_relu_with_convention(c).apply, c, twin=f"c={c:g}") for c in CONVENTIONS]
+    + _jax_builtins()
+    + [Rule("jax", "seed_relu (custom_vjp)", "custom", jax_seed_relu, 1.0, twin="seed")]
+    + [Rule("jax", f"relu_with_convention(c={c:g}) (custom_vjp)", "custom",
+            jax_relu_with_convention(c), c, twin=f"c={c:g}") for c in CONVENTIONS]
+)
+
+
+def by_name(name: str) -> Rule:
+    for rule in RULES:
+        if rule.name == name:
+            return rule
+    raise KeyError(name)
+
+
+def relu_rules(framework: str | None = None) -> list[Rule]:
+    """Rules that equal max(x, 0) off x == 0: the ones a two-layer ReLU net can swap in."""
+    return [r for r in RULES if r.relu_like and r.kinks == (0.0,)
+            and (framework is None or r.framework == framework)]
+
+
+def reference_relu(framework: str) -> Rule:
+    return by_name({"torch": "torch.relu", "jax": "jax.nn.relu"}[framework])
+
+
+def twin_of(rule: Rule) -> Rule | None:
+    """The custom rule of the other framework with the same backward masks, if any."""
+    for other in RULES:
+        if other.twin and other.twin == rule.twin and other.framework != rule.framework:
+            return other
+    return None
+
+
+assert len({r.name for r in RULES}) == len(RULES), "rule names must be unique"

@@ -1,0 +1,55 @@
+"""Runs an experiment's cases on each device, with progress on stderr, and stores the records."""
+import sys
+import time
+import traceback
+
+from study import provenance, results
+from study.devices import Device
+
+
+class Progress:
+    def __init__(self, quiet: bool = False, stream=None):
+        self.quiet = quiet
+        self.stream = stream or sys.stderr
+
+    def __call__(self, message: str) -> None:
+        if not self.quiet:
+            print(message, file=self.stream, flush=True)
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
+
+
+def run_cases(experiment, device: Device, quick: bool, progress: Progress) -> list[dict]:
+    """Every case of `experiment` on `device`; a case that raises is recorded, not fatal."""
+    cases = experiment.cases(quick)
+    records = []
+    start = time.perf_counter()
+    for i, case in enumerate(cases, 1):
+        elapsed = time.perf_counter() - start
+        estimate = f" of ~{elapsed / (i - 1) * len(cases):.0f}s" if i > 1 else ""
+        label = " ".join(f"{k}={v}" for k, v in case.items())
+        progress(f"[{experiment.NAME} {device.name}] {i}/{len(cases)} {label} "
+                 f"({elapsed:.1f}s{estimate})")
+        try:
+            records.extend(experiment.run_case(device, **case))
+        except Exception as exc:  # noqa: BLE001  a failed case is a result, shown in the report
+            progress("".join(traceback.format_exception_only(exc)).strip())
+            records.append({**case, "device": device.name, "case_error": first_line(exc)})
+    progress(f"[{experiment.NAME} {device.name}] done in {time.perf_counter() - start:.1f}s")
+    return records
+
+
+def run_experiment(experiment, devices: list[Device], quick: bool, progress: Progress,
+                   root: str = results.RESULTS_DIR) -> list[str]:
+    results.ensure_writable(f"{root}/{experiment.NAME}")
+    paths = []
+    for device in devices:
+        records = run_cases(experiment, device, quick, progress)
+        prov = provenance.collect(device, getattr(experiment, "SEED", None))
+        prov["quick"] = quick
+        paths.append(results.write_run(experiment.NAME, prov, records, root))
+        progress(f"[{experiment.NAME} {device.name}] wrote {paths[-1]}")
+    return paths

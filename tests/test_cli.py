@@ -1,0 +1,84 @@
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from study.cli import main
+from study.devices import cuda_absence_reason
+from study.provenance import REPO_ROOT
+
+
+def run_cli(capsys, *argv):
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_list_names_every_experiment_via_the_module_entry_point():
+    out = subprocess.run([sys.executable, "-m", "study", "list"], cwd=REPO_ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    import experiments
+    for name in experiments.NAMES:
+        assert name in out
+
+
+def test_unknown_experiment_is_one_line_listing_the_known_ones(capsys, tmp_path):
+    rc, out, err = run_cli(capsys, "run", "nope", "--results-dir", str(tmp_path))
+    assert rc == 2 and err.count("\n") == 1
+    assert "unknown experiment 'nope'" in err and "two_layer" in err
+    assert os.listdir(tmp_path) == []
+
+
+def test_bad_device_is_one_line(capsys, tmp_path):
+    rc, _, err = run_cli(capsys, "run", "two_layer", "--device", "tpu", "--results-dir",
+                         str(tmp_path))
+    assert rc == 2 and err.count("\n") == 1 and "tpu" in err
+
+
+@pytest.mark.skipif(cuda_absence_reason() is None, reason="a GPU is present here")
+def test_cuda_without_a_gpu_says_so_and_writes_nothing(capsys, tmp_path):
+    rc, _, err = run_cli(capsys, "run", "two_layer", "--device", "cuda", "--results-dir",
+                         str(tmp_path))
+    assert rc == 2 and err.count("\n") == 1 and "no CUDA device on" in err
+    assert os.listdir(tmp_path) == []
+
+
+def test_unwritable_results_folder_fails_before_any_work(capsys, tmp_path):
+    blocker = tmp_path / "results"
+    blocker.write_text("a file where the folder should be")
+    rc, _, err = run_cli(capsys, "run", "two_layer", "--results-dir", str(blocker))
+    assert rc == 2 and err.count("\n") == 1 and "cannot write results" in err
+    assert blocker.read_text() == "a file where the folder should be"
+
+
+@pytest.mark.parametrize("content,message", [
+    ("{not json", "corrupt result file"),
+    (json.dumps({"hello": "world"}), "not a study result file"),
+    (json.dumps({"experiment": "other", "provenance": {}, "records": []}), "unknown experiment"),
+])
+def test_corrupt_or_foreign_result_file_is_named_and_nothing_is_written(
+        capsys, tmp_path, content, message):
+    folder = tmp_path / "results" / "two_layer"
+    folder.mkdir(parents=True)
+    (folder / "bad.json").write_text(content)
+    out_dir = tmp_path / "out"
+    rc, _, err = run_cli(capsys, "report", "--results", str(tmp_path / "results"),
+                         "--out", str(out_dir))
+    assert rc == 2 and err.count("\n") == 1
+    assert message in err and "bad.json" in err
+    assert not out_dir.exists()
+
+
+def test_run_then_report_end_to_end(capsys, tmp_path):
+    rc, _, err = run_cli(capsys, "run", "two_layer", "--device", "cpu", "--results-dir",
+                         str(tmp_path / "results"))
+    assert rc == 0 and "[two_layer cpu]" in err  # progress on stderr
+    files = os.listdir(tmp_path / "results" / "two_layer")
+    assert len(files) == 1 and files[0].startswith(f"{os.uname().nodename}__cpu__torch-")
+    rc, _, _ = run_cli(capsys, "report", "--results", str(tmp_path / "results"),
+                       "--out", str(tmp_path / "out"))
+    assert rc == 0
+    report = (tmp_path / "out" / "REPORT.md").read_text()
+    assert "Table 2: Seed 001's table" in report and "[[0, 0], [0, 0], [0, -38]]" in report

@@ -1,0 +1,76 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import torch
+
+from conftest import assert_close
+from study.conventions import reverse_derivative
+from study.rules import RULES, reference_relu, relu_rules, twin_of
+
+CUSTOM = [r for r in RULES if r.kind == "custom"]
+
+
+def test_registry_contract():
+    assert len({r.name for r in RULES}) == len(RULES)
+    for r in RULES:
+        assert r.framework in ("torch", "jax") and r.kind in ("builtin", "custom")
+        assert (r.convention is None) == (r.kind == "builtin"), r.name
+
+
+def test_every_torch_custom_rule_has_a_jax_twin_with_the_same_convention():
+    for r in (r for r in CUSTOM if r.framework == "torch"):
+        twin = twin_of(r)
+        assert twin is not None and twin.framework == "jax", r.name
+        assert twin.convention == r.convention
+
+
+def _no_zero_inputs(dtype, n=257):
+    x = np.random.default_rng(1).standard_normal(n).astype(dtype)
+    assert np.count_nonzero(x == 0) == 0
+    return x
+
+
+def _value_and_grad(rule, x: np.ndarray):
+    """Forward value and grad of sum(rule(x) * w) with a non-uniform cotangent w."""
+    w = np.linspace(-2.0, 3.0, x.size).astype(x.dtype)
+    if rule.framework == "torch":
+        xt = torch.from_numpy(x.copy()).requires_grad_(True)
+        y = rule.fn(xt)
+        (y * torch.from_numpy(w)).sum().backward()
+        return y.detach().numpy(), xt.grad.numpy()
+    y, vjp = jax.vjp(rule.fn, jnp.asarray(x))
+    return np.asarray(y), np.asarray(vjp(jnp.asarray(w))[0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("rule", CUSTOM, ids=lambda r: r.name)
+def test_custom_rule_equals_its_frameworks_relu_off_zero(rule, dtype):
+    # Oracle: the framework's own autodiff of its relu. Off x == 0 every convention agrees.
+    x = _no_zero_inputs(dtype)
+    value, grad = _value_and_grad(rule, x)
+    ref_value, ref_grad = _value_and_grad(reference_relu(rule.framework), x)
+    assert_close(value, ref_value, dtype)
+    assert_close(grad, ref_grad, dtype)
+
+
+@pytest.mark.parametrize("rule", CUSTOM, ids=lambda r: r.name)
+def test_custom_backward_really_runs(rule):
+    if rule.framework == "torch":
+        y = rule.fn(torch.ones(3, requires_grad=True))
+        assert isinstance(y.grad_fn, torch.autograd.function.BackwardCFunction), type(y.grad_fn)
+    else:
+        jaxpr = str(jax.make_jaxpr(rule.fn)(jnp.ones(3)))
+        assert "custom_vjp_call" in jaxpr
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("rule", CUSTOM, ids=lambda r: r.name)
+def test_declared_convention_is_what_the_backward_returns_at_zero(rule, dtype):
+    assert reverse_derivative(rule, 0.0, dtype) == rule.convention
+
+
+def test_relu_rules_are_exactly_the_zero_kink_relu_like_ones():
+    names = {r.name for r in relu_rules()}
+    assert "torch.clamp(x, min=0)" in names and "jax.nn.relu" in names
+    assert "F.relu6" not in names and "jnp.abs" not in names
