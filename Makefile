@@ -36,3 +36,20 @@ test: $(BOOTSTRAP)
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
+
+# Zero-point atlas under other torch releases (not part of `make report` or CI): one extra venv
+# per release, same jax and numpy pins, results land beside the pinned run's.
+MATRIX_TORCH ?= 2.14.1
+.PHONY: matrix
+matrix: $(BOOTSTRAP)
+	@for v in $(MATRIX_TORCH); do \
+	  env=.matrix/torch-$$v; \
+	  if [ ! -f $$env/.installed ]; then \
+	    $(PYTHON3) -m venv $$env && mkdir -p .matrix && \
+	    grep -v '^torch==' constraints.txt > .matrix/constraints-$$v.txt && \
+	    $$env/bin/python -m pip install --quiet -c .matrix/constraints-$$v.txt "torch==$$v" \
+	      jax jaxlib numpy ml_dtypes tabulate && touch $$env/.installed || exit 1; \
+	  fi; \
+	  $$env/bin/python -m study run zero_point two_layer --device cpu $(ARGS) || exit 1; \
+	done
+	$(PYTHON) -m study report

@@ -88,7 +88,7 @@ def tables(runs) -> list[Table]:
             partners = [j for j in seed if j["framework"] == "jax"
                         and j["measured_at_0"] == t["measured_at_0"]]
             row = pre + [t["rule"], t["measured_at_0"],
-                         ", ".join(j["rule"] for j in partners) or "none"]
+                         "; ".join(j["rule"] for j in partners) or "none"]
             for d in DATASETS:
                 gaps = [_max_abs_diff(idx[(d, t["rule"])], idx[(d, j["rule"])]) for j in partners
                         if (d, t["rule"]) in idx and (d, j["rule"]) in idx]

@@ -103,6 +103,10 @@ jax_seed_relu = _jax_custom_vjp(lambda g, x: jnp.where(x < 0, jnp.zeros_like(g),
 """JAX twin of seed 000's MyReLU: pass the gradient, zeroed where x < 0."""
 
 
+jax_relu_torch_nan = _jax_custom_vjp(lambda g, x: jnp.where(x <= 0, jnp.zeros_like(g), g))
+"""c = 0 like jax.nn.relu, but passes the gradient at NaN, as torch.relu does."""
+
+
 @functools.cache
 def jax_relu_with_convention(c: float) -> Callable:
     """`jax.custom_vjp` ReLU whose backward multiplies the gradient by c at 0."""
@@ -178,6 +182,7 @@ RULES: tuple[Rule, ...] = tuple(
     + [Rule("jax", "seed_relu (custom_vjp)", "custom", jax_seed_relu, 1.0, twin="seed")]
     + [Rule("jax", f"relu_with_convention(c={c:g}) (custom_vjp)", "custom",
             jax_relu_with_convention(c), c, twin=f"c={c:g}") for c in CONVENTIONS]
+    + [Rule("jax", "relu_nan_passes (custom_vjp)", "custom", jax_relu_torch_nan, 0.0)]
 )
 
 
