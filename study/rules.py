@@ -78,6 +78,42 @@ def torch_relu_with_convention(c: float) -> type[torch.autograd.Function]:
     return ReLUWithConvention
 
 
+def torch_relu_style(style: str) -> type[torch.autograd.Function]:
+    """The c = 0 modern rule with extra features: "vmap" (generate_vmap_rule), "jvp" (a jvp
+    staticmethod for forward mode), "vmap+jvp" (both) or "once" (@once_differentiable)."""
+    base = torch_relu_with_convention(0.0)
+
+    if style == "vmap":
+        class ReLUVmap(base):
+            generate_vmap_rule = True
+        return ReLUVmap
+    if style == "jvp":
+        class ReLUJvp(base):
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(inputs[0])
+                ctx.save_for_forward(inputs[0])
+
+            @staticmethod
+            def jvp(ctx, x_tangent):
+                x, = ctx.saved_tensors
+                return torch_relu_slope_times(x_tangent, x, 0.0)
+        return ReLUJvp
+    if style == "vmap+jvp":
+        class ReLUVmapJvp(torch_relu_style("jvp")):
+            generate_vmap_rule = True
+        return ReLUVmapJvp
+    if style == "once":
+        class ReLUOnce(base):
+            @staticmethod
+            @torch.autograd.function.once_differentiable
+            def backward(ctx, grad_output):
+                x, = ctx.saved_tensors
+                return torch_relu_slope_times(grad_output, x, 0.0)
+        return ReLUOnce
+    raise ValueError(f"unknown style {style!r}")
+
+
 # --- jax custom rules ----------------------------------------------------------------
 
 def jax_relu_slope_times(grad, x, c: float):
@@ -171,18 +207,36 @@ def _jax_builtins() -> list[Rule]:
     ]
 
 
+@jax.custom_jvp
+def jax_relu_custom_jvp(x):
+    """c = 0 ReLU written with jax.custom_jvp instead of custom_vjp."""
+    return jnp.maximum(x, 0)
+
+
+@jax_relu_custom_jvp.defjvp
+def _jax_relu_custom_jvp_rule(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return jax_relu_custom_jvp(x), jax_relu_slope_times(t, x, 0.0)
+
+
 CONVENTIONS = (0.0, 0.5, 1.0)
+TORCH_STYLES = {"vmap": "generate_vmap_rule = True", "jvp": "a jvp staticmethod",
+                "vmap+jvp": "generate_vmap_rule and a jvp staticmethod",
+                "once": "@once_differentiable backward"}
 
 RULES: tuple[Rule, ...] = tuple(
     _torch_builtins()
     + [Rule("torch", "MyReLU (seed 000)", "custom", MyReLU.apply, 1.0, twin="seed")]
     + [Rule("torch", f"ReLUWithConvention(c={c:g})", "custom",
             torch_relu_with_convention(c).apply, c, twin=f"c={c:g}") for c in CONVENTIONS]
+    + [Rule("torch", f"ReLUWithConvention(c=0) + {feature}", "custom",
+            torch_relu_style(style).apply, 0.0, twin="c=0") for style, feature in TORCH_STYLES.items()]
     + _jax_builtins()
     + [Rule("jax", "seed_relu (custom_vjp)", "custom", jax_seed_relu, 1.0, twin="seed")]
     + [Rule("jax", f"relu_with_convention(c={c:g}) (custom_vjp)", "custom",
             jax_relu_with_convention(c), c, twin=f"c={c:g}") for c in CONVENTIONS]
     + [Rule("jax", "relu_nan_passes (custom_vjp)", "custom", jax_relu_torch_nan, 0.0)]
+    + [Rule("jax", "relu (custom_jvp, c=0)", "custom", jax_relu_custom_jvp, 0.0)]
 )
 
 

@@ -1,0 +1,191 @@
+"""Why seed 000's MyReLU clones grad_output: the same rule editing grad_output in place.
+
+    python -m study run clone_hazard
+
+Each case builds a graph in which autograd may hand the rule a gradient buffer that something
+else also reads (fan-out, skip connections, expanded gradients of sum/mean), and compares the
+in-place rule and the cloning seed rule with the built-in.
+"""
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import torch
+
+from study.conventions import first_error_line, reverse_derivative
+from study.rules import MyReLU, by_name
+from study.tables import Table
+
+NAME = "clone_hazard"
+DESCRIPTION = "seed 000: what breaks when a custom backward edits grad_output in place"
+SEED = None
+TABLES = ("hazard",)
+X = np.array([-1.5, -0.5, 0.5, 2.0, -2.0, 1.0])  # no exact zero: the conventions agree here
+W = np.array([0.5, -1.0, 2.0, 1.5, 3.0, -0.5])
+
+
+class InPlaceReLU(torch.autograd.Function):
+    """Seed 000's rule without the clone: zeroes grad_output itself."""
+
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return input.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, = ctx.saved_tensors
+        grad_output[input < 0] = 0
+        return grad_output
+
+
+@jax.custom_vjp
+def jax_inplace_style_relu(x):
+    return jnp.maximum(x, 0)
+
+
+jax_inplace_style_relu.defvjp(
+    lambda x: (jnp.maximum(x, 0), x),
+    lambda x, g: (g.at[x < 0].set(0),))  # the closest JAX spelling: arrays are immutable
+
+
+def _graphs(np_mod):
+    """Case name -> loss(act, x) built from the framework's ops; `np_mod` is torch or jnp."""
+    w = W
+    two_layer_w1 = np.linspace(-1.0, 1.0, 6 * 4).reshape(6, 4)
+    two_layer_w2 = np.linspace(1.0, -2.0, 4 * 2).reshape(4, 2)
+    return {
+        "fan-out: act(x) + act(-x)": lambda act, x, c: ((act(x) + act(-x)) * c(w)).sum(),
+        "skip connection: act(x) + x": lambda act, x, c: ((act(x) + x) * c(w)).sum(),
+        "loss = act(x).sum()": lambda act, x, c: act(x).sum(),
+        "loss = act(x).mean()": lambda act, x, c: act(x).mean(),
+        "seed 001 two-layer net": lambda act, x, c: (
+            (act(x.reshape(1, 6) @ c(two_layer_w1)) @ c(two_layer_w2) - 1) ** 2).sum(),
+        "output used twice: act(x) * w + act(x) ** 2": lambda act, x, c: (
+            lambda y: (y * c(w) + y ** 2).sum())(act(x)),
+        "activation applied twice: act(act(x) - 0.25)": lambda act, x, c: (
+            act(act(x) - 0.25) * c(w)).sum(),
+    }
+
+
+CASES = tuple(_graphs(None))
+
+
+def torch_grad(act, case: str):
+    """(gradient or None, warning text, error text) of the case's loss w.r.t. x."""
+    loss_of = _graphs(torch)[case]
+    c = lambda a: torch.tensor(a, dtype=torch.float64)  # noqa: E731
+    x = torch.tensor(X, requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            loss_of(act, x, c).backward()
+            grad, error = x.grad.numpy().copy(), None
+        except Exception as exc:  # noqa: BLE001  the error is the measurement
+            grad, error = None, first_error_line(exc)
+    firsts = dict.fromkeys(str(w.message).split(". ")[0] + "." for w in caught)
+    warning = " ".join(firsts) or None
+    return grad, warning, error
+
+
+def caught_by_gradcheck(act, case: str) -> bool:
+    loss_of = _graphs(torch)[case]
+    c = lambda a: torch.tensor(a, dtype=torch.float64)  # noqa: E731
+    x = torch.tensor(X, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the warning column already records them
+        try:
+            return not torch.autograd.gradcheck(lambda v: loss_of(act, v, c), (x,),
+                                                raise_exception=False)
+        except Exception:  # noqa: BLE001  gradcheck raising is gradcheck catching it
+            return True
+
+
+def caught_by_detect_anomaly(act, case: str) -> bool:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # detect_anomaly announces itself with a UserWarning
+        with torch.autograd.detect_anomaly(check_nan=True):
+            _, _, error = torch_grad(act, case)
+    return error is not None
+
+
+def jax_grad(case: str) -> np.ndarray:
+    loss_of = _graphs(jnp)[case]
+    return np.asarray(jax.grad(lambda x: loss_of(jax_inplace_style_relu, x, jnp.asarray))(
+        jnp.asarray(X)))
+
+
+def cases(quick: bool) -> list[dict]:
+    return [{"case": c} for c in CASES] + [{"case": "at exactly 0"}]
+
+
+def run_case(device, case: str) -> list[dict]:
+    if case == "at exactly 0":
+        return [{"case": case, "seed_rule_at_0": reverse_derivative(by_name("MyReLU (seed 000)"), 0.0),
+                 "seed_rule_at_minus_0": reverse_derivative(by_name("MyReLU (seed 000)"), -0.0),
+                 "builtin_at_0": reverse_derivative(by_name("torch.relu"), 0.0),
+                 "device": device.name}]
+    correct, _, _ = torch_grad(torch.relu, case)
+    cloning, _, clone_error = torch_grad(MyReLU.apply, case)
+    inplace, warning, error = torch_grad(InPlaceReLU.apply, case)
+    jax_g = jax_grad(case)
+    wrong = inplace is not None and not np.array_equal(inplace, correct)
+    return [{"case": case, "device": device.name, "correct": correct, "cloning_rule": cloning,
+             "cloning_matches": cloning is not None and np.array_equal(cloning, correct),
+             "inplace_rule": inplace, "silently_wrong": wrong, "warning": warning, "error": error,
+             "gradcheck_catches": caught_by_gradcheck(InPlaceReLU.apply, case),
+             "detect_anomaly_catches": caught_by_detect_anomaly(InPlaceReLU.apply, case),
+             "jax_rule": jax_g, "jax_matches": bool(np.allclose(jax_g, correct, rtol=1e-12,
+                                                                atol=1e-12))}]
+
+
+def _paragraph(recs: list[dict], zero: dict | None) -> str:
+    wrong = [r["case"] for r in recs if r["silently_wrong"]]
+    errors = [r["case"] for r in recs if r["error"]]
+    fine = [r["case"] for r in recs if not r["silently_wrong"] and not r["error"]]
+    clone_ok = all(r["cloning_matches"] for r in recs)
+    text = (f"Seed 000 asks why MyReLU clones grad_output. In these {len(recs)} graphs the rule "
+            f"that zeroes grad_output in place was silently wrong in {len(wrong)} "
+            f"({'; '.join(wrong) or 'none'}), raised an error in {len(errors)} "
+            f"({'; '.join(errors) or 'none'}) and was right in {len(fine)} "
+            f"({'; '.join(fine) or 'none'}); the cloning seed rule matched the built-in "
+            f"{'in every case' if clone_ok else 'not in every case'}. grad_output is not the rule's "
+            f"to edit: autograd may pass the same buffer to other consumers or hand over an "
+            f"expanded view, so the clone makes a private copy before zeroing. The second question, "
+            f"grad_input[input < 0] = 0, sets the gradient to 0 where the input was negative, "
+            f"because ReLU is flat there.")
+    if zero:
+        text += (f" At exactly 0 the mask input < 0 is false, so the seed rule passes the gradient "
+                 f"through: its measured d/dx is {zero['seed_rule_at_0']:g} at +0 and "
+                 f"{zero['seed_rule_at_minus_0']:g} at −0, where this torch's relu gives "
+                 f"{zero['builtin_at_0']:g}.")
+    return text
+
+
+def tables(runs) -> list[Table]:
+    rows, notes = [], []
+    for run in runs:
+        pre = [run.label] if len(runs) > 1 else []
+        recs = [r for r in run.records if "correct" in r]
+        zero = next((r for r in run.records if r.get("case") == "at exactly 0"
+                     and "seed_rule_at_0" in r), None)
+        for r in recs:
+            rows.append(pre + [r["case"], r["correct"], r["cloning_matches"], r["inplace_rule"],
+                               r["silently_wrong"], r["warning"], r["error"],
+                               r["gradcheck_catches"], r["detect_anomaly_catches"],
+                               r["jax_matches"]])
+        rows += [pre + [r["case"], f"failed: {r['case_error']}"] + [None] * 8
+                 for r in run.records if "case_error" in r]
+        notes.append(_paragraph(recs, zero))
+    return [Table(
+        "hazard", "The clone in seed 000's MyReLU: in-place gradient editing, case by case",
+        "float64 on CPU, x without exact zeros so every convention agrees. 'correct' is "
+        "torch.relu's gradient; the in-place rule is seed 000's rule minus the clone. "
+        "gradcheck: torch.autograd.gradcheck flags the in-place rule; detect_anomaly: "
+        "backward under torch.autograd.detect_anomaly raises. JAX: the same rule written with "
+        "g.at[x < 0].set(0) in a custom_vjp, compared with torch's correct gradient.",
+        (["run"] if len(runs) > 1 else []) + [
+            "case", "correct gradient", "cloning rule correct", "in-place rule gradient",
+            "silently wrong", "warning", "error", "gradcheck catches", "detect_anomaly catches",
+            "JAX rule correct"], rows, notes)]

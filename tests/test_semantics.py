@@ -1,0 +1,55 @@
+"""clone_hazard, nonscalar_backward and transforms, against hand-derived expectations."""
+import numpy as np
+import torch
+
+import experiments.clone_hazard as hazard
+import experiments.nonscalar_backward as nonscalar
+import experiments.transforms as transforms
+from study.rules import MyReLU, torch_relu_slope_times, torch_relu_with_convention
+
+
+def test_hazard_flags_the_in_place_rule_and_clears_the_cloning_rule(cpu):
+    # Fan-out: act(x) + act(-x) hands one gradient buffer to both branches, so zeroing it for
+    # the first branch (where x < 0) erases what the second branch needs there.
+    rec, = hazard.run_case(cpu, "fan-out: act(x) + act(-x)")
+    assert rec["silently_wrong"] and rec["cloning_matches"]
+    expected = np.where(hazard.X > 0, 1.0, 0.0) * hazard.W - np.where(hazard.X < 0, 1.0, 0.0) \
+        * hazard.W  # d/dx [relu(x) - relu(-x) * ...]: +w where x > 0, -w where x < 0
+    np.testing.assert_array_equal(rec["correct"], expected)
+    grad, _, _ = hazard.torch_grad(MyReLU.apply, "fan-out: act(x) + act(-x)")
+    np.testing.assert_array_equal(grad, expected)
+
+
+def _broken_rule():
+    class WrongBackward(torch_relu_with_convention(0.0)):
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, = ctx.saved_tensors
+            return 2 * torch_relu_slope_times(grad_output, x, 0.0)
+    return WrongBackward.apply
+
+
+def test_transform_cells_are_computed_so_a_wrong_backward_turns_ticks_into_crosses():
+    good = transforms.transform_cells("torch", torch_relu_with_convention(0.0).apply, 0.0,
+                                      "aot_eager")
+    bad = transforms.transform_cells("torch", _broken_rule(), 0.0, "aot_eager")
+    ticked = [c for c, cell in good.items() if cell["status"] == "ok"]
+    assert {"eager grad", "compiled grad", "jacrev"} <= set(ticked)
+    for col in ticked:
+        assert bad[col]["status"] != "ok" or col == "grad of grad", col  # 2 x 0 is still 0
+    assert transforms.cell_text(bad["eager grad"]) == "✗ wrong value"
+
+
+def test_nonscalar_numbers_follow_the_chain_rule_on_a_fresh_random_a():
+    # out = a * a: d out_ij / d a_ij = 2 a_ij, so backward(ones) = 2a, backward(a) = 2a.a,
+    # and a second accumulating pass over scalar backwards doubles 2a to 4a in torch only.
+    a = np.random.default_rng(7).standard_normal((2, 3)).astype(np.float32)
+    t, j = nonscalar.torch_steps(a), nonscalar.jax_steps(a)
+    steps = nonscalar.STEPS
+    assert "scalar" in t[steps[0]] and "scalar" in j[steps[0]]
+    np.testing.assert_allclose(t[steps[1]], 2 * a, rtol=1e-6)
+    np.testing.assert_allclose(t[steps[2]], 4 * a, rtol=1e-6)
+    np.testing.assert_allclose(j[steps[2]], 2 * a, rtol=1e-6)
+    for got in (t, j):
+        np.testing.assert_allclose(got[steps[3]], 2 * a * a, rtol=1e-6)
+        np.testing.assert_allclose(got[steps[4]], 2 * a, rtol=1e-6)
