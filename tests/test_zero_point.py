@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+import experiments
 import experiments.zero_point as zp
 import study.rules as rules_module
 from study import results
@@ -12,7 +13,7 @@ CUSTOM = [r for r in RULES if r.kind == "custom"]
 
 
 def committed_zero_point_run() -> Run:
-    runs, _ = results.load_runs([results.RESULTS_DIR], {"two_layer", "zero_point"})
+    runs, _ = results.load_runs([results.RESULTS_DIR], set(experiments.NAMES))
     return zp._reference([r for r in runs if r.experiment == "zero_point"])
 
 
