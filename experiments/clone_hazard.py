@@ -189,3 +189,15 @@ def tables(runs) -> list[Table]:
             "case", "correct gradient", "cloning rule correct", "in-place rule gradient",
             "silently wrong", "warning", "error", "gradcheck catches", "detect_anomaly catches",
             "JAX rule correct"], rows, notes)]
+
+
+def findings(runs) -> list[tuple[str, str]]:
+    recs = [r for r in runs[0].records if "correct" in r] if runs else []
+    if not recs:
+        return []
+    wrong = [r for r in recs if r["silently_wrong"]]
+    return [(f"Editing grad_output in place (seed 000's MyReLU without its clone) gave silently "
+             f"wrong gradients in {len(wrong)} of {len(recs)} graphs "
+             f"({'; '.join(r['case'] for r in wrong)}); gradcheck flagged "
+             f"{sum(r['gradcheck_catches'] for r in wrong)} of them and detect_anomaly "
+             f"{sum(r['detect_anomaly_catches'] for r in wrong)}.", "hazard")]

@@ -97,3 +97,15 @@ def tables(runs) -> list[Table]:
         "cotangent g, which returns a fresh result every call (the second pass is summed afresh). "
         "The last column is the chain rule evaluated in numpy.",
         (["run"] if len(runs) > 1 else []) + ["step", "torch a.grad", "JAX", "chain rule"], rows)]
+
+
+def findings(runs) -> list[tuple[str, str]]:
+    got = {(r["framework"], r["step"]): r["result"] for r in (runs[0].records if runs else [])
+           if "step" in r}
+    if (("torch", STEPS[0]) not in got or ("jax", STEPS[2]) not in got
+            or ("torch", STEPS[2]) not in got):
+        return []
+    return [(f"backward() on seed 002's non-scalar output raises in torch "
+             f"(\"{got[('torch', STEPS[0])]}\") as jax.grad does; a second looped backward pass "
+             f"leaves a.grad = {got[('torch', STEPS[2])]} in torch (accumulated), while jax.vjp "
+             f"returns {got[('jax', STEPS[2])]} again.", "side_by_side")]

@@ -176,3 +176,19 @@ def tables(runs) -> list[Table]:
         "that column in the same matrix.",
         (["run"] if len(runs) > 1 else []) + ["style"] + list(COLUMNS) + ["how to make it work"],
         rows)]
+
+
+def findings(runs) -> list[tuple[str, str]]:
+    recs = [r for r in runs[0].records if "cells" in r] if runs else []
+    custom = [r for r in recs if "reference" not in r["style"]]
+    if not custom:
+        return []
+    failing = {r["style"]: [c for c in COLUMNS if r["cells"][c]["status"] in ("error", "wrong")]
+               for r in custom}
+    clean = [s for s, cols in failing.items() if not cols]
+    fewest = min((s for s in failing if failing[s]), key=lambda s: len(failing[s]), default=None)
+    text = (f"{len(clean)} of {len(custom)} custom-rule styles survive every transformation "
+            f"measured ({', '.join(clean) or 'none'})")
+    if fewest:
+        text += f"; the closest other is {fewest}, which fails only {', '.join(failing[fewest])}"
+    return [(text + ".", "matrix")]

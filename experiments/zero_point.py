@@ -23,7 +23,20 @@ ALL_KINKS = tuple(sorted({k for r in RULES for k in r.kinks}))
 GRADCHECK_POINTS = (-0.5, 0.0, 0.5)
 FD_EPS = 1e-6
 TABLES = ("atlas_torch", "atlas_jax", "modes", "extended", "porting_torch_to_jax",
-          "porting_jax_to_torch", "custom_conventions", "gradcheck", "releases")
+          "porting_jax_to_torch", "custom_conventions", "gradcheck", "releases", "natural_pairs")
+# Ops a porting user would take as the same function: a list of names, not of results.
+NATURAL_PAIRS = (("torch.relu", "jax.nn.relu"), ("F.relu6", "jax.nn.relu6"),
+                 ("F.hardtanh", "jax.nn.hard_tanh"), ("torch.abs", "jnp.abs"),
+                 ("torch.clamp(x, min=0)", "jnp.clip(x, 0)"),
+                 ("torch.clamp(x, 0, 6)", "jnp.clip(x, 0, 6)"),
+                 ("torch.maximum(x, 0)", "jnp.maximum(x, 0)"),
+                 ("torch.where(x > 0, x, 0)", "jnp.where(x > 0, x, 0)"),
+                 ("torch.where(x >= 0, x, 0)", "jnp.where(x >= 0, x, 0)"),
+                 ("x * (x > 0)", "x * (x > 0).astype(x.dtype)"),
+                 ("(x + x.abs()) / 2", "(x + jnp.abs(x)) / 2"),
+                 ("F.leaky_relu(x, 0)", "jax.nn.leaky_relu(x, 0)"),
+                 ("F.leaky_relu(x, 0.01)", "jax.nn.leaky_relu(x, 0.01)"),
+                 ("MyReLU (seed 000)", "seed_relu (custom_vjp)"))
 SUBNORMAL = ("-min_subnormal", "+min_subnormal")
 
 
@@ -238,7 +251,57 @@ def tables(runs) -> list[Table]:
               ["framework", "rule", "c", "x", "analytic", "finite difference", "check passes"],
               grad_rows, notes),
         _release_table(runs),
+        Table("natural_pairs", "Look-alike torch/JAX pairs that disagree at a kink",
+              "Pairs a porting user would take as equivalent, compared on every probe input "
+              "except the two subnormals (float32, reverse-mode gradient). 'first disagreement' "
+              "is the first input where the gradients differ, torch value then JAX value.",
+              ["torch op", "JAX op", "gradients agree", "disagreements", "first disagreement"],
+              natural_pair_rows(f32)),
     ]
+
+
+def natural_pair_rows(f32: dict) -> list[list]:
+    rows = []
+    for t, j in NATURAL_PAIRS:
+        if t not in f32 or j not in f32:
+            continue
+        diffs = [(lab, _at(f32[t], "reverse", lab), _at(f32[j], "reverse", lab))
+                 for lab in f32[t]["inputs"] if lab not in SUBNORMAL
+                 and not same(_at(f32[t], "reverse", lab), _at(f32[j], "reverse", lab))]
+        first = (f"at {diffs[0][0]}: {format_cell(diffs[0][1])} vs {format_cell(diffs[0][2])}"
+                 if diffs else None)
+        rows.append([t, j, not diffs, len(diffs), first])
+    return rows
+
+
+def findings(runs) -> list[tuple[str, str]]:
+    ref = _reference(runs)
+    f32 = {r["rule"]: r for r in _atlas(ref) if r["dtype"] == "float32"}
+    out = []
+    pairs = [r for r in natural_pair_rows(f32) if not r[2]]
+    if pairs:
+        out.append((f"{len(pairs)} of {len(natural_pair_rows(f32))} look-alike torch/JAX pairs "
+                    f"disagree at a kink (torch {ref.provenance['torch']}, jax "
+                    f"{ref.provenance['jax']}): " + "; ".join(
+                        f"{t} vs {j} ({first})" for t, j, _, _, first in pairs) + ".",
+                    "natural_pairs"))
+    release = _release_table(runs)
+    if release.rows:
+        ops = sorted({(r[1]) for r in release.rows if r[0] == "torch"})
+        clamp = [r for r in release.rows if r[1] == "torch.clamp(x, min=0)" and r[2] == "float32"
+                 and r[3] == "reverse" and r[4] == "+0.0"]
+        out.append((f"Between torch releases, {len(release.rows)} kink gradients changed, in "
+                    f"{', '.join(ops)}" + (f"; clamp(min=0) at +0 gave {clamp[0][5]}, so seed "
+                                            f"001's −38 depends on the torch release"
+                                            if clamp else "") + ".", "releases"))
+    checks = [r for r in ref.records if r.get("part") == "gradcheck" and r.get("point") == 0.0]
+    if checks:
+        fds = sorted({round(r["finite_difference"], 9) for r in checks})
+        passing = sorted({r["convention"] for r in checks if r["passed"]})
+        out.append((f"At the kink a central finite difference gives {', '.join(map(str, fds))} "
+                    f"for every custom rule, so gradcheck and check_grads pass only c in "
+                    f"{passing}: a numeric check cannot validate a convention.", "gradcheck"))
+    return out
 
 
 def _release_table(runs) -> Table:

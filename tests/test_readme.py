@@ -1,0 +1,50 @@
+"""Every command the README shows runs, except the heavy ones listed here by name."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from study.provenance import REPO_ROOT
+
+HEAVY = {  # each is covered elsewhere or needs what CI does not have
+    "make report": "reruns everything (about a minute); the experiments are tested one by one",
+    "make test": "this suite itself",
+    "make report PY=python3": "the GPU host's form of make report",
+    "python3 -m study run two_layer --device cuda": "needs a GPU",
+    "make matrix": "installs a 5.5 GB torch build",
+    'make matrix MATRIX_TORCH="2.14.1 2.12.0"': "installs torch builds",
+    ".venv/bin/python -m study run zero_point": "30 s; tests/test_zero_point.py runs its cases",
+    ".venv/bin/python -m study run transforms": "compiles with inductor; tests/test_semantics.py",
+}
+
+
+def readme_commands() -> list[str]:
+    text = open(os.path.join(REPO_ROOT, "README.md"), encoding="utf-8").read()
+    blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
+    return [line.split("  #")[0].strip() for block in blocks for line in block.splitlines()
+            if line.strip() and not line.strip().startswith("#")]
+
+
+def test_every_readme_command_is_either_run_here_or_marked_heavy():
+    for cmd in readme_commands():
+        assert cmd in HEAVY or cmd.startswith(".venv/bin/python -m study "), cmd
+
+
+@pytest.fixture(scope="module")
+def scratch_repo(tmp_path_factory):
+    root = tmp_path_factory.mktemp("repo")
+    for name in ("study", "experiments", "reports"):
+        shutil.copytree(os.path.join(REPO_ROOT, name), root / name,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cmd", [c for c in readme_commands() if c not in HEAVY])
+def test_readme_command_runs(cmd, scratch_repo):
+    argv = [sys.executable] + cmd.split()[1:]  # .venv/bin/python -> this interpreter
+    done = subprocess.run(argv, cwd=scratch_repo, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
