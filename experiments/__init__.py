@@ -8,7 +8,8 @@ Report order (and so table numbering) follows NAMES: append new experiments at t
 """
 import importlib
 
-NAMES = ("two_layer", "zero_point", "transforms", "clone_hazard", "nonscalar_backward")
+NAMES = ("two_layer", "zero_point", "transforms", "clone_hazard", "nonscalar_backward",
+         "training", "bifurcation")
 
 
 def load(name: str):

@@ -34,10 +34,16 @@ def cmd_list(args) -> None:
 
 def cmd_run(args) -> None:
     chosen = _experiments_named(args.names)
+    if args.quick and args.full:
+        raise StudyError("--quick and --full exclude each other")
+    if args.full and not all(runner.supports_full(e) for e in chosen):
+        names = [e.NAME for e in experiments.all_experiments() if runner.supports_full(e)]
+        raise StudyError(f"--full applies only to: {', '.join(names)}")
     devices = resolve_devices(args.device)
     progress = runner.Progress(quiet=args.quiet)
     for exp in chosen:
-        runner.run_experiment(exp, devices, args.quick, progress, root=args.results_dir)
+        runner.run_experiment(exp, devices, args.quick, progress, root=args.results_dir,
+                              full=args.full)
 
 
 def cmd_report(args) -> None:
@@ -60,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("names", nargs="+", metavar="NAME", help="experiment name(s), or 'all'")
     run.add_argument("--device", default="all", choices=DEVICE_CHOICES)
     run.add_argument("--quick", action="store_true", help="smaller sizes, for a fast look")
+    run.add_argument("--full", action="store_true", help="the paper-sized run, where offered")
     run.add_argument("--quiet", action="store_true", help="no progress on stderr")
     run.add_argument("--results-dir", default=results.RESULTS_DIR, help=argparse.SUPPRESS)
     run.set_defaults(func=cmd_run)

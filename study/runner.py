@@ -1,4 +1,5 @@
 """Runs an experiment's cases on each device, with progress on stderr, and stores the records."""
+import inspect
 import sys
 import time
 import traceback
@@ -22,9 +23,10 @@ def first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
 
 
-def run_cases(experiment, device: Device, quick: bool, progress: Progress) -> list[dict]:
+def run_cases(experiment, device: Device, quick: bool, progress: Progress,
+              full: bool = False) -> list[dict]:
     """Every case of `experiment` on `device`; a case that raises is recorded, not fatal."""
-    cases = experiment.cases(quick)
+    cases = experiment.cases(quick, full=True) if full else experiment.cases(quick)
     records = []
     start = time.perf_counter()
     for i, case in enumerate(cases, 1):
@@ -42,14 +44,18 @@ def run_cases(experiment, device: Device, quick: bool, progress: Progress) -> li
     return records
 
 
+def supports_full(experiment) -> bool:
+    return "full" in inspect.signature(experiment.cases).parameters
+
+
 def run_experiment(experiment, devices: list[Device], quick: bool, progress: Progress,
-                   root: str = results.RESULTS_DIR) -> list[str]:
+                   root: str = results.RESULTS_DIR, full: bool = False) -> list[str]:
     results.ensure_writable(f"{root}/{experiment.NAME}")
     paths = []
     for device in devices:
-        records = run_cases(experiment, device, quick, progress)
+        records = run_cases(experiment, device, quick, progress, full)
         prov = provenance.collect(device, getattr(experiment, "SEED", None))
-        prov["quick"] = quick
+        prov["quick"], prov["full"] = quick, full
         paths.append(results.write_run(experiment.NAME, prov, records, root))
         progress(f"[{experiment.NAME} {device.name}] wrote {paths[-1]}")
     return paths

@@ -18,6 +18,9 @@ HEAVY = {  # each is covered elsewhere or needs what CI does not have
     'make matrix MATRIX_TORCH="2.14.1 2.12.0"': "installs torch builds",
     ".venv/bin/python -m study run zero_point": "30 s; tests/test_zero_point.py runs its cases",
     ".venv/bin/python -m study run transforms": "compiles with inductor; tests/test_semantics.py",
+    ".venv/bin/python -m study run training": "20 s; tests/test_training.py trains both frameworks",
+    ".venv/bin/python -m study run bifurcation": "a minute; tests/test_training.py runs its counter",
+    ".venv/bin/python -m study run bifurcation --full": "about ten minutes",
 }
 
 
