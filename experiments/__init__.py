@@ -9,7 +9,7 @@ Report order (and so table numbering) follows NAMES: append new experiments at t
 import importlib
 
 NAMES = ("two_layer", "zero_point", "transforms", "clone_hazard", "nonscalar_backward",
-         "training", "bifurcation")
+         "training", "bifurcation", "timing")
 
 
 def load(name: str):

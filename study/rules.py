@@ -14,6 +14,7 @@ from typing import Callable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import torch
 import torch.nn.functional as F
 from jax import lax
@@ -114,6 +115,59 @@ def torch_relu_style(style: str) -> type[torch.autograd.Function]:
     raise ValueError(f"unknown style {style!r}")
 
 
+_BIT_WEIGHTS = (1, 2, 4, 8, 16, 32, 64, 128)
+
+
+def torch_pack_bits(mask: torch.Tensor) -> torch.Tensor:
+    """Bool tensor -> uint8, eight elements a byte (little-endian within the byte)."""
+    flat = mask.reshape(-1)
+    padded = torch.nn.functional.pad(flat, (0, -flat.numel() % 8)).reshape(-1, 8)
+    weights = torch.tensor(_BIT_WEIGHTS, dtype=torch.uint8, device=mask.device)
+    return (padded.to(torch.uint8) * weights).sum(-1, dtype=torch.uint8)
+
+
+def torch_unpack_bits(packed: torch.Tensor, shape) -> torch.Tensor:
+    weights = torch.tensor(_BIT_WEIGHTS, dtype=torch.uint8, device=packed.device)
+    bits = (packed[:, None] & weights) != 0
+    return bits.reshape(-1)[: torch.Size(shape).numel()].reshape(shape)
+
+
+class ReLUSavesBoolMask(torch.autograd.Function):
+    """c = 0 ReLU that saves only x > 0 (1 byte an element) instead of a float tensor."""
+
+    @staticmethod
+    def forward(x):
+        return x.clamp(min=0)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0] > 0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        positive, = ctx.saved_tensors
+        return torch.where(positive, grad_output, torch.zeros_like(grad_output))
+
+
+class ReLUSavesBitMask(torch.autograd.Function):
+    """c = 0 ReLU that saves x > 0 packed eight to a byte (1/8 byte an element)."""
+
+    @staticmethod
+    def forward(x):
+        return x.clamp(min=0)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(torch_pack_bits(inputs[0] > 0))
+        ctx.shape = inputs[0].shape
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        packed, = ctx.saved_tensors
+        positive = torch_unpack_bits(packed, ctx.shape)
+        return torch.where(positive, grad_output, torch.zeros_like(grad_output))
+
+
 # --- jax custom rules ----------------------------------------------------------------
 
 def jax_relu_slope_times(grad, x, c: float):
@@ -141,6 +195,29 @@ jax_seed_relu = _jax_custom_vjp(lambda g, x: jnp.where(x < 0, jnp.zeros_like(g),
 
 jax_relu_torch_nan = _jax_custom_vjp(lambda g, x: jnp.where(x <= 0, jnp.zeros_like(g), g))
 """c = 0 like jax.nn.relu, but passes the gradient at NaN, as torch.relu does."""
+
+
+def _jax_relu_saving(save: Callable, positive_from: Callable) -> Callable:
+    """c = 0 custom_vjp ReLU whose residual is save(x > 0), and only that."""
+    @jax.custom_vjp
+    def relu(x):
+        return jnp.maximum(x, 0)
+
+    def relu_fwd(x):
+        return jnp.maximum(x, 0), save(x > 0)
+
+    def relu_bwd(residual, grad):
+        return (jnp.where(positive_from(residual, grad.shape), grad, jnp.zeros_like(grad)),)
+
+    relu.defvjp(relu_fwd, relu_bwd)
+    return relu
+
+
+jax_relu_saves_bool_mask = _jax_relu_saving(lambda m: m, lambda r, shape: r)
+jax_relu_saves_bit_mask = _jax_relu_saving(
+    lambda m: jnp.packbits(m.reshape(-1), bitorder="little"),
+    lambda r, shape: jnp.unpackbits(r, count=int(np.prod(shape)), bitorder="little")
+    .reshape(shape).astype(bool))
 
 
 @functools.cache
@@ -231,12 +308,20 @@ RULES: tuple[Rule, ...] = tuple(
             torch_relu_with_convention(c).apply, c, twin=f"c={c:g}") for c in CONVENTIONS]
     + [Rule("torch", f"ReLUWithConvention(c=0) + {feature}", "custom",
             torch_relu_style(style).apply, 0.0, twin="c=0") for style, feature in TORCH_STYLES.items()]
+    + [Rule("torch", "ReLUSavesBoolMask (c=0)", "custom", ReLUSavesBoolMask.apply, 0.0,
+            twin="bool mask"),
+       Rule("torch", "ReLUSavesBitMask (c=0)", "custom", ReLUSavesBitMask.apply, 0.0,
+            twin="bit mask")]
     + _jax_builtins()
     + [Rule("jax", "seed_relu (custom_vjp)", "custom", jax_seed_relu, 1.0, twin="seed")]
     + [Rule("jax", f"relu_with_convention(c={c:g}) (custom_vjp)", "custom",
             jax_relu_with_convention(c), c, twin=f"c={c:g}") for c in CONVENTIONS]
     + [Rule("jax", "relu_nan_passes (custom_vjp)", "custom", jax_relu_torch_nan, 0.0)]
     + [Rule("jax", "relu (custom_jvp, c=0)", "custom", jax_relu_custom_jvp, 0.0)]
+    + [Rule("jax", "relu_saves_bool_mask (custom_vjp, c=0)", "custom", jax_relu_saves_bool_mask,
+            0.0, twin="bool mask"),
+       Rule("jax", "relu_saves_bit_mask (custom_vjp, c=0)", "custom", jax_relu_saves_bit_mask,
+            0.0, twin="bit mask")]
 )
 
 

@@ -53,9 +53,11 @@ def run_experiment(experiment, devices: list[Device], quick: bool, progress: Pro
     results.ensure_writable(f"{root}/{experiment.NAME}")
     paths = []
     for device in devices:
+        start = time.perf_counter()
         records = run_cases(experiment, device, quick, progress, full)
+        wall = time.perf_counter() - start
         prov = provenance.collect(device, getattr(experiment, "SEED", None))
-        prov["quick"], prov["full"] = quick, full
+        prov["quick"], prov["full"], prov["wall_s"] = quick, full, round(wall, 3)
         paths.append(results.write_run(experiment.NAME, prov, records, root))
         progress(f"[{experiment.NAME} {device.name}] wrote {paths[-1]}")
     return paths

@@ -10,7 +10,7 @@ import pytest
 from study.provenance import REPO_ROOT
 
 HEAVY = {  # each is covered elsewhere or needs what CI does not have
-    "make report": "reruns everything (about a minute); the experiments are tested one by one",
+    "make report": "reruns everything (minutes); the experiments are tested one by one",
     "make test": "this suite itself",
     "make report PY=python3": "the GPU host's form of make report",
     "python3 -m study run two_layer --device cuda": "needs a GPU",
@@ -20,7 +20,9 @@ HEAVY = {  # each is covered elsewhere or needs what CI does not have
     ".venv/bin/python -m study run transforms": "compiles with inductor; tests/test_semantics.py",
     ".venv/bin/python -m study run training": "20 s; tests/test_training.py trains both frameworks",
     ".venv/bin/python -m study run bifurcation": "a minute; tests/test_training.py runs its counter",
-    ".venv/bin/python -m study run bifurcation --full": "about ten minutes",
+    ".venv/bin/python -m study run bifurcation --full": "about twelve minutes",
+    ".venv/bin/python -m study run timing": "about three minutes; tests/test_timing.py",
+    ".venv/bin/python -m study run timing --quick": "about 30 s of benchmarks; tests/test_timing.py",
 }
 
 

@@ -17,9 +17,11 @@ def _render(roots):
 
 def test_committed_report_is_exactly_what_its_committed_results_render_to():
     files = _render([results.RESULTS_DIR])
-    for rel, text in files.items():
-        with open(os.path.join(REPORTS, rel), encoding="utf-8") as f:
-            assert f.read() == text, f"reports/{rel} is stale: run `python -m study report`"
+    for rel, content in files.items():
+        with open(os.path.join(REPORTS, rel), "rb") as f:
+            on_disk = f.read()
+        expected = content if isinstance(content, bytes) else content.encode("utf-8")
+        assert on_disk == expected, f"reports/{rel} is stale: run `python -m study report`"
 
 
 def test_rendering_twice_gives_identical_bytes():
