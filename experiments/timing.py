@@ -411,20 +411,24 @@ def figures(runs) -> dict[str, bytes]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     idx = _rule_index(runs[0])
-    fig, ax = plt.subplots(figsize=(8, 5.5), dpi=100)
+    fig, ax = plt.subplots(figsize=(9, 6), dpi=100)
+    colours = iter(plt.get_cmap("tab10").colors)  # one colour a rule, one line style a mode
     for fw in RULES:
-        for m in MODES[fw]:
-            for r in RULES[fw]:
+        for r in RULES[fw]:
+            colour = next(colours)
+            for m in MODES[fw]:
                 pts = sorted((n, rec["stats"]["median"] / n * 1e9)
                              for (f, mm, rr, n), rec in idx.items() if (f, mm, rr) == (fw, m, r))
                 if pts:
-                    ax.plot(*zip(*pts), marker="o", ms=3, lw=1,
-                            ls="-" if m in COMPILED else "--", label=f"{fw} {m}: {r}")
+                    ax.plot(*zip(*pts), marker="o" if m in COMPILED else "s", ms=3, lw=1,
+                            color=colour, ls="-" if m in COMPILED else "--",
+                            label=f"{fw} {m}: {r}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("elements")
     ax.set_ylabel("ns per element (forward + backward)")
-    ax.set_title(f"ReLU rules, {runs[0].label}", fontsize=9)
+    ax.set_title(f"ReLU rules, {runs[0].label}: solid = compiled (torch.compile, jax.jit), "
+                 f"dashed = eager / op by op", fontsize=8)
     ax.legend(fontsize=6, ncol=2)
     fig.tight_layout()
     buf = io.BytesIO()
@@ -435,15 +439,13 @@ def figures(runs) -> dict[str, bytes]:
 
 def findings(runs) -> list[tuple[str, str]]:
     rows = {r[0].split(":")[0]: r for r in targets(runs[0])} if runs else {}
-    out = []
     t, j = rows.get("torch compile"), rows.get("jax jit")
-    if t and j and t[1] is not None and j[1] is not None:
-        out.append((f"Compiled, the best custom rule costs {t[1]:.3g}× the built-in in torch and "
-                    f"{j[1]:.3g}× in JAX at 10^6 elements and above (worst size).", "targets"))
     saved = _saved(runs[0]) if runs else {}
-    if saved:
-        out.append((f"Saved for backward, bytes per element: torch.relu {saved.get('torch.relu', 0):g}, "
-                    f"jax.nn.relu {saved.get('jax.nn.relu', 0):g}, the bool-mask rules "
-                    f"{saved.get('ReLUSavesBoolMask (c=0)', 0):g}, the bit-mask rules "
-                    f"{saved.get('ReLUSavesBitMask (c=0)', 0):g}.", "saved_bytes"))
-    return out
+    if not (t and j and t[1] is not None and j[1] is not None and saved):
+        return []
+    return [(f"Compiled, the best custom rule costs {t[1]:.3g}× the built-in in torch and "
+             f"{j[1]:.3g}× in JAX at 10^6 elements and above (worst size), while keeping less for "
+             f"backward: bytes per element saved by torch.relu {saved.get('torch.relu', 0):g}, "
+             f"jax.nn.relu {saved.get('jax.nn.relu', 0):g}, the bool-mask rules "
+             f"{saved.get('ReLUSavesBoolMask (c=0)', 0):g}, the bit-mask rules "
+             f"{saved.get('ReLUSavesBitMask (c=0)', 0):g}.", "targets")]

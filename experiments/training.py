@@ -112,8 +112,10 @@ def findings(runs) -> list[tuple[str, str]]:
             and r["dataset"] == "digits" and r["framework"] == "torch" and r["c"] == 1.0]
     if not recs:
         return []
-    parts = [f"{r['dtype']}: {sum(r['zero_preacts']) / (r['preacts_per_step'] * r['steps']):.2g}"
-             f" zero hits, c=1 diverges from c=0 at step "
-             f"{r['first_step_differs_from_c0'] if r['first_step_differs_from_c0'] is not None else 'never'}"
-             for r in recs]
+    def diverges(step):
+        return "never diverges from c=0" if step is None else f"diverges from c=0 at step {step}"
+
+    parts = [f"{r['dtype']}: a zero-hit fraction of "
+             f"{sum(r['zero_preacts']) / (r['preacts_per_step'] * r['steps']):.2g} and c=1 "
+             f"{diverges(r['first_step_differs_from_c0'])}" for r in recs]
     return [("Training on digits in torch: " + "; ".join(parts) + ".", "runs")]

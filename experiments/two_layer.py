@@ -139,16 +139,16 @@ def tables(runs) -> list[Table]:
 
 
 def findings(runs) -> list[tuple[str, str]]:
-    out = []
+    parts = []
     for run in runs:
         idx = _index(run.records)
         relu, clamp = idx.get(("seed", "torch.relu")), idx.get(("seed", "torch.clamp(x, min=0)"))
         if relu and clamp:
             d = np.subtract(relu["grad_w1"], clamp["grad_w1"])
             where = np.argwhere(d != 0)
-            diff = (f"relu − clamp = {d[tuple(where[0])]:g} at grad w1{[int(i) for i in where[0]]}"
-                    if len(where) else "relu − clamp = 0 everywhere")
-            out.append((f"torch {run.provenance['torch']} on {run.provenance['device']}: "
-                        f"clamp(min=0) has gradient {clamp['measured_at_0']:g} at 0 and relu "
-                        f"{relu['measured_at_0']:g}, so on seed 001's net {diff}.", "diff_vs_relu"))
-    return out
+            diff = (f"{d[tuple(where[0])]:g} at grad w1{[int(i) for i in where[0]]}"
+                    if len(where) else "0 everywhere")
+            parts.append(f"in torch {run.provenance['torch']} ({run.provenance['device']}) "
+                         f"clamp(min=0) has gradient {clamp['measured_at_0']:g} at 0 against relu's "
+                         f"{relu['measured_at_0']:g}, so seed 001's relu − clamp is {diff}")
+    return [("Seed 001's −38, measured: " + "; ".join(parts) + ".", "diff_vs_relu")] if parts else []

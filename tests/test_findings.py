@@ -34,8 +34,8 @@ def test_findings_follow_the_data_and_drop_when_it_is_missing():
                     rec["grad_w1"][2][1] += 4.0
             run = Run(run.experiment, run.provenance, records, run.path)
         tweaked.append(run)
-    before = re.search(r"relu − clamp = (-?\d+) at grad w1\[2, 1\]", base)
-    after = re.search(r"relu − clamp = (-?\d+) at grad w1\[2, 1\]", findings_text(tweaked))
+    before = re.search(r"relu − clamp is (-?\d+) at grad w1\[2, 1\]", base)
+    after = re.search(r"relu − clamp is (-?\d+) at grad w1\[2, 1\]", findings_text(tweaked))
     assert int(after.group(1)) == int(before.group(1)) - 4
 
 
