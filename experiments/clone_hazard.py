@@ -25,13 +25,8 @@ X = np.array([-1.5, -0.5, 0.5, 2.0, -2.0, 1.0])  # no exact zero: the convention
 W = np.array([0.5, -1.0, 2.0, 1.5, 3.0, -0.5])
 
 
-class InPlaceReLU(torch.autograd.Function):
-    """Seed 000's rule without the clone: zeroes grad_output itself."""
-
-    @staticmethod
-    def forward(ctx, input):
-        ctx.save_for_backward(input)
-        return input.clamp(min=0)
+class InPlaceReLU(MyReLU):
+    """Seed 000's rule without the clone: the same forward, but zeroes grad_output itself."""
 
     @staticmethod
     def backward(ctx, grad_output):

@@ -67,7 +67,8 @@ def run_case(device, dataset: str, dtype: str, quick: bool) -> list[dict]:
             "c": None if c == "relu" else c, "device": device.name, "steps": len(batches),
             "losses": run["losses"], "zero_preacts": run["zeros"],
             "preacts_per_step": preacts_per_step,
-            "differs_from_c0": [not np.array_equal(a, b) for a, b in zip(run["snapshots"], base)],
+            "differs_from_c0": [not np.array_equal(a, b, equal_nan=True)
+                                for a, b in zip(run["snapshots"], base)],
             "first_step_differs_from_c0": first_divergence(run["snapshots"], base),
             "first_step_differs_from_other_framework": first_divergence(run["snapshots"],
                                                                         other["snapshots"]),

@@ -49,7 +49,8 @@ def torch_bifurcating_inits(params: list[np.ndarray], xb, yb, dtype: str,
             per_init = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.repeat(k),
                                        reduction="none").reshape(k, -1).mean(1)
             grads.append(torch.autograd.grad(per_init.sum(), ps[0])[0])  # sum: each init its own
-        differs |= (grads[0] != grads[1]).flatten(1).any(1)
+        a, b = grads
+        differs |= ((a != b) & ~(a.isnan() & b.isnan())).flatten(1).any(1)  # NaN = NaN here
     return differs.numpy()
 
 
@@ -64,7 +65,7 @@ def jax_bifurcating_inits(params: list[np.ndarray], xb, yb, dtype: str) -> np.nd
         def body(found, xy):
             x, y = xy
             g0, g1 = (w1_grad(ps, x, y, act) for act in acts)
-            return found | jnp.any(g0 != g1), None
+            return found | jnp.any((g0 != g1) & ~(jnp.isnan(g0) & jnp.isnan(g1))), None
         return jax.lax.scan(body, jnp.bool_(False), (xb, yb))[0]
 
     ps = [jnp.asarray(p, dtype=dt) for p in params]

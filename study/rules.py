@@ -149,12 +149,8 @@ class ReLUSavesBoolMask(torch.autograd.Function):
         return torch.where(positive, grad_output, torch.zeros_like(grad_output))
 
 
-class ReLUSavesBitMask(torch.autograd.Function):
+class ReLUSavesBitMask(ReLUSavesBoolMask):
     """c = 0 ReLU that saves x > 0 packed eight to a byte (1/8 byte an element)."""
-
-    @staticmethod
-    def forward(x):
-        return x.clamp(min=0)
 
     @staticmethod
     def setup_context(ctx, inputs, output):

@@ -114,9 +114,9 @@ def train_jax(act, params0, batches, loss: str, lr: float, dtype: str, bias: boo
 
 
 def first_divergence(a: list[np.ndarray], b: list[np.ndarray]) -> int | None:
-    """The first step after which two parameter trajectories differ bitwise, or None."""
+    """The first step after which two parameter trajectories differ (NaN matching NaN)."""
     for step, (pa, pb) in enumerate(zip(a, b)):
-        if not np.array_equal(pa, pb):
+        if not np.array_equal(pa, pb, equal_nan=True):
             return step
     return None
 

@@ -60,3 +60,9 @@ def test_bifurcation_counts_an_init_only_when_a_tie_changes_the_gradient():
     params = stacked_inits(0, 4, [64, 16, 10])
     for formulation in ("torch", "jax"):
         assert not bifurcating_inits(formulation, params, x[:256], y[:256], 128, "float64").any()
+
+
+def test_nan_in_both_trajectories_is_not_a_divergence():
+    nan = np.array([np.nan, 1.0])
+    assert first_divergence([nan, nan], [nan.copy(), nan.copy()]) is None
+    assert first_divergence([nan, nan], [nan, np.array([np.nan, 2.0])]) == 1
