@@ -45,8 +45,9 @@ jax_inplace_style_relu.defvjp(
     lambda x, g: (g.at[x < 0].set(0),))  # the closest JAX spelling: arrays are immutable
 
 
-def _graphs(np_mod):
-    """Case name -> loss(act, x) built from the framework's ops; `np_mod` is torch or jnp."""
+def _graphs():
+    """Case name -> loss(act, x, as_array), where as_array turns numpy constants into the
+    framework's arrays, so one definition serves torch and JAX."""
     w = W
     two_layer_w1 = np.linspace(-1.0, 1.0, 6 * 4).reshape(6, 4)
     two_layer_w2 = np.linspace(1.0, -2.0, 4 * 2).reshape(4, 2)
@@ -64,12 +65,12 @@ def _graphs(np_mod):
     }
 
 
-CASES = tuple(_graphs(None))
+CASES = tuple(_graphs())
 
 
 def torch_grad(act, case: str):
     """(gradient or None, warning text, error text) of the case's loss w.r.t. x."""
-    loss_of = _graphs(torch)[case]
+    loss_of = _graphs()[case]
     c = lambda a: torch.tensor(a, dtype=torch.float64)  # noqa: E731
     x = torch.tensor(X, requires_grad=True)
     with warnings.catch_warnings(record=True) as caught:
@@ -85,7 +86,7 @@ def torch_grad(act, case: str):
 
 
 def caught_by_gradcheck(act, case: str) -> bool:
-    loss_of = _graphs(torch)[case]
+    loss_of = _graphs()[case]
     c = lambda a: torch.tensor(a, dtype=torch.float64)  # noqa: E731
     x = torch.tensor(X, requires_grad=True)
     with warnings.catch_warnings():
@@ -106,7 +107,7 @@ def caught_by_detect_anomaly(act, case: str) -> bool:
 
 
 def jax_grad(case: str) -> np.ndarray:
-    loss_of = _graphs(jnp)[case]
+    loss_of = _graphs()[case]
     return np.asarray(jax.grad(lambda x: loss_of(jax_inplace_style_relu, x, jnp.asarray))(
         jnp.asarray(X)))
 

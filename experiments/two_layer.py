@@ -19,7 +19,7 @@ DATASETS = ("seed", "random_no_ties", "random_ties")
 TABLES = ("gradients", "diff_vs_relu", "cross_framework", "ties")
 
 
-def dataset(name: str) -> dict[str, np.ndarray]:
+def make_dataset(name: str) -> dict[str, np.ndarray]:
     if name == "seed":
         return seed_two_layer_data()
     rng = np.random.default_rng(SEED)
@@ -37,7 +37,7 @@ def cases(quick: bool) -> list[dict]:
 
 def run_case(device, dataset: str, rule: str) -> list[dict]:
     r = by_name(rule)
-    out = two_layer_gradients(r, globals()["dataset"](dataset), device)
+    out = two_layer_gradients(r, make_dataset(dataset), device)
     return [{
         "dataset": dataset, "framework": r.framework, "rule": r.name, "kind": r.kind,
         "convention": r.convention, "measured_at_0": reverse_derivative(r, 0.0, "float32", device),
