@@ -13,7 +13,8 @@ import jax.numpy as jnp
 import numpy as np
 import torch
 
-from study.conventions import first_error_line, reverse_derivative
+from study.conventions import reverse_derivative
+from study.errors import first_error_line
 from study.rules import MyReLU, by_name
 from study.tables import Table
 
@@ -68,11 +69,15 @@ def _graphs():
 CASES = tuple(_graphs())
 
 
+def _torch_case(case: str):
+    """(loss_of, numpy-to-torch converter, fresh leaf x) for one case, in float64."""
+    return (_graphs()[case], lambda a: torch.tensor(a, dtype=torch.float64),
+            torch.tensor(X, requires_grad=True))
+
+
 def torch_grad(act, case: str):
     """(gradient or None, warning text, error text) of the case's loss w.r.t. x."""
-    loss_of = _graphs()[case]
-    c = lambda a: torch.tensor(a, dtype=torch.float64)  # noqa: E731
-    x = torch.tensor(X, requires_grad=True)
+    loss_of, c, x = _torch_case(case)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -86,9 +91,7 @@ def torch_grad(act, case: str):
 
 
 def caught_by_gradcheck(act, case: str) -> bool:
-    loss_of = _graphs()[case]
-    c = lambda a: torch.tensor(a, dtype=torch.float64)  # noqa: E731
-    x = torch.tensor(X, requires_grad=True)
+    loss_of, c, x = _torch_case(case)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the warning column already records them
         try:

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import torch
 
-from study.conventions import first_error_line
+from study.errors import first_error_line
 from study.tables import Table
 
 NAME = "nonscalar_backward"

@@ -11,7 +11,8 @@ import torch.autograd.forward_ad as fwAD
 
 import jax
 import jax.numpy as jnp
-from study.conventions import first_error_line, reverse_derivative
+from study.conventions import reverse_derivative
+from study.errors import first_error_line
 from study.rules import by_name
 from study.tables import Table
 

@@ -12,7 +12,8 @@ import numpy as np
 import torch
 from jax.test_util import check_grads
 
-from study.conventions import DTYPES, MODES, numpy_dtype, probe_inputs, probe_modes
+from study.conventions import (DTYPES, MODES, numpy_dtype, probe_inputs, probe_modes,
+                                reverse_derivative)
 from study.rules import RULES, by_name
 from study.tables import Table, format_cell
 
@@ -61,18 +62,15 @@ def run_case(device, part: str, rule: str, dtype: str) -> list[dict]:
 
 def _gradcheck(rule, x0: float, device) -> dict:
     """Analytic derivative, central finite difference, and the framework's own numeric check."""
+    analytic = reverse_derivative(rule, x0, "float64", device)
     if rule.framework == "torch":
         f = lambda v: float(rule.fn(torch.tensor(v, dtype=torch.float64)))  # noqa: E731
         x = torch.tensor([x0], dtype=torch.float64, device=device.torch_device, requires_grad=True)
-        rule.fn(x).sum().backward()
-        analytic = float(x.grad[0])
-        xc = x.detach().clone().requires_grad_(True)
-        passed = torch.autograd.gradcheck(rule.fn, (xc,), eps=FD_EPS, atol=1e-5,
+        passed = torch.autograd.gradcheck(rule.fn, (x,), eps=FD_EPS, atol=1e-5,
                                           raise_exception=False)
         checker = "torch.autograd.gradcheck"
     else:
         f = lambda v: float(rule.fn(jax.numpy.float64(v)))  # noqa: E731
-        analytic = float(jax.grad(rule.fn)(jax.numpy.float64(x0)))
         try:
             check_grads(rule.fn, (jax.numpy.float64(x0),), order=1, modes=("rev",), eps=FD_EPS)
             passed = True
@@ -93,15 +91,12 @@ def same(a, b) -> bool:
     return (math.isnan(a) and math.isnan(b)) or a == b
 
 
-PRECISION_ORDER = ("float16", "bfloat16", "float32", "float64")
-
-
 def same_after_rounding(a, b, dtype: str) -> bool:
     """Equal once both are rounded to `dtype` and to float32, whichever is coarser: a
     constant like 0.01 is stored differently in each dtype, which is not a convention."""
     if isinstance(a, str) or isinstance(b, str):
         return a == b
-    coarse = numpy_dtype(dtype if PRECISION_ORDER.index(dtype) < 2 else "float32")
+    coarse = numpy_dtype(dtype if DTYPES.index(dtype) < 2 else "float32")  # coarsest first
     return same(float(np.asarray(a).astype(coarse)), float(np.asarray(b).astype(coarse)))
 
 
@@ -195,10 +190,9 @@ def tables(runs) -> list[Table]:
     grad_rows = [[r["framework"], r["rule"], r["convention"], r["point"], r["analytic"],
                   r["finite_difference"], r["passed"]] for r in checks]
     notes = []
-    at_kink = [r for r in checks if r["point"] == 0.0]
-    if at_kink:
-        fds = sorted({round(r["finite_difference"], 9) for r in at_kink})
-        passing = sorted({r["convention"] for r in at_kink if r["passed"]})
+    summary = kink_check_summary(ref)
+    if summary:
+        fds, passing = summary
         notes.append(
             f"At the kink the central difference (f(ε) − f(−ε)) / 2ε with ε = {FD_EPS:g} came "
             f"out as {', '.join(f'{v:g}' for v in fds)} for every custom rule whatever its "
@@ -260,6 +254,16 @@ def tables(runs) -> list[Table]:
     ]
 
 
+def kink_check_summary(run) -> tuple[list[float], list[float]] | None:
+    """At x = 0: the distinct finite differences, and the conventions whose check passed."""
+    at_kink = [r for r in run.records if r.get("part") == "gradcheck" and "case_error" not in r
+               and r["point"] == 0.0]
+    if not at_kink:
+        return None
+    return (sorted({round(r["finite_difference"], 9) for r in at_kink}),
+            sorted({r["convention"] for r in at_kink if r["passed"]}))
+
+
 def natural_pair_rows(f32: dict) -> list[list]:
     rows = []
     for t, j in NATURAL_PAIRS:
@@ -278,9 +282,10 @@ def findings(runs) -> list[tuple[str, str]]:
     ref = _reference(runs)
     f32 = {r["rule"]: r for r in _atlas(ref) if r["dtype"] == "float32"}
     out = []
-    pairs = [r for r in natural_pair_rows(f32) if not r[2]]
+    rows = natural_pair_rows(f32)
+    pairs = [r for r in rows if not r[2]]
     if pairs:
-        out.append((f"{len(pairs)} of {len(natural_pair_rows(f32))} look-alike torch/JAX pairs "
+        out.append((f"{len(pairs)} of {len(rows)} look-alike torch/JAX pairs "
                     f"disagree at a kink (torch {ref.provenance['torch']}, jax "
                     f"{ref.provenance['jax']}): " + "; ".join(
                         f"{t} vs {j} ({first})" for t, j, _, _, first in pairs) + ".",
@@ -294,10 +299,9 @@ def findings(runs) -> list[tuple[str, str]]:
                     f"{', '.join(ops)}" + (f"; clamp(min=0) at +0 gave {clamp[0][5]}, so seed "
                                             f"001's −38 depends on the torch release"
                                             if clamp else "") + ".", "releases"))
-    checks = [r for r in ref.records if r.get("part") == "gradcheck" and r.get("point") == 0.0]
-    if checks:
-        fds = sorted({round(r["finite_difference"], 9) for r in checks})
-        passing = sorted({r["convention"] for r in checks if r["passed"]})
+    summary = kink_check_summary(ref)
+    if summary:
+        fds, passing = summary
         out.append((f"At the kink a central finite difference gives {', '.join(map(str, fds))} "
                     f"for every custom rule, so gradcheck and check_grads pass only c in "
                     f"{passing}: a numeric check cannot validate a convention.", "gradcheck"))

@@ -5,6 +5,7 @@ import numpy as np
 import torch
 
 from study.devices import Device
+from study.errors import first_error_line
 from study.rules import Rule
 
 DTYPES = ("float16", "bfloat16", "float32", "float64")
@@ -101,11 +102,6 @@ def _jax_modes(fn, values, dtype, device) -> dict:
     return {"value": lambda: fn(x), "reverse": lambda: grad(x),
             "forward": lambda: jax.jvp(fn, (x,), (jnp.ones_like(x),))[1],
             "second": lambda: jax.grad(lambda v: jnp.sum(grad(v)))(x)}
-
-
-def first_error_line(exc: BaseException) -> str:
-    lines = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
-    return f"{type(exc).__name__}: {lines[0] if lines else ''}".strip()
 
 
 def probe_modes(rule: Rule, values: list[float], dtype: str, device: Device) -> dict:

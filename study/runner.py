@@ -6,6 +6,7 @@ import traceback
 
 from study import provenance, results
 from study.devices import Device
+from study.errors import first_error_line
 
 
 class Progress:
@@ -16,11 +17,6 @@ class Progress:
     def __call__(self, message: str) -> None:
         if not self.quiet:
             print(message, file=self.stream, flush=True)
-
-
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
 
 
 def run_cases(experiment, device: Device, quick: bool, progress: Progress,
@@ -39,7 +35,7 @@ def run_cases(experiment, device: Device, quick: bool, progress: Progress,
             records.extend(experiment.run_case(device, **case))
         except Exception as exc:  # noqa: BLE001  a failed case is a result, shown in the report
             progress("".join(traceback.format_exception_only(exc)).strip())
-            records.append({**case, "device": device.name, "case_error": first_line(exc)})
+            records.append({**case, "device": device.name, "case_error": first_error_line(exc)})
     progress(f"[{experiment.NAME} {device.name}] done in {time.perf_counter() - start:.1f}s")
     return records
 
