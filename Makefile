@@ -1,6 +1,6 @@
 # `make report` and `make test` each bootstrap .venv on first use.
 # `make ... PY=/path/to/python` skips the venv and uses that interpreter as it is
-# (for a GPU host whose torch and jax are CUDA builds).
+# (for a GPU host whose torch and jax are CUDA builds); a missing package is named at once.
 PYTHON3 ?= python3
 VENV    := .venv
 EXP     ?=
@@ -14,7 +14,7 @@ PYTHON    := $(PY)
 BOOTSTRAP :=
 endif
 
-.PHONY: report run test clean
+.PHONY: report run test reference clean matrix
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON3) -m venv $(VENV)
@@ -33,23 +33,35 @@ run: $(BOOTSTRAP)
 test: $(BOOTSTRAP)
 	$(PYTHON) -m pytest
 
+# Maintainers: make the results now in reports/results the reference every rerun is compared with.
+reference: $(BOOTSTRAP)
+	$(PYTHON) -m study reference
+	$(PYTHON) -m study report
+
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
 
-# Zero-point atlas under other torch releases (not part of `make report` or CI): one extra venv
-# per release, same jax and numpy pins, results land beside the pinned run's.
-MATRIX_TORCH ?= 2.14.1
-.PHONY: matrix
+# Other releases (not part of `make report` or CI): one venv per torch or JAX release under
+# .matrix/, every other pin as in constraints.txt; each runs the test suite, then
+# MATRIX_EXPERIMENTS on the CPU, and the report is re-rendered with every release beside ours.
+MATRIX_TORCH       ?= 2.14.1
+MATRIX_JAX         ?=
+MATRIX_EXPERIMENTS ?= zero_point two_layer
 matrix: $(BOOTSTRAP)
-	@for v in $(MATRIX_TORCH); do \
-	  env=.matrix/torch-$$v; \
+	@set -e; for spec in $(foreach v,$(MATRIX_TORCH),torch==$(v)) $(foreach v,$(MATRIX_JAX),jax==$(v)); do \
+	  pkg=$${spec%%==*}; ver=$${spec##*==}; env=.matrix/$$pkg-$$ver; \
 	  if [ ! -f $$env/.installed ]; then \
-	    $(PYTHON3) -m venv $$env && mkdir -p .matrix && \
-	    grep -v '^torch==' constraints.txt > .matrix/constraints-$$v.txt && \
-	    $$env/bin/python -m pip install --quiet -c .matrix/constraints-$$v.txt "torch==$$v" \
-	      jax jaxlib numpy ml_dtypes tabulate && touch $$env/.installed || exit 1; \
+	    echo "matrix: building $$env"; mkdir -p .matrix; $(PYTHON3) -m venv $$env; \
+	    if [ $$pkg = jax ]; then pins="jax==$$ver jaxlib==$$ver"; drop='^(jax|jaxlib)=='; \
+	    else pins="torch==$$ver"; drop='^torch=='; fi; \
+	    grep -Ev "$$drop" constraints.txt > $$env.constraints; \
+	    $$env/bin/python -m pip install --quiet --upgrade pip; \
+	    $$env/bin/python -m pip install --quiet -c $$env.constraints $$pins -e '.[test]'; \
+	    touch $$env/.installed; \
 	  fi; \
-	  $$env/bin/python -m study run zero_point two_layer --device cpu $(ARGS) || exit 1; \
+	  echo "matrix: $$pkg $$ver: tests"; $$env/bin/python -m pytest -q -p no:cacheprovider; \
+	  echo "matrix: $$pkg $$ver: $(MATRIX_EXPERIMENTS)"; \
+	  $$env/bin/python -m study run $(MATRIX_EXPERIMENTS) --device cpu $(ARGS); \
 	done
 	$(PYTHON) -m study report

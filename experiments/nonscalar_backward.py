@@ -8,46 +8,50 @@ import numpy as np
 import torch
 
 from study.errors import first_error_line
+from study.runsets import grouped_clauses, merge_rows
 from study.tables import Table
 
 NAME = "nonscalar_backward"
 DESCRIPTION = "seed 002: backward() on a non-scalar output, accumulation, and jax.vjp"
+QUESTION = ("What does backward() do on seed 002's non-scalar output, how does .grad accumulate "
+            "over repeated passes, and what are the same steps in JAX?")
 SEED = None
 TABLES = ("side_by_side",)
+RECORD_KEY = ("framework", "step")
 SEED_A = np.array([[1, 2, 3], [4, 5, 6]], np.float32)  # seed 002's a
 STEPS = ("backward() with no argument", "looped scalar backward, one pass",
          "looped scalar backward, second pass without zeroing", "backward(a)", "backward(ones)")
 
 
-def torch_steps(a_np: np.ndarray) -> dict:
+def torch_steps(a_np: np.ndarray, device) -> dict:
     """Step -> a.grad after it (nested list), or the first line of its error."""
     out = {}
-    a = torch.tensor(a_np, requires_grad=True)
+    a = device.to_torch(a_np, requires_grad=True)
     try:
         (a * a).backward()
-        out[STEPS[0]] = a.grad.tolist()
+        out[STEPS[0]] = device.to_python(a.grad)
     except RuntimeError as exc:
         out[STEPS[0]] = first_error_line(exc)
-    a = torch.tensor(a_np, requires_grad=True)
+    a = device.to_torch(a_np, requires_grad=True)
     for step in STEPS[1:3]:
         for i in range(a.shape[0]):
             for j in range(a.shape[1]):
                 (a[i, j] * a[i, j]).backward()
-        out[step] = a.grad.tolist()
+        out[step] = device.to_python(a.grad)
     for step, cotangent in ((STEPS[3], a_np), (STEPS[4], np.ones_like(a_np))):
-        a = torch.tensor(a_np, requires_grad=True)
-        (a * a).backward(torch.tensor(cotangent))
-        out[step] = a.grad.tolist()
+        a = device.to_torch(a_np, requires_grad=True)
+        (a * a).backward(device.to_torch(cotangent))
+        out[step] = device.to_python(a.grad)
     return out
 
 
-def jax_steps(a_np: np.ndarray) -> dict:
+def jax_steps(a_np: np.ndarray, device) -> dict:
     """The same questions in JAX: grad of a non-scalar, then vjp, which never accumulates."""
-    a = jnp.asarray(a_np)
+    a = device.to_jax(a_np)
     f = lambda v: v * v  # noqa: E731
     out = {}
     try:
-        out[STEPS[0]] = np.asarray(jax.grad(f)(a)).tolist()
+        out[STEPS[0]] = device.to_python(jax.grad(f)(a))
     except TypeError as exc:
         out[STEPS[0]] = first_error_line(exc)
     _, vjp = jax.vjp(f, a)
@@ -57,10 +61,10 @@ def jax_steps(a_np: np.ndarray) -> dict:
         for i in range(a.shape[0]):
             for j in range(a.shape[1]):
                 total = total + vjp(jnp.zeros_like(a).at[i, j].set(1))[0]
-        grads.append(np.asarray(total).tolist())
+        grads.append(device.to_python(total))
     out[STEPS[1]], out[STEPS[2]] = grads
-    out[STEPS[3]] = np.asarray(vjp(a)[0]).tolist()
-    out[STEPS[4]] = np.asarray(vjp(jnp.ones_like(a))[0]).tolist()
+    out[STEPS[3]] = device.to_python(vjp(a)[0])
+    out[STEPS[4]] = device.to_python(vjp(jnp.ones_like(a))[0])
     return out
 
 
@@ -71,41 +75,52 @@ def chain_rule(a_np: np.ndarray) -> dict:
             STEPS[3]: (2 * a * a).tolist(), STEPS[4]: (2 * a).tolist()}
 
 
-def cases(quick: bool) -> list[dict]:
+def cases(scope: str) -> list[dict]:
     return [{"framework": "torch"}, {"framework": "jax"}]
 
 
 def run_case(device, framework: str) -> list[dict]:
-    steps = (torch_steps if framework == "torch" else jax_steps)(SEED_A)
-    return [{"framework": framework, "device": device.name, "step": step, "result": steps[step]}
-            for step in STEPS]
+    steps = (torch_steps if framework == "torch" else jax_steps)(SEED_A, device)
+    return [{"framework": framework, "device": device.name, "step": step, "result": steps[step],
+             "a": SEED_A.tolist(), "dtype": str(SEED_A.dtype)} for step in STEPS]
+
+
+def _seed_a(runs) -> np.ndarray | None:
+    a = next((r["a"] for run in runs for r in run.ok_records() if "a" in r), None)
+    return None if a is None else np.asarray(a)
 
 
 def tables(runs) -> list[Table]:
-    rows = []
-    expect = chain_rule(SEED_A)
-    for run in runs:
-        pre = [run.label] if len(runs) > 1 else []
-        got = {(r["framework"], r["step"]): r["result"] for r in run.records if "step" in r}
-        for step in STEPS:
-            rows.append(pre + [step, got.get(("torch", step)), got.get(("jax", step)),
-                               expect.get(step, "an error: the output is not a scalar")])
+    a = _seed_a(runs)
+    expect = chain_rule(a) if a is not None else {}
+
+    def rows_of(run):
+        got = {(r["framework"], r["step"]): r["result"] for r in run.ok_records()}
+        return [[step, got.get(("torch", step)), got.get(("jax", step)),
+                 expect.get(step, "an error: the output is not a scalar")] for step in STEPS]
+    extra, rows, notes = merge_rows([(run, rows_of(run)) for run in runs], 1, runs)
     return [Table(
         "side_by_side", "Seed 002: backward on a non-scalar output, torch beside JAX",
-        "a = [[1, 2, 3], [4, 5, 6]] and out = a * a, as in seed 002. torch accumulates into a.grad "
-        "(the second looped pass doubles it); JAX's counterpart of backward(g) is jax.vjp with "
-        "cotangent g, which returns a fresh result every call (the second pass is summed afresh). "
-        "The last column is the chain rule evaluated in numpy.",
-        (["run"] if len(runs) > 1 else []) + ["step", "torch a.grad", "JAX", "chain rule"], rows)]
+        f"a = {None if a is None else a.tolist()} and out = a * a, as in seed 002. torch "
+        f"accumulates into a.grad (the second looped pass adds to the first); JAX's counterpart "
+        f"of backward(g) is jax.vjp with cotangent g, which returns a fresh result every call "
+        f"(the second pass is summed afresh). The last column is the chain rule evaluated in "
+        f"numpy.", extra + ["step", "torch a.grad", "JAX", "chain rule"], rows, notes)]
 
 
 def findings(runs) -> list[tuple[str, str]]:
-    got = {(r["framework"], r["step"]): r["result"] for r in (runs[0].records if runs else [])
-           if "step" in r}
-    if (("torch", STEPS[0]) not in got or ("jax", STEPS[2]) not in got
-            or ("torch", STEPS[2]) not in got):
-        return []
-    return [(f"backward() on seed 002's non-scalar output raises in torch "
-             f"(\"{got[('torch', STEPS[0])]}\") as jax.grad does; a second looped backward pass "
-             f"leaves a.grad = {got[('torch', STEPS[2])]} in torch (accumulated), while jax.vjp "
-             f"returns {got[('jax', STEPS[2])]} again.", "side_by_side")]
+    def clause(run):
+        got = {(r["framework"], r["step"]): r["result"] for r in run.ok_records()}
+        need = [(fw, step) for fw in ("torch", "jax") for step in STEPS[:3]]
+        if not all(k in got for k in need):
+            return None
+
+        def outcome(fw):
+            first = got[(fw, STEPS[0])]
+            return f"raises \"{first}\"" if isinstance(first, str) else f"returns {first}"
+        return (f"backward() on seed 002's non-scalar output {outcome('torch')} in torch, and "
+                f"jax.grad {outcome('jax')}; two looped scalar backward passes leave a.grad = "
+                f"{got[('torch', STEPS[1])]} then {got[('torch', STEPS[2])]} in torch, while "
+                f"jax.vjp gives {got[('jax', STEPS[1])]} then {got[('jax', STEPS[2])]}")
+    text = grouped_clauses(runs, clause)
+    return [(text + ".", "side_by_side")] if text else []

@@ -1,9 +1,10 @@
 """Which transformations each custom-rule style survives, in torch and JAX.
 
-    python -m study run transforms
+    python -m study run transforms            # torch.compile with inductor
+    python -m study run transforms --quick    # torch.compile with aot_eager (no code generation)
 
-Every cell runs the transformation and compares with a float64 numpy oracle for the rule's
-convention (inputs include an exact 0): ✓ only when the value matches.
+Every cell runs the transformation on the run's device and compares with a float64 numpy
+oracle for the rule's convention (inputs include an exact 0): ✓ only when the value matches.
 """
 import numpy as np
 import torch
@@ -13,29 +14,38 @@ import jax
 import jax.numpy as jnp
 from study.conventions import reverse_derivative
 from study.errors import first_error_line
-from study.rules import by_name
+from study.rules import by_key
+from study.runsets import grouped_clauses, merge_rows
 from study.tables import Table
 
 NAME = "transforms"
-DESCRIPTION = "which transformations (compile, vmap, higher order, forward mode) each rule survives"
+DESCRIPTION = "which transformations (compile, export, vmap, higher order, forward mode) each rule survives"
+QUESTION = ("Which transformations (compile, export, vmap, per-sample gradients, higher order, "
+            "forward mode) does each way of writing a custom ReLU rule survive, in torch and JAX?")
 SEED = None
 TABLES = ("matrix",)
-ROWS = (  # (style, registry rule)
-    ("torch legacy: forward(ctx, ...) (seed 000)", "MyReLU (seed 000)"),
-    ("torch modern: setup_context", "ReLUWithConvention(c=0)"),
-    ("torch modern + generate_vmap_rule", "ReLUWithConvention(c=0) + generate_vmap_rule = True"),
-    ("torch modern + jvp staticmethod", "ReLUWithConvention(c=0) + a jvp staticmethod"),
-    ("torch modern + generate_vmap_rule + jvp",
-     "ReLUWithConvention(c=0) + generate_vmap_rule and a jvp staticmethod"),
-    ("torch modern + @once_differentiable", "ReLUWithConvention(c=0) + @once_differentiable backward"),
-    ("torch reference: torch.relu", "torch.relu"),
-    ("jax custom_vjp", "relu_with_convention(c=0) (custom_vjp)"),
-    ("jax custom_jvp", "relu (custom_jvp, c=0)"),
-    ("jax reference: jax.nn.relu", "jax.nn.relu"),
+RECORD_KEY = ("rule",)
+NOT_COMPARED = ("style", "name")
+ROWS = (  # (style, registry rule key)
+    ("torch legacy: forward(ctx, ...) (seed 000)", "torch_myrelu_seed"),
+    ("torch modern: setup_context", "torch_custom_c0"),
+    ("torch modern + generate_vmap_rule", "torch_custom_c0_vmap"),
+    ("torch modern + jvp staticmethod", "torch_custom_c0_jvp"),
+    ("torch modern + generate_vmap_rule + jvp", "torch_custom_c0_vmap_jvp"),
+    ("torch modern + @once_differentiable", "torch_custom_c0_once"),
+    ("torch.library.custom_op + register_autograd", "torch_custom_op_c0"),
+    ("torch.library.custom_op + register_autograd + register_vmap", "torch_custom_op_vmap_c0"),
+    ("torch reference: torch.relu", "torch_relu"),
+    ("jax custom_vjp", "jax_custom_c0"),
+    ("jax custom_vjp, c via nondiff_argnums", "jax_custom_nondiff_c0"),
+    ("jax custom_jvp", "jax_custom_jvp_c0"),
+    ("jax reference: jax.nn.relu", "jax_relu"),
 )
-COLUMNS = ("eager grad", "compiled grad", "vmap forward", "per-sample grad (vmap of grad)",
-           "grad of grad", "HVP (forward over reverse)", "jvp", "jacfwd", "forward_ad (dual)",
-           "jacrev")
+COLUMNS = ("eager grad", "compiled forward", "compiled grad", "grad of compiled",
+           "compiled func.grad", "export",
+           "vmap forward", "per-sample grad", "grad of grad", "HVP", "jvp", "jacfwd",
+           "forward_ad", "jacrev")
+CODES = {"ok": "✓", "n/a": "—", "wrong": "✗w"}
 X = np.array([-1.5, 0.0, 0.7, 2.0])
 W = np.array([0.5, -1.0, 2.0, 1.5])
 V = np.array([1.0, 2.0, -1.0, 0.5])
@@ -44,15 +54,26 @@ XB = np.array([[-1.5, 0.0, 0.7, 2.0], [0.0, 3.0, -2.0, 0.0], [1.0, -1.0, 0.0, 0.
 
 def expected(c: float) -> dict:
     slope = lambda a: np.where(a > 0, 1.0, np.where(a == 0, c, 0.0))  # noqa: E731
-    return {"eager grad": slope(X) * W, "compiled grad": slope(X) * W,
-            "vmap forward": np.maximum(XB, 0), "per-sample grad (vmap of grad)": slope(XB) * W,
-            "grad of grad": np.zeros_like(X), "HVP (forward over reverse)": np.zeros_like(X),
-            "jvp": slope(X) * V, "jacfwd": np.diag(slope(X)), "forward_ad (dual)": slope(X) * V,
-            "jacrev": np.diag(slope(X))}
+    grad = slope(X) * W
+    return {"eager grad": grad, "compiled forward": np.maximum(X, 0), "compiled grad": grad,
+            "grad of compiled": grad, "compiled func.grad": grad, "export": np.concatenate([np.maximum(X, 0), grad]),
+            "vmap forward": np.maximum(XB, 0), "per-sample grad": slope(XB) * W,
+            "grad of grad": np.zeros_like(X), "HVP": np.zeros_like(X), "jvp": slope(X) * V,
+            "jacfwd": np.diag(slope(X)), "forward_ad": slope(X) * V, "jacrev": np.diag(slope(X))}
 
 
-def torch_transforms(fn, compile_backend: str) -> dict:
-    t = lambda a, grad=False: torch.tensor(a, dtype=torch.float64, requires_grad=grad)  # noqa
+class _Module(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+def torch_transforms(fn, compile_backend: str, device) -> dict:
+    def t(a, grad=False):
+        return device.torch_tensor(a, dtype=torch.float64, requires_grad=grad)
     w, v = t(W), t(V)
     f = lambda x: (fn(x) * w).sum()  # noqa: E731
 
@@ -61,52 +82,85 @@ def torch_transforms(fn, compile_backend: str) -> dict:
         f(x).backward()
         return x.grad
 
-    def compiled():
+    def compiled(what):
         torch._dynamo.reset()
+        if what == "forward":
+            with torch.no_grad():
+                return torch.compile(fn, fullgraph=True, backend=compile_backend)(t(X))
         x = t(X, True)
-        torch.compile(lambda a: (fn(a) * w).sum(), fullgraph=True, backend=compile_backend)(x) \
-            .backward()
-        return x.grad
+        compiled_f = torch.compile(lambda a: (fn(a) * w).sum(), fullgraph=True,
+                                   backend=compile_backend)
+        if what == "grad":
+            compiled_f(x).backward()
+            return x.grad
+        if what == "compiled func.grad":
+            return torch.compile(torch.func.grad(f), fullgraph=True, backend=compile_backend)(t(X))
+        return torch.func.grad(compiled_f)(t(X))
+
+    def exported():
+        torch._dynamo.reset()
+        program = torch.export.export(_Module(fn), (t(X),))
+        x = t(X, True)
+        y = program.module()(x)
+        (y * w).sum().backward()
+        return torch.cat([y.detach(), x.grad])
 
     def grad_of_grad():
         x = t(X, True)
         g, = torch.autograd.grad(f(x), x, create_graph=True)
-        return torch.autograd.grad(g.sum(), x)[0] if g.requires_grad else torch.zeros_like(g)
+        if not g.requires_grad:
+            raise RuntimeError("the first gradient has no graph: autograd cannot differentiate "
+                               "it again (@once_differentiable)")
+        return torch.autograd.grad(g.sum(), x)[0]
 
     def forward_ad():
         with fwAD.dual_level():
             return fwAD.unpack_dual(fn(fwAD.make_dual(t(X), v))).tangent
 
-    return {"eager grad": eager, "compiled grad": compiled,
+    return {"eager grad": eager, "compiled forward": lambda: compiled("forward"),
+            "compiled grad": lambda: compiled("grad"),
+            "grad of compiled": lambda: compiled("func.grad"),
+            "compiled func.grad": lambda: compiled("compiled func.grad"), "export": exported,
             "vmap forward": lambda: torch.func.vmap(fn)(t(XB)),
-            "per-sample grad (vmap of grad)": lambda: torch.func.vmap(torch.func.grad(f))(t(XB)),
+            "per-sample grad": lambda: torch.func.vmap(torch.func.grad(f))(t(XB)),
             "grad of grad": grad_of_grad,
-            "HVP (forward over reverse)": lambda: torch.func.jvp(torch.func.grad(f), (t(X),),
-                                                                 (v,))[1],
+            "HVP": lambda: torch.func.jvp(torch.func.grad(f), (t(X),), (v,))[1],
             "jvp": lambda: torch.func.jvp(fn, (t(X),), (v,))[1],
-            "jacfwd": lambda: torch.func.jacfwd(fn)(t(X)),
-            "forward_ad (dual)": forward_ad,
+            "jacfwd": lambda: torch.func.jacfwd(fn)(t(X)), "forward_ad": forward_ad,
             "jacrev": lambda: torch.func.jacrev(fn)(t(X))}
 
 
-def jax_transforms(fn) -> dict:
-    x, xb, w, v = (jnp.asarray(a) for a in (X, XB, W, V))
+def jax_transforms(fn, device) -> dict:
+    x, xb, w, v = (device.to_jax(a) for a in (X, XB, W, V))
     f = lambda a: jnp.sum(fn(a) * w)  # noqa: E731
+
+    def exported():
+        from jax import export
+        program = export.export(jax.jit(fn))(jax.ShapeDtypeStruct(x.shape, x.dtype))
+        restored = export.deserialize(program.serialize(vjp_order=1))
+        grad = jax.grad(lambda a: jnp.sum(restored.call(a) * w))(x)
+        return jnp.concatenate([restored.call(x), grad])
+
     return {"eager grad": lambda: jax.grad(f)(x),
+            "compiled forward": lambda: jax.jit(fn)(x),
             "compiled grad": lambda: jax.jit(jax.grad(f))(x),
+            "grad of compiled": lambda: jax.grad(jax.jit(f))(x),
+            "compiled func.grad": lambda: jax.jit(jax.grad(f))(x),
+            "export": exported,
             "vmap forward": lambda: jax.vmap(fn)(xb),
-            "per-sample grad (vmap of grad)": lambda: jax.vmap(jax.grad(f))(xb),
+            "per-sample grad": lambda: jax.vmap(jax.grad(f))(xb),
             "grad of grad": lambda: jax.grad(lambda a: jnp.sum(jax.grad(f)(a)))(x),
-            "HVP (forward over reverse)": lambda: jax.jvp(jax.grad(f), (x,), (v,))[1],
+            "HVP": lambda: jax.jvp(jax.grad(f), (x,), (v,))[1],
             "jvp": lambda: jax.jvp(fn, (x,), (v,))[1],
             "jacfwd": lambda: jax.jacfwd(fn)(x),
-            "forward_ad (dual)": None,  # JAX has no dual-number API; jvp is its forward mode
+            "forward_ad": None,  # JAX has no dual-number API; jvp is its forward mode
             "jacrev": lambda: jax.jacrev(fn)(x)}
 
 
-def transform_cells(framework: str, fn, c: float, compile_backend: str) -> dict:
-    """{column: {"status": "ok"|"wrong"|"error"|"n/a", "detail": str}} for one rule."""
-    thunks = torch_transforms(fn, compile_backend) if framework == "torch" else jax_transforms(fn)
+def transform_cells(framework: str, fn, c: float, compile_backend: str, device) -> dict:
+    """{column: {"status": "ok"|"wrong"|"error"|"n/a", "detail": ...}} for one rule."""
+    thunks = (torch_transforms(fn, compile_backend, device) if framework == "torch"
+              else jax_transforms(fn, device))
     want = expected(c)
     cells = {}
     for col in COLUMNS:
@@ -114,82 +168,117 @@ def transform_cells(framework: str, fn, c: float, compile_backend: str) -> dict:
             cells[col] = {"status": "n/a", "detail": "no such API"}
             continue
         try:
-            got = thunks[col]()
-            got = got.detach().numpy() if isinstance(got, torch.Tensor) else np.asarray(got)
+            got = device.to_numpy(thunks[col]()).astype(np.float64)
             ok = got.shape == want[col].shape and np.allclose(got, want[col], rtol=0, atol=1e-12)
-            cells[col] = {"status": "ok" if ok else "wrong", "detail": np.asarray(got).tolist()}
+            cells[col] = {"status": "ok" if ok else "wrong", "detail": got.tolist()}
         except Exception as exc:  # noqa: BLE001  a transformation that raises is the result
             cells[col] = {"status": "error", "detail": first_error_line(exc)}
     return cells
 
 
-def cases(quick: bool) -> list[dict]:
-    backend = "aot_eager" if quick else "inductor"
+def cases(scope: str) -> list[dict]:
+    backend = "aot_eager" if scope == "quick" else "inductor"
     return [{"style": style, "rule": rule, "compile_backend": backend} for style, rule in ROWS]
 
 
 def run_case(device, style: str, rule: str, compile_backend: str) -> list[dict]:
-    r = by_name(rule)
-    c = r.convention if r.convention is not None else reverse_derivative(r, 0.0, "float64")
-    return [{"style": style, "rule": rule, "framework": r.framework, "convention": c,
-             "compile_backend": compile_backend, "device": device.name,
-             "cells": transform_cells(r.framework, r.fn, c, compile_backend)}]
+    r = by_key(rule)
+    c = r.convention if r.convention is not None else reverse_derivative(r, 0.0, "float64", device)
+    return [{"style": style, "rule": r.key, "name": r.name, "framework": r.framework,
+             "convention": c, "compile_backend": compile_backend, "device": device.name,
+             "columns": list(COLUMNS),
+             "cells": transform_cells(r.framework, r.fn, c, compile_backend, device)}]
 
 
-def cell_text(cell: dict) -> str:
-    if cell["status"] != "error":
-        return {"ok": "✓", "n/a": "—", "wrong": "✗ wrong value"}[cell["status"]]
-    return "✗ " + cell["detail"][:70] + ("…" if len(cell["detail"]) > 70 else "")
+# --- aggregation: pure functions of loaded runs ---------------------------------------------
+
+def _failing(rec) -> list[str]:
+    return [c for c in rec["columns"] if rec["cells"][c]["status"] in ("error", "wrong")]
 
 
 def how_to_fix(rec: dict, records: list[dict]) -> str:
-    """For each failing column, the first custom style of the same framework that passes it."""
+    """For each failing column, the row (#) of the first custom style of the same framework
+    that passes it."""
     fixes = []
-    for col in COLUMNS:
-        if rec["cells"][col]["status"] in ("error", "wrong"):
-            good = [o["style"] for o in records if o["framework"] == rec["framework"]
-                    and "reference" not in o["style"] and o["cells"][col]["status"] == "ok"]
-            fixes.append(f"{col}: {good[0]}" if good else f"{col}: no custom style here passes")
+    for col in _failing(rec):
+        good = [i for i, o in enumerate(records, 1) if o["framework"] == rec["framework"]
+                and "reference" not in o["style"] and o["cells"][col]["status"] == "ok"]
+        fixes.append(f"{col}: #{good[0]}" if good else f"{col}: none")
     return "; ".join(fixes) or "—"
 
 
-def tables(runs) -> list[Table]:
-    rows = []
+def error_codes(runs) -> dict[str, str]:
+    """Each distinct error text, in order of first appearance, gets a code E1, E2, ..."""
+    codes: dict[str, str] = {}
     for run in runs:
-        recs = [r for r in run.records if "case_error" not in r]
-        pre = [run.label] if len(runs) > 1 else []
-        for rec in recs:
-            rows.append(pre + [rec["style"]] + [cell_text(rec["cells"][c]) for c in COLUMNS]
-                        + [how_to_fix(rec, recs)])
-        rows += [pre + [r["style"], f"failed: {r['case_error']}"] + [""] * len(COLUMNS)
-                 for r in run.records if "case_error" in r]
-    backends = sorted({r["compile_backend"] for run in runs for r in run.records
-                       if "compile_backend" in r})
+        for rec in run.ok_records():
+            for col in rec["columns"]:
+                cell = rec["cells"][col]
+                if cell["status"] == "error" and cell["detail"] not in codes:
+                    codes[cell["detail"]] = f"E{len(codes) + 1}"
+    return codes
+
+
+def _cell_code(cell: dict, codes: dict) -> str:
+    return f"✗{codes[cell['detail']]}" if cell["status"] == "error" else CODES[cell["status"]]
+
+
+def tables(runs) -> list[Table]:
+    codes = error_codes(runs)
+    columns = next((r["columns"] for run in runs for r in run.ok_records()), list(COLUMNS))
+
+    def rows_of(run):
+        recs = run.ok_records()
+        rows = [[i, r["style"]] + [_cell_code(r["cells"][c], codes) for c in columns]
+                + [how_to_fix(r, recs)] for i, r in enumerate(recs, 1)]
+        return rows + [[None, r["style"], f"failed: {r['case_error']}"] + [None] * len(columns)
+                       for r in run.records if "case_error" in r]
+    extra, rows, notes = merge_rows([(run, rows_of(run)) for run in runs], 2, runs)
+    detail_rows = [[run.label, r["style"], r["name"], c, r["cells"][c]["status"],
+                    r["cells"][c]["detail"] if r["cells"][c]["status"] == "error" else None]
+                   for run in runs for r in run.ok_records() for c in r["columns"]]
+    backends = sorted({r["compile_backend"] for run in runs for r in run.ok_records()})
+    legend = "Errors: " + "; ".join(f"{code}: {text[:150]}" for text, code in codes.items())
     return [Table(
         "matrix", "Transformations each custom-rule style survives",
-        "Rows are rule styles (all c = 0, except the seed rule's c = 1); every cell runs the "
-        "transformation on float64 inputs that include an exact 0 and compares with a numpy "
-        "oracle for the rule's convention. ✓: value matches; ✗: wrong value, or the first line "
-        f"of the error. torch 'compiled grad' is torch.compile(fullgraph=True, backend="
-        f"{'/'.join(backends)}); JAX's is jax.jit(jax.grad). 'grad of grad' uses "
-        "torch.autograd.grad(create_graph=True) twice and jax.grad twice; HVP is torch.func.jvp / "
-        "jax.jvp of the gradient. The last column names, for each ✗, a style of ours that passes "
-        "that column in the same matrix.",
-        (["run"] if len(runs) > 1 else []) + ["style"] + list(COLUMNS) + ["how to make it work"],
-        rows)]
+        f"Rows are rule styles (all c = 0, except the seed rule's c = 1); every cell runs the "
+        f"transformation on float64 inputs that include an exact 0 and compares with a numpy "
+        f"oracle for the rule's convention. ✓: the value matches; ✗w: a wrong value, silently; "
+        f"✗E<n>: an error, listed under the table; —: no such API. torch.compile uses "
+        f"fullgraph=True and backend {'/'.join(backends)}: 'compiled forward' compiles the rule "
+        f"alone, 'compiled grad' the loss and runs its backward, 'grad of compiled' is "
+        f"torch.func.grad of the compiled loss, 'compiled func.grad' compiles torch.func.grad of "
+        f"the loss; JAX's counterparts are jax.jit(f), jax.jit(jax.grad), jax.grad(jax.jit), "
+        f"jax.jit(jax.grad). 'export' runs torch.export's program forward and "
+        f"backward, and jax.export serialised (vjp_order=1), deserialised and differentiated. "
+        f"'grad of grad' uses torch.autograd.grad(create_graph=True) twice and jax.grad twice; "
+        f"HVP is torch.func.jvp / jax.jvp of the gradient. The last column names, for each ✗, the "
+        f"row (#) of a style of ours that passes that column.",
+        extra + ["#", "style"] + list(columns) + ["how to make it work"], rows,
+        notes + ([legend] if codes else []),
+        detail=(["run", "style", "rule", "transformation", "status", "error"], detail_rows))]
 
 
 def findings(runs) -> list[tuple[str, str]]:
-    recs = [r for r in runs[0].records if "cells" in r] if runs else []
-    custom = [r for r in recs if "reference" not in r["style"]]
-    if not custom:
-        return []
-    failing = {r["style"]: [c for c in COLUMNS if r["cells"][c]["status"] in ("error", "wrong")]
-               for r in custom}
-    clean = [s for s, cols in failing.items() if not cols]
-    fewest = min((s for s in failing if failing[s]), key=lambda s: len(failing[s]), default=None)
-    text = (f"{len(clean)} of {len(custom)} custom-rule styles survive every transformation "
-            f"measured ({', '.join(clean) or 'none'})")
-    if fewest:
-        text += f"; the closest other is {fewest}, which fails only {', '.join(failing[fewest])}"
-    return [(text + ".", "matrix")]
+    def clause(run):
+        custom = [r for r in run.ok_records() if "reference" not in r["style"]]
+        if not custom:
+            return None
+        parts = []
+        for fw in ("torch", "jax"):
+            mine = [r for r in custom if r["framework"] == fw]
+            if not mine:
+                continue
+            best = min(mine, key=lambda r: len(_failing(r)))
+            clean = [r["style"] for r in mine if not _failing(r)]
+            wrong = [f"{r['style']} ({', '.join(c for c in r['columns'] if r['cells'][c]['status'] == 'wrong')})"
+                     for r in mine if any(r["cells"][c]["status"] == "wrong" for c in r["columns"])]
+            parts.append(f"in {fw}, {len(clean)} of {len(mine)} styles survive all "
+                         f"{len(best['columns'])} transformations"
+                         + (f" ({', '.join(clean)})" if clean else
+                            f"; the most robust, {best['style']}, fails "
+                            f"{', '.join(_failing(best))}")
+                         + (f"; silently wrong values: {'; '.join(wrong)}" if wrong else ""))
+        return "; ".join(parts)
+    text = grouped_clauses(runs, clause)
+    return [(text + ".", "matrix")] if text else []

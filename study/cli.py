@@ -1,13 +1,14 @@
-"""Command line: `python -m study list | run NAME... [--device cpu|cuda|all] [--quick] | report`."""
+"""Command line: `python -m study list | run NAME... | report | compare DIR | reference`."""
 import argparse
 import os
 import sys
 
 import experiments
-from study import report, results, runner
+from study import report, reproduction, results, runner
 from study.devices import DEVICE_CHOICES, resolve_devices
 from study.errors import StudyError
 from study.provenance import REPO_ROOT
+from study.runsets import run_name
 
 REPORTS_DIR = os.path.join(REPO_ROOT, "reports")
 
@@ -36,26 +37,65 @@ def cmd_run(args) -> None:
     chosen = _experiments_named(args.names)
     if args.quick and args.full:
         raise StudyError("--quick and --full exclude each other")
-    if args.full and not all(runner.supports_full(e) for e in chosen):
-        names = [e.NAME for e in experiments.all_experiments() if runner.supports_full(e)]
-        raise StudyError(f"--full applies only to: {', '.join(names)}")
+    scope = "quick" if args.quick else "full" if args.full else "standard"
+    if args.full:
+        lacking = [e.NAME for e in chosen if "full" not in runner.scopes(e)]
+        if lacking and args.names != ["all"]:
+            offered = [e.NAME for e in experiments.all_experiments() if "full" in runner.scopes(e)]
+            raise StudyError(f"--full applies only to: {', '.join(offered)} (not {lacking[0]})")
+        chosen = [e for e in chosen if "full" in runner.scopes(e)]
     devices = resolve_devices(args.device)
+    for exp in chosen:
+        results.ensure_writable(os.path.join(args.results_dir, exp.NAME))
     progress = runner.Progress(quiet=args.quiet)
     for exp in chosen:
-        runner.run_experiment(exp, devices, args.quick, progress, root=args.results_dir,
-                              full=args.full)
+        runner.run_experiment(exp, devices, scope, progress, root=args.results_dir)
+
+
+def _load(folders: list[str]) -> tuple[list, list[str]]:
+    return results.load_runs(folders, set(experiments.NAMES))
+
+
+def _references(folder: str | None) -> list:
+    if folder is None or not os.path.isdir(folder):
+        return []
+    return _load([folder])[0]
 
 
 def cmd_report(args) -> None:
-    roots = args.results or [results.RESULTS_DIR]
-    exps = experiments.all_experiments()
-    runs, notes = results.load_runs(roots, {e.NAME for e in exps})
-    files = report.render(runs, notes, exps)
+    runs, notes = _load(args.results or [results.RESULTS_DIR])
+    files = report.render(runs, notes, experiments.all_experiments(), _references(args.reference))
     try:
         report.write_report(files, args.out)
     except OSError as e:
         raise StudyError(f"cannot write the report to {args.out}: {e.strerror or e}") from None
     print(f"wrote {os.path.join(args.out, 'REPORT.md')} from {len(runs)} result files")
+
+
+def cmd_compare(args) -> None:
+    runs, _ = _load(args.results)
+    references = _references(args.reference)
+    if not references:
+        raise StudyError(f"no reference results in {args.reference}")
+    comps = reproduction.comparisons(runs, references, experiments.all_experiments())
+    if not comps:
+        print("every run given is itself a reference run; nothing to compare")
+    everyone = runs + references
+    for c in comps:
+        ref = run_name(c.reference, everyone) if c.reference else "—"
+        print(f"{c.run.experiment:<20} {run_name(c.run, everyone)} vs {ref}: {c.verdict} "
+              f"(equal {c.equal}, different {len(c.different)}, only yours {len(c.only_here)}, "
+              f"only reference {len(c.only_reference)})")
+        for name, a, b in c.different[:args.show]:
+            print(f"    {name}: {a!r} vs {b!r}")
+    if any(not c.verdict.startswith("reproduced") for c in comps) and args.strict:
+        sys.exit(1)
+
+
+def cmd_reference(args) -> None:
+    copied = results.promote_to_reference(args.results, args.reference)
+    print(f"reference is now the {len(copied)} result files of {args.results} "
+          f"(copied to {args.reference})")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,13 +108,26 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--quick", action="store_true", help="smaller sizes, for a fast look")
     run.add_argument("--full", action="store_true", help="the paper-sized run, where offered")
     run.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    run.add_argument("--results-dir", default=results.RESULTS_DIR, help=argparse.SUPPRESS)
+    run.add_argument("--results-dir", default=results.RESULTS_DIR,
+                     help="where result files go (default: reports/results)")
     run.set_defaults(func=cmd_run)
     rep = sub.add_parser("report", help="render reports/REPORT.md from the result files")
     rep.add_argument("--results", nargs="+", metavar="DIR",
                      help="result folders to merge (default: reports/results)")
+    rep.add_argument("--reference", default=results.REFERENCE_DIR,
+                     help="the reference results to compare with (default: reports/reference)")
     rep.add_argument("--out", default=REPORTS_DIR, help="output folder (default: reports/)")
     rep.set_defaults(func=cmd_report)
+    cmp_ = sub.add_parser("compare", help="compare result folders with the reference")
+    cmp_.add_argument("results", nargs="+", metavar="DIR")
+    cmp_.add_argument("--reference", default=results.REFERENCE_DIR)
+    cmp_.add_argument("--show", type=int, default=5, help="differing cells listed per run")
+    cmp_.add_argument("--strict", action="store_true", help="exit 1 unless all reproduce")
+    cmp_.set_defaults(func=cmd_compare)
+    ref = sub.add_parser("reference", help="make the current results the reference")
+    ref.add_argument("--results", default=results.RESULTS_DIR)
+    ref.add_argument("--reference", default=results.REFERENCE_DIR)
+    ref.set_defaults(func=cmd_reference)
     return parser
 
 

@@ -1,4 +1,11 @@
-"""One code path for every device: experiments take a `Device` and never branch on its name."""
+"""One code path for every device: experiments take a `Device` and never branch on its name.
+
+Every torch tensor and JAX array an experiment computes with is made through its `Device`
+(`to_torch`, `to_jax`, `torch_tensor`, `jax_array`, or from arrays that were), and comes back
+to the host only through `to_numpy` / `to_python`, which check that it lives on that device.
+tests/test_device_audit.py runs every experiment with the frameworks' defaults pointing
+elsewhere, so an array made without the Device fails loudly.
+"""
 import socket
 from dataclasses import dataclass
 
@@ -9,6 +16,10 @@ import torch
 from study.errors import StudyError
 
 DEVICE_CHOICES = ("cpu", "cuda", "all")
+
+
+class DeviceEscape(RuntimeError):
+    """An array reached the host from a device other than the one the run names."""
 
 
 @dataclass(frozen=True)
@@ -23,12 +34,60 @@ class Device:
     def jax_device(self):
         return jax.devices("gpu" if self.name == "cuda" else "cpu")[0]
 
-    def to_torch(self, array: np.ndarray, requires_grad: bool = False) -> torch.Tensor:
-        t = torch.from_numpy(np.ascontiguousarray(array)).to(self.torch_device)
+    def to_torch(self, array, requires_grad: bool = False, dtype=None) -> torch.Tensor:
+        a = np.array(array, order="C")  # keeps 0-d, unlike np.ascontiguousarray
+        if a.dtype.name == "bfloat16":  # ml_dtypes' bfloat16, which torch cannot read: widen
+            a = a.astype(np.float32)  # exactly, then narrow exactly below
+        t = torch.from_numpy(a).to(self.torch_device)
+        if dtype is not None:
+            t = t.to(dtype)
         return t.requires_grad_(requires_grad)
 
-    def to_jax(self, array: np.ndarray):
-        return jax.device_put(np.ascontiguousarray(array), self.jax_device)
+    def torch_tensor(self, data, dtype=None, requires_grad: bool = False) -> torch.Tensor:
+        """torch.tensor(data) on this device (Python scalars and lists included)."""
+        return torch.tensor(data, dtype=dtype, device=self.torch_device,
+                            requires_grad=requires_grad)
+
+    def to_jax(self, array, dtype=None):
+        a = np.asarray(array, order="C")  # np.ascontiguousarray would make 0-d 1-d
+        return jax.device_put(a if dtype is None else a.astype(dtype), self.jax_device)
+
+    def jax_array(self, data, dtype=None):
+        """jnp.asarray(data, dtype) committed to this device."""
+        import jax.numpy as jnp
+        with jax.default_device(self.jax_device):
+            return jax.device_put(jnp.asarray(data, dtype=dtype), self.jax_device)
+
+    def check(self, value) -> None:
+        """Raise DeviceEscape unless a torch tensor or JAX array lives on this device."""
+        if isinstance(value, torch.Tensor):
+            if value.device.type != self.torch_device.type:
+                raise DeviceEscape(f"a torch tensor on {value.device} reached the host from a "
+                                   f"run on {self.name}")
+        elif isinstance(value, jax.Array):
+            if value.devices() != {self.jax_device}:
+                raise DeviceEscape(f"a JAX array on {sorted(map(str, value.devices()))} reached "
+                                   f"the host from a run on {self.name}")
+
+    def to_numpy(self, value) -> np.ndarray:
+        """A torch tensor or JAX array of this device as a numpy array (float64 for the
+        16-bit float types numpy cannot hold natively)."""
+        self.check(value)
+        if isinstance(value, torch.Tensor):
+            value = value.detach()
+            if value.dtype in (torch.bfloat16, torch.float16):
+                value = value.to(torch.float32)
+            return value.cpu().numpy()
+        if isinstance(value, jax.Array):
+            return np.asarray(jax.device_get(value))
+        return np.asarray(value)
+
+    def to_python(self, value):
+        """A scalar or nested list for a record (float64 for float types)."""
+        a = self.to_numpy(value)
+        if a.dtype.kind == "f" or a.dtype.name == "bfloat16":
+            a = a.astype(np.float64)
+        return a.tolist()
 
     def synchronize(self) -> None:
         if self.name == "cuda":

@@ -1,6 +1,5 @@
 """What a rule keeps for its backward pass, in bytes per input element."""
 import jax
-import numpy as np
 import torch
 
 
@@ -20,5 +19,5 @@ def torch_saved_bytes(fn, x: torch.Tensor) -> int:
 def jax_residual_bytes(fn, x, jit: bool = False) -> int:
     """Bytes of the residual arrays held by the vjp function (of the jitted vjp if jit)."""
     vjp = (jax.jit(lambda v: jax.vjp(fn, v)) if jit else lambda v: jax.vjp(fn, v))(x)[1]
-    return sum(int(np.asarray(leaf).nbytes) for leaf in jax.tree_util.tree_leaves(vjp)
+    return sum(int(leaf.nbytes) for leaf in jax.tree_util.tree_leaves(vjp)
                if hasattr(leaf, "dtype") and hasattr(leaf, "shape"))

@@ -34,15 +34,16 @@ def two_layer_gradients(rule: Rule, data: dict[str, np.ndarray], device: Device)
         w2 = device.to_torch(data["w2"], requires_grad=True)
         loss = torch_two_layer_loss(rule.fn, x, w1, w2)
         loss.backward()
-        zeros = int(((x @ w1) == 0).sum())
+        zeros = ((x @ w1) == 0).sum()
         out = (loss, w1.grad, w2.grad)
-        arrays = dict(zip(("loss", "grad_w1", "grad_w2"), (t.detach().cpu().numpy() for t in out)))
-        return {**arrays, "zeros": zeros}
-    x, w1, w2 = (device.to_jax(data[k]) for k in ("x", "w1", "w2"))
-    loss, (g1, g2) = jax.value_and_grad(jax_two_layer_loss, argnums=(0, 1))(w1, w2, x, rule.fn)
-    zeros = int(jnp.sum((x @ w1) == 0))
-    return {"loss": np.asarray(loss), "grad_w1": np.asarray(g1), "grad_w2": np.asarray(g2),
-            "zeros": zeros}
+    else:
+        x, w1, w2 = (device.to_jax(data[k]) for k in ("x", "w1", "w2"))
+        loss, (g1, g2) = jax.value_and_grad(jax_two_layer_loss, argnums=(0, 1))(w1, w2, x,
+                                                                                rule.fn)
+        zeros = jnp.sum((x @ w1) == 0)
+        out = (loss, g1, g2)
+    arrays = dict(zip(("loss", "grad_w1", "grad_w2"), (device.to_numpy(t) for t in out)))
+    return {**arrays, "zeros": int(device.to_numpy(zeros))}
 
 
 def preactivation_zeros(data: dict[str, np.ndarray]) -> int:

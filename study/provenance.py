@@ -1,5 +1,6 @@
-"""Where a number came from: versions, host, device, threads, matmul precision, git state."""
+"""Where a number came from: versions, host, CPU and GPU, threads, matmul precision, git state."""
 import datetime
+import importlib.metadata
 import os
 import platform
 import socket
@@ -15,6 +16,7 @@ from study.devices import Device, cuda_absence_reason
 from study.frameworks import matmul_settings
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCOPES = ("quick", "standard", "full")
 
 
 def _git(*args: str) -> str | None:
@@ -37,11 +39,51 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def gpu_name(device: Device) -> str | None:
-    return torch.cuda.get_device_name(0) if device.name == "cuda" else None
+def torch_cpu_capability() -> str | None:
+    """The ATen CPU kernel set torch dispatches to (e.g. AVX2, AVX512): it decides which
+    vectorised kernel bodies run, and so where a value's code path changes."""
+    try:
+        return torch.backends.cpu.get_cpu_capability()
+    except (AttributeError, RuntimeError):
+        return None
 
 
-def collect(device: Device, seed: int | None) -> dict:
+def jax_plugins() -> dict:
+    """Installed JAX distributions other than jax and jaxlib (the CUDA plugins), by version."""
+    out = {}
+    for dist in importlib.metadata.distributions():
+        name = (dist.metadata["Name"] or "").lower()
+        if name.startswith("jax") and name not in ("jax", "jaxlib"):
+            out[name] = dist.version
+    return dict(sorted(out.items()))
+
+
+def _nvidia_driver() -> str | None:
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip().splitlines()[0] if out.stdout.strip() else None
+
+
+def gpu_details(device: Device) -> dict | None:
+    """GPU model, CUDA runtime, driver and cuDNN as torch and JAX see them; None on CPU."""
+    if device.name != "cuda":
+        return None
+    props = torch.cuda.get_device_properties(0)
+    jd = device.jax_device
+    return {"name": torch.cuda.get_device_name(0),
+            "memory_bytes": int(props.total_memory),
+            "compute_capability": f"{props.major}.{props.minor}",
+            "torch_cuda_runtime": torch.version.cuda,
+            "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
+            "driver": _nvidia_driver(),
+            "jax_device_kind": getattr(jd, "device_kind", None),
+            "jax_platform_version": jd.client.platform_version}
+
+
+def collect(device: Device, seed: int | None, scope: str) -> dict:
     """Provenance of one run of one experiment on one device."""
     status = _git("status", "--porcelain", "--", ".", ":(exclude)reports")
     return {
@@ -52,15 +94,20 @@ def collect(device: Device, seed: int | None) -> dict:
         "os": platform.platform(),
         "cpu": cpu_model(),
         "cpu_count": os.cpu_count(),
+        "torch_cpu_capability": torch_cpu_capability(),
         "device": device.name,
-        "gpu": gpu_name(device),
+        "gpu": gpu_details(device),
         "cuda_absent": cuda_absence_reason(),
         "python": platform.python_version(),
         "torch": torch.__version__,
         "jax": jax.__version__,
         "jaxlib": jaxlib.__version__,
+        "jax_plugins": jax_plugins(),
         "numpy": np.__version__,
         "jax_backend": jax.default_backend(),
+        "jax_backend_version": device.jax_device.client.platform_version,
+        "env": {k: os.environ.get(k, "") for k in ("XLA_PYTHON_CLIENT_PREALLOCATE",
+                                                  "ATEN_CPU_CAPABILITY", "CUDA_VISIBLE_DEVICES")},
         "threads": {
             "torch_intra_op": torch.get_num_threads(),
             "torch_inter_op": torch.get_num_interop_threads(),
@@ -69,5 +116,6 @@ def collect(device: Device, seed: int | None) -> dict:
         },
         "matmul": matmul_settings(),
         "seed": seed,
+        "scope": scope,
         "argv": sys.argv[1:],
     }

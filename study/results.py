@@ -1,21 +1,35 @@
-"""Result files: reports/results/<experiment>/<host>__<device>__torch-<v>__jax-<v>.json.
+"""Result files: reports/results/<experiment>/<host>__<device>__torch-<v>__jax-<v>__<scope>.json
 
-Each holds {"experiment", "provenance", "records": [...]}; records are flat dicts of
-JSON values (nested lists for arrays). Files are written atomically.
+Each holds {"experiment", "provenance", "records": [...]}; records are flat dicts of JSON
+values (nested lists for arrays). Files are written atomically. A run is identified by its
+experiment, host, device, torch and JAX releases and scope (quick, standard or full), so runs
+that differ in any of these sit side by side and never overwrite each other.
+
+reports/reference/ holds the study's published runs in the same layout: the report compares
+every other run with them (study.reproduction).
 """
 import json
 import os
 import re
+import shutil
 from dataclasses import dataclass
 
 import numpy as np
 
 from study.atomic import write_text_atomically
 from study.errors import StudyError
-from study.provenance import REPO_ROOT
+from study.provenance import REPO_ROOT, SCOPES
 
 RESULTS_DIR = os.path.join(REPO_ROOT, "reports", "results")
+REFERENCE_DIR = os.path.join(REPO_ROOT, "reports", "reference")
 REQUIRED_PROVENANCE = ("utc", "host", "device", "torch", "jax")
+
+
+def scope_of(provenance: dict) -> str:
+    """The run's scope; files written before scopes were recorded say quick/full instead."""
+    if provenance.get("scope") in SCOPES:
+        return provenance["scope"]
+    return "quick" if provenance.get("quick") else "full" if provenance.get("full") else "standard"
 
 
 @dataclass(frozen=True)
@@ -23,17 +37,30 @@ class Run:
     experiment: str
     provenance: dict
     records: list
-    path: str  # as cited in the report: relative to the results folder it was loaded from
+    path: str  # as cited in the report: relative to the folder above the results folder
+
+    @property
+    def scope(self) -> str:
+        return scope_of(self.provenance)
+
+    @property
+    def identity(self) -> tuple:
+        """What tells two runs of one experiment apart."""
+        p = self.provenance
+        return (p["host"], p["device"], p["torch"], p["jax"], self.scope)
 
     @property
     def key(self) -> tuple:
-        p = self.provenance
-        return (self.experiment, p["host"], p["device"], p["torch"], p["jax"])
+        return (self.experiment,) + self.identity
 
     @property
     def label(self) -> str:
         p = self.provenance
-        return f"{p['host']}/{p['device']}/torch-{p['torch']}/jax-{p['jax']}"
+        return f"{p['host']}/{p['device']}/torch-{p['torch']}/jax-{p['jax']}/{self.scope}"
+
+    def ok_records(self) -> list[dict]:
+        """Records of the cases that ran; failed cases carry "case_error" instead."""
+        return [r for r in self.records if "case_error" not in r]
 
 
 def _safe(part: str) -> str:
@@ -43,7 +70,7 @@ def _safe(part: str) -> str:
 def result_filename(provenance: dict) -> str:
     p = provenance
     return "__".join(_safe(s) for s in (p["host"], p["device"], f"torch-{p['torch']}",
-                                          f"jax-{p['jax']}")) + ".json"
+                                          f"jax-{p['jax']}", scope_of(p))) + ".json"
 
 
 def _jsonable(value):
@@ -95,8 +122,8 @@ def _load_one(path: str, rel: str, known: set[str]) -> Run:
 
 
 def load_runs(roots: list[str], known: set[str]) -> tuple[list[Run], list[str]]:
-    """All runs under `roots`, newest per (experiment, host, device, versions), plus notes
-    saying which duplicates were dropped. Order is deterministic."""
+    """All runs under `roots`, newest per (experiment, host, device, releases, scope), plus
+    notes saying which duplicates were dropped. Order is deterministic."""
     found = []
     for root in roots:
         if not os.path.isdir(root):
@@ -114,7 +141,35 @@ def load_runs(roots: list[str], known: set[str]) -> tuple[list[Run], list[str]]:
     for run in sorted(found, key=lambda r: (r.provenance["utc"], r.path)):
         if run.key in newest:
             notes.append(f"{newest[run.key].path} was replaced by the newer {run.path} "
-                         f"(same experiment, host, device and versions)")
+                         f"(same experiment, host, device, releases and scope)")
         newest[run.key] = run
     runs = sorted(newest.values(), key=lambda r: (r.experiment, r.label))
     return runs, notes
+
+
+def promote_to_reference(results_dir: str = RESULTS_DIR, reference_dir: str = REFERENCE_DIR,
+                         known: set[str] | None = None) -> list[str]:
+    """Make the runs under results_dir the reference: replace reference_dir's files with
+    copies of them (after checking that every one loads). Returns the copied paths."""
+    runs, _ = load_runs([results_dir], known or _all_experiment_names())
+    staging = reference_dir.rstrip("/") + ".new"
+    shutil.rmtree(staging, ignore_errors=True)
+    copied = []
+    for run in runs:
+        src = os.path.join(os.path.dirname(results_dir.rstrip("/")), run.path)
+        dst_dir = os.path.join(staging, run.experiment)
+        os.makedirs(dst_dir, exist_ok=True)
+        shutil.copy2(src, os.path.join(dst_dir, os.path.basename(src)))
+        copied.append(os.path.join(reference_dir, run.experiment, os.path.basename(src)))
+    old = reference_dir.rstrip("/") + ".old"
+    shutil.rmtree(old, ignore_errors=True)
+    if os.path.isdir(reference_dir):
+        os.replace(reference_dir, old)
+    os.replace(staging, reference_dir)
+    shutil.rmtree(old, ignore_errors=True)
+    return copied
+
+
+def _all_experiment_names() -> set[str]:
+    import experiments
+    return set(experiments.NAMES)

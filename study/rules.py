@@ -1,9 +1,11 @@
 """The ReLU rule registry: built-ins and custom gradient rules of both frameworks.
 
-    >>> from study.rules import RULES, by_name
-    >>> by_name("torch.relu").fn(torch.tensor([-1.0, 2.0]))
+    >>> from study.rules import RULES, by_key
+    >>> by_key("torch_relu").fn(torch.tensor([-1.0, 2.0]))
     tensor([0., 2.])
 
+Every rule has a stable `key` (what records, tables and experiments refer to) and a display
+`name` (what a reader sees; records carry it, so renaming a rule never rewrites old results).
 A custom rule declares `convention`: the factor its backward applies to the incoming
 gradient at exactly x == 0. A built-in's convention is measured, never declared (None).
 Adding a rule is one line in `_torch_builtins`, `_jax_builtins` or `RULES`.
@@ -22,8 +24,9 @@ from jax import lax
 
 @dataclass(frozen=True)
 class Rule:
+    key: str  # stable identifier, unique across the registry
     framework: str  # "torch" | "jax"
-    name: str  # unique across the registry
+    name: str  # display name, unique across the registry
     kind: str  # "builtin" | "custom"
     fn: Callable
     convention: float | None = None  # declared d/dx at 0, custom rules only
@@ -222,61 +225,109 @@ def jax_relu_with_convention(c: float) -> Callable:
     return _jax_custom_vjp(lambda g, x: jax_relu_slope_times(g, x, c))
 
 
+# --- torch.library.custom_op rules ---------------------------------------------------------
+
+CUSTOM_OP_NAMESPACE = "relu_study"
+
+
+@functools.cache
+def torch_custom_op_relu(c: float, with_vmap: bool = False):
+    """`torch.library.custom_op` ReLU (PyTorch's recommended style for torch.compile) with
+    `register_fake` and `register_autograd`, and `register_vmap` when asked for."""
+    name = f"{CUSTOM_OP_NAMESPACE}::relu_c{c:g}".replace(".", "_") + ("_vmap" if with_vmap else "")
+
+    @torch.library.custom_op(name, mutates_args=())
+    def relu(x: torch.Tensor) -> torch.Tensor:
+        return x.clamp(min=0)
+
+    @relu.register_fake
+    def _(x):
+        return torch.empty_like(x)
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return torch_relu_slope_times(grad_output, x, c)
+
+    relu.register_autograd(backward, setup_context=setup_context)
+    if with_vmap:
+        relu.register_vmap(lambda info, in_dims, x: (relu(x), in_dims[0]))  # elementwise
+    return relu
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
+def jax_relu_nondiff_convention(x, c: float):
+    """custom_vjp ReLU whose convention c is a static, non-differentiable argument."""
+    return jnp.maximum(x, 0)
+
+
+jax_relu_nondiff_convention.defvjp(
+    lambda x, c: (jnp.maximum(x, 0), x),
+    lambda c, x, grad: (jax_relu_slope_times(grad, x, c),))
+
+
 # --- built-ins -----------------------------------------------------------------------
 
 def _torch_zero(x):
     return torch.zeros((), dtype=x.dtype, device=x.device)
 
 
-def _builtin(framework, name, fn, kinks=(0.0,), relu_like=True) -> Rule:
-    return Rule(framework, name, "builtin", fn, None, tuple(kinks), relu_like)
+def _builtin(framework, key, name, fn, kinks=(0.0,), relu_like=True) -> Rule:
+    return Rule(key, framework, name, "builtin", fn, None, tuple(kinks), relu_like)
 
 
 def _torch_builtins() -> list[Rule]:
     t = functools.partial(_builtin, "torch")
     return [
-        t("torch.relu", torch.relu),
-        t("F.relu", F.relu),
-        t("nn.ReLU()", torch.nn.ReLU()),
-        t("F.threshold(x, 0, 0)", lambda x: F.threshold(x, 0.0, 0.0)),
-        t("torch.clamp(x, min=0)", lambda x: torch.clamp(x, min=0)),
-        t("torch.clamp_min(x, 0)", lambda x: torch.clamp_min(x, 0)),
-        t("torch.maximum(x, 0)", lambda x: torch.maximum(x, _torch_zero(x))),
-        t("torch.max(x, zeros)", lambda x: torch.max(x, torch.zeros_like(x))),
-        t("torch.where(x > 0, x, 0)", lambda x: torch.where(x > 0, x, 0.0)),
-        t("torch.where(x >= 0, x, 0)", lambda x: torch.where(x >= 0, x, 0.0)),
-        t("x * (x > 0)", lambda x: x * (x > 0)),
-        t("(x + x.abs()) / 2", lambda x: (x + x.abs()) / 2),
-        t("F.leaky_relu(x, 0)", lambda x: F.leaky_relu(x, 0.0)),
-        t("torch.clamp(x, 0, 6)", lambda x: torch.clamp(x, 0, 6), (0.0, 6.0), False),
-        t("F.relu6", F.relu6, (0.0, 6.0), False),
-        t("F.hardtanh", F.hardtanh, (-1.0, 1.0), False),
-        t("torch.abs", torch.abs, (0.0,), False),
-        t("F.leaky_relu(x, 0.01)", lambda x: F.leaky_relu(x, 0.01), (0.0,), False),
-        t("F.softplus(x, beta=100)", lambda x: F.softplus(x, beta=100.0), (0.0,), False),
+        t("torch_relu", "torch.relu", torch.relu),
+        t("torch_F_relu", "F.relu", F.relu),
+        t("torch_nn_ReLU", "nn.ReLU()", torch.nn.ReLU()),
+        t("torch_threshold", "F.threshold(x, 0, 0)", lambda x: F.threshold(x, 0.0, 0.0)),
+        t("torch_clamp_min0", "torch.clamp(x, min=0)", lambda x: torch.clamp(x, min=0)),
+        t("torch_clamp_min_fn", "torch.clamp_min(x, 0)", lambda x: torch.clamp_min(x, 0)),
+        t("torch_maximum0", "torch.maximum(x, 0)", lambda x: torch.maximum(x, _torch_zero(x))),
+        t("torch_max_zeros", "torch.max(x, zeros)", lambda x: torch.max(x, torch.zeros_like(x))),
+        t("torch_where_gt", "torch.where(x > 0, x, 0)", lambda x: torch.where(x > 0, x, 0.0)),
+        t("torch_where_ge", "torch.where(x >= 0, x, 0)", lambda x: torch.where(x >= 0, x, 0.0)),
+        t("torch_mul_mask", "x * (x > 0)", lambda x: x * (x > 0)),
+        t("torch_abs_average", "(x + x.abs()) / 2", lambda x: (x + x.abs()) / 2),
+        t("torch_leaky_relu0", "F.leaky_relu(x, 0)", lambda x: F.leaky_relu(x, 0.0)),
+        t("torch_clamp_0_6", "torch.clamp(x, 0, 6)", lambda x: torch.clamp(x, 0, 6), (0.0, 6.0),
+          False),
+        t("torch_relu6", "F.relu6", F.relu6, (0.0, 6.0), False),
+        t("torch_hardtanh", "F.hardtanh", F.hardtanh, (-1.0, 1.0), False),
+        t("torch_abs", "torch.abs", torch.abs, (0.0,), False),
+        t("torch_leaky_relu001", "F.leaky_relu(x, 0.01)", lambda x: F.leaky_relu(x, 0.01), (0.0,),
+          False),
+        t("torch_softplus100", "F.softplus(x, beta=100)", lambda x: F.softplus(x, beta=100.0),
+          (0.0,), False),
     ]
 
 
 def _jax_builtins() -> list[Rule]:
     j = functools.partial(_builtin, "jax")
     return [
-        j("jax.nn.relu", jax.nn.relu),
-        j("jnp.maximum(x, 0)", lambda x: jnp.maximum(x, 0)),
-        j("lax.max(x, zeros)", lambda x: lax.max(x, jnp.zeros_like(x))),
-        j("jnp.clip(x, 0)", lambda x: jnp.clip(x, 0)),
-        j("jnp.where(x > 0, x, 0)", lambda x: jnp.where(x > 0, x, 0)),
-        j("jnp.where(x >= 0, x, 0)", lambda x: jnp.where(x >= 0, x, 0)),
-        j("x * (x > 0).astype(x.dtype)", lambda x: x * (x > 0).astype(x.dtype)),
-        j("(x + jnp.abs(x)) / 2", lambda x: (x + jnp.abs(x)) / 2),
-        j("jax.nn.leaky_relu(x, 0)", lambda x: jax.nn.leaky_relu(x, 0.0)),
-        j("jax.nn.relu6", jax.nn.relu6, (0.0, 6.0), False),
-        j("jnp.clip(x, 0, 6)", lambda x: jnp.clip(x, 0, 6), (0.0, 6.0), False),
-        j("lax.clamp(0, x, 6)", lambda x: lax.clamp(x.dtype.type(0), x, x.dtype.type(6)),
-          (0.0, 6.0), False),
-        j("jax.nn.hard_tanh", jax.nn.hard_tanh, (-1.0, 1.0), False),
-        j("jnp.abs", jnp.abs, (0.0,), False),
-        j("jax.nn.leaky_relu(x, 0.01)", lambda x: jax.nn.leaky_relu(x, 0.01), (0.0,), False),
-        j("jax.nn.softplus(100x)/100", lambda x: jax.nn.softplus(100 * x) / 100, (0.0,), False),
+        j("jax_relu", "jax.nn.relu", jax.nn.relu),
+        j("jax_maximum0", "jnp.maximum(x, 0)", lambda x: jnp.maximum(x, 0)),
+        j("jax_lax_max_zeros", "lax.max(x, zeros)", lambda x: lax.max(x, jnp.zeros_like(x))),
+        j("jax_clip0", "jnp.clip(x, 0)", lambda x: jnp.clip(x, 0)),
+        j("jax_where_gt", "jnp.where(x > 0, x, 0)", lambda x: jnp.where(x > 0, x, 0)),
+        j("jax_where_ge", "jnp.where(x >= 0, x, 0)", lambda x: jnp.where(x >= 0, x, 0)),
+        j("jax_mul_mask", "x * (x > 0).astype(x.dtype)", lambda x: x * (x > 0).astype(x.dtype)),
+        j("jax_abs_average", "(x + jnp.abs(x)) / 2", lambda x: (x + jnp.abs(x)) / 2),
+        j("jax_leaky_relu0", "jax.nn.leaky_relu(x, 0)", lambda x: jax.nn.leaky_relu(x, 0.0)),
+        j("jax_relu6", "jax.nn.relu6", jax.nn.relu6, (0.0, 6.0), False),
+        j("jax_clip_0_6", "jnp.clip(x, 0, 6)", lambda x: jnp.clip(x, 0, 6), (0.0, 6.0), False),
+        j("jax_lax_clamp_0_6", "lax.clamp(0, x, 6)",
+          lambda x: lax.clamp(x.dtype.type(0), x, x.dtype.type(6)), (0.0, 6.0), False),
+        j("jax_hard_tanh", "jax.nn.hard_tanh", jax.nn.hard_tanh, (-1.0, 1.0), False),
+        j("jax_abs", "jnp.abs", jnp.abs, (0.0,), False),
+        j("jax_leaky_relu001", "jax.nn.leaky_relu(x, 0.01)", lambda x: jax.nn.leaky_relu(x, 0.01),
+          (0.0,), False),
+        j("jax_softplus100", "jax.nn.softplus(100x)/100",
+          lambda x: jax.nn.softplus(100 * x) / 100, (0.0,), False),
     ]
 
 
@@ -293,39 +344,62 @@ def _jax_relu_custom_jvp_rule(primals, tangents):
 
 
 CONVENTIONS = (0.0, 0.5, 1.0)
+CUSTOM_OP_CONVENTIONS = (0.0, 1.0)
 TORCH_STYLES = {"vmap": "generate_vmap_rule = True", "jvp": "a jvp staticmethod",
                 "vmap+jvp": "generate_vmap_rule and a jvp staticmethod",
                 "once": "@once_differentiable backward"}
+_STYLE_KEYS = {"vmap": "vmap", "jvp": "jvp", "vmap+jvp": "vmap_jvp", "once": "once"}
+
+
+def _custom(key, framework, name, fn, c, twin=None) -> Rule:
+    return Rule(key, framework, name, "custom", fn, c, twin=twin)
+
+
+def _c(c: float) -> str:
+    return f"{c:g}"
+
 
 RULES: tuple[Rule, ...] = tuple(
     _torch_builtins()
-    + [Rule("torch", "MyReLU (seed 000)", "custom", MyReLU.apply, 1.0, twin="seed")]
-    + [Rule("torch", f"ReLUWithConvention(c={c:g})", "custom",
-            torch_relu_with_convention(c).apply, c, twin=f"c={c:g}") for c in CONVENTIONS]
-    + [Rule("torch", f"ReLUWithConvention(c=0) + {feature}", "custom",
-            torch_relu_style(style).apply, 0.0, twin="c=0") for style, feature in TORCH_STYLES.items()]
-    + [Rule("torch", "ReLUSavesBoolMask (c=0)", "custom", ReLUSavesBoolMask.apply, 0.0,
-            twin="bool mask"),
-       Rule("torch", "ReLUSavesBitMask (c=0)", "custom", ReLUSavesBitMask.apply, 0.0,
-            twin="bit mask")]
+    + [_custom("torch_myrelu_seed", "torch", "MyReLU (seed 000)", MyReLU.apply, 1.0, "seed")]
+    + [_custom(f"torch_custom_c{_c(c)}", "torch", f"ReLUWithConvention(c={_c(c)})",
+               torch_relu_with_convention(c).apply, c, f"c={_c(c)}") for c in CONVENTIONS]
+    + [_custom(f"torch_custom_c0_{_STYLE_KEYS[style]}", "torch",
+               f"ReLUWithConvention(c=0) + {feature}", torch_relu_style(style).apply, 0.0, "c=0")
+       for style, feature in TORCH_STYLES.items()]
+    + [_custom("torch_custom_bool_mask", "torch", "ReLUSavesBoolMask (c=0)",
+               ReLUSavesBoolMask.apply, 0.0, "bool mask"),
+       _custom("torch_custom_bit_mask", "torch", "ReLUSavesBitMask (c=0)",
+               ReLUSavesBitMask.apply, 0.0, "bit mask")]
+    + [_custom(f"torch_custom_op_c{_c(c)}", "torch", f"custom_op relu (c={_c(c)})",
+               torch_custom_op_relu(c), c, f"nondiff c={_c(c)}") for c in CUSTOM_OP_CONVENTIONS]
+    + [_custom(f"torch_custom_op_vmap_c{_c(c)}", "torch",
+               f"custom_op relu + register_vmap (c={_c(c)})", torch_custom_op_relu(c, True), c,
+               f"nondiff c={_c(c)}") for c in CUSTOM_OP_CONVENTIONS]
     + _jax_builtins()
-    + [Rule("jax", "seed_relu (custom_vjp)", "custom", jax_seed_relu, 1.0, twin="seed")]
-    + [Rule("jax", f"relu_with_convention(c={c:g}) (custom_vjp)", "custom",
-            jax_relu_with_convention(c), c, twin=f"c={c:g}") for c in CONVENTIONS]
-    + [Rule("jax", "relu_nan_passes (custom_vjp)", "custom", jax_relu_torch_nan, 0.0)]
-    + [Rule("jax", "relu (custom_jvp, c=0)", "custom", jax_relu_custom_jvp, 0.0)]
-    + [Rule("jax", "relu_saves_bool_mask (custom_vjp, c=0)", "custom", jax_relu_saves_bool_mask,
-            0.0, twin="bool mask"),
-       Rule("jax", "relu_saves_bit_mask (custom_vjp, c=0)", "custom", jax_relu_saves_bit_mask,
-            0.0, twin="bit mask")]
+    + [_custom("jax_seed_relu", "jax", "seed_relu (custom_vjp)", jax_seed_relu, 1.0, "seed")]
+    + [_custom(f"jax_custom_c{_c(c)}", "jax", f"relu_with_convention(c={_c(c)}) (custom_vjp)",
+               jax_relu_with_convention(c), c, f"c={_c(c)}") for c in CONVENTIONS]
+    + [_custom("jax_relu_nan_passes", "jax", "relu_nan_passes (custom_vjp)", jax_relu_torch_nan,
+               0.0)]
+    + [_custom("jax_custom_jvp_c0", "jax", "relu (custom_jvp, c=0)", jax_relu_custom_jvp, 0.0)]
+    + [_custom("jax_custom_bool_mask", "jax", "relu_saves_bool_mask (custom_vjp, c=0)",
+               jax_relu_saves_bool_mask, 0.0, "bool mask"),
+       _custom("jax_custom_bit_mask", "jax", "relu_saves_bit_mask (custom_vjp, c=0)",
+               jax_relu_saves_bit_mask, 0.0, "bit mask")]
+    + [_custom(f"jax_custom_nondiff_c{_c(c)}", "jax",
+               f"relu(x, c={_c(c)}) (custom_vjp, nondiff_argnums)",
+               functools.partial(jax_relu_nondiff_convention, c=c), c, f"nondiff c={_c(c)}")
+       for c in CUSTOM_OP_CONVENTIONS]
 )
+_BY_KEY = {r.key: r for r in RULES}
 
 
-def by_name(name: str) -> Rule:
-    for rule in RULES:
-        if rule.name == name:
-            return rule
-    raise KeyError(name)
+def by_key(key: str) -> Rule:
+    try:
+        return _BY_KEY[key]
+    except KeyError:
+        raise KeyError(f"no rule with key {key!r}") from None
 
 
 def relu_rules(framework: str | None = None) -> list[Rule]:
@@ -334,16 +408,20 @@ def relu_rules(framework: str | None = None) -> list[Rule]:
             and (framework is None or r.framework == framework)]
 
 
+REFERENCE_RELU = {"torch": "torch_relu", "jax": "jax_relu"}
+
+
 def reference_relu(framework: str) -> Rule:
-    return by_name({"torch": "torch.relu", "jax": "jax.nn.relu"}[framework])
+    return by_key(REFERENCE_RELU[framework])
 
 
 def twin_of(rule: Rule) -> Rule | None:
-    """The custom rule of the other framework with the same backward masks, if any."""
+    """The custom rule of the other framework with the same twin key, if any (the first)."""
     for other in RULES:
         if other.twin and other.twin == rule.twin and other.framework != rule.framework:
             return other
     return None
 
 
+assert len(_BY_KEY) == len(RULES), "rule keys must be unique"
 assert len({r.name for r in RULES}) == len(RULES), "rule names must be unique"

@@ -1,5 +1,4 @@
 """Runs an experiment's cases on each device, with progress on stderr, and stores the records."""
-import inspect
 import sys
 import time
 import traceback
@@ -19,10 +18,14 @@ class Progress:
             print(message, file=self.stream, flush=True)
 
 
-def run_cases(experiment, device: Device, quick: bool, progress: Progress,
-              full: bool = False) -> list[dict]:
+def scopes(experiment) -> tuple[str, ...]:
+    """The scopes an experiment offers: every one has quick and standard; some add full."""
+    return getattr(experiment, "SCOPES", ("quick", "standard"))
+
+
+def run_cases(experiment, device: Device, scope: str, progress: Progress) -> list[dict]:
     """Every case of `experiment` on `device`; a case that raises is recorded, not fatal."""
-    cases = experiment.cases(quick, full=True) if full else experiment.cases(quick)
+    cases = experiment.cases(scope)
     records = []
     start = time.perf_counter()
     for i, case in enumerate(cases, 1):
@@ -40,20 +43,16 @@ def run_cases(experiment, device: Device, quick: bool, progress: Progress,
     return records
 
 
-def supports_full(experiment) -> bool:
-    return "full" in inspect.signature(experiment.cases).parameters
-
-
-def run_experiment(experiment, devices: list[Device], quick: bool, progress: Progress,
-                   root: str = results.RESULTS_DIR, full: bool = False) -> list[str]:
+def run_experiment(experiment, devices: list[Device], scope: str, progress: Progress,
+                   root: str = results.RESULTS_DIR) -> list[str]:
     results.ensure_writable(f"{root}/{experiment.NAME}")
     paths = []
     for device in devices:
         start = time.perf_counter()
-        records = run_cases(experiment, device, quick, progress, full)
+        records = run_cases(experiment, device, scope, progress)
         wall = time.perf_counter() - start
-        prov = provenance.collect(device, getattr(experiment, "SEED", None))
-        prov["quick"], prov["full"], prov["wall_s"] = quick, full, round(wall, 3)
+        prov = provenance.collect(device, getattr(experiment, "SEED", None), scope)
+        prov["wall_s"] = round(wall, 3)
         paths.append(results.write_run(experiment.NAME, prov, records, root))
         progress(f"[{experiment.NAME} {device.name}] wrote {paths[-1]}")
     return paths

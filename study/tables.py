@@ -1,13 +1,17 @@
-"""A citable table: an id (a name, never a position), a caption, cells, and its sources.
+"""A citable table: an id (a name, never a position), a caption, cells, and its exports.
 
-Experiments build `Table`s from loaded runs; `study.report` numbers and renders them.
+Experiments build `Table`s from loaded runs; `study.report` numbers and renders them. The
+markdown form rounds to 4 significant figures and may be a compact view; the CSV keeps full
+precision and, where a table gives `detail`, every row and column behind the compact view.
 """
 import csv
 import io
+import json
 import math
 from dataclasses import dataclass, field
 
-from tabulate import tabulate
+
+MARKDOWN_DIGITS = 4
 
 
 @dataclass
@@ -18,48 +22,109 @@ class Table:
     headers: list[str]
     rows: list[list]
     notes: list[str] = field(default_factory=list)  # generated paragraphs under the table
+    detail: tuple[list[str], list[list]] | None = None  # the full (headers, rows) for the CSV
 
 
-def format_cell(value) -> str:
-    """Deterministic text for any cell value; keeps the sign of zero, which matters here."""
+def _float_text(value: float, digits: int | None) -> str:
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if value == 0:
+        return "-0" if math.copysign(1, value) < 0 else "0"
+    return repr(value) if digits is None else f"{value:.{digits}g}"
+
+
+def format_cell(value, digits: int | None = MARKDOWN_DIGITS) -> str:
+    """Deterministic text for any cell value; keeps the sign of zero, which matters here.
+    digits=None keeps full precision (the CSV form)."""
     if value is None:
-        return "—"
+        return "—" if digits is not None else ""
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        if value == 0:
-            return "-0" if math.copysign(1, value) < 0 else "0"
-        return f"{value:.6g}"
+        return _float_text(value, digits)
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(format_cell(v) for v in value) + "]"
+        return "[" + ", ".join(format_cell(v, digits) for v in value) + "]"
     return str(value)
 
 
-def _cells(table: Table) -> list[list[str]]:
-    return [[format_cell(v) for v in row] for row in table.rows]
-
-
 def to_markdown(table: Table) -> str:
-    escape = lambda s: s.replace("|", "\\|")  # noqa: E731
-    rows = [[escape(c) for c in row] for row in _cells(table)]
-    headers = [escape(h) for h in table.headers]
-    return tabulate(rows, headers, tablefmt="github", disable_numparse=True)
-
-
-def to_latex(table: Table, number: int, anchor: str) -> str:
-    body = tabulate(_cells(table), table.headers, tablefmt="latex_booktabs", disable_numparse=True)
-    caption = table.caption.replace("_", r"\_").replace("%", r"\%").replace("#", r"\#")
-    return (f"% Table {number}: {table.title}\n\\begin{{table}}[ht]\n\\centering\n"
-            f"\\caption{{{caption}}}\n\\label{{tab:{anchor}}}\n{body}\n\\end{{table}}\n")
+    """A GitHub table without alignment padding, so that a wide cell widens only its row."""
+    def line(cells):
+        return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+    out = [line(table.headers), "|" + "---|" * len(table.headers)]
+    out += [line([format_cell(v) for v in row]) for row in table.rows]
+    return "\n".join(out)
 
 
 def to_csv(table: Table) -> str:
+    """Full precision; numbers stay numbers (an empty cell where there is none)."""
+    headers, rows = table.detail or (table.headers, table.rows)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(table.headers)
-    writer.writerows(_cells(table))
+    writer.writerow(headers)
+    for row in rows:
+        writer.writerow([json.dumps(v) if isinstance(v, (list, dict)) else format_cell(v, None)
+                         for v in row])
     return out.getvalue()
+
+
+# --- LaTeX ------------------------------------------------------------------------------
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                  "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                  "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
+                  "|": r"\textbar{}"}
+_LATEX_UNICODE = {"−": "$-$", "×": r"$\times$", "÷": r"$\div$", "≤": r"$\leq$", "≥": r"$\geq$",
+                  "≠": r"$\neq$", "±": r"$\pm$", "µ": r"$\mu$", "ε": r"$\varepsilon$",
+                  "→": r"$\rightarrow$", "∞": r"$\infty$", "²": r"$^2$", "√": r"$\surd$",
+                  "✓": r"\checkmark{}", "✗": r"$\times$", "—": "---", "–": "--", "…": r"\ldots{}",
+                  "’": "'", "‘": "`", "“": "``", "”": "''", "′": "'", "≈": r"$\approx$",
+                  "·": r"$\cdot$", "∂": r"$\partial$", "θ": r"$\theta$", "λ": r"$\lambda$",
+                  "Δ": r"$\Delta$", "⁻": "-", "¹": r"$^1$", "⁰": r"$^0$", "⁶": r"$^6$", "⁸": r"$^8$"}
+
+
+def latex_escape(text: str) -> str:
+    """Text that pdflatex (with amssymb for \\checkmark) reads as the characters given:
+    every special character escaped, common Unicode symbols mapped, anything else non-ASCII
+    replaced by '?' so that the file always compiles."""
+    out = []
+    for ch in str(text):
+        if ch in _LATEX_SPECIAL:
+            out.append(_LATEX_SPECIAL[ch])
+        elif ch in _LATEX_UNICODE:
+            out.append(_LATEX_UNICODE[ch])
+        elif ord(ch) < 128:
+            out.append(ch)
+        else:
+            out.append("?")
+    return "".join(out)
+
+
+def to_latex(table: Table, number: int, anchor: str) -> str:
+    """A booktabs table for \\input{} (needs \\usepackage{booktabs, amssymb})."""
+    cols = "l" * len(table.headers)
+    lines = [f"% Table {number}: {latex_escape(table.title)}", r"\begin{table}[ht]", r"\centering",
+             f"\\caption{{{latex_escape(table.title)}. {latex_escape(table.caption)}}}",
+             f"\\label{{tab:{anchor}}}", f"\\begin{{tabular}}{{{cols}}}", r"\toprule",
+             " & ".join(latex_escape(h) for h in table.headers) + r" \\", r"\midrule"]
+    lines += [" & ".join(latex_escape(format_cell(v)) for v in row) + r" \\" for row in table.rows]
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def collapse_rows(rows: list[list], join: tuple[int, ...]) -> list[list]:
+    """Merge rows that agree everywhere except in the `join` columns, whose values are listed
+    ("float16, bfloat16"): one row for a change seen in several dtypes, modes or inputs."""
+    merged: dict[tuple, list] = {}
+    for row in rows:
+        key = tuple(format_cell(v, None) for i, v in enumerate(row) if i not in join)
+        if key not in merged:
+            merged[key] = [list(row[i:i + 1]) if i in join else row[i] for i in range(len(row))]
+            continue
+        for i in join:
+            if not any(format_cell(v, None) == format_cell(row[i], None) for v in merged[key][i]):
+                merged[key][i].append(row[i])
+    return [[", ".join(format_cell(v) for v in cell) if i in join else cell
+             for i, cell in enumerate(row)] for row in merged.values()]

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from study.conventions import jax_dtype, numpy_dtype, torch_dtype
+from study.conventions import numpy_dtype, torch_dtype
 
 
 def digits_data() -> tuple[np.ndarray, np.ndarray]:
@@ -66,33 +66,34 @@ def jax_loss(name: str, out, y):
     return -jnp.mean(jnp.take_along_axis(logp, y[:, None], axis=-1))
 
 
-def count_zeros(preacts) -> int:
-    return int(sum(int((h == 0).sum()) for h in preacts))
+def count_zeros(preacts, device) -> int:
+    return int(sum(int(device.to_numpy((h == 0).sum())) for h in preacts))
 
 
-def train_torch(act, params0, batches, loss: str, lr: float, dtype: str, bias: bool) -> dict:
+def train_torch(act, params0, batches, loss: str, lr: float, dtype: str, bias: bool,
+                device) -> dict:
     dt = torch_dtype(dtype)
-    params = [torch.tensor(p, dtype=dt, requires_grad=True) for p in params0]
+    params = [device.to_torch(p, requires_grad=True, dtype=dt) for p in params0]
     losses, zeros, snapshots = [], [], []
     for x, y in batches:
-        out, pre = mlp_forward(params, torch.tensor(x, dtype=dt), act, bias)
-        value = torch_loss(loss, out, torch.tensor(y))
+        out, pre = mlp_forward(params, device.to_torch(x, dtype=dt), act, bias)
+        value = torch_loss(loss, out, device.to_torch(y))
         for p in params:  # optimizer.zero_grad()
             p.grad = None
         value.backward()
         with torch.no_grad():  # optimizer.step() of plain SGD
             for p in params:
                 p -= lr * p.grad
-        losses.append(float(value.detach()))
-        zeros.append(count_zeros(pre))
-        snapshots.append(np.concatenate([p.detach().double().numpy().ravel() for p in params]))
+        losses.append(float(device.to_numpy(value)))
+        zeros.append(count_zeros(pre, device))
+        snapshots.append(np.concatenate([device.to_numpy(p).astype(np.float64).ravel()
+                                         for p in params]))
     return {"losses": losses, "zeros": zeros, "snapshots": snapshots,
-            "params": [p.detach().double().numpy() for p in params]}
+            "params": [device.to_numpy(p).astype(np.float64) for p in params]}
 
 
-def train_jax(act, params0, batches, loss: str, lr: float, dtype: str, bias: bool) -> dict:
-    dt = jax_dtype(dtype)
-
+def train_jax(act, params0, batches, loss: str, lr: float, dtype: str, bias: bool,
+              device) -> dict:
     def objective(params, x, y):
         out, pre = mlp_forward(params, x, act, bias)
         return jax_loss(loss, out, y), sum(jnp.sum(h == 0) for h in pre)
@@ -102,15 +103,17 @@ def train_jax(act, params0, batches, loss: str, lr: float, dtype: str, bias: boo
         (value, zeros), grads = jax.value_and_grad(objective, has_aux=True)(params, x, y)
         return [p - lr * g for p, g in zip(params, grads)], value, zeros
 
-    params = [jnp.asarray(p, dtype=dt) for p in params0]
+    nd = numpy_dtype(dtype)
+    params = [device.to_jax(p, dtype=nd) for p in params0]
     losses, zeros, snapshots = [], [], []
     for x, y in batches:
-        params, value, z = step(params, jnp.asarray(x, dtype=dt), jnp.asarray(y))
-        losses.append(float(value))
-        zeros.append(int(z))
-        snapshots.append(np.concatenate([np.asarray(p).astype(np.float64).ravel() for p in params]))
+        params, value, z = step(params, device.to_jax(x, dtype=nd), device.to_jax(y))
+        losses.append(float(device.to_numpy(value)))
+        zeros.append(int(device.to_numpy(z)))
+        snapshots.append(np.concatenate([device.to_numpy(p).astype(np.float64).ravel()
+                                         for p in params]))
     return {"losses": losses, "zeros": zeros, "snapshots": snapshots,
-            "params": [np.asarray(p).astype(np.float64) for p in params]}
+            "params": [device.to_numpy(p).astype(np.float64) for p in params]}
 
 
 def first_divergence(a: list[np.ndarray], b: list[np.ndarray]) -> int | None:
@@ -121,16 +124,16 @@ def first_divergence(a: list[np.ndarray], b: list[np.ndarray]) -> int | None:
     return None
 
 
-def accuracy(framework: str, act, params, x, y, dtype: str, bias: bool) -> float:
+def accuracy(framework: str, act, params, x, y, dtype: str, bias: bool, device) -> float:
     if framework == "torch":
         dt = torch_dtype(dtype)
         with torch.no_grad():
-            out, _ = mlp_forward([torch.tensor(p, dtype=dt) for p in params],
-                                 torch.tensor(x, dtype=dt), act, bias)
-        pred = out.float().argmax(-1).numpy()
+            out, _ = mlp_forward([device.to_torch(p, dtype=dt) for p in params],
+                                 device.to_torch(x, dtype=dt), act, bias)
+        pred = device.to_numpy(out.float().argmax(-1))
     else:
-        dt = jax_dtype(dtype)
-        out, _ = mlp_forward([jnp.asarray(p, dtype=dt) for p in params], jnp.asarray(x, dtype=dt),
-                             act, bias)
-        pred = np.asarray(out.astype(jnp.float32).argmax(-1))
+        nd = numpy_dtype(dtype)
+        out, _ = mlp_forward([device.to_jax(p, dtype=nd) for p in params],
+                             device.to_jax(x, dtype=nd), act, bias)
+        pred = device.to_numpy(out.astype(jnp.float32).argmax(-1))
     return float(np.mean(pred == y))

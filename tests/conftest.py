@@ -1,10 +1,16 @@
-"""Strict numerics, switched on once for every test."""
-import jax
-import numpy as np
-import pytest
+"""Strict numerics, switched on once for every test; two virtual CPU devices for the audit."""
+import os
 
-import study  # noqa: F401  applies the shared framework settings (x64, matmul precision)
-from study.devices import Device
+# Before JAX starts: a second CPU device for tests/test_device_audit.py to send strays to.
+os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
+                           + " --xla_force_host_platform_device_count=2").strip()
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import study  # noqa: E402,F401  applies the shared framework settings (x64, matmul precision)
+from study.devices import Device  # noqa: E402
 
 jax.config.update("jax_numpy_dtype_promotion", "strict")
 jax.config.update("jax_numpy_rank_promotion", "raise")

@@ -72,13 +72,48 @@ def test_corrupt_or_foreign_result_file_is_named_and_nothing_is_written(
 
 
 def test_run_then_report_end_to_end(capsys, tmp_path):
-    rc, _, err = run_cli(capsys, "run", "two_layer", "--device", "cpu", "--results-dir",
+    rc, _, err = run_cli(capsys, "run", "nonscalar_backward", "--device", "cpu", "--results-dir",
                          str(tmp_path / "results"))
-    assert rc == 0 and "[two_layer cpu]" in err  # progress on stderr
-    files = os.listdir(tmp_path / "results" / "two_layer")
+    assert rc == 0 and "[nonscalar_backward cpu]" in err and " of ~" in err  # progress on stderr
+    files = os.listdir(tmp_path / "results" / "nonscalar_backward")
     assert len(files) == 1 and files[0].startswith(f"{os.uname().nodename}__cpu__torch-")
+    assert files[0].endswith("__standard.json")
     rc, _, _ = run_cli(capsys, "report", "--results", str(tmp_path / "results"),
                        "--out", str(tmp_path / "out"))
     assert rc == 0
     report = (tmp_path / "out" / "REPORT.md").read_text()
-    assert "Table 2: Seed 001's table" in report and "[[0, 0], [0, 0], [0, -38]]" in report
+    assert "Table 18: Seed 002: backward on a non-scalar output" in report
+    # out = a * a: the chain rule gives backward(ones) = 2a = [[2, 4, 6], [8, 10, 12]]
+    assert "| backward(ones) | [[2, 4, 6], [8, 10, 12]] | [[2, 4, 6], [8, 10, 12]] |" in report
+
+
+HIDE_MLXTEND = """
+import importlib.abc, runpy, sys
+class Hide(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split('.')[0] == 'mlxtend':
+            raise ModuleNotFoundError(name)
+sys.meta_path.insert(0, Hide())
+sys.argv = ['study', 'run', 'all']
+runpy.run_module('study', run_name='__main__')
+"""
+
+
+def test_a_missing_package_is_named_in_one_line_before_anything_runs(tmp_path):
+    done = subprocess.run([sys.executable, "-c", HIDE_MLXTEND], cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr[-500:]
+    assert "lacks the Python packages mlxtend" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_full_applies_only_to_experiments_that_offer_it(capsys, tmp_path):
+    rc, _, err = run_cli(capsys, "run", "two_layer", "--full", "--results-dir", str(tmp_path))
+    assert rc == 2 and "--full applies only to" in err and "bifurcation" in err
+    assert os.listdir(tmp_path) == []
+
+
+def test_compare_names_a_missing_reference_in_one_line(capsys, tmp_path):
+    (tmp_path / "results").mkdir()
+    rc, _, err = run_cli(capsys, "compare", str(tmp_path / "results"), "--reference",
+                         str(tmp_path / "nope"))
+    assert rc == 2 and err.count("\n") == 1 and "no reference results" in err

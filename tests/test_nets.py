@@ -15,7 +15,7 @@ import pytest
 
 from study.conventions import reverse_derivative
 from study.nets import preactivation_zeros, seed_two_layer_data, two_layer_gradients
-from study.rules import RULES, by_name, relu_rules
+from study.rules import RULES, by_key, relu_rules
 
 SEED_DIFF_W1 = np.array([[0, 0], [0, 0], [0, -38]], np.float32)  # from the derivation above
 
@@ -35,23 +35,23 @@ def test_seed_data_has_the_single_tie_of_the_derivation():
 
 
 def test_seed_loss_is_4307(cpu):
-    assert float(two_layer_gradients(by_name("torch.relu"), seed_two_layer_data(), cpu)["loss"]) \
+    assert float(two_layer_gradients(by_key("torch_relu"), seed_two_layer_data(), cpu)["loss"]) \
         == 4307.0
 
 
-@pytest.mark.parametrize("framework,c0,c1", [
-    ("torch", "ReLUWithConvention(c=0)", "ReLUWithConvention(c=1)"),
-    ("jax", "relu_with_convention(c=0) (custom_vjp)", "relu_with_convention(c=1) (custom_vjp)"),
-])
-def test_seed_difference_between_c0_and_c1_is_minus_38(cpu, framework, c0, c1):
+@pytest.mark.parametrize("c0,c1", [("torch_custom_c0", "torch_custom_c1"),
+                                   ("jax_custom_c0", "jax_custom_c1"),
+                                   ("torch_custom_op_c0", "torch_custom_op_c1"),
+                                   ("jax_custom_nondiff_c0", "jax_custom_nondiff_c1")])
+def test_seed_difference_between_c0_and_c1_is_minus_38(cpu, c0, c1):
     data = seed_two_layer_data()
-    g0 = two_layer_gradients(by_name(c0), data, cpu)
-    g1 = two_layer_gradients(by_name(c1), data, cpu)
+    g0 = two_layer_gradients(by_key(c0), data, cpu)
+    g1 = two_layer_gradients(by_key(c1), data, cpu)
     np.testing.assert_array_equal(g0["grad_w1"] - g1["grad_w1"], SEED_DIFF_W1)
     np.testing.assert_array_equal(g0["grad_w2"] - g1["grad_w2"], np.zeros((2, 2), np.float32))
 
 
-@pytest.mark.parametrize("rule", [r for r in RULES if r.kind == "custom"], ids=lambda r: r.name)
+@pytest.mark.parametrize("rule", [r for r in RULES if r.kind == "custom"], ids=lambda r: r.key)
 def test_custom_rule_matches_the_float64_oracle_on_seed_data(cpu, rule):
     got = two_layer_gradients(rule, seed_two_layer_data(), cpu)
     want = numpy_oracle(seed_two_layer_data(), rule.convention)
@@ -63,9 +63,9 @@ def test_builtin_difference_follows_its_measured_derivative_at_zero(cpu):
     # Never pin a built-in's convention: measure d/dx(0) = m, then the derivation says the
     # seed gradient differs from the c = 0 rule by exactly 38 m at w1[2, 1].
     data = seed_two_layer_data()
-    base = two_layer_gradients(by_name("ReLUWithConvention(c=0)"), data, cpu)["grad_w1"]
+    base = two_layer_gradients(by_key("torch_custom_c0"), data, cpu)["grad_w1"]
     for rule in (r for r in relu_rules() if r.kind == "builtin"):
-        m = reverse_derivative(rule, 0.0)
+        m = reverse_derivative(rule, 0.0, "float32", cpu)
         diff = two_layer_gradients(rule, data, cpu)["grad_w1"] - base
         np.testing.assert_array_equal(diff, -m * SEED_DIFF_W1, err_msg=rule.name)
 
@@ -73,7 +73,7 @@ def test_builtin_difference_follows_its_measured_derivative_at_zero(cpu):
 def test_rules_with_equal_conventions_agree_bitwise_across_frameworks_on_seed_data(cpu):
     data = seed_two_layer_data()
     rules = relu_rules()
-    measured = {r.name: reverse_derivative(r, 0.0) for r in rules}
+    measured = {r.name: reverse_derivative(r, 0.0, "float32", cpu) for r in rules}
     grads = {r.name: two_layer_gradients(r, data, cpu) for r in rules}
     pairs = [(t, j) for t in rules if t.framework == "torch" for j in rules
              if j.framework == "jax" and measured[t.name] == measured[j.name]]

@@ -1,53 +1,163 @@
+"""The committed report is exactly what the committed results render to, and it is readable."""
 import csv
 import io
 import os
+import re
+import shutil
+import subprocess
+
+import pytest
 
 import experiments
 from study import report, results
-from study.tables import Table, format_cell, to_csv, to_markdown
+from study.tables import Table, collapse_rows, format_cell, latex_escape, to_csv, to_latex, to_markdown
 
 REPORTS = os.path.join(results.REPO_ROOT, "reports")
+MAX_LINE = 400
 
 
-def _render(roots):
+def _render(roots=None, reference=results.REFERENCE_DIR):
     exps = experiments.all_experiments()
-    runs, notes = results.load_runs(roots, {e.NAME for e in exps})
-    return report.render(runs, notes, exps)
+    runs, notes = results.load_runs(roots or [results.RESULTS_DIR], {e.NAME for e in exps})
+    refs = (results.load_runs([reference], {e.NAME for e in exps})[0]
+            if reference and os.path.isdir(reference) else [])
+    return report.render(runs, notes, exps, refs)
 
 
-def test_committed_report_is_exactly_what_its_committed_results_render_to():
-    files = _render([results.RESULTS_DIR])
-    for rel, content in files.items():
+@pytest.fixture(scope="module")
+def committed():
+    return _render()
+
+
+def test_committed_report_is_exactly_what_its_committed_results_render_to(committed):
+    for rel, content in committed.items():
         with open(os.path.join(REPORTS, rel), "rb") as f:
             on_disk = f.read()
-        expected = content if isinstance(content, bytes) else content.encode("utf-8")
-        assert on_disk == expected, f"reports/{rel} is stale: run `python -m study report`"
+        if rel.endswith(".png"):  # matplotlib's bytes vary by release: check it is the picture
+            assert on_disk[:8] == b"\x89PNG\r\n\x1a\n" and on_disk[16:24] == content[16:24], rel
+            continue
+        assert on_disk == content.encode("utf-8"), f"reports/{rel} is stale: run `python -m study report`"
+    for sub in report.GENERATED_FOLDERS:
+        for name in os.listdir(os.path.join(REPORTS, sub)):
+            assert f"{sub}/{name}" in committed, f"reports/{sub}/{name} is left over"
 
 
-def test_rendering_twice_gives_identical_bytes():
-    assert _render([results.RESULTS_DIR]) == _render([results.RESULTS_DIR])
+def test_rendering_twice_gives_identical_bytes(committed):
+    again = _render()
+    assert {k: v for k, v in again.items() if not k.endswith(".png")} == \
+        {k: v for k, v in committed.items() if not k.endswith(".png")}
 
 
-def test_every_table_has_a_number_caption_anchor_and_source():
-    text = _render([results.RESULTS_DIR])["REPORT.md"]
+def test_contents_names_every_table_with_its_files_before_the_findings(committed):
+    text = committed["REPORT.md"]
+    contents = text.split("## Contents", 1)[1].split("## Findings", 1)[0]
+    numbers = report.number_tables(experiments.all_experiments())
+    for (exp, tid), n in numbers.items():
+        a = report.anchor(exp, tid)
+        assert f"| [{n}](#{a}) |" in contents, a
+        if f"tables/{a}.md" in committed:
+            assert f"[md](tables/{a}.md) · [tex](tables/{a}.tex) · [csv](tables/{a}.csv)" in contents
+
+
+def test_every_section_opens_with_its_question_and_rerun_command(committed):
+    text = committed["REPORT.md"]
+    for exp in experiments.all_experiments():
+        section = text.split(f"## {exp.NAME}: ", 1)[1]
+        assert " ".join(section.split("\n\n")[1].split()) == f"*Question:* {exp.QUESTION}"
+        assert f"*Rerun:* `python -m study run {exp.NAME}`" in section.split("\n\n")[2]
+
+
+def test_no_markdown_line_is_longer_than_a_screen(committed):
+    for rel, content in committed.items():
+        if rel.endswith(".md"):
+            long = [ln[:80] for ln in content.splitlines() if len(ln) > MAX_LINE]
+            assert not long, (rel, long[:3])
+
+
+def test_every_table_has_a_number_caption_anchor_and_source(committed):
+    text = committed["REPORT.md"]
     for n, (exp, tid) in enumerate(((e.NAME, t) for e in experiments.all_experiments()
                                     for t in e.TABLES), 1):
         assert f'<a id="{report.anchor(exp, tid)}"></a>\n### Table {n}: ' in text
 
 
 def test_a_table_without_results_keeps_its_number():
-    exps = experiments.all_experiments()
-    text = report.render([], [], exps)["REPORT.md"]
+    text = report.render([], [], experiments.all_experiments())["REPORT.md"]
     assert "### Table 1: no results yet" in text
 
 
-def test_cells_keep_the_sign_of_zero_and_name_non_finite_values():
-    assert [format_cell(v) for v in (-0.0, 0.0, float("nan"), float("-inf"), None, True)] == \
-        ["-0", "0", "nan", "-inf", "—", "yes"]
+def test_an_experiment_whose_tables_raise_is_one_line_and_the_rest_renders(monkeypatch):
+    exps = experiments.all_experiments()
+    runs, _ = results.load_runs([results.RESULTS_DIR], {e.NAME for e in exps})
+    broken = experiments.load("two_layer")
+
+    def boom(runs):
+        raise KeyError("planted\nsecond line")
+    monkeypatch.setattr(broken, "tables", boom)
+    text = report.render(runs, [], exps)["REPORT.md"]
+    line = next(ln for ln in text.splitlines() if ln.startswith("**error:** the tables of `two_layer`"))
+    assert "KeyError" in line and "planted" in line
+    assert "## zero_point:" in text and "### Table 5: " in text  # the next experiment renders
 
 
-def test_csv_export_parses_back_to_the_same_cells():
-    t = Table("t", "T", "cap", ["a", "b|c"], [[1.5, "x, y"], [-0.0, None]])
+def test_csv_cells_are_numbers_at_full_precision_and_empty_when_missing():
+    t = Table("t", "T", "cap", ["a", "b|c", "c"], [[1.2345678901, "x, y", [1.0, 2.5]], [-0.0, None, 3]])
     rows = list(csv.reader(io.StringIO(to_csv(t))))
-    assert rows == [["a", "b|c"], ["1.5", "x, y"], ["-0", "—"]]
-    assert "b\\|c" in to_markdown(t)
+    assert rows == [["a", "b|c", "c"], ["1.2345678901", "x, y", "[1.0, 2.5]"], ["-0", "", "3"]]
+    assert float(rows[1][0]) == 1.2345678901
+    assert "b\\|c" in to_markdown(t) and "1.235" in to_markdown(t)
+
+
+def test_cells_keep_the_sign_of_zero_and_four_significant_figures():
+    assert [format_cell(v) for v in (-0.0, 0.0, float("nan"), float("-inf"), None, True, 1234.5678)] \
+        == ["-0", "0", "nan", "-inf", "—", "yes", "1235"]
+
+
+def test_collapsed_rows_list_what_differs():
+    rows = [["torch", "op", "float16", "reverse", 1], ["torch", "op", "float32", "reverse", 1],
+            ["torch", "op", "float32", "forward", 1], ["torch", "op", "float32", "forward", 2]]
+    assert collapse_rows(rows, (2, 3)) == [["torch", "op", "float16, float32", "reverse, forward", 1],
+                                           ["torch", "op", "float32", "forward", 2]]
+
+
+LATEX_SPECIALS = re.compile(r"(?<!\\)[&%$#_{}~^]")
+
+
+def _latex_text_is_escaped(tex: str) -> None:
+    body = tex.split(r"\midrule", 1)[1].split(r"\bottomrule", 1)[0]
+    caption = re.search(r"\\caption\{(.*)\}\n\\label", tex, re.S).group(1)
+    for text in [caption] + body.splitlines():
+        cleaned = re.sub(r"\\[a-zA-Z]+\{\}|\\[&%$#_{}]|\$[^$]*\$|\\\\", "", text)
+        cleaned = cleaned.replace(" & ", " ")
+        assert not LATEX_SPECIALS.search(cleaned), text[:120]
+        assert all(ord(ch) < 128 for ch in text), text[:120]
+    assert tex.count("{") - tex.count(r"\{") == tex.count("}") - tex.count(r"\}")
+
+
+def test_latex_escapes_everything_tex_would_misread():
+    assert latex_escape("10^8 & 5% of $x_i #1 {a} ~ \\") == (
+        r"10\textasciicircum{}8 \& 5\% of \$x\_i \#1 \{a\} \textasciitilde{} \textbackslash{}")
+    tex = to_latex(Table("t", "Title_1", "caption with 10^8 and ≤ 1.05 and ✓", ["a_b", "c"],
+                         [["x^2", 0.5], ["{a}", None]]), 3, "x-t")
+    _latex_text_is_escaped(tex)
+
+
+def test_every_committed_latex_table_parses(committed):
+    texs = {rel: c for rel, c in committed.items() if rel.endswith(".tex")}
+    assert texs
+    for rel, tex in texs.items():
+        assert tex.count(r"\begin{table}") == tex.count(r"\end{table}") == 1, rel
+        _latex_text_is_escaped(tex)
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="no TeX engine here to compile with")
+def test_every_committed_latex_table_compiles(committed, tmp_path):
+    doc = ["\\documentclass{article}", "\\usepackage{booktabs,amssymb}", "\\begin{document}"]
+    for rel, tex in committed.items():
+        if rel.endswith(".tex"):
+            (tmp_path / os.path.basename(rel)).write_text(tex)
+            doc.append(f"\\input{{{os.path.basename(rel)}}}\\clearpage")
+    (tmp_path / "all.tex").write_text("\n".join(doc + ["\\end{document}"]))
+    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "all.tex"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:]

@@ -6,14 +6,16 @@ import torch
 
 from conftest import assert_close
 from study.conventions import reverse_derivative
-from study.rules import RULES, reference_relu, relu_rules, twin_of
+from study.devices import Device
+from study.rules import RULES, by_key, reference_relu, relu_rules, twin_of
 
 CUSTOM = [r for r in RULES if r.kind == "custom"]
 
 
 def test_registry_contract():
-    assert len({r.name for r in RULES}) == len(RULES)
+    assert len({r.name for r in RULES}) == len(RULES) == len({r.key for r in RULES})
     for r in RULES:
+        assert r.key.startswith(r.framework + "_"), r.key
         assert r.framework in ("torch", "jax") and r.kind in ("builtin", "custom")
         assert (r.convention is None) == (r.kind == "builtin"), r.name
 
@@ -35,7 +37,7 @@ def _value_and_grad(rule, x: np.ndarray):
     """Forward value and grad of sum(rule(x) * w) with a non-uniform cotangent w."""
     w = np.linspace(-2.0, 3.0, x.size).astype(x.dtype)
     if rule.framework == "torch":
-        xt = torch.from_numpy(x.copy()).requires_grad_(True)
+        xt = torch.from_numpy(x.copy()).requires_grad_(True)  # noqa: device-audit (tests: cpu)
         y = rule.fn(xt)
         (y * torch.from_numpy(w)).sum().backward()
         return y.detach().numpy(), xt.grad.numpy()
@@ -44,7 +46,7 @@ def _value_and_grad(rule, x: np.ndarray):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("rule", CUSTOM, ids=lambda r: r.name)
+@pytest.mark.parametrize("rule", CUSTOM, ids=lambda r: r.key)
 def test_custom_rule_equals_its_frameworks_relu_off_zero(rule, dtype):
     # Oracle: the framework's own autodiff of its relu. Off x == 0 every convention agrees.
     x = _no_zero_inputs(dtype)
@@ -54,23 +56,30 @@ def test_custom_rule_equals_its_frameworks_relu_off_zero(rule, dtype):
     assert_close(grad, ref_grad, dtype)
 
 
-@pytest.mark.parametrize("rule", CUSTOM, ids=lambda r: r.name)
+@pytest.mark.parametrize("rule", CUSTOM, ids=lambda r: r.key)
 def test_custom_backward_really_runs(rule):
     if rule.framework == "torch":
         y = rule.fn(torch.ones(3, requires_grad=True))
         assert isinstance(y.grad_fn, torch.autograd.function.BackwardCFunction), type(y.grad_fn)
+        assert "Backward" in type(y.grad_fn).__name__
     else:
         jaxpr = str(jax.make_jaxpr(rule.fn)(jnp.ones(3)))
         assert "custom_vjp_call" in jaxpr or "custom_jvp_call" in jaxpr
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("rule", CUSTOM, ids=lambda r: r.name)
+@pytest.mark.parametrize("rule", CUSTOM, ids=lambda r: r.key)
 def test_declared_convention_is_what_the_backward_returns_at_zero(rule, dtype):
-    assert reverse_derivative(rule, 0.0, dtype) == rule.convention
+    assert reverse_derivative(rule, 0.0, dtype, Device("cpu")) == rule.convention
 
 
 def test_relu_rules_are_exactly_the_zero_kink_relu_like_ones():
-    names = {r.name for r in relu_rules()}
-    assert "torch.clamp(x, min=0)" in names and "jax.nn.relu" in names
-    assert "F.relu6" not in names and "jnp.abs" not in names
+    keys = {r.key for r in relu_rules()}
+    assert "torch_clamp_min0" in keys and "jax_relu" in keys
+    assert "torch_relu6" not in keys and "jax_abs" not in keys
+
+
+def test_keys_name_rules_stably_and_unknown_keys_say_so():
+    assert by_key("torch_relu").name == "torch.relu"
+    with pytest.raises(KeyError, match="no rule with key 'torch.relu'"):
+        by_key("torch.relu")

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from study.memory import jax_residual_bytes, torch_saved_bytes
-from study.rules import by_name
+from study.rules import by_key
 from study.timing import summarize, time_thunk
 
 
@@ -40,19 +40,40 @@ N = 1 << 16
 
 
 @pytest.mark.parametrize("rule,expected", [
-    ("MyReLU (seed 000)", 4.0),  # saves its float32 input: 4 bytes an element
-    ("ReLUSavesBoolMask (c=0)", 1.0),  # a torch.bool mask: 1 byte
-    ("ReLUSavesBitMask (c=0)", 0.125),  # eight mask bits a uint8: 1/8 byte
+    ("torch_myrelu_seed", 4.0),  # saves its float32 input: 4 bytes an element
+    ("torch_custom_op_c0", 4.0),  # setup_context saves the input too
+    ("torch_custom_bool_mask", 1.0),  # a torch.bool mask: 1 byte
+    ("torch_custom_bit_mask", 0.125),  # eight mask bits a uint8: 1/8 byte
 ])
 def test_torch_saved_bytes_match_what_the_code_saves(rule, expected):
-    assert torch_saved_bytes(by_name(rule).fn, torch.randn(N)) / N == expected
+    assert torch_saved_bytes(by_key(rule).fn, torch.randn(N)) / N == expected
 
 
 @pytest.mark.parametrize("rule,expected", [
-    ("relu_with_convention(c=0) (custom_vjp)", 4.0),  # residual x, float32
-    ("relu_saves_bool_mask (custom_vjp, c=0)", 1.0),
-    ("relu_saves_bit_mask (custom_vjp, c=0)", 0.125),  # jnp.packbits: N/8 uint8
+    ("jax_custom_c0", 4.0),  # residual x, float32
+    ("jax_custom_nondiff_c0", 4.0),
+    ("jax_custom_bool_mask", 1.0),
+    ("jax_custom_bit_mask", 0.125),  # jnp.packbits: N/8 uint8
 ])
 @pytest.mark.parametrize("jit", [False, True])
 def test_jax_residual_bytes_match_what_the_code_saves(rule, expected, jit):
-    assert jax_residual_bytes(by_name(rule).fn, jnp.ones(N, jnp.float32), jit=jit) / N == expected
+    assert jax_residual_bytes(by_key(rule).fn, jnp.ones(N, jnp.float32), jit=jit) / N == expected
+
+
+def _stats(median):
+    return {"median": median, "q1": median, "q3": median, "iqr": 0.0, "n": 3, "min": median}
+
+
+def test_bandwidth_fraction_counts_the_bytes_the_work_must_move():
+    # A copy of n float32 moves 8n bytes in T; a rule step moving its 12 useful bytes an
+    # element in 1.5 T runs at 12n / 1.5T = 8n / T: exactly the copy's rate, a fraction of 1.
+    from experiments import timing
+    from study.results import Run
+    n, t = 10 ** 6, 1e-3
+    recs = [{"part": "machine", "what": "copy torch", "bytes": 8 * n, "stats": _stats(t)},
+            {"part": "rule", "framework": "torch", "mode": "compile", "rule": "torch_relu",
+             "name": "torch.relu", "n": n, "bytes_per_element": 12, "stats": _stats(1.5 * t),
+             "dispatch": _stats(1e-6), "first_call_s": 1.0}]
+    prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j"}
+    fractions = timing._fractions(Run("timing", prov, recs, "x.json"))
+    assert fractions == {("torch", "compile", "torch_relu"): 1.0}

@@ -1,68 +1,139 @@
+import math
+
 import numpy as np
 import pytest
 import torch
 
-from study.bifurcation import bifurcating_inits, stacked_inits
+import experiments.bifurcation as bif_exp
+from study import bifurcation as bif
 from study.nets import seed_two_layer_data
-from study.rules import by_name
+from study.rules import by_key
 from study.training import (cast, count_zeros, digits_data, first_divergence, init_mlp,
                             train_jax, train_torch)
 
 TRAIN = {"torch": train_torch, "jax": train_jax}
-C_RULES = {"torch": ("ReLUWithConvention(c=0)", "ReLUWithConvention(c=1)"),
-           "jax": ("relu_with_convention(c=0) (custom_vjp)",
-                   "relu_with_convention(c=1) (custom_vjp)")}
+C_RULES = {"torch": ("torch_custom_c0", "torch_custom_c1"),
+           "jax": ("jax_custom_c0", "jax_custom_c1")}
 
 
-def test_zero_counter_finds_exactly_the_planted_zeros_signed_zeros_included():
+def test_zero_counter_finds_exactly_the_planted_zeros_signed_zeros_included(cpu):
     h1 = torch.tensor([[0.0, 1e-30, -0.0], [2.0, 0.0, -1e-45]])  # 3 zeros; tiny values are not
     h2 = torch.tensor([[5.0, -0.0]])  # 1 zero
-    assert count_zeros([h1, h2]) == 4
+    assert count_zeros([h1, h2], cpu) == 4
 
 
 @pytest.mark.parametrize("framework", ["torch", "jax"])
-def test_a_tie_planted_at_step_k_makes_runs_diverge_at_step_k(framework):
+def test_a_tie_planted_at_step_k_makes_runs_diverge_at_step_k(framework, cpu):
     # Seed 001's net has no bias, so an all-zero batch gives zero gradients: the weights do not
     # move for k steps. Then seed 001's x meets its one tie, (x @ w1)[3, 1] = 0, at step k.
     k = 3
     d = seed_two_layer_data()
     batches = [(np.zeros((4, 3)), np.zeros(4, np.int64))] * k + [(d["x"], np.zeros(4))] * 2
     params = cast([d["w1"], d["w2"]], "float32")
-    runs = [TRAIN[framework](by_name(r).fn, params, batches, "mse_ones", 1e-4, "float32", False)
+    runs = [TRAIN[framework](by_key(r).fn, params, batches, "mse_ones", 1e-4, "float32", False, cpu)
             for r in C_RULES[framework]]
     assert first_divergence(runs[0]["snapshots"], runs[1]["snapshots"]) == k
 
 
-def _digits_run(framework, rule, dtype, steps=6):
+def _digits_run(framework, rule, dtype, device, steps=6):
     x, y = digits_data()
     params = cast(init_mlp(np.random.default_rng(0), [64, 16, 10]), dtype)
     batches = [(x[i * 32:(i + 1) * 32], y[i * 32:(i + 1) * 32]) for i in range(steps)]
-    return TRAIN[framework](by_name(rule).fn, params, batches, "xent", 0.1, dtype, True)
-
-
-@pytest.mark.parametrize("framework", ["torch", "jax"])
-def test_float64_without_ties_trains_identically_under_c0_and_c1(framework):
-    r0, r1 = (_digits_run(framework, r, "float64") for r in C_RULES[framework])
-    assert sum(r0["zeros"]) == 0
-    assert first_divergence(r0["snapshots"], r1["snapshots"]) is None
+    return TRAIN[framework](by_key(rule).fn, params, batches, "xent", 0.1, dtype, True, device)
 
 
 @pytest.mark.parametrize("dtype,tol", [("float64", 1e-12), ("float32", 1e-5)])
-def test_both_frameworks_trace_the_same_loss_curve(dtype, tol):
-    t = _digits_run("torch", C_RULES["torch"][0], dtype)
-    j = _digits_run("jax", C_RULES["jax"][0], dtype)
+def test_both_frameworks_trace_the_same_loss_curve(dtype, tol, cpu):
+    t = _digits_run("torch", C_RULES["torch"][0], dtype, cpu)
+    j = _digits_run("jax", C_RULES["jax"][0], dtype, cpu)
     np.testing.assert_allclose(t["losses"], j["losses"], rtol=tol, atol=tol)
-
-
-def test_bifurcation_counts_an_init_only_when_a_tie_changes_the_gradient():
-    # float64 digits: no exact zero pre-activations, so no initialisation can bifurcate
-    x, y = digits_data()
-    params = stacked_inits(0, 4, [64, 16, 10])
-    for formulation in ("torch", "jax"):
-        assert not bifurcating_inits(formulation, params, x[:256], y[:256], 128, "float64").any()
 
 
 def test_nan_in_both_trajectories_is_not_a_divergence():
     nan = np.array([np.nan, 1.0])
     assert first_divergence([nan, nan], [nan.copy(), nan.copy()]) is None
     assert first_divergence([nan, nan], [nan, np.array([np.nan, 2.0])]) == 1
+
+
+# --- bifurcation ------------------------------------------------------------------------------
+
+def _small_data(n=192):
+    x, y = bif.mnist_5k()
+    return x[:n], y[:n]
+
+
+@pytest.mark.parametrize("framework", ["torch", "jax"])
+def test_a_dead_first_layer_unit_bifurcates_at_once_unless_nothing_reads_it(framework, cpu):
+    # Oracle by construction: unit 0 of layer 1 has zero weights and bias, so its
+    # pre-activation is exactly 0 for every image; ReLU'(0) = 1 passes dL/da to dW1[0] and
+    # ReLU'(0) = 0 does not, so dW1 differs in the first minibatch. If the next layer also
+    # ignores unit 0 (its column of W2 is 0), dL/da is 0 there and nothing can differ.
+    x, y = _small_data()
+    params = bif.init_params(0, 0, bif.layer_sizes(8, 2))
+    params[0][0, :], params[1][0] = 0.0, 0.0
+    assert bif.run_init(framework, params, x, y, 64, "float32", cpu).first_batch == 0
+    params[2][:, 0] = 0.0
+    outcome = bif.run_init(framework, params, x, y, 64, "float32", cpu)
+    assert outcome.first_batch is None and outcome.zero_batches == outcome.batches_checked
+
+
+@pytest.mark.parametrize("framework", ["torch", "jax"])
+def test_the_zero_shortcut_counts_exactly_what_the_plain_method_counts(framework, cpu):
+    # The plain method runs both backward passes on every minibatch, as the paper did.
+    x, y = _small_data(256)
+    sizes = bif.layer_sizes(16, 2)
+    for index in range(6):
+        params = bif.init_params(7, index, sizes)
+        fast = bif.run_init(framework, params, x, y, 32, "float16", cpu, accumulate=False)
+        plain = bif.run_init(framework, params, x, y, 32, "float16", cpu, shortcut=False,
+                             accumulate=False)
+        assert fast.first_batch == plain.first_batch, index
+
+
+def test_accumulated_grad_can_absorb_a_difference_that_the_minibatch_shows():
+    # float16 near 2048 has a spacing of 2: S = 2048 after minibatch 0; minibatch 1 gives
+    # dW1 = 1 under c = 0 and 0.5 under c = 1. 2048 + 1 = 2049 is a tie that rounds to even,
+    # 2048, and 2048 + 0.5 rounds to 2048, so the accumulated .grad agree although the
+    # minibatch gradients differ; minibatch 2 adds 0 to both.
+    grads = {0: (2048.0, 2048.0), 1: (1.0, 0.5), 2: (0.0, 0.0)}
+
+    class Stub:
+        np_dtype = np.dtype("float16")
+
+        def inputs(self, x, y):
+            return int(x[0, 0]), None
+
+        def w1_grad(self, t, y, c):
+            return np.array([grads[t][0 if c == 0.0 else 1]])
+
+        def w1_grads(self, t, y):
+            return np.array([grads[t][0]]), np.array([grads[t][1]])
+    x, y, edges = np.array([[0], [1], [2]]), np.zeros(3), [(0, 1), (1, 2), (2, 3)]
+    assert bif._accumulated_first(Stub(), x, y, edges, first=1) is None
+    grads[1] = (2.0, 0.5)  # 2050 against 2048: now the sums differ
+    assert bif._accumulated_first(Stub(), x, y, edges, first=1) == 1
+
+
+def test_rate_estimate_on_hand_computed_fixtures():
+    # No event among 10 initialisations of 5000 images: the likelihood is exp(-50000 r), so
+    # the 95% likelihood-ratio bound solves 2 * 50000 r = 3.8415.
+    est = bif_exp.rate_estimate([], [5000] * 10)
+    assert est["rate"] == 0 and math.isclose(est["upper"], 3.8414588 / 100000, rel_tol=1e-6)
+    # One minibatch covering the pass, 3 events of 10: the binomial MLE p = 0.3, so
+    # r = -ln(0.7) / 5000.
+    est = bif_exp.rate_estimate([(0, 5000)] * 3, [5000] * 7)
+    assert math.isclose(est["rate"], -math.log(0.7) / 5000, rel_tol=1e-6)
+    assert est["lower"] < est["rate"] < est["upper"]
+    # Every initialisation in its first minibatch: the rate has no finite maximum.
+    est = bif_exp.rate_estimate([(0, 256)] * 4, [])
+    assert est["rate"] == math.inf and est["lower"] > 0
+    assert bif_exp.predicted_count(math.inf) == 1000
+    assert math.isclose(bif_exp.predicted_count(-math.log(0.5) / 60000), 500)
+
+
+def test_paper_counts_come_from_the_vendored_csvs():
+    rows = bif_exp.paper_records()
+    row = next(r for r in rows if r["sweep"] == "width" and r["param"] == 256
+               and r["precision"] == 32)
+    assert row["count"] == 478 and row["source"].endswith("neurons_MNIST.csv")
+    assert {r["sweep"] for r in rows} == {"depth", "width", "batch"}

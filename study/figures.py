@@ -1,0 +1,104 @@
+"""Figures as PNG bytes (matplotlib, Agg, no timestamps): pure functions of the data given."""
+import io
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def _pyplot():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    _pyplot().close(fig)
+    return buf.getvalue()
+
+
+@dataclass
+class HeatmapPanel:
+    title: str
+    rows: list[str]
+    columns: list[str]
+    values: np.ndarray  # float; NaN where the value is NaN
+    errors: np.ndarray  # bool: the mode raised
+    dependent: np.ndarray  # bool: the value depends on placement (first value shown)
+
+
+def heatmap(panels: list[HeatmapPanel], title: str, colour_label: str) -> bytes:
+    plt = _pyplot()
+    from matplotlib.colors import TwoSlopeNorm
+    height = max(len(p.rows) for p in panels) * 0.22 + 2.0
+    fig, axes = plt.subplots(1, len(panels), figsize=(7.5 * len(panels), height), dpi=90,
+                             squeeze=False)
+    norm = TwoSlopeNorm(vmin=-1.0, vcenter=0.0, vmax=2.0)
+    cmap = plt.get_cmap("coolwarm").with_extremes(bad="0.75")
+    image = None
+    for ax, p in zip(axes[0], panels):
+        shown = np.clip(np.where(p.errors, np.nan, p.values), -1.0, 2.0)
+        image = ax.imshow(shown, cmap=cmap, norm=norm, aspect="auto", interpolation="nearest")
+        for (i, j), dep in np.ndenumerate(p.dependent):
+            if dep:
+                ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///",
+                                           edgecolor="black", lw=0))
+            if p.errors[i, j]:
+                ax.text(j, i, "err", ha="center", va="center", fontsize=5)
+            elif np.isnan(p.values[i, j]):
+                ax.text(j, i, "nan", ha="center", va="center", fontsize=5)
+        ax.set_xticks(range(len(p.columns)), p.columns, rotation=90, fontsize=6)
+        ax.set_yticks(range(len(p.rows)), p.rows, fontsize=6)
+        ax.set_title(p.title, fontsize=8)
+    fig.colorbar(image, ax=axes[0].tolist(), shrink=0.6, label=colour_label)
+    fig.suptitle(title, fontsize=9)
+    return _png(fig)
+
+
+def lines(series: dict[str, list[tuple[float, float]]], styles: dict[str, dict], title: str,
+          xlabel: str, ylabel: str, logx: bool = True, logy: bool = True,
+          bands: dict[str, list[tuple[float, float, float]]] | None = None) -> bytes:
+    """One line per series (x, y); `bands` adds shaded (x, low, high) intervals."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(9, 6), dpi=100)
+    for name, pts in series.items():
+        if pts:
+            ax.plot(*zip(*sorted(pts)), label=name, **styles.get(name, {}))
+    for name, pts in (bands or {}).items():
+        if pts:
+            x, lo, hi = zip(*sorted(pts))
+            ax.fill_between(x, lo, hi, alpha=0.2, color=styles.get(name, {}).get("color"))
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=8)
+    ax.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def grouped_bars(groups: list[str], bars: dict[str, list[float | None]],
+                 intervals: dict[str, list[tuple[float, float] | None]], title: str,
+                 ylabel: str) -> bytes:
+    """Bars per group and series, with optional (low, high) error intervals."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(8, len(groups) * 0.9), 5), dpi=100)
+    width = 0.8 / max(1, len(bars))
+    for k, (name, values) in enumerate(bars.items()):
+        xs = [i + (k - (len(bars) - 1) / 2) * width for i in range(len(groups))]
+        ys = [np.nan if v is None else v for v in values]
+        ax.bar(xs, ys, width, label=name)
+        for x, interval in zip(xs, intervals.get(name, [])):
+            if interval is not None:
+                ax.plot([x, x], interval, color="black", lw=1)
+    ax.set_xticks(range(len(groups)), groups, rotation=30, ha="right", fontsize=7)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=8)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return _png(fig)

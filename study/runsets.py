@@ -1,0 +1,96 @@
+"""Naming and merging runs: tables and findings over any mix of hosts, devices, releases, scopes.
+
+A table built from several runs shows a row once when every run gives it, and otherwise one
+row per distinct value with the runs that gave it; a finding names the runs that agree
+together and contrasts those that differ. Pure functions of loaded runs.
+"""
+from study.results import Run
+from study.tables import format_cell
+
+FIELDS = ("torch", "jax", "device", "scope", "host")
+
+
+def field_value(run: Run, name: str) -> str:
+    return run.scope if name == "scope" else str(run.provenance[name])
+
+
+def varying_fields(runs: list[Run]) -> list[str]:
+    return [f for f in FIELDS if len({field_value(r, f) for r in runs}) > 1]
+
+
+def _values(runs: list[Run], name: str) -> list[str]:
+    return sorted({field_value(r, name) for r in runs})
+
+
+def _field_text(name: str, values: list[str]) -> str:
+    joined = " and ".join(values)
+    return {"torch": f"torch {joined}", "jax": f"jax {joined}", "device": joined,
+            "scope": f"{joined} run{'s' if len(values) > 1 else ''}",
+            "host": f"on {joined}"}[name]
+
+
+def run_name(run: Run, runs: list[Run]) -> str:
+    """The shortest name that tells `run` apart from the other runs: the fields that vary."""
+    fields = varying_fields(runs) or ["torch", "device", "host"]
+    return ", ".join(_field_text(f, [field_value(run, f)]) for f in fields)
+
+
+def describe(group: list[Run], runs: list[Run]) -> str:
+    """Who a statement holds for, e.g. 'torch 2.13.0+cpu, cpu, on vm and alice-laptop'.
+    torch, device and hosts are always named; JAX release and scope where runs differ."""
+    vary = varying_fields(runs)
+    fields = [f for f in FIELDS if f in ("torch", "device", "host") or f in vary]
+    return ", ".join(_field_text(f, _values(group, f)) for f in fields)
+
+
+def grouped_clauses(runs: list[Run], clause_of) -> str | None:
+    """'<runs>: <clause>; <other runs>: <other clause>', runs with equal clauses together.
+    clause_of(run) -> str or None (no statement for that run)."""
+    groups: dict[str, list[Run]] = {}
+    for run in runs:
+        clause = clause_of(run)
+        if clause:
+            groups.setdefault(clause, []).append(run)
+    if not groups:
+        return None
+    return "; ".join(f"{describe(group, runs)}: {clause}" for clause, group in groups.items())
+
+
+def _row_key(row: list) -> tuple:
+    return tuple(format_cell(v, None) for v in row)
+
+
+def merge_rows(per_run: list[tuple[Run, list[list]]], id_width: int,
+               runs: list[Run] | None = None) -> tuple[list[str], list[list], list[str]]:
+    """Rows of several runs as one table: (extra leading headers, rows, notes).
+
+    Rows are identified by their first `id_width` cells. A row every run gives identically
+    appears once; where runs differ, each distinct row appears with the runs that gave it,
+    under a leading "runs" column (present only when some row differs)."""
+    runs = runs if runs is not None else [run for run, _ in per_run]
+    order: list[tuple] = []
+    variants: dict[tuple, dict[tuple, tuple[list, list[Run]]]] = {}
+    for run, rows in per_run:
+        for row in rows:
+            ident = _row_key(row[:id_width])
+            if ident not in variants:
+                order.append(ident)
+                variants[ident] = {}
+            entry = variants[ident].setdefault(_row_key(row), (row, []))
+            if run not in entry[1]:
+                entry[1].append(run)
+    everyone = set(map(id, runs))
+    uniform = all(len(v) == 1 and set(map(id, next(iter(v.values()))[1])) == everyone
+                  for v in variants.values())
+    if len(runs) <= 1 or uniform:
+        rows = [next(iter(variants[i].values()))[0] for i in order]
+        notes = ([f"All {len(runs)} runs give exactly these rows: "
+                  f"{'; '.join(run_name(r, runs) for r in runs)}."] if len(runs) > 1 else [])
+        return [], rows, notes
+    out = []
+    for ident in order:
+        for row, who in variants[ident].values():
+            label = ("all runs" if set(map(id, who)) == everyone
+                     else "; ".join(run_name(r, runs) for r in who))
+            out.append([label] + list(row))
+    return ["runs"], out, []
