@@ -198,11 +198,12 @@ def _failing(rec) -> list[str]:
 
 def how_to_fix(rec: dict, records: list[dict]) -> str:
     """For each failing column, the row (#) of the first custom style of the same framework
-    that passes it."""
+    and convention that passes it."""
     fixes = []
     for col in _failing(rec):
         good = [i for i, o in enumerate(records, 1) if o["framework"] == rec["framework"]
-                and "reference" not in o["style"] and o["cells"][col]["status"] == "ok"]
+                and o["convention"] == rec["convention"] and "reference" not in o["style"]
+                and o["cells"][col]["status"] == "ok"]
         fixes.append(f"{col}: #{good[0]}" if good else f"{col}: none")
     return "; ".join(fixes) or "—"
 
@@ -252,8 +253,11 @@ def tables(runs) -> list[Table]:
         f"jax.jit(jax.grad). 'export' runs torch.export's program forward and "
         f"backward, and jax.export serialised (vjp_order=1), deserialised and differentiated. "
         f"'grad of grad' uses torch.autograd.grad(create_graph=True) twice and jax.grad twice; "
-        f"HVP is torch.func.jvp / jax.jvp of the gradient. The last column names, for each ✗, the "
-        f"row (#) of a style of ours that passes that column.",
+        f"HVP is torch.func.jvp / jax.jvp of the gradient. A ✓ means the value matched: where a "
+        f"style's convention equals the gradient its forward op (clamp) has by itself, a ✓ under "
+        f"compiled func.grad or export cannot show that the custom backward ran. The last column "
+        f"names, for each ✗, the row (#) of a style of ours with the same convention that passes "
+        f"that column.",
         extra + ["#", "style"] + list(columns) + ["how to make it work"], rows,
         notes + ([legend] if codes else []),
         detail=(["run", "style", "rule", "transformation", "status", "error"], detail_rows))]

@@ -510,8 +510,8 @@ def figures(runs) -> dict[str, tuple[bytes, str]]:
     if not panels:
         return {}
     png = heatmap(panels, f"Zero-point atlas, run {run.label}: colour = gradient (clipped to "
-                          f"[-1, 2]); hatched = depends on placement (first value shown); grey = "
-                          f"NaN or error", "gradient")
+                          f"[-1, 1.5]; the value is written in each cell); hatched = depends on "
+                          f"placement (first value shown); white = NaN or error", "gradient")
     return {"figures/zero-point-atlas.png": (
         png, "Zero-point atlas heatmap: reverse gradient per op and input, torch beside JAX; "
              "hatched cells depend on placement")}

@@ -3,6 +3,8 @@ import argparse
 import os
 import sys
 
+from tabulate import tabulate
+
 import experiments
 from study import report, reproduction, results, runner
 from study.devices import DEVICE_CHOICES, resolve_devices
@@ -44,12 +46,21 @@ def cmd_run(args) -> None:
             offered = [e.NAME for e in experiments.all_experiments() if "full" in runner.scopes(e)]
             raise StudyError(f"--full applies only to: {', '.join(offered)} (not {lacking[0]})")
         chosen = [e for e in chosen if "full" in runner.scopes(e)]
+    if args.inits is not None:
+        if args.inits < 1:
+            raise StudyError("--inits must be a positive number of initialisations")
+        lacking = [e.NAME for e in chosen if not runner.takes_inits(e)]
+        if lacking:
+            raise StudyError(f"--inits applies only to: "
+                             f"{', '.join(e.NAME for e in experiments.all_experiments() if runner.takes_inits(e))}"
+                             f" (not {lacking[0]})")
     devices = resolve_devices(args.device)
     for exp in chosen:
         results.ensure_writable(os.path.join(args.results_dir, exp.NAME))
     progress = runner.Progress(quiet=args.quiet)
     for exp in chosen:
-        runner.run_experiment(exp, devices, scope, progress, root=args.results_dir)
+        runner.run_experiment(exp, devices, scope, progress, root=args.results_dir,
+                              inits=args.inits)
 
 
 def _load(folders: list[str]) -> tuple[list, list[str]]:
@@ -80,14 +91,16 @@ def cmd_compare(args) -> None:
     comps = reproduction.comparisons(runs, references, experiments.all_experiments())
     if not comps:
         print("every run given is itself a reference run; nothing to compare")
+        return
     everyone = runs + references
+    rows = [[c.run.experiment, run_name(c.run, everyone),
+             run_name(c.reference, everyone) if c.reference else "—", c.equal, len(c.different),
+             len(c.only_here), len(c.only_reference), c.verdict] for c in comps]
+    print(tabulate(rows, ["experiment", "run", "reference", "equal", "different", "only yours",
+                          "only reference", "verdict"], tablefmt="simple"))
     for c in comps:
-        ref = run_name(c.reference, everyone) if c.reference else "—"
-        print(f"{c.run.experiment:<20} {run_name(c.run, everyone)} vs {ref}: {c.verdict} "
-              f"(equal {c.equal}, different {len(c.different)}, only yours {len(c.only_here)}, "
-              f"only reference {len(c.only_reference)})")
         for name, a, b in c.different[:args.show]:
-            print(f"    {name}: {a!r} vs {b!r}")
+            print(f"{c.run.experiment}: {name}: {a!r} vs {b!r}")
     if any(not c.verdict.startswith("reproduced") for c in comps) and args.strict:
         sys.exit(1)
 
@@ -108,6 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--quick", action="store_true", help="smaller sizes, for a fast look")
     run.add_argument("--full", action="store_true", help="the paper-sized run, where offered")
     run.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    run.add_argument("--inits", type=int, metavar="K",
+                     help="initialisations per setting, where an experiment counts them")
     run.add_argument("--results-dir", default=results.RESULTS_DIR,
                      help="where result files go (default: reports/results)")
     run.set_defaults(func=cmd_run)

@@ -1,7 +1,7 @@
 """One code path for every device: experiments take a `Device` and never branch on its name.
 
 Every torch tensor and JAX array an experiment computes with is made through its `Device`
-(`to_torch`, `to_jax`, `torch_tensor`, `jax_array`, or from arrays that were), and comes back
+(`to_torch`, `to_jax`, `torch_tensor`, or from arrays that were), and comes back
 to the host only through `to_numpy` / `to_python`, which check that it lives on that device.
 tests/test_device_audit.py runs every experiment with the frameworks' defaults pointing
 elsewhere, so an array made without the Device fails loudly.
@@ -51,12 +51,6 @@ class Device:
     def to_jax(self, array, dtype=None):
         a = np.asarray(array, order="C")  # np.ascontiguousarray would make 0-d 1-d
         return jax.device_put(a if dtype is None else a.astype(dtype), self.jax_device)
-
-    def jax_array(self, data, dtype=None):
-        """jnp.asarray(data, dtype) committed to this device."""
-        import jax.numpy as jnp
-        with jax.default_device(self.jax_device):
-            return jax.device_put(jnp.asarray(data, dtype=dtype), self.jax_device)
 
     def check(self, value) -> None:
         """Raise DeviceEscape unless a torch tensor or JAX array lives on this device."""

@@ -30,30 +30,30 @@ class HeatmapPanel:
 
 
 def heatmap(panels: list[HeatmapPanel], title: str, colour_label: str) -> bytes:
+    """Panels side by side; every cell is coloured by its value and written in it; hatched
+    cells take more than one value (the first is shown)."""
     plt = _pyplot()
     from matplotlib.colors import TwoSlopeNorm
-    height = max(len(p.rows) for p in panels) * 0.22 + 2.0
-    fig, axes = plt.subplots(1, len(panels), figsize=(7.5 * len(panels), height), dpi=90,
-                             squeeze=False)
-    norm = TwoSlopeNorm(vmin=-1.0, vcenter=0.0, vmax=2.0)
-    cmap = plt.get_cmap("coolwarm").with_extremes(bad="0.75")
+    rows = max(len(p.rows) for p in panels)
+    fig, axes = plt.subplots(1, len(panels), figsize=(9.5 * len(panels), rows * 0.26 + 2.5),
+                             dpi=90, squeeze=False, layout="constrained")
+    norm = TwoSlopeNorm(vmin=-1.0, vcenter=0.0, vmax=1.5)
+    cmap = plt.get_cmap("RdBu_r").with_extremes(bad="white")
     image = None
     for ax, p in zip(axes[0], panels):
-        shown = np.clip(np.where(p.errors, np.nan, p.values), -1.0, 2.0)
+        shown = np.clip(np.where(p.errors, np.nan, p.values), -1.0, 1.5)
         image = ax.imshow(shown, cmap=cmap, norm=norm, aspect="auto", interpolation="nearest")
-        for (i, j), dep in np.ndenumerate(p.dependent):
-            if dep:
-                ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///",
-                                           edgecolor="black", lw=0))
-            if p.errors[i, j]:
-                ax.text(j, i, "err", ha="center", va="center", fontsize=5)
-            elif np.isnan(p.values[i, j]):
-                ax.text(j, i, "nan", ha="center", va="center", fontsize=5)
+        for (i, j), value in np.ndenumerate(p.values):
+            text = "err" if p.errors[i, j] else "nan" if np.isnan(value) else f"{value:.2g}"
+            ax.text(j, i, text.replace("0.", "."), ha="center", va="center", fontsize=5)
+            if p.dependent[i, j]:
+                ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="////",
+                                           edgecolor="black", lw=0.8))
         ax.set_xticks(range(len(p.columns)), p.columns, rotation=90, fontsize=6)
         ax.set_yticks(range(len(p.rows)), p.rows, fontsize=6)
         ax.set_title(p.title, fontsize=8)
-    fig.colorbar(image, ax=axes[0].tolist(), shrink=0.6, label=colour_label)
-    fig.suptitle(title, fontsize=9)
+    fig.colorbar(image, ax=axes[0].tolist(), shrink=0.5, label=colour_label)
+    fig.suptitle(title, fontsize=8)
     return _png(fig)
 
 
@@ -84,10 +84,12 @@ def lines(series: dict[str, list[tuple[float, float]]], styles: dict[str, dict],
 
 def grouped_bars(groups: list[str], bars: dict[str, list[float | None]],
                  intervals: dict[str, list[tuple[float, float] | None]], title: str,
-                 ylabel: str) -> bytes:
-    """Bars per group and series, with optional (low, high) error intervals."""
+                 ylabel: str, markers: dict[str, list[list[float]]] | None = None) -> bytes:
+    """Bars per group and series with optional (low, high) intervals; `markers` adds points
+    at each group's centre (several per group allowed)."""
+    import textwrap
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(max(8, len(groups) * 0.9), 5), dpi=100)
+    fig, ax = plt.subplots(figsize=(max(8, len(groups) * 1.1), 5.5), dpi=100, layout="constrained")
     width = 0.8 / max(1, len(bars))
     for k, (name, values) in enumerate(bars.items()):
         xs = [i + (k - (len(bars) - 1) / 2) * width for i in range(len(groups))]
@@ -96,9 +98,12 @@ def grouped_bars(groups: list[str], bars: dict[str, list[float | None]],
         for x, interval in zip(xs, intervals.get(name, [])):
             if interval is not None:
                 ax.plot([x, x], interval, color="black", lw=1)
+    for (name, points), marker in zip((markers or {}).items(), "Dos^v"):
+        xs = [i for i, pts in enumerate(points) for _ in pts]
+        ys = [v for pts in points for v in pts]
+        ax.plot(xs, ys, marker, color="black", ms=6, mfc="none", ls="", label=name)
     ax.set_xticks(range(len(groups)), groups, rotation=30, ha="right", fontsize=7)
     ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=8)
+    ax.set_title(textwrap.fill(title, 110), fontsize=8)
     ax.legend(fontsize=7)
-    fig.tight_layout()
     return _png(fig)

@@ -206,13 +206,15 @@ def describe_where(cell, width: int | None = None) -> str:
     if not isinstance(cell, dict):
         return ""
     parts = []
+    short = [v if isinstance(v, str) else f"{v:g}" for v in cell["values"]]
+    exact = len(set(short)) < len(short)  # equal at 6 digits: show every digit
     for i, value in enumerate(cell["values"]):
         places = []
         for placement, runs in cell["where"].items():
             positions = [pos for j, pos in runs if j == i]
             if positions:
                 places.append(placement if len(runs) == 1 else f"{placement} {','.join(positions)}")
-        text = value if isinstance(value, str) else f"{value:g}"
+        text = value if isinstance(value, str) else repr(value) if exact else short[i]
         parts.append(f"{text} at {', '.join(places)}")
     out = "; ".join(parts)
     return out if width is None or len(out) <= width else out[: width - 1] + "…"

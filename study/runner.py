@@ -1,4 +1,5 @@
 """Runs an experiment's cases on each device, with progress on stderr, and stores the records."""
+import inspect
 import sys
 import time
 import traceback
@@ -23,9 +24,14 @@ def scopes(experiment) -> tuple[str, ...]:
     return getattr(experiment, "SCOPES", ("quick", "standard"))
 
 
-def run_cases(experiment, device: Device, scope: str, progress: Progress) -> list[dict]:
+def takes_inits(experiment) -> bool:
+    return "inits" in inspect.signature(experiment.cases).parameters
+
+
+def run_cases(experiment, device: Device, scope: str, progress: Progress,
+              inits: int | None = None) -> list[dict]:
     """Every case of `experiment` on `device`; a case that raises is recorded, not fatal."""
-    cases = experiment.cases(scope)
+    cases = experiment.cases(scope, inits=inits) if inits else experiment.cases(scope)
     records = []
     start = time.perf_counter()
     for i, case in enumerate(cases, 1):
@@ -44,15 +50,17 @@ def run_cases(experiment, device: Device, scope: str, progress: Progress) -> lis
 
 
 def run_experiment(experiment, devices: list[Device], scope: str, progress: Progress,
-                   root: str = results.RESULTS_DIR) -> list[str]:
+                   root: str = results.RESULTS_DIR, inits: int | None = None) -> list[str]:
     results.ensure_writable(f"{root}/{experiment.NAME}")
     paths = []
     for device in devices:
         start = time.perf_counter()
-        records = run_cases(experiment, device, scope, progress)
+        records = run_cases(experiment, device, scope, progress, inits)
         wall = time.perf_counter() - start
         prov = provenance.collect(device, getattr(experiment, "SEED", None), scope)
         prov["wall_s"] = round(wall, 3)
+        if inits:
+            prov["inits"] = inits
         paths.append(results.write_run(experiment.NAME, prov, records, root))
         progress(f"[{experiment.NAME} {device.name}] wrote {paths[-1]}")
     return paths
