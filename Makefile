@@ -48,8 +48,9 @@ clean:
 MATRIX_TORCH       ?= 2.14.1
 MATRIX_JAX         ?=
 MATRIX_EXPERIMENTS ?= zero_point two_layer
+MATRIX_SPECS       := $(foreach v,$(MATRIX_TORCH),torch==$(v)) $(foreach v,$(MATRIX_JAX),jax==$(v))
 matrix: $(BOOTSTRAP)
-	@set -e; for spec in $(foreach v,$(MATRIX_TORCH),torch==$(v)) $(foreach v,$(MATRIX_JAX),jax==$(v)); do \
+	@set -e; for spec in $(MATRIX_SPECS); do \
 	  pkg=$${spec%%==*}; ver=$${spec##*==}; env=.matrix/$$pkg-$$ver; \
 	  if [ ! -f $$env/.installed ]; then \
 	    echo "matrix: building $$env"; mkdir -p .matrix; $(PYTHON3) -m venv $$env; \
@@ -60,8 +61,11 @@ matrix: $(BOOTSTRAP)
 	    $$env/bin/python -m pip install --quiet -c $$env.constraints $$pins -e '.[test]'; \
 	    touch $$env/.installed; \
 	  fi; \
-	  echo "matrix: $$pkg $$ver: tests"; $$env/bin/python -m pytest -q -p no:cacheprovider; \
+	  echo "matrix: $$pkg $$ver: the test suite"; $$env/bin/python -m pytest -q -p no:cacheprovider; \
+	done; \
+	for spec in $(MATRIX_SPECS); do \
+	  pkg=$${spec%%==*}; ver=$${spec##*==}; \
 	  echo "matrix: $$pkg $$ver: $(MATRIX_EXPERIMENTS)"; \
-	  $$env/bin/python -m study run $(MATRIX_EXPERIMENTS) --device cpu $(ARGS); \
+	  .matrix/$$pkg-$$ver/bin/python -m study run $(MATRIX_EXPERIMENTS) --device cpu $(ARGS); \
 	done
 	$(PYTHON) -m study report

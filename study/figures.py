@@ -82,28 +82,37 @@ def lines(series: dict[str, list[tuple[float, float]]], styles: dict[str, dict],
     return _png(fig)
 
 
-def grouped_bars(groups: list[str], bars: dict[str, list[float | None]],
-                 intervals: dict[str, list[tuple[float, float] | None]], title: str,
-                 ylabel: str, markers: dict[str, list[list[float]]] | None = None) -> bytes:
-    """Bars per group and series with optional (low, high) intervals; `markers` adds points
-    at each group's centre (several per group allowed)."""
+@dataclass
+class BarPanel:
+    title: str
+    groups: list[str]
+    bars: dict[str, list[float | None]]  # series -> value per group
+    intervals: dict[str, list[tuple[float, float] | None]]
+    markers: dict[str, list[list[float]]]  # series -> points per group (several allowed)
+
+
+def bar_panels(panels: list[BarPanel], title: str, ylabel: str) -> bytes:
+    """One row of grouped bars per panel, with (low, high) intervals and marker points."""
     import textwrap
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(max(8, len(groups) * 1.1), 5.5), dpi=100, layout="constrained")
-    width = 0.8 / max(1, len(bars))
-    for k, (name, values) in enumerate(bars.items()):
-        xs = [i + (k - (len(bars) - 1) / 2) * width for i in range(len(groups))]
-        ys = [np.nan if v is None else v for v in values]
-        ax.bar(xs, ys, width, label=name)
-        for x, interval in zip(xs, intervals.get(name, [])):
-            if interval is not None:
-                ax.plot([x, x], interval, color="black", lw=1)
-    for (name, points), marker in zip((markers or {}).items(), "Dos^v"):
-        xs = [i for i, pts in enumerate(points) for _ in pts]
-        ys = [v for pts in points for v in pts]
-        ax.plot(xs, ys, marker, color="black", ms=6, mfc="none", ls="", label=name)
-    ax.set_xticks(range(len(groups)), groups, rotation=30, ha="right", fontsize=7)
-    ax.set_ylabel(ylabel)
-    ax.set_title(textwrap.fill(title, 110), fontsize=8)
-    ax.legend(fontsize=7)
+    widest = max(len(p.groups) for p in panels)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(max(8, widest * 0.75), 3.2 * len(panels)),
+                             dpi=90, squeeze=False, layout="constrained")
+    for ax, p in zip(axes[:, 0], panels):
+        width = 0.8 / max(1, len(p.bars))
+        for k, (name, values) in enumerate(p.bars.items()):
+            xs = [i + (k - (len(p.bars) - 1) / 2) * width for i in range(len(p.groups))]
+            ax.bar(xs, [np.nan if v is None else v for v in values], width, label=name)
+            for x, interval in zip(xs, p.intervals.get(name, [])):
+                if interval is not None:
+                    ax.plot([x, x], interval, color="black", lw=1)
+        for (name, points), marker in zip(p.markers.items(), "Dos^v"):
+            xs = [i for i, pts in enumerate(points) for _ in pts]
+            ax.plot(xs, [v for pts in points for v in pts], marker, color="black", ms=6,
+                    mfc="none", ls="", label=name)
+        ax.set_xticks(range(len(p.groups)), p.groups, rotation=30, ha="right", fontsize=7)
+        ax.set_ylabel(ylabel, fontsize=8)
+        ax.set_title(p.title, fontsize=8)
+    axes[0, 0].legend(fontsize=7)
+    fig.suptitle(textwrap.fill(title, 140), fontsize=8)
     return _png(fig)

@@ -23,7 +23,7 @@ def _values(runs: list[Run], name: str) -> list[str]:
 
 
 def _field_text(name: str, values: list[str]) -> str:
-    joined = " and ".join(values)
+    joined = values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
     return {"torch": f"torch {joined}", "jax": f"jax {joined}", "device": joined,
             "scope": f"{joined} run{'s' if len(values) > 1 else ''}",
             "host": f"on {joined}"}[name]
@@ -54,6 +54,25 @@ def grouped_clauses(runs: list[Run], clause_of) -> str | None:
     if not groups:
         return None
     return "; ".join(f"{describe(group, runs)}: {clause}" for clause, group in groups.items())
+
+
+def grouped_items(runs: list[Run], items_of) -> str | None:
+    """A list stated once for what every run shares, then what only some runs add:
+    '<all runs>: a; b; <some runs> also: c'. items_of(run) -> list of str, or None."""
+    per_run = [(run, items_of(run)) for run in runs]
+    per_run = [(run, items) for run, items in per_run if items is not None]
+    if not per_run:
+        return None
+    having = [run for run, _ in per_run]
+    common = [i for i in per_run[0][1] if all(i in items for _, items in per_run)]
+    extras: dict[tuple, list[Run]] = {}
+    for run, items in per_run:
+        extra = tuple(i for i in items if i not in common)
+        if extra:
+            extras.setdefault(extra, []).append(run)
+    parts = [f"{describe(having, runs)}: {'; '.join(common) or 'none'}"]
+    parts += [f"{describe(group, runs)} also: {'; '.join(extra)}" for extra, group in extras.items()]
+    return "; ".join(parts)
 
 
 def _row_key(row: list) -> tuple:

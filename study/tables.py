@@ -10,6 +10,8 @@ import json
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 
 MARKDOWN_DIGITS = 4
 
@@ -32,7 +34,12 @@ def _float_text(value: float, digits: int | None) -> str:
         return "inf" if value > 0 else "-inf"
     if value == 0:
         return "-0" if math.copysign(1, value) < 0 else "0"
-    return repr(value) if digits is None else f"{value:.{digits}g}"
+    if digits is None:
+        return repr(value)
+    text = f"{value:.{digits}g}"
+    if "e" in text and 1e-4 <= abs(value) < 1e7:  # 23550 reads better than 2.355e+04
+        text = np.format_float_positional(float(text), trim="-")
+    return text
 
 
 def format_cell(value, digits: int | None = MARKDOWN_DIGITS) -> str:

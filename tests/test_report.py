@@ -113,6 +113,12 @@ def test_cells_keep_the_sign_of_zero_and_four_significant_figures():
         == ["-0", "0", "nan", "-inf", "—", "yes", "1235"]
 
 
+def test_four_figure_cells_stay_plain_decimals_in_the_readable_range():
+    # 23549.7 to 4 figures is 23550; only values outside [1e-4, 1e7) use an exponent
+    assert [format_cell(v) for v in (23549.7, 0.00012346, 1.5e-5, 2.5e8, 6.0078125)] \
+        == ["23550", "0.0001235", "1.5e-05", "2.5e+08", "6.008"]
+
+
 def test_collapsed_rows_list_what_differs():
     rows = [["torch", "op", "float16", "reverse", 1], ["torch", "op", "float32", "reverse", 1],
             ["torch", "op", "float32", "forward", 1], ["torch", "op", "float32", "forward", 2]]

@@ -34,11 +34,13 @@ def test_transform_cells_are_computed_so_a_wrong_backward_turns_ticks_into_cross
                                       "aot_eager", cpu)
     bad = transforms.transform_cells("torch", _broken_rule(), 0.0, "aot_eager", cpu)
     ticked = [c for c, cell in good.items() if cell["status"] == "ok"]
-    assert {"eager grad", "compiled grad", "jacrev"} <= set(ticked)
-    forward_only = ("compiled forward", "vmap forward")  # they never run the backward
-    for col in ticked:
-        if col not in forward_only and col != "grad of grad":  # 2 x 0 is still 0
-            assert bad[col]["status"] != "ok", col
+    # autograd must call the Function's backward for these; compile and export may trace
+    # through the forward instead (a measured finding, release by release), so they are not
+    # asserted here
+    must_run_backward = ("eager grad", "jacrev")
+    assert set(must_run_backward) <= set(ticked)
+    for col in must_run_backward:
+        assert bad[col]["status"] == "wrong", col
     assert bad["eager grad"]["status"] == "wrong"
 
 
