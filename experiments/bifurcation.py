@@ -30,6 +30,7 @@ SCOPES = ("quick", "standard", "full")
 TABLES = ("counts", "protocol")
 RECORD_KEY = ("part", "framework", "dtype", "width", "depth", "batch", "first_init", "sweep",
               "param")
+NOT_COMPARED = ("seconds",)  # wall-clock time of a case: a property of the machine, not of the result
 DTYPES = ("float16", "float32", "float64", "bfloat16")
 FRAMEWORKS = ("torch", "jax")
 HEADLINE = {"width": 256, "depth": 3, "batch": 256}

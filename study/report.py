@@ -71,19 +71,22 @@ def _reproduction_section(runs, references, experiments, files) -> list[str]:
     reproduced = [c for c in comps if c.verdict.startswith("reproduced")]
     everyone = runs + references
     lines += [wrap(f"**{len(reproduced)} of {len(comps)} runs reproduce the committed reference** "
-                   f"(cells compared exactly; timing as ratios measured within each run, equal "
-                   f"within the experiment's stated tolerance, never as absolute times across "
+                   f"(cells compared exactly, wall-clock seconds left out; timing as ratios "
+                   f"measured within each run, equal when their interquartile intervals overlap "
+                   f"within the experiment's tolerance, never as absolute times across "
                    f"machines). All differing cells: [tables/reproduction-differences.csv]"
                    f"(tables/reproduction-differences.csv)."), ""]
     rows, diffs = [], []
     for c in comps:
-        shown = "; ".join(f"{_short(name, 70)}: {format_cell(a)} vs {format_cell(b)}"
+        shown = "; ".join(f"{_short(name, 70)}: {reproduction.cell_text(a)} vs "
+                          f"{reproduction.cell_text(b)}"
                           for name, a, b in c.different[:MAX_DIFFERENCES_SHOWN])
         rows.append([c.run.experiment, run_name(c.run, everyone),
                      run_name(c.reference, everyone) if c.reference else None, c.equal,
                      len(c.different), len(c.only_here), len(c.only_reference), c.verdict,
                      _short(shown, 150) or None])
-        diffs += [[c.run.experiment, c.run.path, c.reference.path, name, a, b]
+        diffs += [[c.run.experiment, c.run.path, c.reference.path, name,
+                   reproduction.cell_text(a, None), reproduction.cell_text(b, None)]
                   for name, a, b in c.different]
     table = Table("reproduction", "Your runs against the committed reference",
                   "One row per rerun result file: cells equal, cells different, cells only in "

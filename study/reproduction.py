@@ -1,16 +1,36 @@
 """Did a rerun reproduce the reference? Cell-by-cell comparison of a run with its reference run.
 
 A cell is one leaf value of one record, named by the record's identifying fields (the
-experiment's RECORD_KEY) and its path inside the record. Experiments whose raw values are
-not comparable across machines (timing) give `comparable_cells(run)` instead: ratios
-measured within the run, compared within the experiment's REPRODUCTION_TOLERANCE.
+experiment's RECORD_KEY) and its path inside the record; fields named in an experiment's
+NOT_COMPARED (wall-clock seconds) are left out. Experiments whose raw values are not comparable
+across machines (timing) give `comparable_cells(run)` instead: ratios measured within the run,
+each with the interval its quartiles give (a `Spread`), compared within the experiment's
+REPRODUCTION_TOLERANCE.
 """
 import math
 from dataclasses import dataclass, field
 
 from study.results import Run
+from study.tables import MARKDOWN_DIGITS, format_cell
 
 ALWAYS_IGNORED = ("device", "threads")
+
+
+@dataclass(frozen=True)
+class Spread:
+    """A measured positive value with the interval its run's spread gives, e.g. a ratio of
+    medians with [q1 / q3, q3 / q1] of the two timings."""
+    value: float
+    lo: float
+    hi: float
+
+    def text(self, digits: int | None) -> str:
+        return f"{format_cell(self.value, digits)} [{format_cell(self.lo, digits)}, " \
+               f"{format_cell(self.hi, digits)}]"
+
+
+def cell_text(value, digits: int | None = MARKDOWN_DIGITS) -> str:
+    return value.text(digits) if isinstance(value, Spread) else format_cell(value, digits)
 
 
 def _flatten(value, path: str, out: dict) -> None:
@@ -48,7 +68,10 @@ def cells_of(experiment, run: Run) -> dict[str, object]:
 
 
 def equal(a, b, tolerance: float = 0.0) -> bool:
-    """Exact equality (NaN equals NaN, -0 equals +0), or within a relative tolerance."""
+    """Exact equality (NaN equals NaN, -0 equals +0), or within a relative tolerance; two
+    Spreads are equal when their intervals overlap or lie within the tolerance of each other."""
+    if isinstance(a, Spread) and isinstance(b, Spread):
+        return a.lo <= b.hi * (1 + tolerance) and b.lo <= a.hi * (1 + tolerance)
     if isinstance(a, bool) or isinstance(b, bool) or not (
             isinstance(a, (int, float)) and isinstance(b, (int, float))):
         return a == b

@@ -38,11 +38,12 @@ def test_nan_equals_nan_and_a_failed_case_is_a_cell():
 def test_timing_is_compared_as_ratios_within_a_run_never_as_absolute_times():
     timing = experiments.load("timing")
 
-    def rec(rule, seconds):
+    def rec(rule, seconds, spread=0.0):
         return {"part": "rule", "framework": "torch", "mode": "eager", "rule": rule, "n": 1000,
                 "name": rule, "bytes_per_element": 12,
-                "stats": {"median": seconds, "q1": seconds, "q3": seconds, "iqr": 0, "n": 3,
-                          "min": seconds}}
+                "stats": {"median": seconds, "q1": seconds * (1 - spread),
+                          "q3": seconds * (1 + spread), "iqr": 2 * spread * seconds, "n": 3,
+                          "min": seconds * (1 - spread)}}
     ours = Run("timing", PROV, [rec("torch_relu", 1e-3), rec("torch_custom_c0", 1.5e-3)], "x")
     slower_machine = Run("timing", {**PROV, "host": "slow"},
                          [rec("torch_relu", 4e-3), rec("torch_custom_c0", 6.4e-3)], "y")
@@ -74,3 +75,33 @@ def test_a_report_over_a_rerun_says_whether_it_reproduced_the_reference():
     assert "| reproduced |" in section
     assert "is the study's committed reference" in \
         report.render([ref], [], exps, [ref])["REPORT.md"]
+
+
+def test_a_timing_ratio_reproduces_when_the_quartile_intervals_meet_within_the_tolerance():
+    timing = experiments.load("timing")
+
+    def rule(name, seconds, spread):
+        return {"part": "rule", "framework": "jax", "mode": "jit", "rule": name, "n": 10,
+                "name": name, "stats": {"median": seconds, "q1": seconds * (1 - spread),
+                                        "q3": seconds * (1 + spread)}}
+    ours = Run("timing", PROV, [rule("jax_relu", 1.0, 0.0), rule("jax_custom_c0", 1.0, 0.0)], "x")
+    # a noisy rerun: median ratio 2 (100% off) but its quartiles give [2*0.5/1, 2*1.5/1] = [1, 3],
+    # which contains our 1: reproduced
+    noisy = Run("timing", {**PROV, "host": "b"},
+                [rule("jax_relu", 1.0, 0.0), rule("jax_custom_c0", 2.0, 0.5)], "y")
+    assert reproduction.compare(timing, noisy, ours).verdict == "reproduced"
+    # a tight rerun at ratio 1.3: interval [1.3, 1.3]; 1.3 > 1 * 1.25: different
+    tight = Run("timing", {**PROV, "host": "b"},
+                [rule("jax_relu", 1.0, 0.0), rule("jax_custom_c0", 1.3, 0.0)], "y")
+    (name, mine, theirs), = reproduction.compare(timing, tight, ours).different
+    assert reproduction.cell_text(mine) == "1.3 [1.3, 1.3]" and theirs.value == 1.0
+
+
+def test_wall_clock_seconds_are_not_a_cell_of_the_bifurcation_count():
+    bif = experiments.load("bifurcation")
+    rec = {"part": "inits", "framework": "torch", "dtype": "float32", "count": 3}
+    ours = Run("bifurcation", PROV, [{**rec, "seconds": 4.1}], "x")
+    slower = Run("bifurcation", {**PROV, "host": "b"}, [{**rec, "seconds": 9.7}], "y")
+    assert reproduction.compare(bif, slower, ours).verdict == "reproduced"
+    assert reproduction.compare(bif, Run("bifurcation", PROV, [{**rec, "count": 4, "seconds": 4.1}],
+                                         "y"), ours).different
