@@ -81,8 +81,11 @@ def _reproduction_section(runs, references, experiments, files) -> list[str]:
         shown = "; ".join(f"{_short(name, 70)}: {reproduction.cell_text(a)} vs "
                           f"{reproduction.cell_text(b)}"
                           for name, a, b in c.different[:MAX_DIFFERENCES_SHOWN])
-        rows.append([c.run.experiment, run_name(c.run, everyone),
-                     run_name(c.reference, everyone) if c.reference else None, c.equal,
+        yours, theirs = run_name(c.run, everyone), run_name(c.reference, everyone) if c.reference else None
+        if yours == theirs:  # the same host, device and releases: tell them apart by date
+            yours, theirs = (f"{name}, {r.provenance['utc'][:16].replace('T', ' ')} UTC"
+                             for name, r in ((yours, c.run), (theirs, c.reference)))
+        rows.append([c.run.experiment, yours, theirs, c.equal,
                      len(c.different), len(c.only_here), len(c.only_reference), c.verdict,
                      _short(shown, 150) or None])
         diffs += [[c.run.experiment, c.run.path, c.reference.path, name,

@@ -105,3 +105,13 @@ def test_wall_clock_seconds_are_not_a_cell_of_the_bifurcation_count():
     assert reproduction.compare(bif, slower, ours).verdict == "reproduced"
     assert reproduction.compare(bif, Run("bifurcation", PROV, [{**rec, "count": 4, "seconds": 4.1}],
                                          "y"), ours).different
+
+
+def test_a_rerun_on_the_reference_host_is_told_apart_by_its_date():
+    exps = experiments.all_experiments()
+    ref = Run("nonscalar_backward", PROV, [{"framework": "torch", "step": "s", "result": [2.0]}],
+              "reference/nonscalar_backward/vm.json")
+    mine = Run("nonscalar_backward", {**PROV, "utc": "2027-03-04T05:06:07+00:00"},
+               copy.deepcopy(ref.records), "results/nonscalar_backward/vm.json")
+    section = report.render([mine], [], exps, [ref])["REPORT.md"].split("## Reproduction", 1)[1]
+    assert "2027-03-04 05:06 UTC | " in section and "2026-01-01 00:00 UTC | " in section
