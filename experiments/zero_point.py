@@ -487,11 +487,12 @@ def findings(runs) -> list[tuple[str, str]]:
 
 
 def figures(runs) -> dict[str, tuple[bytes, str]]:
-    """The float32 reverse-gradient atlas of the first run as a heatmap, torch beside JAX."""
+    """The float32 reverse-gradient atlas of the newest run as a heatmap, torch beside JAX
+    (after a rerun elsewhere, the rerun's own atlas)."""
     import numpy as np
 
     from study.figures import HeatmapPanel, heatmap
-    run = runs[0]
+    run = max(runs, key=lambda r: r.provenance["utc"])
     panels = []
     for fw, title in (("torch", "torch"), ("jax", "JAX")):
         recs = [r for r in _atlas(run, "float32") if r["framework"] == fw]
