@@ -30,6 +30,7 @@ def committed():
 
 
 def test_committed_report_is_exactly_what_its_committed_results_render_to(committed):
+    # `study report` wrote these files in another process, so this is also the determinism check
     for rel, content in committed.items():
         with open(os.path.join(REPORTS, rel), "rb") as f:
             on_disk = f.read()
@@ -40,12 +41,6 @@ def test_committed_report_is_exactly_what_its_committed_results_render_to(commit
     for sub in report.GENERATED_FOLDERS:
         for name in os.listdir(os.path.join(REPORTS, sub)):
             assert f"{sub}/{name}" in committed, f"reports/{sub}/{name} is left over"
-
-
-def test_rendering_twice_gives_identical_bytes(committed):
-    again = _render()
-    assert {k: v for k, v in again.items() if not k.endswith(".png")} == \
-        {k: v for k, v in committed.items() if not k.endswith(".png")}
 
 
 def test_contents_names_every_table_with_its_files_before_the_findings(committed):
@@ -89,6 +84,7 @@ def test_a_table_without_results_keeps_its_number():
 def test_an_experiment_whose_tables_raise_is_one_line_and_the_rest_renders(monkeypatch):
     exps = experiments.all_experiments()
     runs, _ = results.load_runs([results.RESULTS_DIR], {e.NAME for e in exps})
+    runs = [r for r in runs if r.experiment in ("two_layer", "clone_hazard")]  # cheap to render
     broken = experiments.load("two_layer")
 
     def boom(runs):
@@ -97,7 +93,7 @@ def test_an_experiment_whose_tables_raise_is_one_line_and_the_rest_renders(monke
     text = report.render(runs, [], exps)["REPORT.md"]
     line = next(ln for ln in text.splitlines() if ln.startswith("**error:** the tables of `two_layer`"))
     assert "KeyError" in line and "planted" in line
-    assert "## zero_point:" in text and "### Table 5: " in text  # the next experiment renders
+    assert "## clone_hazard:" in text and "### Table 17: " in text  # a later experiment renders
 
 
 def test_csv_cells_are_numbers_at_full_precision_and_empty_when_missing():
