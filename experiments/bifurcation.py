@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from study.bifurcation import init_params, layer_sizes, minibatch_edges, mnist_5k, run_init
-from study.runsets import grouped_clauses, merge_rows
+from study.runsets import grouped_clauses, merge_rows, newest
 from study.tables import Table, format_cell
 
 NAME = "bifurcation"
@@ -411,7 +411,7 @@ def findings(runs) -> list[tuple[str, str]]:
 def figures(runs) -> dict[str, tuple[bytes, str]]:
     """One panel per dtype: our 60000-image predictions per setting against the paper's."""
     from study.figures import BarPanel, bar_panels
-    run = runs[0]
+    run = newest(runs, key=lambda r: len(_configs_in(r)))  # a sweep run over a headline-only one
     panels = []
     rows = _setting_rows(run, _configs_in(run))
     for dtype in DTYPES:

@@ -19,7 +19,7 @@ import torch
 from study.memory import jax_residual_bytes, torch_saved_bytes
 from study.rules import REFERENCE_RELU, by_key
 from study.reproduction import Spread
-from study.runsets import grouped_clauses, merge_rows
+from study.runsets import grouped_clauses, merge_rows, newest
 from study.tables import Table, format_cell
 from study.timing import summarize, time_thunk
 
@@ -577,11 +577,11 @@ def comparable_cells(run) -> dict:
     for fw, m, r in _keys(run):
         b = _builtin_key(run, fw)
         for n in _sizes(idx):
-            v = ratio(idx, fw, m, r, n, b)
-            if v is not None and r != b:
-                mine, base = idx[(fw, m, r, n)]["stats"], idx[(fw, m, b, n)]["stats"]
+            mine, base = idx.get((fw, m, r, n)), idx.get((fw, m, b, n))
+            if mine and base and r != b:
+                s, t = mine["stats"], base["stats"]
                 out[f"{fw} {m} {r} ÷ built-in at {size_label(n)}"] = Spread(
-                    v, mine["q1"] / base["q3"], mine["q3"] / base["q1"])
+                    s["median"] / t["median"], s["q1"] / t["q3"], s["q3"] / t["q1"])
     for k, v in _saved(run).items():
         out[f"saved bytes per element {k}"] = v
     return out
@@ -589,7 +589,7 @@ def comparable_cells(run) -> dict:
 
 def figures(runs) -> dict[str, tuple[bytes, str]]:
     from study.figures import lines
-    run = runs[0]
+    run = newest(runs)
     idx, names = _rule_index(run), _names(run)
     series, styles = {}, {}
     colours = iter(["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "k", "0.5"])

@@ -16,7 +16,7 @@ from study.conventions import DTYPES, MODES, numpy_dtype, probe_inputs, reverse_
 from study.placement import (ALL_PLACEMENTS, FILL_LENGTH, cell_values, depends_on_placement,
                              describe_where, measure, same_value, summarise)
 from study.rules import RULES, by_key
-from study.runsets import grouped_clauses, grouped_items, merge_rows
+from study.runsets import grouped_clauses, grouped_items, merge_rows, newest
 from study.tables import Table, collapse_rows, format_cell
 
 NAME = "zero_point"
@@ -492,7 +492,7 @@ def figures(runs) -> dict[str, tuple[bytes, str]]:
     import numpy as np
 
     from study.figures import HeatmapPanel, heatmap
-    run = max(runs, key=lambda r: r.provenance["utc"])
+    run = newest(runs)
     panels = []
     for fw, title in (("torch", "torch"), ("jax", "JAX")):
         recs = [r for r in _atlas(run, "float32") if r["framework"] == fw]

@@ -43,6 +43,12 @@ def describe(group: list[Run], runs: list[Run]) -> str:
     return ", ".join(_field_text(f, _values(group, f)) for f in fields)
 
 
+def newest(runs: list[Run], key=lambda run: 0) -> Run:
+    """The run a figure draws: the largest `key`, then the newest (after a rerun elsewhere,
+    the rerun's own), never whichever file happens to sort first."""
+    return max(runs, key=lambda run: (key(run), run.provenance["utc"]))
+
+
 def grouped_clauses(runs: list[Run], clause_of) -> str | None:
     """'<runs>: <clause>; <other runs>: <other clause>', runs with equal clauses together.
     clause_of(run) -> str or None (no statement for that run)."""

@@ -1,6 +1,6 @@
 """Naming runs in findings: hand-made fixtures for the pure helpers in study/runsets.py."""
 from study.results import Run
-from study.runsets import grouped_clauses, grouped_items
+from study.runsets import grouped_clauses, grouped_items, newest
 
 PROV = {"host": "vm", "device": "cpu", "torch": "2.13.0", "jax": "0.10.2", "scope": "standard"}
 
@@ -29,3 +29,11 @@ def test_equal_clauses_are_grouped_and_different_ones_contrasted():
     a, b, c = run(), run(host="alice-laptop"), run(device="cuda")
     text = grouped_clauses([a, b, c], lambda r: "1 at 0" if r.provenance["device"] == "cpu" else "0 at 0")
     assert text == "torch 2.13.0, cpu, on alice-laptop and vm: 1 at 0; torch 2.13.0, cuda, on vm: 0 at 0"
+
+
+def test_a_figure_draws_the_newest_run_or_the_largest_key_whatever_the_file_order():
+    old = run(host="zed", utc="2026-01-01T00:00:00+00:00")
+    new = run(host="alice", utc="2026-06-01T00:00:00+00:00")
+    assert newest([old, new]) is new and newest([new, old]) is new
+    # a key first: the older run wins when it has more (e.g. a sweep against a headline only)
+    assert newest([old, new], key=lambda r: 2 if r is old else 1) is old
