@@ -6,6 +6,7 @@ to the host only through `to_numpy` / `to_python`, which check that it lives on 
 tests/test_device_audit.py runs every experiment with the frameworks' defaults pointing
 elsewhere, so an array made without the Device fails loudly.
 """
+import contextlib
 import socket
 from dataclasses import dataclass
 
@@ -33,6 +34,16 @@ class Device:
     @property
     def jax_device(self):
         return jax.devices("gpu" if self.name == "cuda" else "cpu")[0]
+
+    @contextlib.contextmanager
+    def as_default(self):
+        """JAX's default device set to this one while a case runs. JAX makes some arrays
+        without being asked (the zeros of a gradient that does not depend on its input, in
+        eager jax.grad), and puts them on its default device, which on a GPU host is the GPU
+        even in a cpu run. torch's default stays the CPU: a stray torch tensor in a cuda run
+        then fails loudly, and torch's default-device mode would slow every op it times."""
+        with jax.default_device(self.jax_device):
+            yield
 
     def to_torch(self, array, requires_grad: bool = False, dtype=None) -> torch.Tensor:
         a = np.array(array, order="C")  # keeps 0-d, unlike np.ascontiguousarray

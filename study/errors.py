@@ -1,3 +1,6 @@
+import re
+
+
 class StudyError(Exception):
     """A user-facing failure: the CLI prints its message on one line and exits non-zero."""
 
@@ -6,3 +9,11 @@ def first_error_line(exc: BaseException) -> str:
     """`Type: first non-blank line of the message`: how a raised mode or case is recorded."""
     lines = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
     return f"{type(exc).__name__}: {lines[0] if lines else ''}".strip()
+
+
+_ERROR_LINE = re.compile(r"^[A-Z]\w*(Error|Exception|Escape|Exit)\b")
+
+
+def looks_like_error(text: str) -> bool:
+    """Whether a recorded string is an error line as first_error_line writes it."""
+    return bool(_ERROR_LINE.match(text))

@@ -104,7 +104,8 @@ def collect(device: Device, seed: int | None, scope: str) -> dict:
         "jaxlib": jaxlib.__version__,
         "jax_plugins": jax_plugins(),
         "numpy": np.__version__,
-        "jax_backend": jax.default_backend(),
+        "jax_backend": device.jax_device.platform,  # the run's, set as JAX's default per case
+        "jax_default_backend": jax.default_backend(),  # the host's (gpu on a GPU host)
         "jax_backend_version": device.jax_device.client.platform_version,
         "env": {k: os.environ.get(k, "") for k in ("XLA_PYTHON_CLIENT_PREALLOCATE",
                                                   "ATEN_CPU_CAPABILITY", "CUDA_VISIBLE_DEVICES")},

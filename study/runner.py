@@ -28,6 +28,17 @@ def takes_inits(experiment) -> bool:
     return "inits" in inspect.signature(experiment.cases).parameters
 
 
+def run_case(experiment, device: Device, case: dict, progress: Progress | None = None) -> list[dict]:
+    """One case's records; a case that raises gives one record with its error instead."""
+    try:
+        with device.as_default():
+            return experiment.run_case(device, **case)
+    except Exception as exc:  # noqa: BLE001  a failed case is a result, shown in the report
+        if progress:
+            progress("".join(traceback.format_exception_only(exc)).strip())
+        return [{**case, "device": device.name, "case_error": first_error_line(exc)}]
+
+
 def run_cases(experiment, device: Device, scope: str, progress: Progress,
               inits: int | None = None) -> list[dict]:
     """Every case of `experiment` on `device`; a case that raises is recorded, not fatal."""
@@ -40,11 +51,7 @@ def run_cases(experiment, device: Device, scope: str, progress: Progress,
         label = " ".join(f"{k}={v}" for k, v in case.items())
         progress(f"[{experiment.NAME} {device.name}] {i}/{len(cases)} {label} "
                  f"({elapsed:.1f}s{estimate})")
-        try:
-            records.extend(experiment.run_case(device, **case))
-        except Exception as exc:  # noqa: BLE001  a failed case is a result, shown in the report
-            progress("".join(traceback.format_exception_only(exc)).strip())
-            records.append({**case, "device": device.name, "case_error": first_error_line(exc)})
+        records.extend(run_case(experiment, device, case, progress))
     progress(f"[{experiment.NAME} {device.name}] done in {time.perf_counter() - start:.1f}s")
     return records
 

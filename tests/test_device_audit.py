@@ -1,11 +1,16 @@
 """Every experiment computes on the device its run names, and fails loudly when one array escapes.
 
 The run names the first CPU device, while torch's default device is `meta` and JAX's default
-device is a second virtual CPU device (tests/conftest.py asks XLA for two). A torch tensor made
-without the Device is then a meta tensor, which raises as soon as it meets a real one or is
-read; a JAX array made without it lands on the second device, and reading it on the host (where
-every result goes) raises DeviceEscape. Each experiment runs a few of its quick cases, chosen to
-cover each code path (framework, mode, part) at the smallest size.
+device is a second virtual CPU device (tests/conftest.py asks XLA for two): the situation of a
+cpu run on a GPU host, whose JAX default is the GPU. A torch tensor made without the Device is
+then a meta tensor, which raises as soon as it meets a real one or is read; a JAX array made
+without it lands on the second device, and reading it on the host (where every result goes)
+raises DeviceEscape. Each experiment runs a few of its quick cases, chosen to cover each code
+path (framework, mode, part) at the smallest size, through the runner as a real run does.
+
+A case or a cell that raises is recorded as a result (a jvp of a custom_vjp raises by design),
+so the audit runs the same cases twice, normally and with the defaults pointing elsewhere, and
+fails on any error the normal run does not have.
 """
 import contextlib
 
@@ -16,7 +21,10 @@ import torch
 from jax._src import array as jax_array
 
 import experiments
+from study import runner
 from study.devices import Device, DeviceEscape
+from study.errors import looks_like_error
+from study.reproduction import record_cells
 
 
 @contextlib.contextmanager
@@ -78,6 +86,17 @@ def test_every_experiment_has_an_audit():
     assert set(AUDIT) == set(experiments.NAMES)
 
 
+def errors_in(records: list[dict], key: tuple[str, ...] = ("rule",)) -> dict[str, str]:
+    """Every error a run recorded: failed cases and cells whose value is an error line."""
+    cells = record_cells(records, key)
+    return {name: value for name, value in cells.items()
+            if isinstance(value, str) and (name.endswith(":: case_error") or looks_like_error(value))}
+
+
+def run_audited(exp, device: Device, cases: list[dict]) -> list[list[dict]]:
+    return [runner.run_case(exp, device, case) for case in cases]
+
+
 @pytest.mark.parametrize("name", experiments.NAMES)
 def test_experiment_computes_only_on_its_device(name, monkeypatch):
     exp = experiments.load(name)
@@ -86,10 +105,27 @@ def test_experiment_computes_only_on_its_device(name, monkeypatch):
     device = Device("cpu")
     chosen = AUDIT[name](exp.cases("quick"))
     assert chosen, "the audit must run something"
+    clean = run_audited(exp, device, chosen)
     with strays_go_elsewhere(device):
-        for case in chosen:
-            records = exp.run_case(device, **case)
-            assert records and all(r.get("device", "cpu") == "cpu" for r in records), case
+        audited = run_audited(exp, device, chosen)
+    new_errors = []
+    for case, normal, elsewhere in zip(chosen, clean, audited):
+        assert elsewhere and all(r.get("device", "cpu") == "cpu" for r in elsewhere), case
+        expected = errors_in(normal, exp.RECORD_KEY)
+        new_errors += [f"{name}: {value}" for name, value in errors_in(elsewhere, exp.RECORD_KEY).items()
+                       if expected.get(name) != value]
+    assert not new_errors, f"{len(new_errors)} errors a normal run does not have, e.g. " \
+                           f"{new_errors[:3]}"
+
+
+def test_the_audit_counts_recorded_errors_as_failures_and_expected_ones_as_results():
+    normal = [{"rule": "r", "forward": "TypeError: can't apply forward-mode autodiff", "v": 1.0}]
+    escaped = [{"rule": "r", "forward": "TypeError: can't apply forward-mode autodiff",
+                "v": "DeviceEscape: a JAX array on ['cpu:1'] reached the host"},
+               {"rule": "s", "case_error": "RuntimeError: meta"}]
+    assert set(errors_in(normal)) == {"rule=r :: forward"}
+    assert set(errors_in(escaped)) - set(errors_in(normal)) == {"rule=r :: v",
+                                                                  "rule=s :: case_error"}
 
 
 def test_the_audit_catches_a_stray_torch_tensor_and_a_stray_jax_array():

@@ -1,24 +1,42 @@
-"""Provenance says which code path ran and what was set; a missing package stops the study early."""
+"""Provenance says which code path ran and what was set; a missing package stops the study early.
+
+These tests hold on any host: a test that needs a GPU, or its absence, skips itself otherwise.
+"""
 import os
 import subprocess
 import sys
 
+import pytest
 import torch
 
 from study import provenance
+from study.devices import Device, cuda_absence_reason
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NO_GPU = cuda_absence_reason()
 
 
-def test_a_cpu_run_records_the_code_path_the_shared_gpu_setting_and_no_gpu(cpu):
+def test_a_cpu_run_records_the_cpu_code_path_and_no_gpu_details_on_any_host(cpu):
     p = provenance.collect(cpu, seed=0, scope="quick")
     assert p["device"] == "cpu" and p["gpu"] is None  # no GPU details under a cpu label
+    assert p["jax_backend"] == "cpu"  # the run's backend, even where JAX's default is a GPU
     assert p["torch_cpu_capability"] == torch.backends.cpu.get_cpu_capability()
     assert p["cpu"] and p["cpu_count"] >= 1
     assert p["env"]["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"  # set by importing study
-    assert p["torch"] == torch.__version__ and p["jax_backend"] == "cpu"
-    if not torch.cuda.is_available():
-        assert p["cuda_absent"]  # the reason is recorded, never silently empty
+    assert p["torch"] == torch.__version__
+
+
+@pytest.mark.skipif(NO_GPU is None, reason="this host has a GPU")
+def test_a_host_without_a_gpu_records_why_there_are_no_gpu_numbers(cpu):
+    p = provenance.collect(cpu, seed=0, scope="quick")
+    assert p["cuda_absent"] == NO_GPU and "no CUDA device on" in p["cuda_absent"]
+
+
+@pytest.mark.skipif(NO_GPU is not None, reason=f"needs a GPU: {NO_GPU}")
+def test_a_cuda_run_records_the_gpu_both_frameworks_use():
+    p = provenance.collect(Device("cuda"), seed=0, scope="quick")
+    assert p["device"] == "cuda" and p["jax_backend"] == "gpu" and p["cuda_absent"] is None
+    assert p["gpu"]["name"] == torch.cuda.get_device_name(0) and p["gpu"]["torch_cuda_runtime"]
 
 
 def test_a_missing_package_is_named_in_one_line_before_torch_or_jax_is_imported():
