@@ -1,24 +1,21 @@
-"""The experiment registry. Each module declares NAME, DESCRIPTION, QUESTION (one sentence),
-SEED, TABLES, RECORD_KEY (the record fields that name a cell for reproduction checks), SCOPES
-(default quick and standard; some add full) and
-
-    cases(scope: str) -> list[dict]           # the parameter sets to run in that scope
-    run_case(device, **case) -> list[dict]    # raw records for one case; no I/O, no formatting
-    tables(runs) -> list[study.tables.Table]  # pure aggregation of loaded runs, any mix of them
-
-and optionally findings(runs), figures(runs), comparable_cells(run) and NOT_COMPARED.
+"""The experiment registry: one module per experiment, each defining EXPERIMENT, an
+`study.experiment.Experiment` (the contract: cases, run_case, summarise, render and how reruns
+are compared), checked when it is loaded here.
 
 Report order (and so table numbering) follows NAMES: append new experiments at the end.
 """
 import importlib
 
+from study.experiment import Experiment, register
+
 NAMES = ("two_layer", "zero_point", "transforms", "clone_hazard", "nonscalar_backward",
          "training", "bifurcation", "timing")
 
 
-def load(name: str):
-    return importlib.import_module(f"experiments.{name}")
+def load(name: str) -> Experiment:
+    module = importlib.import_module(f"experiments.{name}")
+    return register(getattr(module, "EXPERIMENT", None), name)
 
 
-def all_experiments() -> list:
+def all_experiments() -> list[Experiment]:
     return [load(name) for name in NAMES]

@@ -7,6 +7,7 @@ else also reads (fan-out, skip connections, expanded gradients of sum/mean), and
 in-place rule and the cloning seed rule with the built-in.
 """
 import warnings
+from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
@@ -15,17 +16,15 @@ import torch
 
 from study.conventions import reverse_derivative
 from study.errors import first_error_line
+from study.experiment import Comparison, Experiment, Finding, Rendered
+from study.results import Run
 from study.rules import MyReLU, by_key
-from study.runsets import grouped_clauses, merge_rows
+from study.runsets import grouped_clauses, identity, merge_rows, stated_for_runs
 from study.tables import Table
 
-NAME = "clone_hazard"
 DESCRIPTION = "seed 000: what breaks when a custom backward edits grad_output in place"
 QUESTION = ("Why does the textbook MyReLU clone grad_output, and what goes wrong, silently or "
             "loudly, when its backward edits grad_output in place instead?")
-SEED = None
-TABLES = ("hazard",)
-RECORD_KEY = ("case",)
 DTYPE = "float64"
 X = np.array([-1.5, -0.5, 0.5, 2.0, -2.0, 1.0])  # no exact zero: the conventions agree here
 W = np.array([0.5, -1.0, 2.0, 1.5, 3.0, -0.5])
@@ -96,15 +95,17 @@ def torch_grad(act, case: str, device):
     return grad, warning, error
 
 
-def caught_by_gradcheck(act, case: str, device) -> bool:
+def caught_by_gradcheck(act, case: str, device) -> bool | str:
+    """Whether gradcheck flags the rule; if gradcheck itself raises, its error line, which
+    the table shows as an error, never as a verdict."""
     loss_of, c, x = _torch_case(case, device)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the warning column already records them
         try:
             return not torch.autograd.gradcheck(lambda v: loss_of(act, v, c), (x,),
                                                 raise_exception=False)
-        except Exception:  # noqa: BLE001  gradcheck raising is gradcheck catching it
-            return True
+        except Exception as exc:  # noqa: BLE001  recorded as the error it is
+            return first_error_line(exc)
 
 
 def caught_by_detect_anomaly(act, case: str, device) -> bool:
@@ -148,11 +149,68 @@ def run_case(device, case: str) -> list[dict]:
                                                                 atol=1e-12))}]
 
 
-def _paragraph(recs: list[dict], zero: dict | None) -> str:
-    wrong = [r["case"] for r in recs if r["silently_wrong"]]
-    errors = [r["case"] for r in recs if r["error"]]
-    fine = [r["case"] for r in recs if not r["silently_wrong"] and not r["error"]]
-    clone_ok = all(r["cloning_matches"] for r in recs)
+# --- summary and rendering: pure functions of loaded runs -----------------------------------
+
+@dataclass
+class Hazard:
+    case: str
+    correct: list
+    cloning_matches: bool
+    inplace: list | None
+    silently_wrong: bool
+    warning: str | None
+    error: str | None
+    gradcheck: bool | str  # flags the in-place rule, or gradcheck's own error
+    detect_anomaly: bool
+    jax_matches: bool
+
+
+@dataclass
+class AtZero:
+    seed_rule: float
+    seed_rule_at_minus_0: float
+    builtin: float
+
+
+@dataclass
+class RunHazards:
+    run: Run  # identity only
+    hazards: list[Hazard]
+    at_zero: AtZero | None
+
+
+@dataclass
+class Summary:
+    dtypes: list[str]
+    runs: list[RunHazards]
+
+
+def _hazard(r: dict) -> Hazard:
+    return Hazard(r["case"], r["correct"], r["cloning_matches"], r["inplace_rule"],
+                  r["silently_wrong"], r["warning"], r["error"], r["gradcheck_catches"],
+                  r["detect_anomaly_catches"], r["jax_matches"])
+
+
+def summarise(runs) -> Summary:
+    out = []
+    for run in runs:
+        recs = run.ok_records()
+        zero = next((r for r in recs if "seed_rule_at_0" in r), None)
+        out.append(RunHazards(identity(run), [_hazard(r) for r in recs if "correct" in r],
+                              AtZero(zero["seed_rule_at_0"], zero["seed_rule_at_minus_0"],
+                                     zero["builtin_at_0"]) if zero else None))
+    return Summary(sorted({r["dtype"] for run in runs for r in run.ok_records() if "correct" in r}),
+                   out)
+
+
+def _paragraph(run: RunHazards) -> str | None:
+    recs = run.hazards
+    if not recs:
+        return None
+    wrong = [r.case for r in recs if r.silently_wrong]
+    errors = [r.case for r in recs if r.error]
+    fine = [r.case for r in recs if not r.silently_wrong and not r.error]
+    clone_ok = all(r.cloning_matches for r in recs)
     text = (f"Seed 000 asks why MyReLU clones grad_output. In these {len(recs)} graphs the rule "
             f"that zeroes grad_output in place was silently wrong in {len(wrong)} "
             f"({'; '.join(wrong) or 'none'}), raised an error in {len(errors)} "
@@ -163,53 +221,61 @@ def _paragraph(recs: list[dict], zero: dict | None) -> str:
             f"expanded view, so the clone makes a private copy before zeroing. The second question, "
             f"grad_input[input < 0] = 0, sets the gradient to 0 where the input was negative, "
             f"because ReLU is flat there.")
+    zero = run.at_zero
     if zero:
         text += (f" At exactly 0 the mask input < 0 is false, so the seed rule passes the gradient "
-                 f"through: its measured d/dx is {zero['seed_rule_at_0']:g} at +0 and "
-                 f"{zero['seed_rule_at_minus_0']:g} at −0, where this torch's relu gives "
-                 f"{zero['builtin_at_0']:g}.")
+                 f"through: its measured d/dx is {zero.seed_rule:g} at +0 and "
+                 f"{zero.seed_rule_at_minus_0:g} at −0, where this torch's relu gives "
+                 f"{zero.builtin:g}.")
     return text
 
 
-def _rows(run):
-    recs = [r for r in run.records if "correct" in r]
-    rows = [[r["case"], r["correct"], r["cloning_matches"], r["inplace_rule"], r["silently_wrong"],
-             r["warning"], r["error"], r["gradcheck_catches"], r["detect_anomaly_catches"],
-             r["jax_matches"]] for r in recs]
-    return rows + [[r["case"], f"failed: {r['case_error']}"] + [None] * 8
-                   for r in run.records if "case_error" in r]
+def _fact(run: RunHazards):
+    if not run.hazards:
+        return None
+    wrong = [h for h in run.hazards if h.silently_wrong]
+    return (len(wrong), len(run.hazards), tuple(h.case for h in wrong),
+            sum(h.gradcheck is True for h in wrong), sum(h.detect_anomaly for h in wrong))
 
 
-def tables(runs) -> list[Table]:
-    extra, rows, notes = merge_rows([(run, _rows(run)) for run in runs], 1, runs)
-    paragraph = grouped_clauses(runs, lambda run: _paragraph(
-        [r for r in run.records if "correct" in r],
-        next((r for r in run.records if r.get("case") == "at exactly 0"
-              and "seed_rule_at_0" in r), None)))
-    dtypes = sorted({r["dtype"] for run in runs for r in run.records if "correct" in r})
-    return [Table(
+def _fact_text(fact) -> str:
+    wrong, total, cases, gradcheck, anomaly = fact
+    return (f"Editing grad_output in place (seed 000's MyReLU without its clone) gave silently "
+            f"wrong gradients in {wrong} of {total} graphs ({'; '.join(cases) or 'none'}); "
+            f"gradcheck flagged {gradcheck} of them and detect_anomaly {anomaly}")
+
+
+def _short_fact(fact) -> str:
+    wrong, total, _, gradcheck, anomaly = fact
+    return f"{wrong} of {total}, {gradcheck} flagged by gradcheck, {anomaly} by detect_anomaly"
+
+
+def render(summary: Summary) -> Rendered:
+    runs = [r.run for r in summary.runs]
+    extra, rows, notes = merge_rows([(r.run, [[h.case, h.correct, h.cloning_matches, h.inplace,
+                                               h.silently_wrong, h.warning, h.error, h.gradcheck,
+                                               h.detect_anomaly, h.jax_matches]
+                                              for h in r.hazards]) for r in summary.runs], 1, runs)
+    paragraphs = {id(r.run): _paragraph(r) for r in summary.runs}
+    paragraph = grouped_clauses(runs, lambda run: paragraphs[id(run)])
+    table = Table(
         "hazard", "The clone in seed 000's MyReLU: in-place gradient editing, case by case",
-        f"{', '.join(dtypes)} on the run's device, x without exact zeros so every convention "
-        f"agrees. 'correct' is torch.relu's gradient; the in-place rule is seed 000's rule minus "
-        f"the clone. gradcheck: torch.autograd.gradcheck flags the in-place rule; detect_anomaly: "
-        f"backward under torch.autograd.detect_anomaly raises. JAX: the same rule written with "
+        f"{', '.join(summary.dtypes)} on the run's device, x without exact zeros so every "
+        f"convention agrees. 'correct' is torch.relu's gradient; the in-place rule is seed 000's "
+        f"rule minus the clone. gradcheck: torch.autograd.gradcheck flags the in-place rule (or "
+        f"the error gradcheck itself raised); detect_anomaly: backward under "
+        f"torch.autograd.detect_anomaly raises. JAX: the same rule written with "
         f"g.at[x < 0].set(0) in a custom_vjp, compared with torch's correct gradient.",
         extra + ["case", "correct gradient", "cloning rule correct", "in-place rule gradient",
                  "silently wrong", "warning", "error", "gradcheck catches",
                  "detect_anomaly catches", "JAX rule correct"], rows,
-        notes + ([paragraph] if paragraph else []))]
+        notes + ([paragraph] if paragraph else []))
+    fact = stated_for_runs([(r.run, _fact(r)) for r in summary.runs], runs, _fact_text,
+                           _short_fact)
+    return Rendered([table], [Finding(fact + ".", "hazard")] if fact else [])
 
 
-def findings(runs) -> list[tuple[str, str]]:
-    def clause(run):
-        recs = [r for r in run.records if "correct" in r]
-        if not recs:
-            return None
-        wrong = [r for r in recs if r["silently_wrong"]]
-        return (f"editing grad_output in place (seed 000's MyReLU without its clone) gave silently "
-                f"wrong gradients in {len(wrong)} of {len(recs)} graphs "
-                f"({'; '.join(r['case'] for r in wrong) or 'none'}); gradcheck flagged "
-                f"{sum(r['gradcheck_catches'] for r in wrong)} of them and detect_anomaly "
-                f"{sum(r['detect_anomaly_catches'] for r in wrong)}")
-    text = grouped_clauses(runs, clause)
-    return [(text + ".", "hazard")] if text else []
+EXPERIMENT = Experiment(
+    name="clone_hazard", description=DESCRIPTION, question=QUESTION, seed=None,
+    tables=("hazard",), cases=cases, run_case=run_case, summarise=summarise, render=render,
+    comparison=Comparison(record_key=("case", "dtype")))

@@ -2,22 +2,22 @@
 
     python -m study run nonscalar_backward
 """
+from dataclasses import dataclass
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import torch
 
 from study.errors import first_error_line
-from study.runsets import grouped_clauses, merge_rows
-from study.tables import Table
+from study.experiment import Comparison, Experiment, Finding, Rendered
+from study.results import Run
+from study.runsets import identity, merge_rows, stated_for_runs
+from study.tables import Table, format_cell
 
-NAME = "nonscalar_backward"
 DESCRIPTION = "seed 002: backward() on a non-scalar output, accumulation, and jax.vjp"
 QUESTION = ("What does backward() do on seed 002's non-scalar output, how does .grad accumulate "
             "over repeated passes, and what are the same steps in JAX?")
-SEED = None
-TABLES = ("side_by_side",)
-RECORD_KEY = ("framework", "step")
 SEED_A = np.array([[1, 2, 3], [4, 5, 6]], np.float32)  # seed 002's a
 STEPS = ("backward() with no argument", "looped scalar backward, one pass",
          "looped scalar backward, second pass without zeroing", "backward(a)", "backward(ones)")
@@ -81,46 +81,85 @@ def cases(scope: str) -> list[dict]:
 
 def run_case(device, framework: str) -> list[dict]:
     steps = (torch_steps if framework == "torch" else jax_steps)(SEED_A, device)
+    expected = chain_rule(SEED_A)
     return [{"framework": framework, "device": device.name, "step": step, "result": steps[step],
+             "chain_rule": expected.get(step, "an error: the output is not a scalar"),
              "a": SEED_A.tolist(), "dtype": str(SEED_A.dtype)} for step in STEPS]
 
 
-def _seed_a(runs) -> np.ndarray | None:
-    a = next((r["a"] for run in runs for r in run.ok_records() if "a" in r), None)
-    return None if a is None else np.asarray(a)
+# --- summary and rendering: pure functions of loaded runs -----------------------------------
+
+@dataclass
+class RunSteps:
+    run: Run  # identity only
+    results: dict[tuple[str, str], object]  # (framework, step) -> a.grad, or an error line
 
 
-def tables(runs) -> list[Table]:
-    a = _seed_a(runs)
-    expect = chain_rule(a) if a is not None else {}
+@dataclass
+class Summary:
+    a: list | None
+    steps: list[str]  # in the order the runs recorded them
+    chain_rule: dict[str, object]  # step -> what the chain rule gives
+    runs: list[RunSteps]
 
-    def rows_of(run):
-        got = {(r["framework"], r["step"]): r["result"] for r in run.ok_records()}
-        return [[step, got.get(("torch", step)), got.get(("jax", step)),
-                 expect.get(step, "an error: the output is not a scalar")] for step in STEPS]
-    extra, rows, notes = merge_rows([(run, rows_of(run)) for run in runs], 1, runs)
-    return [Table(
+
+def summarise(runs) -> Summary:
+    recs = [r for run in runs for r in run.ok_records()]
+    return Summary(
+        a=next((r["a"] for r in recs), None),
+        steps=list(dict.fromkeys(r["step"] for r in recs)),
+        chain_rule={r["step"]: r["chain_rule"] for r in recs if "chain_rule" in r},
+        runs=[RunSteps(identity(run), {(r["framework"], r["step"]): r["result"]
+                                       for r in run.ok_records()}) for run in runs])
+
+
+def _first_passes(run: RunSteps, framework: str):
+    """What backward() on the non-scalar output gave, and a.grad after one and two passes."""
+    got = [run.results.get((framework, step)) for step in ("backward() with no argument",
+                                                           "looped scalar backward, one pass",
+                                                           "looped scalar backward, second pass"
+                                                           " without zeroing")]
+    return None if None in got else got
+
+
+def _fact(run: RunSteps):
+    torch_steps, jax_steps = _first_passes(run, "torch"), _first_passes(run, "jax")
+    if not (torch_steps and jax_steps):
+        return None
+    return (tuple(isinstance(steps[0], str) for steps in (torch_steps, jax_steps)),
+            tuple(np.divide(steps[2], steps[1]).mean().round(6).item()
+                  for steps in (torch_steps, jax_steps)))
+
+
+def _fact_text(fact) -> str:
+    (torch_raises, jax_raises), (torch_growth, jax_growth) = fact
+    verb = {True: "raises", False: "does not raise"}
+    return (f"backward() on seed 002's non-scalar output {verb[torch_raises]} in torch and "
+            f"jax.grad {verb[jax_raises]}; a second looped backward pass multiplies a.grad by "
+            f"{format_cell(torch_growth)} in torch (it accumulates), while jax.vjp's result is "
+            f"multiplied by {format_cell(jax_growth)}")
+
+
+def render(summary: Summary) -> Rendered:
+    steps = summary.steps
+    rows = merge_rows([(r.run, [[step, r.results.get(("torch", step)),
+                                 r.results.get(("jax", step)), summary.chain_rule.get(step)]
+                                for step in steps]) for r in summary.runs], 1,
+                      [r.run for r in summary.runs])
+    runs = [r.run for r in summary.runs]
+    fact = stated_for_runs([(r.run, _fact(r)) for r in summary.runs], runs, _fact_text,
+                           _fact_text)
+    table = Table(
         "side_by_side", "Seed 002: backward on a non-scalar output, torch beside JAX",
-        f"a = {None if a is None else a.tolist()} and out = a * a, as in seed 002. torch "
-        f"accumulates into a.grad (the second looped pass adds to the first); JAX's counterpart "
-        f"of backward(g) is jax.vjp with cotangent g, which returns a fresh result every call "
-        f"(the second pass is summed afresh). The last column is the chain rule evaluated in "
-        f"numpy.", extra + ["step", "torch a.grad", "JAX", "chain rule"], rows, notes)]
+        f"a = {summary.a} and out = a * a, as in seed 002. torch accumulates into a.grad (the "
+        f"second looped pass adds to the first); JAX's counterpart of backward(g) is jax.vjp "
+        f"with cotangent g, which returns a fresh result every call (the second pass is summed "
+        f"afresh). The last column is the chain rule evaluated in numpy.",
+        rows[0] + ["step", "torch a.grad", "JAX", "chain rule"], rows[1], rows[2])
+    return Rendered([table], [Finding(fact + ".", "side_by_side")] if fact else [])
 
 
-def findings(runs) -> list[tuple[str, str]]:
-    def clause(run):
-        got = {(r["framework"], r["step"]): r["result"] for r in run.ok_records()}
-        need = [(fw, step) for fw in ("torch", "jax") for step in STEPS[:3]]
-        if not all(k in got for k in need):
-            return None
-
-        def outcome(fw):
-            first = got[(fw, STEPS[0])]
-            return f"raises \"{first}\"" if isinstance(first, str) else f"returns {first}"
-        return (f"backward() on seed 002's non-scalar output {outcome('torch')} in torch, and "
-                f"jax.grad {outcome('jax')}; two looped scalar backward passes leave a.grad = "
-                f"{got[('torch', STEPS[1])]} then {got[('torch', STEPS[2])]} in torch, while "
-                f"jax.vjp gives {got[('jax', STEPS[1])]} then {got[('jax', STEPS[2])]}")
-    text = grouped_clauses(runs, clause)
-    return [(text + ".", "side_by_side")] if text else []
+EXPERIMENT = Experiment(
+    name="nonscalar_backward", description=DESCRIPTION, question=QUESTION, seed=None,
+    tables=("side_by_side",), cases=cases, run_case=run_case, summarise=summarise,
+    render=render, comparison=Comparison(record_key=("framework", "step")))

@@ -6,23 +6,24 @@ Seed 003's loop (model, loss, SGD, zero_grad / backward / step) with the custom 
 c in {0, 0.5, 1} and each framework's relu; every run starts from the same numpy parameters
 and sees the same batches.
 """
+from dataclasses import dataclass
+
 import numpy as np
 
 from study.conventions import DTYPES
+from study.experiment import Comparison, Experiment, Finding, Rendered
 from study.nets import seed_two_layer_data
+from study.results import Run
 from study.rules import by_key
-from study.runsets import grouped_clauses, merge_rows
+from study.runsets import identity, merge_rows, stated_for_runs
 from study.tables import Table, format_cell
 from study.training import (accuracy, cast, digits_data, first_divergence, init_mlp,
                             train_jax, train_torch)
 
-NAME = "training"
 DESCRIPTION = "SGD with ReLU'(0) = 0, 0.5, 1 in both frameworks and four precisions"
 QUESTION = ("Does the value of ReLU'(0) change a real training run, in which precisions, and "
             "how far apart do the two frameworks drift?")
 SEED = 0
-TABLES = ("runs",)
-RECORD_KEY = ("dataset", "dtype", "rule")
 RULES_BY_C = {"torch": {0.0: "torch_custom_c0", 0.5: "torch_custom_c0.5", 1.0: "torch_custom_c1",
                         "relu": "torch_relu"},
               "jax": {0.0: "jax_custom_c0", 0.5: "jax_custom_c0.5", 1.0: "jax_custom_c1",
@@ -86,60 +87,106 @@ def run_case(device, dataset: str, dtype: str, scope: str) -> list[dict]:
     return records
 
 
-def _rows(run):
-    rows = []
-    for r in run.records:
-        if "losses" not in r:
-            rows.append([r.get("dataset"), r.get("dtype"), f"failed: {r['case_error']}"]
-                        + [None] * 8)
-            continue
-        zeros = sum(r["zero_preacts"])
-        rows.append([r["dataset"], r["dtype"], r["framework"], r["name"],
-                     r["first_step_differs_from_c0"], r["losses"][-1], r["accuracy"], zeros,
-                     zeros / (r["preacts_per_step"] * r["steps"]),
-                     r["first_step_differs_from_other_framework"],
-                     r["max_param_diff_other_framework"]])
-    return rows
+# --- summary and rendering: pure functions of loaded runs -----------------------------------
+
+@dataclass
+class TrainingRun:
+    dataset: str
+    dtype: str
+    framework: str
+    name: str
+    c: float | None  # None for the framework's relu
+    final_loss: float
+    accuracy: float | None
+    zero_hits: int
+    zero_fraction: float
+    first_step_differs_from_c0: int | None
+    first_step_differs_from_other_framework: int | None
+    max_param_diff_other_framework: float
 
 
-def _settings_text(runs) -> str:
-    seen = {}
-    for run in runs:
-        for r in run.ok_records():
-            s = r["settings"]
-            text = (f"seed 001's net ({s['loss']}, full batch, {s['steps']} steps, lr "
-                    f"{format_cell(s['lr'])})" if r["dataset"] == "seed" else
-                    f"a {s['hidden']}-unit MLP on digits ({s['loss']}, batch {s['batch']}, "
-                    f"{s['epochs']} epoch{'s' if s['epochs'] > 1 else ''} over the first "
-                    f"{s['train']} images, lr {format_cell(s['lr'])}, accuracy on the other "
-                    f"{s['held_out']})")
-            seen.setdefault(text, None)
-    return "; ".join(seen)
+@dataclass
+class RunTraining:
+    run: Run  # identity only
+    trainings: list[TrainingRun]
 
 
-def tables(runs) -> list[Table]:
-    extra, rows, notes = merge_rows([(run, _rows(run)) for run in runs], 4, runs)
-    return [Table(
+@dataclass
+class Summary:
+    settings: list[str]  # how each dataset was trained, as the records state it
+    runs: list[RunTraining]
+
+
+def _training(r: dict) -> TrainingRun:
+    zeros = sum(r["zero_preacts"])
+    return TrainingRun(r["dataset"], r["dtype"], r["framework"], r["name"], r["c"],
+                       r["losses"][-1], r["accuracy"], zeros,
+                       zeros / (r["preacts_per_step"] * r["steps"]),
+                       r["first_step_differs_from_c0"],
+                       r["first_step_differs_from_other_framework"],
+                       r["max_param_diff_other_framework"])
+
+
+def _settings_text(r: dict) -> str:
+    s = r["settings"]
+    if r["dataset"] == "seed":
+        return (f"seed 001's net ({s['loss']}, full batch, {s['steps']} steps, lr "
+                f"{format_cell(s['lr'])})")
+    return (f"a {s['hidden']}-unit MLP on digits ({s['loss']}, batch {s['batch']}, "
+            f"{s['epochs']} epoch{'s' if s['epochs'] > 1 else ''} over the first {s['train']} "
+            f"images, lr {format_cell(s['lr'])}, accuracy on the other {s['held_out']})")
+
+
+def summarise(runs) -> Summary:
+    recs = [r for run in runs for r in run.ok_records()]
+    return Summary(list(dict.fromkeys(_settings_text(r) for r in recs)),
+                   [RunTraining(identity(run), [_training(r) for r in run.ok_records()])
+                    for run in runs])
+
+
+def _row(t: TrainingRun) -> list:
+    return [t.dataset, t.dtype, t.framework, t.name, t.first_step_differs_from_c0, t.final_loss,
+            t.accuracy, t.zero_hits, t.zero_fraction, t.first_step_differs_from_other_framework,
+            t.max_param_diff_other_framework]
+
+
+def _fact(run: RunTraining):
+    digits = [t for t in run.trainings if t.dataset == "digits" and t.framework == "torch"
+              and t.c == 1.0]
+    return tuple((t.dtype, t.zero_fraction, t.first_step_differs_from_c0) for t in digits) or None
+
+
+def _fact_text(fact) -> str:
+    parts = [f"{dtype}: step {step}" if step is not None else f"{dtype}: never"
+             for dtype, _, step in fact]
+    fractions = ", ".join(f"{f:.2g}" for _, f, _ in fact)
+    return (f"Training on digits in torch, ReLU'(0) = 1 leaves the ReLU'(0) = 0 run at "
+            f"{'; '.join(parts)}, with exact-zero pre-activation fractions of {fractions}")
+
+
+def _fact_short(fact) -> str:
+    return "; ".join(f"{dtype}: {'never' if step is None else f'step {step}'}"
+                     for dtype, _, step in fact)
+
+
+def render(summary: Summary) -> Rendered:
+    runs = [r.run for r in summary.runs]
+    extra, rows, notes = merge_rows([(r.run, [_row(t) for t in r.trainings])
+                                     for r in summary.runs], 4, runs)
+    table = Table(
         "runs", "SGD runs: when ReLU'(0) makes runs diverge, per precision",
-        f"Runs: {_settings_text(runs)}. Steps count from 0; '—' means never. Zero hits are exact "
-        f"zeros among the hidden pre-activations over all steps. Cross-framework columns compare "
-        f"with the other framework's run of the same c (relu with relu).",
+        f"Runs: {'; '.join(summary.settings)}. Steps count from 0; '—' means never. Zero hits are "
+        f"exact zeros among the hidden pre-activations over all steps. Cross-framework columns "
+        f"compare with the other framework's run of the same c (relu with relu).",
         extra + ["data", "dtype", "framework", "rule", "first step ≠ c=0 run", "final loss",
                  "accuracy", "zero hits", "zero-hit fraction", "first step ≠ other framework",
-                 "max abs Δparam vs other framework"], rows, notes)]
+                 "max abs Δparam vs other framework"], rows, notes)
+    fact = stated_for_runs([(r.run, _fact(r)) for r in summary.runs], runs, _fact_text,
+                           _fact_short)
+    return Rendered([table], [Finding(fact + ".", "runs")] if fact else [])
 
 
-def findings(runs) -> list[tuple[str, str]]:
-    def clause(run):
-        recs = [r for r in run.ok_records() if r["dataset"] == "digits"
-                and r["framework"] == "torch" and r["c"] == 1.0]
-        if not recs:
-            return None
-
-        def diverges(step):
-            return "never diverges from c=0" if step is None else f"diverges from c=0 at step {step}"
-        return "; ".join(f"{r['dtype']}: a zero-hit fraction of "
-                         f"{sum(r['zero_preacts']) / (r['preacts_per_step'] * r['steps']):.2g} and "
-                         f"c=1 {diverges(r['first_step_differs_from_c0'])}" for r in recs)
-    text = grouped_clauses(runs, clause)
-    return [(f"Training on digits in torch, {text}.", "runs")] if text else []
+EXPERIMENT = Experiment(
+    name="training", description=DESCRIPTION, question=QUESTION, seed=SEED, tables=("runs",),
+    cases=cases, run_case=run_case, summarise=summarise, render=render,
+    comparison=Comparison(record_key=("dataset", "dtype", "rule")))

@@ -6,26 +6,25 @@
 Every cell runs the transformation on the run's device and compares with a float64 numpy
 oracle for the rule's convention (inputs include an exact 0): ✓ only when the value matches.
 """
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
 import numpy as np
 import torch
 import torch.autograd.forward_ad as fwAD
 
-import jax
-import jax.numpy as jnp
 from study.conventions import reverse_derivative
 from study.errors import first_error_line
+from study.experiment import Comparison, Experiment, Finding, Rendered
+from study.results import Run
 from study.rules import by_key
-from study.runsets import grouped_clauses, merge_rows
+from study.runsets import identity, merge_rows, stated_for_runs
 from study.tables import Table
 
-NAME = "transforms"
 DESCRIPTION = "which transformations (compile, export, vmap, higher order, forward mode) each rule survives"
 QUESTION = ("Which transformations (compile, export, vmap, per-sample gradients, higher order, "
             "forward mode) does each way of writing a custom ReLU rule survive, in torch and JAX?")
-SEED = None
-TABLES = ("matrix",)
-RECORD_KEY = ("rule",)
-NOT_COMPARED = ("style", "name")
 ROWS = (  # (style, registry rule key)
     ("torch legacy: forward(ctx, ...) (seed 000)", "torch_myrelu_seed"),
     ("torch modern: setup_context", "torch_custom_c0"),
@@ -45,7 +44,6 @@ COLUMNS = ("eager grad", "compiled forward", "compiled grad", "grad of compiled"
            "compiled func.grad", "export",
            "vmap forward", "per-sample grad", "grad of grad", "HVP", "jvp", "jacfwd",
            "forward_ad", "jacrev")
-CODES = {"ok": "✓", "n/a": "—", "wrong": "✗w"}
 X = np.array([-1.5, 0.0, 0.7, 2.0])
 W = np.array([0.5, -1.0, 2.0, 1.5])
 V = np.array([1.0, 2.0, -1.0, 0.5])
@@ -185,69 +183,129 @@ def run_case(device, style: str, rule: str, compile_backend: str) -> list[dict]:
     r = by_key(rule)
     c = r.convention if r.convention is not None else reverse_derivative(r, 0.0, "float64", device)
     return [{"style": style, "rule": r.key, "name": r.name, "framework": r.framework,
-             "convention": c, "compile_backend": compile_backend, "device": device.name,
+             "kind": r.kind, "convention": c, "compile_backend": compile_backend,
+             "device": device.name,
              "columns": list(COLUMNS),
              "cells": transform_cells(r.framework, r.fn, c, compile_backend, device)}]
 
 
-# --- aggregation: pure functions of loaded runs ---------------------------------------------
+# --- summary and rendering: pure functions of loaded runs -----------------------------------
 
-def _failing(rec) -> list[str]:
-    return [c for c in rec["columns"] if rec["cells"][c]["status"] in ("error", "wrong")]
+@dataclass
+class StyleCells:
+    number: int  # the row number within its run
+    style: str
+    rule: str
+    framework: str
+    builtin: bool  # a framework's own relu: the reference row, never a fix to recommend
+    convention: float
+    cells: dict[str, dict]  # column -> {"status", "detail"}
+
+    def failing(self) -> list[str]:
+        return [c for c, cell in self.cells.items() if cell["status"] in ("error", "wrong")]
+
+    def wrong(self) -> list[str]:
+        return [c for c, cell in self.cells.items() if cell["status"] == "wrong"]
 
 
-def how_to_fix(rec: dict, records: list[dict]) -> str:
+@dataclass
+class RunStyles:
+    run: Run  # identity only
+    styles: list[StyleCells]
+
+
+@dataclass
+class Summary:
+    columns: list[str]
+    backends: list[str]
+    error_codes: dict[str, str]  # error text -> E1, E2, ... in order of first appearance
+    runs: list[RunStyles]
+
+
+def _is_builtin(rec: dict) -> bool:
+    # runs before records carried the rule's kind: the framework relus were the references
+    return rec["kind"] == "builtin" if "kind" in rec else rec["rule"] in ("torch_relu", "jax_relu")
+
+
+def summarise(runs) -> Summary:
+    recs = [r for run in runs for r in run.ok_records()]
+    codes: dict[str, str] = {}
+    for rec in recs:
+        for col in rec["columns"]:
+            cell = rec["cells"][col]
+            if cell["status"] == "error" and cell["detail"] not in codes:
+                codes[cell["detail"]] = f"E{len(codes) + 1}"
+    return Summary(
+        next((r["columns"] for r in recs), []), sorted({r["compile_backend"] for r in recs}),
+        codes, [RunStyles(identity(run), [
+            StyleCells(i, r["style"], r["rule"], r["framework"], _is_builtin(r), r["convention"],
+                       {c: r["cells"][c] for c in r["columns"]})
+            for i, r in enumerate(run.ok_records(), 1)]) for run in runs])
+
+
+def how_to_fix(style: StyleCells, styles: list[StyleCells]) -> str:
     """For each failing column, the row (#) of the first custom style of the same framework
     and convention that passes it."""
     fixes = []
-    for col in _failing(rec):
-        good = [i for i, o in enumerate(records, 1) if o["framework"] == rec["framework"]
-                and o["convention"] == rec["convention"] and "reference" not in o["style"]
-                and o["cells"][col]["status"] == "ok"]
+    for col in style.failing():
+        good = [o.number for o in styles if o.framework == style.framework and not o.builtin
+                and o.convention == style.convention and o.cells[col]["status"] == "ok"]
         fixes.append(f"{col}: #{good[0]}" if good else f"{col}: none")
     return "; ".join(fixes) or "—"
 
 
-def error_codes(runs) -> dict[str, str]:
-    """Each distinct error text, in order of first appearance, gets a code E1, E2, ..."""
-    codes: dict[str, str] = {}
-    for run in runs:
-        for rec in run.ok_records():
-            for col in rec["columns"]:
-                cell = rec["cells"][col]
-                if cell["status"] == "error" and cell["detail"] not in codes:
-                    codes[cell["detail"]] = f"E{len(codes) + 1}"
-    return codes
+def _code(cell: dict, codes: dict) -> str:
+    symbols = {"ok": "✓", "n/a": "—", "wrong": "✗w"}
+    return f"✗{codes[cell['detail']]}" if cell["status"] == "error" else symbols[cell["status"]]
 
 
-def _cell_code(cell: dict, codes: dict) -> str:
-    return f"✗{codes[cell['detail']]}" if cell["status"] == "error" else CODES[cell["status"]]
+def _fact(run: RunStyles):
+    out = []
+    for fw in dict.fromkeys(s.framework for s in run.styles):
+        mine = [s for s in run.styles if s.framework == fw and not s.builtin]
+        if mine:
+            wrong = [s for s in mine if s.wrong()]
+            out.append((fw, len(mine), len(mine[0].cells),
+                        tuple(s.style for s in mine if not s.failing()), len(wrong),
+                        tuple(dict.fromkeys(c for s in wrong for c in s.wrong()))))
+    return tuple(out) or None
 
 
-def tables(runs) -> list[Table]:
-    codes = error_codes(runs)
-    columns = next((r["columns"] for run in runs for r in run.ok_records()), list(COLUMNS))
+def _fact_text(fact) -> str:
+    parts = []
+    for fw, n, columns, clean, wrong, where in fact:
+        text = (f"of {n} {fw} custom-rule styles {len(clean) or 'none'} survive"
+                f"{'s' if len(clean) < 2 else ''} all {columns} transformations"
+                + (f" ({', '.join(clean)})" if clean else ""))
+        if wrong:
+            text += f" and {wrong} give silently wrong values ({', '.join(where)})"
+        parts.append(text)
+    text = "; ".join(parts)
+    return text[:1].upper() + text[1:]
 
-    def rows_of(run):
-        recs = run.ok_records()
-        rows = [[i, r["style"]] + [_cell_code(r["cells"][c], codes) for c in columns]
-                + [how_to_fix(r, recs)] for i, r in enumerate(recs, 1)]
-        return rows + [[None, r["style"], f"failed: {r['case_error']}"] + [None] * len(columns)
-                       for r in run.records if "case_error" in r]
-    extra, rows, notes = merge_rows([(run, rows_of(run)) for run in runs], 2, runs)
-    detail_rows = [[run.label, r["style"], r["name"], c, r["cells"][c]["status"],
-                    r["cells"][c]["detail"] if r["cells"][c]["status"] == "error" else None]
-                   for run in runs for r in run.ok_records() for c in r["columns"]]
-    backends = sorted({r["compile_backend"] for run in runs for r in run.ok_records()})
+
+def _fact_short(fact) -> str:
+    return "; ".join(f"{fw}: {len(clean)} of {n} survive, {wrong} silently wrong"
+                     for fw, n, _, clean, wrong, _ in fact)
+
+
+def _matrix(summary: Summary) -> Table:
+    runs, columns, codes = [r.run for r in summary.runs], summary.columns, summary.error_codes
+    extra, rows, notes = merge_rows([(r.run, [
+        [s.number, s.style] + [_code(s.cells[c], codes) for c in columns]
+        + [how_to_fix(s, r.styles)] for s in r.styles]) for r in summary.runs], 2, runs)
+    detail = [[r.run.label, s.style, s.rule, c, s.cells[c]["status"],
+               s.cells[c]["detail"] if s.cells[c]["status"] == "error" else None]
+              for r in summary.runs for s in r.styles for c in columns]
     legend = "Errors: " + "; ".join(f"{code}: {text[:150]}" for text, code in codes.items())
-    return [Table(
+    return Table(
         "matrix", "Transformations each custom-rule style survives",
         f"Rows are rule styles (all c = 0, except the seed rule's c = 1); every cell runs the "
         f"transformation on float64 inputs that include an exact 0 and compares with a numpy "
         f"oracle for the rule's convention. ✓: the value matches; ✗w: a wrong value, silently; "
         f"✗E<n>: an error, listed under the table; —: no such API. torch.compile uses "
-        f"fullgraph=True and backend {'/'.join(backends)}: 'compiled forward' compiles the rule "
-        f"alone, 'compiled grad' the loss and runs its backward, 'grad of compiled' is "
+        f"fullgraph=True and backend {'/'.join(summary.backends)}: 'compiled forward' compiles "
+        f"the rule alone, 'compiled grad' the loss and runs its backward, 'grad of compiled' is "
         f"torch.func.grad of the compiled loss, 'compiled func.grad' compiles torch.func.grad of "
         f"the loss; JAX's counterparts are jax.jit(f), jax.jit(jax.grad), jax.grad(jax.jit), "
         f"jax.jit(jax.grad). 'export' runs torch.export's program forward and "
@@ -260,29 +318,17 @@ def tables(runs) -> list[Table]:
         f"that column.",
         extra + ["#", "style"] + list(columns) + ["how to make it work"], rows,
         notes + ([legend] if codes else []),
-        detail=(["run", "style", "rule", "transformation", "status", "error"], detail_rows))]
+        detail=(["run", "style", "rule", "transformation", "status", "error"], detail))
 
 
-def findings(runs) -> list[tuple[str, str]]:
-    def clause(run):
-        custom = [r for r in run.ok_records() if "reference" not in r["style"]]
-        if not custom:
-            return None
-        parts = []
-        for fw in ("torch", "jax"):
-            mine = [r for r in custom if r["framework"] == fw]
-            if not mine:
-                continue
-            best = min(mine, key=lambda r: len(_failing(r)))
-            clean = [r["style"] for r in mine if not _failing(r)]
-            wrong = [f"{r['style']} ({', '.join(c for c in r['columns'] if r['cells'][c]['status'] == 'wrong')})"
-                     for r in mine if any(r["cells"][c]["status"] == "wrong" for c in r["columns"])]
-            parts.append(f"in {fw}, {len(clean)} of {len(mine)} styles survive all "
-                         f"{len(best['columns'])} transformations"
-                         + (f" ({', '.join(clean)})" if clean else
-                            f"; the most robust, {best['style']}, fails "
-                            f"{', '.join(_failing(best))}")
-                         + (f"; silently wrong values: {'; '.join(wrong)}" if wrong else ""))
-        return "; ".join(parts)
-    text = grouped_clauses(runs, clause)
-    return [(text + ".", "matrix")] if text else []
+def render(summary: Summary) -> Rendered:
+    runs = [r.run for r in summary.runs]
+    fact = stated_for_runs([(r.run, _fact(r)) for r in summary.runs], runs, _fact_text,
+                           _fact_short)
+    return Rendered([_matrix(summary)], [Finding(fact + ".", "matrix")] if fact else [])
+
+
+EXPERIMENT = Experiment(
+    name="transforms", description=DESCRIPTION, question=QUESTION, seed=None,
+    tables=("matrix",), cases=cases, run_case=run_case, summarise=summarise, render=render,
+    comparison=Comparison(record_key=("rule",), not_compared=("style", "name")))

@@ -1,23 +1,12 @@
 """Reproducible PyTorch/JAX study of custom ReLU gradient rules.
 
-Importing `study` checks that every package it needs is importable (one line and exit 2 if
-not, before torch or jax is imported) and applies the shared framework settings (see
-`study.frameworks`).
+Importing `study` sets one thing, which must be set before JAX starts: both frameworks share
+one GPU, and JAX would otherwise take 75% of its memory at start-up, so
+XLA_PYTHON_CLIENT_PREALLOCATE=false (unless already set; recorded in every result's
+provenance). Everything else is explicit: `python -m study` checks the packages it needs
+(study.requirements) before importing torch or JAX, and `study.frameworks.use_shared_settings()`
+applies the numeric settings every experiment shares.
 """
 import os
-import sys
 
-from study.requirements import missing_packages
-
-_missing = missing_packages()
-if _missing:
-    print(f"error: {sys.executable} lacks the Python packages {', '.join(_missing)}; install "
-          f"them (pip install {' '.join(_missing)}) or use make without PY= to get .venv",
-          file=sys.stderr)
-    sys.exit(2)
-
-# Both frameworks share one GPU: JAX would otherwise take 75% of its memory at start-up.
-# Set before JAX initialises a backend; recorded in every result's provenance.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-
-from study import frameworks as _frameworks  # noqa: E402,F401  (side effect: settings)

@@ -9,6 +9,7 @@ import experiments
 from study import report, reproduction, results, runner
 from study.devices import DEVICE_CHOICES, resolve_devices
 from study.errors import StudyError
+from study.frameworks import use_shared_settings
 from study.provenance import REPO_ROOT
 from study.runsets import run_name
 
@@ -32,7 +33,7 @@ def _experiments_named(names: list[str]) -> list:
 
 def cmd_list(args) -> None:
     for exp in experiments.all_experiments():
-        print(f"{exp.NAME:<20} {exp.DESCRIPTION}")
+        print(f"{exp.name:<20} {exp.description}")
 
 
 def cmd_run(args) -> None:
@@ -41,41 +42,42 @@ def cmd_run(args) -> None:
         raise StudyError("--quick and --full exclude each other")
     scope = "quick" if args.quick else "full" if args.full else "standard"
     if args.full:
-        lacking = [e.NAME for e in chosen if "full" not in runner.scopes(e)]
+        lacking = [e.name for e in chosen if "full" not in e.scopes]
         if lacking and args.names != ["all"]:
-            offered = [e.NAME for e in experiments.all_experiments() if "full" in runner.scopes(e)]
+            offered = [e.name for e in experiments.all_experiments() if "full" in e.scopes]
             raise StudyError(f"--full applies only to: {', '.join(offered)} (not {lacking[0]})")
-        chosen = [e for e in chosen if "full" in runner.scopes(e)]
+        chosen = [e for e in chosen if "full" in e.scopes]
     if args.inits is not None:
         if args.inits < 1:
             raise StudyError("--inits must be a positive number of initialisations")
-        lacking = [e.NAME for e in chosen if not runner.takes_inits(e)]
+        lacking = [e.name for e in chosen if not e.counts_inits]
         if lacking:
-            raise StudyError(f"--inits applies only to: "
-                             f"{', '.join(e.NAME for e in experiments.all_experiments() if runner.takes_inits(e))}"
-                             f" (not {lacking[0]})")
+            offered = [e.name for e in experiments.all_experiments() if e.counts_inits]
+            raise StudyError(f"--inits applies only to: {', '.join(offered)} (not {lacking[0]})")
     devices = resolve_devices(args.device)
     for exp in chosen:
-        results.ensure_writable(os.path.join(args.results_dir, exp.NAME))
+        results.ensure_writable(os.path.join(args.results_dir, exp.name))
     progress = runner.Progress(quiet=args.quiet)
     for exp in chosen:
         runner.run_experiment(exp, devices, scope, progress, root=args.results_dir,
                               inits=args.inits)
 
 
-def _load(folders: list[str]) -> tuple[list, list[str]]:
-    return results.load_runs(folders, set(experiments.NAMES))
+def _load(folders: list[str], errata_file: str) -> tuple[list, list[str]]:
+    runs, notes = results.load_runs(folders, set(experiments.NAMES))
+    return results.apply_errata(runs, results.load_errata(errata_file)), notes
 
 
-def _references(folder: str | None) -> list:
+def _references(folder: str | None, errata_file: str) -> list:
     if folder is None or not os.path.isdir(folder):
         return []
-    return _load([folder])[0]
+    return _load([folder], errata_file)[0]
 
 
 def cmd_report(args) -> None:
-    runs, notes = _load(args.results or [results.RESULTS_DIR])
-    files = report.render(runs, notes, experiments.all_experiments(), _references(args.reference))
+    runs, notes = _load(args.results or [results.RESULTS_DIR], args.errata)
+    files = report.render(runs, notes, experiments.all_experiments(),
+                          _references(args.reference, args.errata))
     try:
         report.write_report(files, args.out)
     except OSError as e:
@@ -84,8 +86,8 @@ def cmd_report(args) -> None:
 
 
 def cmd_compare(args) -> None:
-    runs, _ = _load(args.results)
-    references = _references(args.reference)
+    runs, _ = _load(args.results, args.errata)
+    references = _references(args.reference, args.errata)
     if not references:
         raise StudyError(f"no reference results in {args.reference}")
     comps = reproduction.comparisons(runs, references, experiments.all_experiments())
@@ -100,8 +102,9 @@ def cmd_compare(args) -> None:
                           "only reference", "verdict"], tablefmt="simple"))
     for c in comps:
         for name, a, b in c.different[:args.show]:
-            print(f"{c.run.experiment}: {name}: {a!r} vs {b!r}")
-    if any(not c.verdict.startswith("reproduced") for c in comps) and args.strict:
+            print(f"{c.run.experiment}: {reproduction.name_text(name)}: "
+                  f"{reproduction.cell_text(a, None)} vs {reproduction.cell_text(b, None)}")
+    if args.strict and not all(c.reproduced for c in comps if c.kind == reproduction.REPRODUCTION):
         sys.exit(1)
 
 
@@ -132,11 +135,14 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--reference", default=results.REFERENCE_DIR,
                      help="the reference results to compare with (default: reports/reference)")
     rep.add_argument("--out", default=REPORTS_DIR, help="output folder (default: reports/)")
+    rep.add_argument("--errata", default=results.ERRATA_FILE,
+                     help="cells measured before a fix, withdrawn (default: reports/errata.json)")
     rep.set_defaults(func=cmd_report)
     cmp_ = sub.add_parser("compare", help="compare result folders with the reference")
     cmp_.add_argument("results", nargs="+", metavar="DIR")
     cmp_.add_argument("--reference", default=results.REFERENCE_DIR)
     cmp_.add_argument("--show", type=int, default=5, help="differing cells listed per run")
+    cmp_.add_argument("--errata", default=results.ERRATA_FILE)
     cmp_.add_argument("--strict", action="store_true", help="exit 1 unless all reproduce")
     cmp_.set_defaults(func=cmd_compare)
     ref = sub.add_parser("reference", help="make the current results the reference")
@@ -147,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    use_shared_settings()
     try:
         args = build_parser().parse_args(argv)
         args.func(args)

@@ -1,16 +1,20 @@
-"""Framework settings that every experiment shares, applied once on import of `study`.
+"""Framework settings that every experiment shares, applied by use_shared_settings().
 
 Both frameworks get float32 matmuls at full precision (JAX on GPU defaults to a faster,
-lower precision than torch), and JAX gets float64 so the dtype sweeps can reach it.
+lower precision than torch), and JAX gets float64 so the dtype sweeps can reach it. The CLI
+and the test suite call use_shared_settings() before anything runs; code that imports the
+library on its own calls it too.
 """
 import jax
 import torch
 
 MATMUL_PRECISION = "highest"
 
-jax.config.update("jax_enable_x64", True)
-jax.config.update("jax_default_matmul_precision", MATMUL_PRECISION)
-torch.set_float32_matmul_precision(MATMUL_PRECISION)
+
+def use_shared_settings() -> None:
+    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_default_matmul_precision", MATMUL_PRECISION)
+    torch.set_float32_matmul_precision(MATMUL_PRECISION)
 
 
 def matmul_settings() -> dict:

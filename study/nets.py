@@ -26,26 +26,22 @@ def jax_two_layer_loss(w1, w2, x, act):
 
 
 def two_layer_gradients(rule: Rule, data: dict[str, np.ndarray], device: Device) -> dict:
-    """Loss, dL/dw1, dL/dw2 (numpy) and the count of exact zeros in x @ w1, in the rule's
-    own framework and device."""
+    """Loss, dL/dw1, dL/dw2 (numpy), and the count and positions of exact zeros in x @ w1, in
+    the rule's own framework and device."""
     if rule.framework == "torch":
         x = device.to_torch(data["x"])
         w1 = device.to_torch(data["w1"], requires_grad=True)
         w2 = device.to_torch(data["w2"], requires_grad=True)
         loss = torch_two_layer_loss(rule.fn, x, w1, w2)
         loss.backward()
-        zeros = ((x @ w1) == 0).sum()
+        zeros = (x @ w1) == 0
         out = (loss, w1.grad, w2.grad)
     else:
         x, w1, w2 = (device.to_jax(data[k]) for k in ("x", "w1", "w2"))
         loss, (g1, g2) = jax.value_and_grad(jax_two_layer_loss, argnums=(0, 1))(w1, w2, x,
                                                                                 rule.fn)
-        zeros = jnp.sum((x @ w1) == 0)
+        zeros = (x @ w1) == 0
         out = (loss, g1, g2)
     arrays = dict(zip(("loss", "grad_w1", "grad_w2"), (device.to_numpy(t) for t in out)))
-    return {**arrays, "zeros": int(device.to_numpy(zeros))}
-
-
-def preactivation_zeros(data: dict[str, np.ndarray]) -> int:
-    """Exact zeros of x @ w1, computed in float64 numpy (exact for the integer-valued data)."""
-    return int(np.count_nonzero(data["x"].astype(np.float64) @ data["w1"].astype(np.float64) == 0))
+    mask = device.to_numpy(zeros)
+    return {**arrays, "zeros": int(mask.sum()), "zero_positions": np.argwhere(mask).tolist()}

@@ -7,14 +7,16 @@ one-line error in its own section, and the rest of the report still renders.
 import os
 import textwrap
 
-from study import reproduction
+from study import device_comparison, reproduction
 from study.atomic import write_text_atomically
 from study.errors import first_error_line
+from study.experiment import Finding, Rendered
 from study.results import Run
 from study.runsets import run_name, varying_fields
-from study.tables import Table, format_cell, to_csv, to_latex, to_markdown
+from study.tables import Table, collapse_rows, format_cell, to_csv, to_latex, to_markdown
 
 MAX_DIFFERENCES_SHOWN = 3
+MAX_FAILED_SHOWN = 20
 WIDTH = 100  # prose is wrapped to this width; table rows are kept short by their compact forms
 GENERATED_FOLDERS = ("tables", "figures")  # everything in them is rewritten by each render
 
@@ -25,7 +27,7 @@ def anchor(experiment: str, table_id: str) -> str:
 
 def number_tables(experiments) -> dict[tuple[str, str], int]:
     """Table numbers from the declared order: a table missing its data keeps its number."""
-    order = [(e.NAME, tid) for e in experiments for tid in e.TABLES]
+    order = [(e.name, tid) for e in experiments for tid in e.tables]
     return {key: i for i, key in enumerate(order, 1)}
 
 
@@ -44,17 +46,38 @@ def _short(text: str, width: int = 120) -> str:
 
 def _contents(experiments, numbers, built: dict) -> list[str]:
     lines = ["## Contents", "", "- [Reproduction](#reproduction) · [Findings](#findings) · "
-             "[Provenance](#provenance) · [Methodology](#methodology)", "",
+             "[CPU against GPU](#cpu-against-gpu) · [Provenance](#provenance) · "
+             "[Methodology](#methodology)", "",
              "| table | title | files |", "|---|---|---|"]
     for exp in experiments:
-        for tid in exp.TABLES:
-            a, n = anchor(exp.NAME, tid), numbers[(exp.NAME, tid)]
-            table = built.get((exp.NAME, tid))
+        for tid in exp.tables:
+            a, n = anchor(exp.name, tid), numbers[(exp.name, tid)]
+            table = built.get((exp.name, tid))
             title = table.title if table else "no results yet"
             files = (f"[md](tables/{a}.md) · [tex](tables/{a}.tex) · [csv](tables/{a}.csv)"
                      if table else "—")
             lines.append(f"| [{n}](#{a}) | {title} | {files} |")
     return lines + [""]
+
+
+def _reproduction_rows(comps, everyone) -> tuple[list[list], list[list]]:
+    rows, diffs = [], []
+    for c in comps:
+        shown = "; ".join(f"{_short(reproduction.name_text(name), 70)}: "
+                          f"{reproduction.cell_text(a)} vs {reproduction.cell_text(b)}"
+                          for name, a, b in c.different[:MAX_DIFFERENCES_SHOWN])
+        yours = run_name(c.run, everyone)
+        theirs = run_name(c.reference, everyone) if c.reference else None
+        if yours == theirs:  # the same host, device and releases: tell them apart by date
+            yours, theirs = (f"{name}, {r.provenance['utc'][:16].replace('T', ' ')} UTC"
+                             for name, r in ((yours, c.run), (theirs, c.reference)))
+        rows.append([c.run.experiment, yours, theirs, c.equal, len(c.different),
+                     len(c.only_here), len(c.only_reference), c.verdict,
+                     _short(shown, 150) or None])
+        diffs += [[c.run.experiment, c.kind, c.run.path, c.reference.path,
+                   reproduction.name_text(name), reproduction.cell_text(a, None),
+                   reproduction.cell_text(b, None)] for name, a, b in c.different]
+    return rows, diffs
 
 
 def _reproduction_section(runs, references, experiments, files) -> list[str]:
@@ -68,54 +91,138 @@ def _reproduction_section(runs, references, experiments, files) -> list[str]:
                         f"({len(references)} result files in reports/reference/). Rerun the "
                         f"study on your machine (`make report`) and this section will say, "
                         f"experiment by experiment, whether your numbers reproduce it.", ""]
-    reproduced = [c for c in comps if c.verdict.startswith("reproduced")]
-    everyone = runs + references
-    lines += [wrap(f"**{len(reproduced)} of {len(comps)} runs reproduce the committed reference** "
-                   f"(cells compared exactly, wall-clock seconds left out; timing as ratios "
-                   f"measured within each run, equal when their interquartile intervals overlap "
-                   f"within the experiment's tolerance, never as absolute times across "
-                   f"machines). All differing cells: [tables/reproduction-differences.csv]"
-                   f"(tables/reproduction-differences.csv)."), ""]
-    rows, diffs = [], []
-    for c in comps:
-        shown = "; ".join(f"{_short(name, 70)}: {reproduction.cell_text(a)} vs "
-                          f"{reproduction.cell_text(b)}"
-                          for name, a, b in c.different[:MAX_DIFFERENCES_SHOWN])
-        yours, theirs = run_name(c.run, everyone), run_name(c.reference, everyone) if c.reference else None
-        if yours == theirs:  # the same host, device and releases: tell them apart by date
-            yours, theirs = (f"{name}, {r.provenance['utc'][:16].replace('T', ' ')} UTC"
-                             for name, r in ((yours, c.run), (theirs, c.reference)))
-        rows.append([c.run.experiment, yours, theirs, c.equal,
-                     len(c.different), len(c.only_here), len(c.only_reference), c.verdict,
-                     _short(shown, 150) or None])
-        diffs += [[c.run.experiment, c.run.path, c.reference.path, name,
-                   reproduction.cell_text(a, None), reproduction.cell_text(b, None)]
-                  for name, a, b in c.different]
+    reruns = [c for c in comps if c.kind == reproduction.REPRODUCTION]
+    devices = len(comps) - len(reruns)
+    lines += [wrap(f"**{sum(c.reproduced for c in reruns)} of {len(reruns)} runs reproduce the "
+                   f"committed reference** (cells compared exactly, wall-clock seconds left "
+                   f"out; timing as ratios measured within each run, equal when their "
+                   f"interquartile intervals overlap within the experiment's tolerance, never "
+                   f"as absolute times across machines)"
+                   + (f"; {devices} more runs have no reference of their device and are "
+                      f"compared with the other device's as a device comparison, not a "
+                      f"reproduction" if devices else "")
+                   + ". All differing cells: [tables/reproduction-differences.csv]"
+                     "(tables/reproduction-differences.csv)."), ""]
+    rows, diffs = _reproduction_rows(comps, runs + references)
     table = Table("reproduction", "Your runs against the committed reference",
                   "One row per rerun result file: cells equal, cells different, cells only in "
-                  "your run or only in the reference run it is compared with (same experiment, "
-                  "device and scope; the same releases where the reference has them).",
+                  "your run or only in the reference run it is compared with (same experiment "
+                  "and scope; the same device where the reference has one, and then the same "
+                  "releases where it has them).",
                   ["experiment", "your run", "reference run", "equal", "different", "only yours",
                    "only reference", "verdict", "first differences (yours vs reference)"], rows)
     lines += [to_markdown(table), ""]
     files["tables/reproduction.md"] = to_markdown(table) + "\n"
     files["tables/reproduction.csv"] = to_csv(table)
     files["tables/reproduction-differences.csv"] = to_csv(Table(
-        "reproduction-differences", "", "", ["experiment", "your file", "reference file", "cell",
-                                            "yours", "reference"], diffs))
+        "reproduction-differences", "", "", ["experiment", "comparison", "your file",
+                                            "reference file", "cell", "yours", "reference"],
+        diffs))
     return lines
 
 
-def _findings_section(found: list[tuple[str, str, str]], numbers) -> list[str]:
+def _device_rows(pairs, everyone) -> tuple[list[list], list[list]]:
+    summary, cells = [], []
+    for p in pairs:
+        groups = device_comparison.groups_of(p)
+        summary.append([p.experiment, run_name(p.cpu, everyone), run_name(p.cuda, everyone),
+                        "same" if p.same_releases else "different",
+                        "same" if p.same_machine else "different", p.equal, len(p.different),
+                        p.only_cpu, p.only_cuda,
+                        ", ".join(f"{g} {n}" for g, n in groups.items()) or None])
+        for name, a, b in p.different:
+            fields = dict(name)
+            what = reproduction.name_text(tuple((k, v) for k, v in name if k != "dtype"))
+            cells.append([device_comparison.group_of(name, a, b), p.experiment, what,
+                          fields.get("dtype"), reproduction.cell_text(a),
+                          reproduction.cell_text(b)])
+    return summary, cells
+
+
+GROUP_WORDS = {"subnormal": "at subnormals", "placement": "where the CPU value depends on "
+               "placement", "last bits": "in the last bits", "error": "in an error message",
+               "other": "otherwise"}
+
+
+def _device_finding(pairs, runs) -> Finding | None:
+    """One sentence: what differs on one machine with the same releases, by group, then what
+    differs across releases or machines; experiments summed over their pairs."""
+    if not pairs:
+        return None
+    same, other = {}, {}
+    for p in pairs:
+        into = same if p.same_releases and p.same_machine else other
+        total, groups = into.setdefault(p.experiment, [0, {}])
+        into[p.experiment][0] = total + p.equal + len(p.different)
+        for g, n in device_comparison.groups_of(p).items():
+            groups[g] = groups.get(g, 0) + n
+    flushed = device_comparison.flushing_on_cpu(runs)
+    parts = []
+    for exp, (total, groups) in same.items():
+        if groups:
+            text = ", ".join(f"{n} {GROUP_WORDS[g]}" + (
+                f" (XLA on a CPU flushes them to zero; the probe: {', '.join(flushed)})"
+                if g == "subnormal" and flushed else "") for g, n in groups.items())
+            parts.append(f"{sum(groups.values())} of {total} {exp} cells differ on one machine "
+                         f"with the same releases: {text}")
+    equal = [exp for exp, (_, groups) in same.items() if not groups]
+    if equal:
+        parts.append(f"{', '.join(equal)} agree in every cell on one machine and release")
+    differ = [f"{exp} in {sum(g.values())}" for exp, (_, g) in other.items() if g]
+    if differ:
+        parts.append(f"across releases or machines, {', '.join(differ)} cells differ")
+    return Finding("CPU against GPU: " + "; ".join(parts) + ".", "devices")
+
+
+def _device_section(runs, experiments, files) -> tuple[list[str], Finding | None]:
+    pairs = device_comparison.pairs(runs, experiments)
+    lines = ['<a id="cpu-against-gpu"></a>', "## CPU against GPU", ""]
+    if not pairs:
+        return lines + ["No cuda run has a cpu run of the same experiment to compare with.",
+                        ""], None
+    summary, cells = _device_rows(pairs, runs)
+    same = {p.experiment for p in pairs if p.same_releases and p.same_machine}
+    table = Table("devices", "CPU against GPU, experiment by experiment",
+                  "Each cuda run against a cpu run of the same experiment and scope (of the same "
+                  "machine and releases where there is one), cell by cell as a rerun is compared; "
+                  "timing is left out (its numbers are compared within a run, never across "
+                  "devices). Differing cells are grouped by what they show: subnormal (at "
+                  "±min_subnormal, or a subnormal value), placement (one device's value depends "
+                  "on where the element sits), last bits (within 4 units in the last place of "
+                  "the dtype), error, other. 'only cpu' and 'only cuda' count cells one side lacks: "
+                  "not measured there, or withdrawn by an erratum.",
+                  ["experiment", "cpu run", "cuda run", "releases", "machine", "equal",
+                   "different", "only cpu", "only cuda", "groups"], summary)
+    shown = [c for c in cells if c[1] in same]
+    detail = Table("device-differences", "Every cell that differs between CPU and GPU on one "
+                                         "machine with the same releases",
+                   "Grouped as in the table above; rows that differ only in dtype are merged. The "
+                   "CSV also lists the cells of the pairs that differ in releases or machine.",
+                   ["group", "experiment", "cell", "dtypes", "cpu", "cuda"],
+                   collapse_rows(sorted(shown, key=lambda r: (r[0], r[1], r[2])), (3,)),
+                   detail=(["group", "experiment", "cell", "dtype", "cpu", "cuda"], cells))
+    for t in (table, detail):
+        files[f"tables/{t.id}.md"] = to_markdown(t) + "\n"
+        files[f"tables/{t.id}.csv"] = to_csv(t)
+    lines += [wrap(f"*{table.caption}*"), "", to_markdown(table), ""]
+    if shown:
+        lines += [wrap(f"{detail.title} (every pair's cells, dtype by dtype: "
+                       f"[tables/{detail.id}.csv](tables/{detail.id}.csv)):"), "",
+                  to_markdown(detail), ""]
+    return lines, _device_finding(pairs, runs)
+
+
+def _findings_section(found: list[tuple[str, Finding]], numbers) -> list[str]:
     lines = ['<a id="findings"></a>', "## Findings", "",
-             wrap("Each sentence is generated from the result files and links to the table behind "
-                  "it; runs that agree are named together, runs that differ are contrasted, and a "
-                  "finding whose data is missing is left out."), ""]
+             wrap("Each finding states a fact, then the runs it holds for, and links to the "
+                  "table behind it; it is generated from the result files, and left out where "
+                  "its data is missing."), ""]
     if not found:
         return lines + ["No results yet: run `make report`.", ""]
-    for i, (name, sentence, tid) in enumerate(found, 1):
-        lines.append(wrap(f"{i}. {sentence} ([Table {numbers[(name, tid)]}]"
-                          f"(#{anchor(name, tid)}))", " " * (len(str(i)) + 2)))
+    for i, (name, finding) in enumerate(found, 1):
+        link = (f"[Table {numbers[(name, finding.table)]}](#{anchor(name, finding.table)})"
+                if name else "[CPU against GPU](#cpu-against-gpu)")
+        lines.append(wrap(f"{i}. {finding.text} ({link})", " " * (len(str(i)) + 2)))
     return lines + [""]
 
 
@@ -192,70 +299,80 @@ def _methodology_section(runs) -> list[str]:
     return ['<a id="methodology"></a>', "## Methodology", ""] + [wrap(i, "  ") for i in items] + [""]
 
 
-def _experiment_section(exp, exp_runs, numbers, files, built) -> list[str]:
-    rerun = f"python -m study run {exp.NAME}"
-    lines = [f"## {exp.NAME}: {exp.DESCRIPTION}", "", wrap(f"*Question:* {exp.QUESTION}"), "",
+def _rendered(exp, exp_runs) -> tuple[Rendered | None, str | None]:
+    """The experiment's tables, findings and figures, or the first line of why they failed."""
+    if not exp_runs:
+        return None, None
+    try:
+        rendered = exp.render(exp.summarise(exp_runs))
+        unknown = {t.id for t in rendered.tables} - set(exp.tables)
+        if unknown:
+            raise ValueError(f"built undeclared tables {sorted(unknown)}")
+        return rendered, None
+    except Exception as exc:  # noqa: BLE001  one experiment's failure must not sink the report
+        return None, first_error_line(exc)
+
+
+def _table_lines(exp, table: Table, n: int, files, exp_runs) -> list[str]:
+    a = anchor(exp.name, table.id)
+    md = to_markdown(table)
+    csv_note = (f" The CSV holds every row and column behind this view: "
+                f"[tables/{a}.csv](tables/{a}.csv)." if table.detail else "")
+    lines = [f'<a id="{a}"></a>', f"### Table {n}: {table.title}", "",
+             wrap(f"*{table.caption}*{csv_note}"), "", md, ""]
+    lines += [f"{wrap(note)}\n" for note in table.notes]
+    cite = wrap(f"Table {n}: {table.title}. {table.caption}")
+    files[f"tables/{a}.md"] = (f"<!--\n{cite}\n-->\n" + md + "\n\n"
+                               + "".join(f"{wrap(note)}\n\n" for note in table.notes)
+                               + wrap(f"Source: {', '.join(r.path for r in exp_runs)}") + "\n")
+    files[f"tables/{a}.tex"] = to_latex(table, n, a)
+    files[f"tables/{a}.csv"] = to_csv(table)
+    return lines
+
+
+def _failed_lines(exp_runs: list[Run]) -> list[str]:
+    """Every case that raised and every record an erratum withdrew, with why."""
+    items = []
+    for run in exp_runs:
+        for rec in run.failed_records():
+            case = ", ".join(f"{k}={v}" for k, v in rec.items() if not isinstance(v, (list, dict))
+                             and k not in ("case_error", "withdrawn", "device"))
+            why = rec.get("case_error") or f"withdrawn: {rec['withdrawn']}"
+            items.append(f"- {run_name(run, exp_runs)}: {_short(case, 150)}: {why}")
+    if not items:
+        return []
+    shown = items[:MAX_FAILED_SHOWN]
+    more = [f"- … and {len(items) - len(shown)} more."] if len(items) > len(shown) else []
+    return [f"Failed or withdrawn cases ({len(items)}):", ""] + [wrap(i, "  ") for i in shown] \
+        + more + [""]
+
+
+def _experiment_section(exp, exp_runs, rendered, error, numbers, files, built) -> list[str]:
+    rerun = f"python -m study run {exp.name}"
+    lines = [f"## {exp.name}: {exp.description}", "", wrap(f"*Question:* {exp.question}"), "",
              f"*Rerun:* `{rerun}`, then `python -m study report`.", ""]
     if exp_runs:
         everyone = varying_fields(exp_runs)
         names = "; ".join(f"{run_name(r, exp_runs) if everyone else r.label} "
                           f"(`{os.path.basename(r.path)}`)" for r in exp_runs)
         lines += [wrap(f"Runs shown ({len(exp_runs)}): {names}."), ""]
-    tables: dict[str, Table] = {}
-    error = None
-    if exp_runs:
-        try:
-            tables = {t.id: t for t in exp.tables(exp_runs)}
-            unknown = set(tables) - set(exp.TABLES)
-            if unknown:
-                raise ValueError(f"built undeclared tables {sorted(unknown)}")
-        except Exception as exc:  # noqa: BLE001  one experiment's failure must not sink the report
-            error, tables = first_error_line(exc), {}
-            lines += [f"**error:** the tables of `{exp.NAME}` could not be rendered from these "
-                      f"results: {error}", ""]
-    for tid in exp.TABLES:
-        n, a = numbers[(exp.NAME, tid)], anchor(exp.NAME, tid)
+    if error:
+        lines += [f"**error:** the tables of `{exp.name}` could not be rendered from these "
+                  f"results: {error}", ""]
+    tables = {t.id: t for t in rendered.tables} if rendered else {}
+    for tid in exp.tables:
+        n, a = numbers[(exp.name, tid)], anchor(exp.name, tid)
         if tid not in tables:
             why = "see the error above" if error else f"run `{rerun}` to fill this table"
             lines += [f'<a id="{a}"></a>', f"### Table {n}: no results yet", "", f"({why}.)", ""]
             continue
-        table = tables[tid]
-        built[(exp.NAME, tid)] = table
-        md = to_markdown(table)
-        csv_note = (f" The CSV holds every row and column behind this view: "
-                    f"[tables/{a}.csv](tables/{a}.csv)." if table.detail else "")
-        lines += [f'<a id="{a}"></a>', f"### Table {n}: {table.title}", "",
-                  wrap(f"*{table.caption}*{csv_note}"), "", md, ""]
-        lines += [f"{wrap(note)}\n" for note in table.notes]
-        cite = wrap(f"Table {n}: {table.title}. {table.caption}")
-        files[f"tables/{a}.md"] = (f"<!--\n{cite}\n-->\n" + md + "\n\n"
-                                  + "".join(f"{wrap(note)}\n\n" for note in table.notes)
-                                  + wrap(f"Source: {', '.join(r.path for r in exp_runs)}") + "\n")
-        files[f"tables/{a}.tex"] = to_latex(table, n, a)
-        files[f"tables/{a}.csv"] = to_csv(table)
-    if exp_runs and hasattr(exp, "figures") and not error:
-        try:
-            for name, (data, alt) in exp.figures(exp_runs).items():
-                files[name] = data
-                lines += [f"![{alt}]({name})", ""]
-        except Exception as exc:  # noqa: BLE001
-            lines += [f"**error:** the figures of `{exp.NAME}` could not be drawn: "
-                      f"{first_error_line(exc)}", ""]
+        built[(exp.name, tid)] = tables[tid]
+        lines += _table_lines(exp, tables[tid], n, files, exp_runs)
+    lines += _failed_lines(exp_runs)
+    for name, (data, alt) in (rendered.figures if rendered else {}).items():
+        files[name] = data
+        lines += [f"![{alt}]({name})", ""]
     return lines
-
-
-def _findings(experiments, runs) -> list[tuple[str, str, str]]:
-    found = []
-    for exp in experiments:
-        exp_runs = [r for r in runs if r.experiment == exp.NAME]
-        if not exp_runs or not hasattr(exp, "findings"):
-            continue
-        try:
-            found += [(exp.NAME, sentence, tid) for sentence, tid in exp.findings(exp_runs)]
-        except Exception as exc:  # noqa: BLE001
-            found.append((exp.NAME, f"(the findings of {exp.NAME} could not be generated: "
-                                    f"{first_error_line(exc)})", exp.TABLES[0]))
-    return found
 
 
 def render(runs: list[Run], notes: list[str], experiments,
@@ -265,15 +382,20 @@ def render(runs: list[Run], notes: list[str], experiments,
     files: dict[str, str | bytes] = {}
     built: dict[tuple[str, str], Table] = {}
     body: list[str] = []
+    found: list[tuple[str, Finding]] = []
     for exp in experiments:
-        body += _experiment_section(exp, [r for r in runs if r.experiment == exp.NAME], numbers,
-                                    files, built)
+        exp_runs = [r for r in runs if r.experiment == exp.name]
+        rendered, error = _rendered(exp, exp_runs)
+        found += [(exp.name, f) for f in (rendered.findings if rendered else [])]
+        body += _experiment_section(exp, exp_runs, rendered, error, numbers, files, built)
     head = ["# ReLU gradient rules in PyTorch and JAX", "",
             wrap("Generated by `python -m study report` from the result files listed under "
                  "Provenance; do not edit by hand. Every number below comes from those files."), ""]
+    devices, device_finding = _device_section(runs, experiments, files)
+    found += [(None, device_finding)] if device_finding else []
     sections = (head + _contents(experiments, numbers, built)
                 + _reproduction_section(runs, references or [], experiments, files)
-                + _findings_section(_findings(experiments, runs), numbers) + body
+                + _findings_section(found, numbers) + devices + body
                 + _provenance_section(runs, notes) + _methodology_section(runs))
     files["REPORT.md"] = "\n".join(sections).rstrip() + "\n"
     return files

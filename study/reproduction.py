@@ -1,11 +1,15 @@
-"""Did a rerun reproduce the reference? Cell-by-cell comparison of a run with its reference run.
+"""Did a rerun reproduce the reference? Cell-by-cell comparison of a run with a reference run.
 
-A cell is one leaf value of one record, named by the record's identifying fields (the
-experiment's RECORD_KEY) and its path inside the record; fields named in an experiment's
-NOT_COMPARED (wall-clock seconds) are left out. Experiments whose raw values are not comparable
-across machines (timing) give `comparable_cells(run)` instead: ratios measured within the run,
-each with the interval its quartiles give (a `Spread`), compared within the experiment's
-REPRODUCTION_TOLERANCE.
+A cell is one leaf value of one record, named by the record's identifying fields (its
+experiment's `comparison.record_key`) and its path inside the record; fields the comparison
+names as not compared (wall-clock seconds), and fields an erratum withdrew, are left out. An
+experiment whose raw values are not comparable across machines (timing) derives its cells
+instead: ratios measured within the run, each with the interval its quartiles give (a
+`Spread`), compared within the experiment's tolerance.
+
+A run is compared with the reference run of its own device. Where the reference has none of
+that device, it is compared with the other device's and labelled a device comparison: what
+differs then is a property of the devices, not a failed reproduction.
 """
 import math
 from dataclasses import dataclass, field
@@ -13,7 +17,8 @@ from dataclasses import dataclass, field
 from study.results import Run
 from study.tables import MARKDOWN_DIGITS, format_cell
 
-ALWAYS_IGNORED = ("device", "threads")
+ALWAYS_IGNORED = ("device", "threads", "withdrawn_fields")
+REPRODUCTION, DEVICE_COMPARISON = "reproduction", "device comparison"
 
 
 @dataclass(frozen=True)
@@ -29,8 +34,19 @@ class Spread:
                f"{format_cell(self.hi, digits)}]"
 
 
+# A cell's name: (field, value) pairs that say which record, then ("path", where in it).
+CellName = tuple[tuple[str, object], ...]
+
+
 def cell_text(value, digits: int | None = MARKDOWN_DIGITS) -> str:
     return value.text(digits) if isinstance(value, Spread) else format_cell(value, digits)
+
+
+def name_text(name: CellName) -> str:
+    """'rule=jax_relu, dtype=float32 :: reverse[3]'."""
+    fields = ", ".join(f"{k}={v}" for k, v in name if k != "path")
+    path = dict(name).get("path")
+    return f"{fields} :: {path}" if path is not None else fields
 
 
 def _flatten(value, path: str, out: dict) -> None:
@@ -45,26 +61,28 @@ def _flatten(value, path: str, out: dict) -> None:
 
 
 def record_cells(records: list[dict], key_fields: tuple[str, ...],
-                 ignored: tuple[str, ...] = ()) -> dict[str, object]:
-    """{"field=value, ... :: path": leaf} over every record (failed cases included)."""
-    out: dict[str, object] = {}
+                 ignored: tuple[str, ...] = ()) -> dict[CellName, object]:
+    """{name: leaf} over every record (failed cases included; withdrawn ones left out)."""
+    out: dict[CellName, object] = {}
     for rec in records:
-        ident = ", ".join(f"{k}={rec[k]}" for k in key_fields if k in rec)
+        if "withdrawn" in rec:
+            continue
+        ident = tuple((k, rec[k]) for k in key_fields if k in rec)
+        skip = set(key_fields) | set(ignored) | set(ALWAYS_IGNORED) | set(rec.get("withdrawn_fields", ()))
         leaves: dict[str, object] = {}
         for name, value in rec.items():
-            if name in key_fields or name in ignored or name in ALWAYS_IGNORED:
-                continue
-            _flatten(value, name, leaves)
+            if name not in skip:
+                _flatten(value, name, leaves)
         for path, leaf in leaves.items():
-            out[f"{ident} :: {path}"] = leaf
+            out[ident + (("path", path),)] = leaf
     return out
 
 
-def cells_of(experiment, run: Run) -> dict[str, object]:
-    if hasattr(experiment, "comparable_cells"):
-        return experiment.comparable_cells(run)
-    return record_cells(run.records, experiment.RECORD_KEY,
-                        getattr(experiment, "NOT_COMPARED", ()))
+def cells_of(experiment, run: Run) -> dict[CellName, object]:
+    comparison = experiment.comparison
+    if comparison.derived_cells is not None:
+        return comparison.derived_cells(run)
+    return record_cells(run.records, comparison.record_key, comparison.not_compared)
 
 
 def equal(a, b, tolerance: float = 0.0) -> bool:
@@ -83,35 +101,44 @@ def equal(a, b, tolerance: float = 0.0) -> bool:
 
 
 @dataclass
-class Comparison:
+class RunComparison:
     run: Run
     reference: Run | None
+    kind: str = REPRODUCTION  # or DEVICE_COMPARISON: the reference is of the other device
     equal: int = 0
-    different: list[tuple[str, object, object]] = field(default_factory=list)
-    only_here: list[str] = field(default_factory=list)
-    only_reference: list[str] = field(default_factory=list)
+    different: list[tuple[CellName, object, object]] = field(default_factory=list)
+    only_here: list[CellName] = field(default_factory=list)
+    only_reference: list[CellName] = field(default_factory=list)
+
+    @property
+    def reproduced(self) -> bool:
+        return self.kind == REPRODUCTION and self.reference is not None and not self.different
 
     @property
     def verdict(self) -> str:
         if self.reference is None:
             return "no reference run to compare with"
+        total = self.equal + len(self.different)
+        if self.kind == DEVICE_COMPARISON:
+            return (f"device comparison (no {self.run.provenance['device']} reference): "
+                    f"{self.equal} of {total} cells equal")
         if self.different:
-            return f"differs in {len(self.different)} of {self.equal + len(self.different)} cells"
+            return f"differs in {len(self.different)} of {total} cells"
         if self.only_here or self.only_reference:
             return "reproduced where both have the cell"
         return "reproduced"
 
 
-def compare(experiment, run: Run, reference: Run | None) -> Comparison:
-    result = Comparison(run, reference)
+def compare(experiment, run: Run, reference: Run | None,
+            kind: str = REPRODUCTION) -> RunComparison:
+    result = RunComparison(run, reference, kind)
     if reference is None:
         return result
-    tolerance = getattr(experiment, "REPRODUCTION_TOLERANCE", 0.0)
     ours, theirs = cells_of(experiment, run), cells_of(experiment, reference)
     for name, value in ours.items():
         if name not in theirs:
             result.only_here.append(name)
-        elif equal(value, theirs[name], tolerance):
+        elif equal(value, theirs[name], experiment.comparison.tolerance):
             result.equal += 1
         else:
             result.different.append((name, value, theirs[name]))
@@ -125,22 +152,32 @@ def is_reference_run(run: Run, references: list[Run]) -> bool:
                for ref in references)
 
 
-def matching_reference(run: Run, references: list[Run]) -> Run | None:
-    """The reference run to compare `run` with: same experiment, device and scope; then the
-    same releases if there is one, then the same host, then the newest."""
+def matching_reference(run: Run, references: list[Run]) -> tuple[Run | None, str]:
+    """The reference run to compare `run` with, and the kind of comparison: same experiment
+    and scope; the same device if the reference has it (a reproduction), else the other
+    device (a device comparison); then the same releases, the same host, the same CPU
+    capability, the newest."""
     candidates = [r for r in references if r.experiment == run.experiment
-                  and r.provenance["device"] == run.provenance["device"] and r.scope == run.scope]
+                  and r.scope == run.scope]
+    same_device = [r for r in candidates if r.provenance["device"] == run.provenance["device"]]
+    kind = REPRODUCTION if same_device else DEVICE_COMPARISON
+    candidates = same_device or candidates
     if not candidates:
-        return None
+        return None, REPRODUCTION
     p = run.provenance
-    return max(candidates, key=lambda r: ((r.provenance["torch"], r.provenance["jax"])
-                                          == (p["torch"], p["jax"]),
-                                          r.provenance["host"] == p["host"],
-                                          r.provenance["utc"]))
+    return max(candidates, key=lambda r: (
+        (r.provenance["torch"], r.provenance["jax"]) == (p["torch"], p["jax"]),
+        r.provenance["host"] == p["host"],
+        r.provenance.get("torch_cpu_capability") == p.get("torch_cpu_capability"),
+        r.provenance["utc"])), kind
 
 
-def comparisons(runs: list[Run], references: list[Run], experiments) -> list[Comparison]:
+def comparisons(runs: list[Run], references: list[Run], experiments) -> list[RunComparison]:
     """One comparison per run that is not itself a reference file, in run order."""
-    by_name = {e.NAME: e for e in experiments}
-    return [compare(by_name[run.experiment], run, matching_reference(run, references))
-            for run in runs if not is_reference_run(run, references)]
+    by_name = {e.name: e for e in experiments}
+    out = []
+    for run in runs:
+        if not is_reference_run(run, references):
+            reference, kind = matching_reference(run, references)
+            out.append(compare(by_name[run.experiment], run, reference, kind))
+    return out

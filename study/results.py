@@ -22,14 +22,8 @@ from study.provenance import REPO_ROOT, SCOPES
 
 RESULTS_DIR = os.path.join(REPO_ROOT, "reports", "results")
 REFERENCE_DIR = os.path.join(REPO_ROOT, "reports", "reference")
-REQUIRED_PROVENANCE = ("utc", "host", "device", "torch", "jax")
-
-
-def scope_of(provenance: dict) -> str:
-    """The run's scope; files written before scopes were recorded say quick/full instead."""
-    if provenance.get("scope") in SCOPES:
-        return provenance["scope"]
-    return "quick" if provenance.get("quick") else "full" if provenance.get("full") else "standard"
+ERRATA_FILE = os.path.join(REPO_ROOT, "reports", "errata.json")
+REQUIRED_PROVENANCE = ("utc", "host", "device", "torch", "jax", "scope")
 
 
 @dataclass(frozen=True)
@@ -41,7 +35,7 @@ class Run:
 
     @property
     def scope(self) -> str:
-        return scope_of(self.provenance)
+        return self.provenance["scope"]
 
     @property
     def identity(self) -> tuple:
@@ -59,8 +53,12 @@ class Run:
         return f"{p['host']}/{p['device']}/torch-{p['torch']}/jax-{p['jax']}/{self.scope}"
 
     def ok_records(self) -> list[dict]:
-        """Records of the cases that ran; failed cases carry "case_error" instead."""
-        return [r for r in self.records if "case_error" not in r]
+        """Records of the cases that ran and stand: failed cases carry "case_error", and
+        records an erratum withdrew carry "withdrawn" (see apply_errata)."""
+        return [r for r in self.records if "case_error" not in r and "withdrawn" not in r]
+
+    def failed_records(self) -> list[dict]:
+        return [r for r in self.records if "case_error" in r or "withdrawn" in r]
 
 
 def _safe(part: str) -> str:
@@ -70,7 +68,7 @@ def _safe(part: str) -> str:
 def result_filename(provenance: dict) -> str:
     p = provenance
     return "__".join(_safe(s) for s in (p["host"], p["device"], f"torch-{p['torch']}",
-                                          f"jax-{p['jax']}", scope_of(p))) + ".json"
+                                          f"jax-{p['jax']}", p["scope"])) + ".json"
 
 
 def partial_path(root: str, experiment: str, provenance: dict) -> str:
@@ -121,6 +119,7 @@ def _load_one(path: str, rel: str, known: set[str]) -> Run:
     if os.path.basename(os.path.dirname(path)) != experiment:
         raise StudyError(f"result file {path} says experiment {experiment!r} but sits elsewhere")
     if (not isinstance(prov, dict) or not all(k in prov for k in REQUIRED_PROVENANCE)
+            or prov["scope"] not in SCOPES
             or not isinstance(records, list) or not all(isinstance(r, dict) for r in records)):
         raise StudyError(f"malformed result file {path}: provenance or records have the wrong shape")
     return Run(experiment, prov, records, rel)
@@ -150,6 +149,58 @@ def load_runs(roots: list[str], known: set[str]) -> tuple[list[Run], list[str]]:
         newest[run.key] = run
     runs = sorted(newest.values(), key=lambda r: (r.experiment, r.label))
     return runs, notes
+
+
+# --- errata: cells measured by code that a later fix changed -----------------------------------
+
+def load_errata(path: str = ERRATA_FILE) -> list[dict]:
+    """reports/errata.json: [{"experiment", "runs": {provenance field: value}, "records":
+    {record field: value or [values]}, "fields": [record fields] (optional), "why"}]."""
+    if not os.path.exists(path):
+        return []
+    try:
+        with open(path, encoding="utf-8") as f:
+            errata = json.load(f)
+    except (OSError, ValueError) as e:
+        raise StudyError(f"corrupt errata file {path}: {e}") from None
+    needed = {"experiment", "runs", "records", "why"}
+    if not isinstance(errata, list) or not all(isinstance(e, dict) and needed <= e.keys()
+                                               for e in errata):
+        raise StudyError(f"malformed errata file {path}: each entry needs {', '.join(sorted(needed))}")
+    return errata
+
+
+def _matches(values: dict, item: dict) -> bool:
+    return all(item.get(k) in (v if isinstance(v, list) else [v]) for k, v in values.items())
+
+
+def withdraw(record: dict, erratum: dict) -> dict:
+    """The record with the erratum's fields replaced by "withdrawn: <why>" (listed under
+    "withdrawn_fields"), or, where it names no fields, marked "withdrawn" as a whole."""
+    if "fields" not in erratum:
+        return {**record, "withdrawn": erratum["why"]}
+    fields = {f: erratum["why"] for f in erratum["fields"] if f in record}
+    return {**record, **{f: f"withdrawn: {why}" for f, why in fields.items()},
+            "withdrawn_fields": {**record.get("withdrawn_fields", {}), **fields}}
+
+
+def apply_errata(runs: list[Run], errata: list[dict]) -> list[Run]:
+    """Runs with every record or field an erratum names withdrawn: the report leaves those
+    cells out, or marks them, and says why; it never shows them as current."""
+    out = []
+    for run in runs:
+        mine = [e for e in errata if e["experiment"] == run.experiment
+                and _matches(e["runs"], run.provenance)]
+        if not mine:
+            out.append(run)
+            continue
+        records = []
+        for rec in run.records:
+            for e in (e for e in mine if _matches(e["records"], rec)):
+                rec = withdraw(rec, e)
+            records.append(rec)
+        out.append(Run(run.experiment, run.provenance, records, run.path))
+    return out
 
 
 def promote_to_reference(results_dir: str = RESULTS_DIR, reference_dir: str = REFERENCE_DIR,

@@ -1,5 +1,4 @@
 """Runs an experiment's cases on each device, with progress on stderr, and stores the records."""
-import inspect
 import sys
 import time
 import traceback
@@ -20,13 +19,8 @@ class Progress:
             print(message, file=self.stream, flush=True)
 
 
-def scopes(experiment) -> tuple[str, ...]:
-    """The scopes an experiment offers: every one has quick and standard; some add full."""
-    return getattr(experiment, "SCOPES", ("quick", "standard"))
-
-
-def takes_inits(experiment) -> bool:
-    return "inits" in inspect.signature(experiment.cases).parameters
+def cases_of(experiment, scope: str, inits: int | None = None) -> list[dict]:
+    return experiment.cases(scope, inits=inits) if experiment.counts_inits else experiment.cases(scope)
 
 
 def run_case(experiment, device: Device, case: dict, progress: Progress | None = None) -> list[dict]:
@@ -44,9 +38,9 @@ def run_cases(experiment, device: Device, scope: str, progress: Progress,
               inits: int | None = None, checkpoint: Checkpoint | None = None) -> list[dict]:
     """Every case of `experiment` on `device`; a case that raises is recorded, not fatal.
     With a checkpoint, cases it already holds are taken from it and new ones are added."""
-    cases = experiment.cases(scope, inits=inits) if inits else experiment.cases(scope)
-    done = checkpoint.done if checkpoint else {}
-    tag = f"[{experiment.NAME} {device.name}]"
+    cases = cases_of(experiment, scope, inits)
+    done = dict(checkpoint.done) if checkpoint else {}
+    tag = f"[{experiment.name} {device.name}]"
     if done:
         progress(f"{tag} resuming: {len(done)} of {len(cases)} cases already done "
                  f"({checkpoint.path})")
@@ -72,22 +66,22 @@ def run_cases(experiment, device: Device, scope: str, progress: Progress,
 
 def run_experiment(experiment, devices: list[Device], scope: str, progress: Progress,
                    root: str = results.RESULTS_DIR, inits: int | None = None) -> list[str]:
-    results.ensure_writable(f"{root}/{experiment.NAME}")
+    results.ensure_writable(f"{root}/{experiment.name}")
     paths = []
     for device in devices:
-        prov = provenance.collect(device, getattr(experiment, "SEED", None), scope)
-        cases = experiment.cases(scope, inits=inits) if inits else experiment.cases(scope)
-        checkpoint = Checkpoint(results.partial_path(root, experiment.NAME, prov), cases,
+        prov = provenance.collect(device, experiment.seed, scope)
+        cases = cases_of(experiment, scope, inits)
+        checkpoint = Checkpoint(results.partial_path(root, experiment.name, prov), cases,
                                 code_fingerprint())
         checkpoint.load()
         if checkpoint.discarded:
-            progress(f"[{experiment.NAME} {device.name}] starting afresh: {checkpoint.path} "
+            progress(f"[{experiment.name} {device.name}] starting afresh: {checkpoint.path} "
                      f"holds cases of other code or another case list")
         earlier = sum(entry["seconds"] for entry in checkpoint.done.values())
         checkpoint.start()
         start = time.perf_counter()
         records = run_cases(experiment, device, scope, progress, inits, checkpoint)
-        at_start, prov = prov, provenance.collect(device, getattr(experiment, "SEED", None), scope)
+        at_start, prov = prov, provenance.collect(device, experiment.seed, scope)
         prov.update({k: at_start[k] for k in ("git_commit", "git_dirty")})  # the code that ran
         prov["code_fingerprint"] = checkpoint.header["code"]
         prov["wall_s"] = round(time.perf_counter() - start + earlier, 3)
@@ -95,7 +89,7 @@ def run_experiment(experiment, devices: list[Device], scope: str, progress: Prog
             prov["resumed_after_s"] = round(earlier, 3)
         if inits:
             prov["inits"] = inits
-        paths.append(results.write_run(experiment.NAME, prov, records, root))
+        paths.append(results.write_run(experiment.name, prov, records, root))
         checkpoint.remove()
-        progress(f"[{experiment.NAME} {device.name}] wrote {paths[-1]}")
+        progress(f"[{experiment.name} {device.name}] wrote {paths[-1]}")
     return paths

@@ -10,6 +10,11 @@ from study.tables import format_cell
 FIELDS = ("torch", "jax", "device", "scope", "host")
 
 
+def machine(run: Run) -> tuple[str, str]:
+    """The host a run was measured on: its name and CPU model (two hosts may share a name)."""
+    return run.provenance["host"], str(run.provenance.get("cpu"))
+
+
 def field_value(run: Run, name: str) -> str:
     return run.scope if name == "scope" else str(run.provenance[name])
 
@@ -41,6 +46,58 @@ def describe(group: list[Run], runs: list[Run]) -> str:
     vary = varying_fields(runs)
     fields = [f for f in FIELDS if f in ("torch", "device", "host") or f in vary]
     return ", ".join(_field_text(f, _values(group, f)) for f in fields)
+
+
+def identity(run: Run) -> Run:
+    """The run without its records: what a summary keeps to name the run it came from."""
+    return Run(run.experiment, run.provenance, [], run.path)
+
+
+def distinguish(group: list[Run], runs: list[Run]) -> str | None:
+    """The shortest words that pick `group` out of `runs`: one field whose values no other run
+    has ('torch 2.14.1+cu130', 'cuda', 'full run'); else a single run's name; else None."""
+    others = [r for r in runs if r not in group]
+    for name in ("device", "torch", "jax", "scope", "host"):
+        mine = _values(group, name)
+        if not set(mine) & {field_value(r, name) for r in others}:
+            return _field_text(name, mine)
+    return run_name(group[0], runs) if len(group) == 1 else None
+
+
+def holds_for(group: list[Run], runs: list[Run]) -> str:
+    """Which runs a statement holds for, compactly: 'all 9 runs', 'all but torch 2.14.1',
+    'cuda'; a single run by its name."""
+    if len(runs) == 1:
+        return run_name(runs[0], runs)
+    if len(group) == len(runs):
+        return "both runs" if len(runs) == 2 else f"all {len(runs)} runs"
+    if len(group) > len(runs) - len(group):
+        rest = distinguish([r for r in runs if r not in group], runs)
+        return f"all but {rest}" if rest else f"{len(group)} of {len(runs)} runs"
+    return distinguish(group, runs) or f"{len(group)} of {len(runs)} runs"
+
+
+def stated_for_runs(values: list[tuple[Run, object]], runs: list[Run], full, short) -> str | None:
+    """A fact that each run gives a value for, stated once: the most common value in full,
+    then which runs give it, then each other value in short with the runs that give it:
+    'relu − clamp is −38 (all but torch 2.14.1; torch 2.14.1: 0 everywhere)'. Runs whose
+    value is None say nothing."""
+    groups: dict = {}
+    for run, value in values:
+        if value is not None:
+            groups.setdefault(_hashable(value), (value, []))[1].append(run)
+    if not groups:
+        return None
+    ordered = sorted(groups.values(), key=lambda vg: -len(vg[1]))
+    (value, group), rest = ordered[0], ordered[1:]
+    scope = [run for _, g in ordered for run in g] if len(runs) > 1 else runs
+    parts = [holds_for(group, scope)] + [f"{distinguish(g, scope) or f'{len(g)} runs'}: {short(v)}"
+                                         for v, g in rest]
+    return f"{full(value)} ({'; '.join(parts)})"
+
+
+def _hashable(value):
+    return repr(value)
 
 
 def newest(runs: list[Run], key=lambda run: 0) -> Run:
@@ -85,6 +142,15 @@ def _row_key(row: list) -> tuple:
     return tuple(format_cell(v, None) for v in row)
 
 
+def _rows_runs(who: list[Run], runs: list[Run]) -> str:
+    """The runs that give a row, as short as tells them apart: 'cuda', 'all but torch 2.14.1',
+    or their names."""
+    mine = distinguish(who, runs)
+    rest = distinguish([r for r in runs if r not in who], runs)
+    options = [text for text in (mine, rest and f"all but {rest}") if text]
+    return min(options, key=len) if options else "; ".join(run_name(r, runs) for r in who)
+
+
 def merge_rows(per_run: list[tuple[Run, list[list]]], id_width: int,
                runs: list[Run] | None = None) -> tuple[list[str], list[list], list[str]]:
     """Rows of several runs as one table: (extra leading headers, rows, notes).
@@ -115,7 +181,6 @@ def merge_rows(per_run: list[tuple[Run, list[list]]], id_width: int,
     out = []
     for ident in order:
         for row, who in variants[ident].values():
-            label = ("all runs" if set(map(id, who)) == everyone
-                     else "; ".join(run_name(r, runs) for r in who))
+            label = "all runs" if set(map(id, who)) == everyone else _rows_runs(who, runs)
             out.append([label] + list(row))
     return ["runs"], out, []

@@ -6,6 +6,10 @@
 The first call is timed on its own (it includes compilation); then warm-up calls; then timed
 repeats with garbage collection off. Each repeat records the dispatch-only time (until the
 thunk returns) and the synchronised time (after `sync` on its result).
+
+`time_interleaved` times several thunks round by round (a, b, c, a, b, c, ...), so that a
+custom rule and its built-in see the same state of a noisy machine, and ratios taken between
+them within one run are steadier than ratios of times taken one after the other.
 """
 import gc
 import time
@@ -21,30 +25,47 @@ def summarize(times: list[float]) -> dict:
             "iqr": float(q3 - q1), "min": float(a.min())}
 
 
+def _timed_call(thunk, sync) -> tuple[float, float]:
+    """(dispatch-only, synchronised) seconds of one call."""
+    t0 = time.perf_counter()
+    out = thunk()
+    t1 = time.perf_counter()
+    sync(out)
+    return t1 - t0, time.perf_counter() - t0
+
+
 def time_thunk(thunk, sync, repeats: int = 20, warmup: int = 2, budget_s: float | None = None,
                min_repeats: int = 3) -> dict:
     """Raw per-repeat times of `thunk`, synchronised by `sync(result)`."""
-    t0 = time.perf_counter()
-    sync(thunk())
-    first_call = time.perf_counter() - t0
-    for _ in range(warmup):
+    return time_interleaved({"": (thunk, sync)}, repeats, warmup, budget_s, min_repeats)[""]
+
+
+def time_interleaved(thunks: dict, rounds: int = 20, warmup: int = 2,
+                     budget_s: float | None = None, min_rounds: int = 3) -> dict:
+    """{name: {"first_call_s", "times_s", "dispatch_s"}} for thunks {name: (thunk, sync)},
+    each first call timed on its own, then warm-up rounds, then timed rounds in which every
+    thunk runs once, in the given order, until `rounds` or the budget (after min_rounds)."""
+    out = {}
+    for name, (thunk, sync) in thunks.items():
+        t0 = time.perf_counter()
         sync(thunk())
-    times, dispatch = [], []
+        out[name] = {"first_call_s": time.perf_counter() - t0, "times_s": [], "dispatch_s": []}
+    for _ in range(warmup):
+        for thunk, sync in thunks.values():
+            sync(thunk())
     enabled = gc.isenabled()
+    gc.collect()
     gc.disable()
     try:
         start = time.perf_counter()
-        for i in range(repeats):
-            t0 = time.perf_counter()
-            out = thunk()
-            t1 = time.perf_counter()
-            sync(out)
-            t2 = time.perf_counter()
-            dispatch.append(t1 - t0)
-            times.append(t2 - t0)
-            if budget_s is not None and i + 1 >= min_repeats and t2 - start > budget_s:
+        for i in range(rounds):
+            for name, (thunk, sync) in thunks.items():
+                dispatch, total = _timed_call(thunk, sync)
+                out[name]["dispatch_s"].append(dispatch)
+                out[name]["times_s"].append(total)
+            if budget_s is not None and i + 1 >= min_rounds and time.perf_counter() - start > budget_s:
                 break
     finally:
         if enabled:
             gc.enable()
-    return {"first_call_s": first_call, "times_s": times, "dispatch_s": dispatch}
+    return out

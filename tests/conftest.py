@@ -9,9 +9,11 @@ import jax  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-import study  # noqa: E402,F401  applies the shared framework settings (x64, matmul precision)
+import study  # noqa: E402,F401  sets XLA_PYTHON_CLIENT_PREALLOCATE before JAX starts
 from study.devices import Device  # noqa: E402
+from study.frameworks import use_shared_settings  # noqa: E402
 
+use_shared_settings()  # x64 and full-precision matmuls, as the CLI sets them
 jax.config.update("jax_numpy_dtype_promotion", "strict")
 jax.config.update("jax_numpy_rank_promotion", "raise")
 
@@ -26,3 +28,29 @@ def assert_close(actual, expected, dtype: str) -> None:
     tol = {"float16": 1e-3, "bfloat16": 1e-2, "float32": 1e-6, "float64": 1e-12}[dtype]
     np.testing.assert_allclose(np.asarray(actual, np.float64), np.asarray(expected, np.float64),
                                rtol=tol, atol=tol)
+
+
+def listed_result_files(report_text: str) -> list[str]:
+    """The result files a rendered REPORT.md names under Provenance, relative to reports/."""
+    import re
+    section = report_text.split("## Provenance", 1)[1]
+    return re.findall(r"^\| `([^`]+\.json)` \|", section, re.M)
+
+
+def load_listed(paths: list[str], reports_dir: str):
+    """Runs of exactly these files (paths relative to reports_dir), errata applied."""
+    import experiments
+    from study import results
+    known = set(experiments.NAMES)
+    runs = [results._load_one(os.path.join(reports_dir, p), p, known) for p in paths]
+    errata = results.load_errata(os.path.join(reports_dir, "errata.json"))
+    return results.apply_errata(sorted(runs, key=lambda r: (r.experiment, r.label)), errata)
+
+
+def reference_runs():
+    """The study's committed reference, errata applied: what tests read instead of whatever
+    happens to be in reports/results/."""
+    import experiments
+    from study import results
+    runs, _ = results.load_runs([results.REFERENCE_DIR], set(experiments.NAMES))
+    return results.apply_errata(runs, results.load_errata())

@@ -24,7 +24,7 @@ import experiments
 from study import runner
 from study.devices import Device, DeviceEscape
 from study.errors import looks_like_error
-from study.reproduction import record_cells
+from study.reproduction import name_text, record_cells
 
 
 @contextlib.contextmanager
@@ -74,11 +74,11 @@ AUDIT = {  # experiment -> a few quick cases, one per code path
     "bifurcation": lambda cs: [{**c, "stop_init": 1} for c in _pick(
         cs, part="inits", dtype="float32")] + _pick(cs, part=("paper", "data")),
     "timing": lambda cs: (
-        [{**c, "n": 1000} for c in _pick(cs, part="machine")]
-        + _pick(cs, part="rule", n=8, rule=("torch_custom_op_c0", "jax_custom_bit_mask"))
+        _pick(cs, part="plan") + [{**c, "n": 1000} for c in _pick(cs, part="machine")]
+        + _pick(cs, part="rules", n=8)
         + _pick(cs, part="net", net="seed", rule=("torch_custom_c0", "jax_custom_c0"))
         + _pick(cs, part="memory", rule=("torch_custom_bool_mask", "jax_custom_bit_mask"))
-        + [{**c, "n": 1000} for c in _pick(cs, part=("cross_check", "compile_probe"))][:2]),
+        + [{**c, "n": 1000} for c in _pick(cs, part=("cross_check", "profile"))]),
 }
 
 
@@ -90,7 +90,8 @@ def errors_in(records: list[dict], key: tuple[str, ...] = ("rule",)) -> dict[str
     """Every error a run recorded: failed cases and cells whose value is an error line."""
     cells = record_cells(records, key)
     return {name: value for name, value in cells.items()
-            if isinstance(value, str) and (name.endswith(":: case_error") or looks_like_error(value))}
+            if isinstance(value, str) and (dict(name).get("path") == "case_error"
+                                           or looks_like_error(value))}
 
 
 def run_audited(exp, device: Device, cases: list[dict]) -> list[list[dict]]:
@@ -101,7 +102,10 @@ def run_audited(exp, device: Device, cases: list[dict]) -> list[list[dict]]:
 def test_experiment_computes_only_on_its_device(name, monkeypatch):
     exp = experiments.load(name)
     if name == "timing":
-        monkeypatch.setattr(exp, "BUDGET_S", 0.0)
+        monkeypatch.setattr("experiments.timing.BUDGET_S", 0.0)
+        monkeypatch.setattr("experiments.timing.MIN_ROUNDS", 1)
+        monkeypatch.setattr("experiments.timing.RULES", {  # one built-in, one custom rule each
+            "torch": ("torch_relu", "torch_custom_op_c0"), "jax": ("jax_relu", "jax_custom_bit_mask")})
     device = Device("cpu")
     chosen = AUDIT[name](exp.cases("quick"))
     assert chosen, "the audit must run something"
@@ -111,8 +115,9 @@ def test_experiment_computes_only_on_its_device(name, monkeypatch):
     new_errors = []
     for case, normal, elsewhere in zip(chosen, clean, audited):
         assert elsewhere and all(r.get("device", "cpu") == "cpu" for r in elsewhere), case
-        expected = errors_in(normal, exp.RECORD_KEY)
-        new_errors += [f"{name}: {value}" for name, value in errors_in(elsewhere, exp.RECORD_KEY).items()
+        expected = errors_in(normal, exp.comparison.record_key)
+        new_errors += [f"{name_text(name)}: {value}"
+                       for name, value in errors_in(elsewhere, exp.comparison.record_key).items()
                        if expected.get(name) != value]
     assert not new_errors, f"{len(new_errors)} errors a normal run does not have, e.g. " \
                            f"{new_errors[:3]}"
@@ -123,9 +128,11 @@ def test_the_audit_counts_recorded_errors_as_failures_and_expected_ones_as_resul
     escaped = [{"rule": "r", "forward": "TypeError: can't apply forward-mode autodiff",
                 "v": "DeviceEscape: a JAX array on ['cpu:1'] reached the host"},
                {"rule": "s", "case_error": "RuntimeError: meta"}]
-    assert set(errors_in(normal)) == {"rule=r :: forward"}
-    assert set(errors_in(escaped)) - set(errors_in(normal)) == {"rule=r :: v",
-                                                                  "rule=s :: case_error"}
+    def names(errors):
+        return {name_text(n) for n in errors}
+    assert names(errors_in(normal)) == {"rule=r :: forward"}
+    assert names(errors_in(escaped)) - names(errors_in(normal)) == {"rule=r :: v",
+                                                                    "rule=s :: case_error"}
 
 
 def test_the_audit_catches_a_stray_torch_tensor_and_a_stray_jax_array():

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from study.conventions import reverse_derivative
-from study.nets import preactivation_zeros, seed_two_layer_data, two_layer_gradients
+from study.nets import seed_two_layer_data, two_layer_gradients
 from study.rules import RULES, by_key, relu_rules
 
 SEED_DIFF_W1 = np.array([[0, 0], [0, 0], [0, -38]], np.float32)  # from the derivation above
@@ -30,8 +30,12 @@ def numpy_oracle(data, c: float) -> dict:
     return {"loss": np.sum(r * r), "grad_w1": x.T @ dh, "grad_w2": a.T @ dy}
 
 
-def test_seed_data_has_the_single_tie_of_the_derivation():
-    assert preactivation_zeros(seed_two_layer_data()) == 1
+@pytest.mark.parametrize("rule", ["torch_relu", "jax_relu"])
+def test_seed_data_has_the_single_tie_of_the_derivation(rule, cpu):
+    # x[3] = [0, 0, 1] and w1[:, 1] = [2, 1, 0]: (x @ w1)[3, 1] = 0; every other entry of the
+    # integer-valued product is nonzero by hand
+    out = two_layer_gradients(by_key(rule), seed_two_layer_data(), cpu)
+    assert out["zeros"] == 1 and out["zero_positions"] == [[3, 1]]
 
 
 def test_seed_loss_is_4307(cpu):

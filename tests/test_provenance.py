@@ -40,8 +40,8 @@ def test_a_cuda_run_records_the_gpu_both_frameworks_use():
 
 
 def test_a_missing_package_is_named_in_one_line_before_torch_or_jax_is_imported():
-    # Hide tabulate from the import system, then import study in a fresh interpreter.
-    code = ("import sys\n"
+    # Hide tabulate from the import system, then start the CLI in a fresh interpreter.
+    code = ("import runpy, sys\n"
             "class Hide:\n"
             "    @staticmethod\n"
             "    def find_spec(name, path=None, target=None):\n"
@@ -49,9 +49,21 @@ def test_a_missing_package_is_named_in_one_line_before_torch_or_jax_is_imported(
             "sys.meta_path.insert(0, Hide)\n"
             "import atexit\n"
             "atexit.register(lambda: print('torch imported' if 'torch' in sys.modules else 'no torch'))\n"
-            "import study\n")
+            "sys.argv = ['study', 'list']\n"
+            "runpy.run_module('study', run_name='__main__')\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "tabulate" in lines[0] and "pip install tabulate" in lines[0]
     assert out.stdout.strip() == "no torch"
+
+
+def test_importing_the_package_sets_only_what_jax_needs_before_it_starts():
+    code = ("import os, sys\n"
+            "os.environ.pop('XLA_PYTHON_CLIENT_PREALLOCATE', None)\n"
+            "import study\n"
+            "print(os.environ['XLA_PYTHON_CLIENT_PREALLOCATE'], 'torch' in sys.modules, "
+            "'jax' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split() == ["false", "False", "False"]

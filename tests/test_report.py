@@ -1,4 +1,9 @@
-"""The committed report is exactly what the committed results render to, and it is readable."""
+"""The committed report is exactly what the result files it lists render to, and it is readable.
+
+The committed report is rendered from the result files its Provenance section names (so the
+test holds whatever other files a host has in reports/results/), with the committed
+reference; the purity test renders the same with every measurement constant in code poisoned.
+"""
 import csv
 import io
 import os
@@ -11,17 +16,21 @@ import pytest
 import experiments
 from study import report, results
 from study.tables import Table, collapse_rows, format_cell, latex_escape, to_csv, to_latex, to_markdown
+from tests.conftest import listed_result_files, load_listed, reference_runs
 
 REPORTS = os.path.join(results.REPO_ROOT, "reports")
 MAX_LINE = 400
 
 
-def _render(roots=None, reference=results.REFERENCE_DIR):
-    exps = experiments.all_experiments()
-    runs, notes = results.load_runs(roots or [results.RESULTS_DIR], {e.NAME for e in exps})
-    refs = (results.load_runs([reference], {e.NAME for e in exps})[0]
-            if reference and os.path.isdir(reference) else [])
-    return report.render(runs, notes, exps, refs)
+def committed_inputs():
+    with open(os.path.join(REPORTS, "REPORT.md"), encoding="utf-8") as f:
+        listed = listed_result_files(f.read())
+    return load_listed(listed, REPORTS), reference_runs()
+
+
+def _render():
+    runs, refs = committed_inputs()
+    return report.render(runs, [], experiments.all_experiments(), refs)
 
 
 @pytest.fixture(scope="module")
@@ -57,9 +66,9 @@ def test_contents_names_every_table_with_its_files_before_the_findings(committed
 def test_every_section_opens_with_its_question_and_rerun_command(committed):
     text = committed["REPORT.md"]
     for exp in experiments.all_experiments():
-        section = text.split(f"## {exp.NAME}: ", 1)[1]
-        assert " ".join(section.split("\n\n")[1].split()) == f"*Question:* {exp.QUESTION}"
-        assert f"*Rerun:* `python -m study run {exp.NAME}`" in section.split("\n\n")[2]
+        section = text.split(f"## {exp.name}: ", 1)[1]
+        assert " ".join(section.split("\n\n")[1].split()) == f"*Question:* {exp.question}"
+        assert f"*Rerun:* `python -m study run {exp.name}`" in section.split("\n\n")[2]
 
 
 def test_no_markdown_line_is_longer_than_a_screen(committed):
@@ -71,8 +80,8 @@ def test_no_markdown_line_is_longer_than_a_screen(committed):
 
 def test_every_table_has_a_number_caption_anchor_and_source(committed):
     text = committed["REPORT.md"]
-    for n, (exp, tid) in enumerate(((e.NAME, t) for e in experiments.all_experiments()
-                                    for t in e.TABLES), 1):
+    for n, (exp, tid) in enumerate(((e.name, t) for e in experiments.all_experiments()
+                                    for t in e.tables), 1):
         assert f'<a id="{report.anchor(exp, tid)}"></a>\n### Table {n}: ' in text
 
 
@@ -81,15 +90,14 @@ def test_a_table_without_results_keeps_its_number():
     assert "### Table 1: no results yet" in text
 
 
-def test_an_experiment_whose_tables_raise_is_one_line_and_the_rest_renders(monkeypatch):
-    exps = experiments.all_experiments()
-    runs, _ = results.load_runs([results.RESULTS_DIR], {e.NAME for e in exps})
-    runs = [r for r in runs if r.experiment in ("two_layer", "clone_hazard")]  # cheap to render
-    broken = experiments.load("two_layer")
+def test_an_experiment_whose_tables_raise_is_one_line_and_the_rest_renders():
+    import dataclasses
+    runs = [r for r in reference_runs() if r.experiment in ("two_layer", "clone_hazard")]
 
-    def boom(runs):
+    def boom(summary):
         raise KeyError("planted\nsecond line")
-    monkeypatch.setattr(broken, "tables", boom)
+    exps = [dataclasses.replace(e, render=boom) if e.name == "two_layer" else e
+            for e in experiments.all_experiments()]
     text = report.render(runs, [], exps)["REPORT.md"]
     line = next(ln for ln in text.splitlines() if ln.startswith("**error:** the tables of `two_layer`"))
     assert "KeyError" in line and "planted" in line
@@ -163,3 +171,63 @@ def test_every_committed_latex_table_compiles(committed, tmp_path):
     done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "all.tex"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:]
+
+
+class Poison:
+    """A code constant's stand-in: any use of it while rendering fails, naming it."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __repr__(self):
+        return f"<poisoned {self._name}>"
+
+    def _read(self, *args, **kwargs):
+        raise AssertionError(f"rendering read the code constant {self._name}")
+
+    __getattr__ = __iter__ = __len__ = __getitem__ = __contains__ = __call__ = _read
+    __eq__ = __lt__ = __gt__ = __le__ = __ge__ = __bool__ = __str__ = __format__ = _read
+    __add__ = __radd__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = __sub__ = _read
+    __hash__ = None
+
+
+# The rendering layer's own form (line width, significant figures, which atlas inputs are
+# columns, the 95% level of an interval), and the comparison's fixed labels: not data.
+RENDERING_LAYER = ("study.report", "study.tables", "study.figures", "study.reproduction",
+                   "study.device_comparison",
+                   "study.runsets", "study.results", "study.provenance", "study.experiment",
+                   "experiments.zero_point_report", "experiments.bifurcation_report",
+                   "experiments.timing_report")
+
+
+def measurement_constants():
+    """(module, name) of every public upper-case module-level constant of study/ and
+    experiments/ outside the rendering layer."""
+    import importlib
+    import pkgutil
+    import study
+    out = []
+    for package in (study, experiments):
+        for info in pkgutil.iter_modules(package.__path__):
+            name = f"{package.__name__}.{info.name}"
+            if name in RENDERING_LAYER or info.name.startswith("_"):
+                continue
+            module = importlib.import_module(name)
+            out += [(module, attr) for attr in vars(module)
+                    if re.fullmatch(r"[A-Z][A-Z0-9_]*", attr)]
+    return out
+
+
+def test_rendering_reads_no_constant_of_the_measuring_code(committed, monkeypatch):
+    constants = measurement_constants()
+    assert len(constants) > 60  # every experiment's settings, the registry, the dtypes, ...
+    runs, refs = committed_inputs()
+    exps = experiments.all_experiments()
+    for module, attr in constants:
+        monkeypatch.setattr(module, attr, Poison(f"{module.__name__}.{attr}"))
+    after = report.render(runs, [], exps, refs)
+    assert "**error:**" not in after["REPORT.md"], [
+        ln for ln in after["REPORT.md"].splitlines() if "**error:**" in ln][:3]
+    for rel, content in after.items():  # the same bytes as with the constants in place
+        if not rel.endswith(".png"):
+            assert content == committed[rel], rel

@@ -2,16 +2,18 @@
 import copy
 import math
 
+from types import SimpleNamespace
+
 import experiments
 from study import report, reproduction
+from study.experiment import Comparison
 from study.results import Run
 
 PROV = {"utc": "2026-01-01T00:00:00+00:00", "host": "vm", "device": "cpu", "torch": "1",
         "jax": "2", "scope": "standard"}
 
 
-class Exp:
-    NAME, RECORD_KEY = "fake", ("case",)
+Exp = SimpleNamespace(name="fake", comparison=Comparison(record_key=("case",)))
 
 
 def run(records, **prov):
@@ -23,8 +25,10 @@ def test_cells_equal_different_and_one_sided_are_counted():
     mine = run([{"case": "a", "v": [1.0, 2.5], "device": "cuda"}, {"case": "c", "v": 4.0}],
                host="alice")
     c = reproduction.compare(Exp, mine, ref)
-    assert c.equal == 1 and c.different == [("case=a :: v[1]", 2.5, 2.0)]
-    assert c.only_here == ["case=c :: v"] and c.only_reference == ["case=b :: v"]
+    assert c.equal == 1 and [(reproduction.name_text(n), a, b) for n, a, b in c.different] \
+        == [("case=a :: v[1]", 2.5, 2.0)]
+    assert [reproduction.name_text(n) for n in c.only_here] == ["case=c :: v"]
+    assert [reproduction.name_text(n) for n in c.only_reference] == ["case=b :: v"]
     assert c.verdict == "differs in 1 of 2 cells"
 
 
@@ -39,11 +43,11 @@ def test_timing_is_compared_as_ratios_within_a_run_never_as_absolute_times():
     timing = experiments.load("timing")
 
     def rec(rule, seconds, spread=0.0):
+        stats = {"median": seconds, "q1": seconds * (1 - spread), "q3": seconds * (1 + spread),
+                 "iqr": 2 * spread * seconds, "n": 3, "min": seconds * (1 - spread)}
         return {"part": "rule", "framework": "torch", "mode": "eager", "rule": rule, "n": 1000,
-                "name": rule, "bytes_per_element": 12,
-                "stats": {"median": seconds, "q1": seconds * (1 - spread),
-                          "q3": seconds * (1 + spread), "iqr": 2 * spread * seconds, "n": 3,
-                          "min": seconds * (1 - spread)}}
+                "name": rule, "bytes_per_element": 12, "stats": stats, "dispatch": stats,
+                "first_call_s": seconds}
     ours = Run("timing", PROV, [rec("torch_relu", 1e-3), rec("torch_custom_c0", 1.5e-3)], "x")
     slower_machine = Run("timing", {**PROV, "host": "slow"},
                          [rec("torch_relu", 4e-3), rec("torch_custom_c0", 6.4e-3)], "y")
@@ -58,9 +62,20 @@ def test_matching_prefers_same_releases_then_same_host():
     a = run([], torch="1", host="vm")
     b = run([], torch="9", host="alice")
     mine = run([], torch="9", host="bob", utc="2027-01-01T00:00:00+00:00")
-    assert reproduction.matching_reference(mine, [a, b]) is b
+    assert reproduction.matching_reference(mine, [a, b]) == (b, reproduction.REPRODUCTION)
     cuda = run([], device="cuda", host="bob")
-    assert reproduction.matching_reference(cuda, [a, b]) is None
+    # no cuda reference: compared with the cpu one, as a device comparison
+    assert reproduction.matching_reference(cuda, [a, b])[1] == reproduction.DEVICE_COMPARISON
+    assert reproduction.matching_reference(cuda, [a, b, run([], device="cuda")]) \
+        == (run([], device="cuda"), reproduction.REPRODUCTION)
+
+
+def test_a_run_of_a_device_the_reference_lacks_is_a_device_comparison_not_a_failure():
+    ref = run([{"case": "a", "v": 1.0}, {"case": "b", "v": 2.0}])
+    cuda = run([{"case": "a", "v": 1.0}, {"case": "b", "v": 2.5}], device="cuda")
+    reference, kind = reproduction.matching_reference(cuda, [ref])
+    c = reproduction.compare(Exp, cuda, reference, kind)
+    assert not c.reproduced and c.verdict == "device comparison (no cuda reference): 1 of 2 cells equal"
 
 
 def test_a_report_over_a_rerun_says_whether_it_reproduced_the_reference():
@@ -81,9 +96,10 @@ def test_a_timing_ratio_reproduces_when_the_quartile_intervals_meet_within_the_t
     timing = experiments.load("timing")
 
     def rule(name, seconds, spread):
+        stats = {"median": seconds, "q1": seconds * (1 - spread), "q3": seconds * (1 + spread)}
         return {"part": "rule", "framework": "jax", "mode": "jit", "rule": name, "n": 10,
-                "name": name, "stats": {"median": seconds, "q1": seconds * (1 - spread),
-                                        "q3": seconds * (1 + spread)}}
+                "name": name, "stats": stats, "dispatch": stats, "first_call_s": seconds,
+                "bytes_per_element": 12}
     ours = Run("timing", PROV, [rule("jax_relu", 1.0, 0.0), rule("jax_custom_c0", 1.0, 0.0)], "x")
     # a noisy rerun: median ratio 2 (100% off) but its quartiles give [2*0.5/1, 2*1.5/1] = [1, 3],
     # which contains our 1: reproduced
@@ -93,7 +109,7 @@ def test_a_timing_ratio_reproduces_when_the_quartile_intervals_meet_within_the_t
     # a tight rerun at ratio 1.3: interval [1.3, 1.3]; 1.3 > 1 * 1.25: different
     tight = Run("timing", {**PROV, "host": "b"},
                 [rule("jax_relu", 1.0, 0.0), rule("jax_custom_c0", 1.3, 0.0)], "y")
-    (name, mine, theirs), = reproduction.compare(timing, tight, ours).different
+    (_, mine, theirs), = reproduction.compare(timing, tight, ours).different
     assert reproduction.cell_text(mine) == "1.3 [1.3, 1.3]" and theirs.value == 1.0
 
 

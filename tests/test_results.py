@@ -23,11 +23,31 @@ def test_quick_full_and_standard_runs_never_overwrite_each_other(tmp_path):
     assert sorted(r.scope for r in runs) == ["full", "quick", "standard"] and notes == []
 
 
-def test_files_from_before_scopes_read_their_scope_from_quick_and_full(tmp_path):
-    legacy = {k: v for k, v in PROV.items() if k != "scope"}
-    write_run("two_layer", {**legacy, "quick": True}, [], str(tmp_path))
-    runs, _ = load_runs([str(tmp_path)], {"two_layer"})
-    assert runs[0].scope == "quick"
+def test_a_file_without_a_known_scope_is_named_as_malformed(tmp_path):
+    import pytest
+    from study.errors import StudyError
+    write_run("two_layer", {**PROV, "scope": "sometimes"}, [], str(tmp_path / "a"))
+    with pytest.raises(StudyError, match="malformed result file"):
+        load_runs([str(tmp_path / "a")], {"two_layer"})
+
+
+def test_an_erratum_withdraws_the_records_or_fields_it_names_and_says_why():
+    from study.results import Run, apply_errata
+    run = Run("timing", {**PROV, "git_commit": "abc", "device": "cuda"},
+              [{"part": "rule", "mode": "compile", "v": 1}, {"part": "rule", "mode": "eager", "v": 2},
+               {"part": "atlas", "second": [1.0], "value": [0.0]}], "x.json")
+    errata = [{"experiment": "timing", "runs": {"git_commit": "abc"},
+               "records": {"part": "rule", "mode": ["compile"]}, "why": "measured before the fix"},
+              {"experiment": "timing", "runs": {"device": "cpu"}, "records": {"part": "rule"},
+               "why": "not this run"},
+              {"experiment": "timing", "runs": {"git_commit": "abc"}, "records": {"part": "atlas"},
+               "fields": ["second"], "why": "escaped"}]
+    withdrawn, = apply_errata([run], errata)
+    assert [r["v"] for r in withdrawn.ok_records() if "v" in r] == [2]
+    assert withdrawn.failed_records()[0]["withdrawn"] == "measured before the fix"
+    atlas = withdrawn.records[2]
+    assert atlas["second"] == "withdrawn: escaped" and atlas["withdrawn_fields"] == {"second": "escaped"}
+    assert atlas["value"] == [0.0] and run.records[2]["second"] == [1.0]  # the run is untouched
 
 
 def test_duplicates_resolve_to_the_newest_and_say_so(tmp_path):

