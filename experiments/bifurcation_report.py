@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from study.experiment import Finding, Rendered
 from study.results import Run
-from study.runsets import holds_for, identity, merge_rows, stated_for_runs
+from study.runsets import distinguish, holds_for, identity, merge_rows, run_name
 from study.tables import Table, format_cell
 
 CONFIDENCE_CHI2 = 3.841458820694124  # chi-square(1) 95% point: likelihood-ratio intervals
@@ -84,19 +84,27 @@ def predicted_count(rate: float, images: int, inits: int) -> float:
     return inits * (1.0 if rate == math.inf else -math.expm1(-rate * images))
 
 
-def verdict(paper: int | None, inits: int, predicted_lo: float, predicted_hi: float) -> str:
+def verdict(paper: int, inits: int, predicted_lo: float, predicted_hi: float) -> tuple[str, float]:
     """Where the paper's count falls against our predicted interval (binomial noise of the
-    paper's draws added at each end)."""
-    if paper is None:
-        return "no published count"
+    paper's draws added at each end): ("consistent", 0), ("higher", by at least) or
+    ("lower", by at least)."""
     from scipy.stats import binom
     lo = binom.ppf(0.025, inits, predicted_lo / inits)
     hi = binom.ppf(0.975, inits, predicted_hi / inits)
     if lo <= paper <= hi:
-        return "consistent"
-    if paper > hi:
-        return f"paper higher by ≥ {paper - hi:.0f}"
-    return f"paper lower by ≥ {lo - paper:.0f}"
+        return "consistent", 0.0
+    return ("higher", float(paper - hi)) if paper > hi else ("lower", float(lo - paper))
+
+
+def verdicts_text(verdicts: list[tuple[str, float]]) -> str:
+    """'consistent', 'theirs higher by ≥ 59–84', or both, for one framework's verdicts."""
+    parts = []
+    for kind in ("consistent", "higher", "lower"):
+        gaps = sorted(gap for k, gap in verdicts if k == kind)
+        if gaps:
+            span = f"{gaps[0]:.0f}" + (f"–{gaps[-1]:.0f}" if gaps[-1] != gaps[0] else "")
+            parts.append(kind if kind == "consistent" else f"theirs {kind} by ≥ {span}")
+    return ", ".join(parts) or "no published count"
 
 
 # --- typed summary ------------------------------------------------------------------------
@@ -218,7 +226,7 @@ class Estimate:
     seconds_per_init: float
 
     @property
-    def verdicts(self) -> list[str]:
+    def verdicts(self) -> list[tuple[str, float]]:
         return [verdict(p.count, p.inits, *self.predicted[1:]) for p in self.papers]
 
 
@@ -393,7 +401,8 @@ def _count_rows(rc: RunCounts) -> list[list]:
         i = 0 if e.framework == "torch" else 1
         row[5 + i] = f"{e.count} ({e.accumulated})"
         row[7 + i] = _prediction_text(e)
-        row[10] += [f"{e.framework}: {v}" for v in e.verdicts]
+        if e.papers:
+            row[10].append(f"{e.framework}: {verdicts_text(e.verdicts)}")
     return [r[:10] + ["; ".join(r[10]) or "no published count"] for r in rows.values()]
 
 
@@ -401,7 +410,7 @@ def _count_detail(rc: RunCounts) -> list[list]:
     return [[e.order, e.sweep, _setting_text(e.setting), e.dtype, e.framework, e.inits, e.count,
              e.accumulated, e.rate["rate"] * 1e4, e.rate["lower"] * 1e4, e.rate["upper"] * 1e4,
              *e.predicted, " / ".join(f"{p.count} ({p.sweep})" for p in e.papers) or None,
-             "; ".join(e.verdicts) or "no published count", e.seconds_per_init]
+             verdicts_text(e.verdicts), e.seconds_per_init]
             for e in estimates(rc)]
 
 
@@ -538,10 +547,11 @@ def _count_fact(rc: RunCounts):
     if not f32:
         return None
     others = {d: _headline(rc, d)[0] for d in ("float16", "float64")}
-    verdicts = [f"{verdict(p.count, p.inits, *e.predicted[1:])}" for e in f32 for p in papers]
+    verdicts = tuple((e.framework, verdicts_text([verdict(p.count, p.inits, *e.predicted[1:])
+                                                  for p in papers])) for e in f32)
     return (_setting_text(f32[0].setting), f32[0].order, f32[0].inits,
             tuple((e.framework, e.predicted) for e in f32),
-            tuple(sorted({p.count for p in papers})), tuple(dict.fromkeys(verdicts)),
+            tuple(sorted({p.count for p in papers})), verdicts if papers else (),
             tuple((d, format_cell(min(e.predicted[0] for e in es)),
                    format_cell(max(e.predicted[0] for e in es)))
                   for d, es in others.items() if es))
@@ -554,14 +564,13 @@ def _count_text(fact) -> str:
     theirs = f"{papers[0]}–{papers[-1]}" if len(papers) > 1 else f"{papers[0]}" if papers else "none"
     text = (f"At {setting}, float32, K = {k} ({order} data order), we predict {ours} of 1000 "
             f"initialisations bifurcating within the paper's 60000 images, against their "
-            f"{theirs} ({', '.join(verdicts) or 'no published count'})")
+            f"{theirs} ({'; '.join(f'{fw}: {v}' for fw, v in verdicts) or 'no published count'})")
     rest = [f"{d} {lo}" + (f"–{hi}" if hi != lo else "") for d, lo, hi in others]
     return text + (f"; {' and '.join(rest)}" if rest else "")
 
 
-def _count_short(fact) -> str:
-    _, _, k, predictions, *_ = fact
-    return f"K = {k}: " + " and ".join(f"{format_cell(p[0])} ({fw})" for fw, p in predictions)
+def _rates_overlap(a: Estimate, b: Estimate) -> bool:
+    return max(a.rate["lower"], b.rate["lower"]) <= min(a.rate["upper"], b.rate["upper"])
 
 
 def _kernel_finding(rc: RunCounts, runs: list[Run]) -> Finding | None:
@@ -572,19 +581,19 @@ def _kernel_finding(rc: RunCounts, runs: list[Run]) -> Finding | None:
     t, j = sum(a.torch_only for a in agree), sum(a.jax_only for a in agree)
     est = {(e.setting, e.framework): e for e in estimates(rc)
            if e.dtype == "float32" and e.order == "mlxtend"}
-    overlap = sum(max(est[(a.setting, "torch")].rate["lower"], est[(a.setting, "jax")].rate["lower"])
-                  <= min(est[(a.setting, "torch")].rate["upper"], est[(a.setting, "jax")].rate["upper"])
-                  for a in agree if (a.setting, "torch") in est and (a.setting, "jax") in est)
-    kernel = both < min(both + t, both + j) / 2
+    pairs = [(est[(a.setting, "torch")], est[(a.setting, "jax")]) for a in agree
+             if (a.setting, "torch") in est and (a.setting, "jax") in est]
+    overlap = sum(_rates_overlap(x, y) for x, y in pairs)
+    who = ("decided by each framework's matmul rounding, not by the network and data"
+           if both < min(both + t, both + j) / 2 else "mostly a property of the network and data")
+    how_often = ("and so is how often: the two rates agree within their intervals in only "
+                 f"{overlap} of {len(pairs)} settings" if overlap < len(pairs) else
+                 f"while the rates agree within their intervals in all {len(pairs)} settings")
     return Finding(
         f"From identical weights over {len(agree)} float32 settings, {both} initialisations "
         f"bifurcate in both frameworks ({same} at the same minibatch), {t} in torch only and {j} "
-        f"in JAX only, while the two rates agree within their intervals in {overlap} of "
-        f"{len(agree)} settings: "
-        + ("which initialisation meets an exact zero is decided by each framework's matmul "
-           "rounding, how often by the network and data" if kernel else
-           "ReLU'(0)'s influence is mostly a property of the network and data")
-        + f" ({holds_for([rc.run], runs)}).", "protocol")
+        f"in JAX only: which initialisation meets an exact zero is {who}, {how_often} "
+        f"({holds_for([rc.run], runs)}).", "protocol")
 
 
 def _order_finding(rc: RunCounts, runs: list[Run]) -> Finding | None:
@@ -626,12 +635,29 @@ def _rate_finding(rc: RunCounts, runs: list[Run]) -> Finding | None:
         + f" ({holds_for([rc.run], runs)}).", "constant_rate")
 
 
+def _count_finding(ordered: list[RunCounts], runs: list[Run]) -> Finding | None:
+    """The largest run's headline prediction, then the other runs' in brief."""
+    facts = [(rc.run, _count_fact(rc)) for rc in ordered]
+    facts = [(run, fact) for run, fact in facts if fact]
+    if not facts:
+        return None
+    (main, fact), others = facts[0], facts[1:]
+    who = [holds_for([main], [run for run, _ in facts])]
+    ks = {f[2] for _, f in others}
+    if others:
+        rest = [run for run, _ in others]
+        briefs = [f"{distinguish([run], rest) or run_name(run, rest)} "
+                  + "/".join(format_cell(p[0]) for _, p in f[3]) for run, f in others]
+        who.append((f"K = {ks.pop()} runs" if len(ks) == 1 else "other runs")
+                   + f" (torch/JAX): {', '.join(briefs)}")
+    return Finding(f"{_count_text(fact)} ({'; '.join(who)}).", "counts")
+
+
 def findings(summary: Summary) -> list[Finding]:
     ordered = sorted(summary.runs, key=_total_inits, reverse=True)
     runs = [rc.run for rc in ordered]
-    count = stated_for_runs([(rc.run, _count_fact(rc)) for rc in ordered], runs, _count_text,
-                            _count_short)
-    out = [Finding(count + ".", "counts")] if count else []
+    count = _count_finding(ordered, runs)
+    out = [count] if count else []
     if ordered:
         out += [f for f in (_kernel_finding(ordered[0], runs), _order_finding(ordered[0], runs),
                             _rate_finding(ordered[0], runs)) if f]

@@ -9,7 +9,9 @@ thunk returns) and the synchronised time (after `sync` on its result).
 
 `time_interleaved` times several thunks round by round (a, b, c, a, b, c, ...), so that a
 custom rule and its built-in see the same state of a noisy machine, and ratios taken between
-them within one run are steadier than ratios of times taken one after the other.
+them within one run are steadier than ratios of times taken one after the other. Its steps
+(first_calls, warm_up, timed_rounds) can also be run in blocks that alternate with another
+process timing the same thunks (experiments/timing.py's fresh-process check).
 """
 import gc
 import time
@@ -25,34 +27,29 @@ def summarize(times: list[float]) -> dict:
             "iqr": float(q3 - q1), "min": float(a.min())}
 
 
-def _timed_call(thunk, sync) -> tuple[float, float]:
-    """(dispatch-only, synchronised) seconds of one call."""
-    t0 = time.perf_counter()
-    out = thunk()
-    t1 = time.perf_counter()
-    sync(out)
-    return t1 - t0, time.perf_counter() - t0
-
-
-def time_thunk(thunk, sync, repeats: int = 20, warmup: int = 2, budget_s: float | None = None,
-               min_repeats: int = 3) -> dict:
-    """Raw per-repeat times of `thunk`, synchronised by `sync(result)`."""
-    return time_interleaved({"": (thunk, sync)}, repeats, warmup, budget_s, min_repeats)[""]
-
-
-def time_interleaved(thunks: dict, rounds: int = 20, warmup: int = 2,
-                     budget_s: float | None = None, min_rounds: int = 3) -> dict:
-    """{name: {"first_call_s", "times_s", "dispatch_s"}} for thunks {name: (thunk, sync)},
-    each first call timed on its own, then warm-up rounds, then timed rounds in which every
-    thunk runs once, in the given order, until `rounds` or the budget (after min_rounds)."""
+def first_calls(thunks: dict) -> dict:
+    """Each thunk's first call, timed on its own (compilation included)."""
     out = {}
     for name, (thunk, sync) in thunks.items():
         t0 = time.perf_counter()
         sync(thunk())
         out[name] = {"first_call_s": time.perf_counter() - t0, "times_s": [], "dispatch_s": []}
-    for _ in range(warmup):
+    return out
+
+
+def warm_up(thunks: dict, rounds: int, seconds: float = 0.0) -> None:
+    """At least `rounds` rounds, and rounds for at least `seconds`."""
+    start, done = time.perf_counter(), 0
+    while done < rounds or time.perf_counter() - start < seconds:
         for thunk, sync in thunks.values():
             sync(thunk())
+        done += 1
+
+
+def timed_rounds(thunks: dict, out: dict, rounds: int, budget_s: float | None = None,
+                 min_rounds: int = 3) -> None:
+    """Rounds in which every thunk runs once, in order, appended to out's times, with
+    garbage collection off, until `rounds` or the budget (after min_rounds)."""
     enabled = gc.isenabled()
     gc.collect()
     gc.disable()
@@ -60,12 +57,31 @@ def time_interleaved(thunks: dict, rounds: int = 20, warmup: int = 2,
         start = time.perf_counter()
         for i in range(rounds):
             for name, (thunk, sync) in thunks.items():
-                dispatch, total = _timed_call(thunk, sync)
-                out[name]["dispatch_s"].append(dispatch)
-                out[name]["times_s"].append(total)
+                t0 = time.perf_counter()
+                result = thunk()
+                t1 = time.perf_counter()
+                sync(result)
+                out[name]["dispatch_s"].append(t1 - t0)
+                out[name]["times_s"].append(time.perf_counter() - t0)
             if budget_s is not None and i + 1 >= min_rounds and time.perf_counter() - start > budget_s:
                 break
     finally:
         if enabled:
             gc.enable()
+
+
+def time_interleaved(thunks: dict, rounds: int = 20, warmup: int = 2,
+                     budget_s: float | None = None, min_rounds: int = 3,
+                     warmup_s: float = 0.0) -> dict:
+    """{name: {"first_call_s", "times_s", "dispatch_s"}} for thunks {name: (thunk, sync)}:
+    first calls, warm-up rounds, then timed rounds (see the functions above)."""
+    out = first_calls(thunks)
+    warm_up(thunks, warmup, warmup_s)
+    timed_rounds(thunks, out, rounds, budget_s, min_rounds)
     return out
+
+
+def time_thunk(thunk, sync, repeats: int = 20, warmup: int = 2, budget_s: float | None = None,
+               min_repeats: int = 3) -> dict:
+    """Raw per-repeat times of `thunk`, synchronised by `sync(result)`."""
+    return time_interleaved({"": (thunk, sync)}, repeats, warmup, budget_s, min_repeats)[""]

@@ -70,7 +70,7 @@ def test_bandwidth_fraction_counts_the_bytes_the_work_must_move():
     from experiments import timing_report
     from study.results import Run
     n, t = 10 ** 6, 1e-3
-    recs = [{"part": "machine", "what": "copy torch", "bytes": 8 * n, "stats": _stats(t)},
+    recs = [{"part": "machine", "what": "copy torch", "bytes": 8 * n, "n": n, "stats": _stats(t)},
             {"part": "rule", "framework": "torch", "mode": "compile", "rule": "torch_relu",
              "name": "torch.relu", "n": n, "bytes_per_element": 12, "stats": _stats(1.5 * t),
              "dispatch": _stats(1e-6), "first_call_s": 1.0, "saved_bytes_per_element": 1.0}]
@@ -90,12 +90,26 @@ def test_interleaved_timing_runs_the_thunks_round_by_round():
     assert all(len(t[name]["times_s"]) == 3 and t[name]["first_call_s"] >= 0 for name in "abc")
 
 
-def test_the_harness_check_times_the_same_case_in_a_fresh_process():
+def test_the_harness_check_times_the_same_case_in_a_fresh_process_in_alternation(cpu):
     from experiments import timing
-    fresh = timing.fresh_process("cpu", "jax", "jit", 1000)
-    assert set(fresh) == set(timing.RULES["jax"])
-    assert all(f["stats"]["median"] > 0 and f["stats"]["n"] >= timing.MIN_ROUNDS
-               for f in fresh.values())
+    fresh = timing.FreshProcess("cpu", "jax", "jit", 1000)
+    try:
+        timings = timing.time_rules("jax", "jit", 1000, cpu, fresh)
+    finally:
+        fresh.close()
+    assert set(timings) == set(timing.RULES["jax"]) and fresh.proc.returncode == 0
+    for t in timings.values():  # both sides timed in every one of the alternating blocks
+        assert t["fresh"]["blocks"] == timing.FRESH_BLOCKS
+        assert t["stats"]["n"] >= timing.FRESH_BLOCKS and t["fresh"]["stats"]["n"] >= timing.FRESH_BLOCKS
+        assert t["fresh"]["stats"]["median"] > 0 and t["fresh"]["first_call_s"] > 0
+
+
+def test_a_fresh_process_that_fails_is_named_in_one_line(cpu):
+    from experiments import timing
+    fresh = timing.FreshProcess("cpu", "no-such-framework", "jit", 1000)
+    with pytest.raises(RuntimeError, match="the fresh process failed"):
+        fresh.ready()
+    fresh.close()
 
 
 def test_in_run_over_fresh_is_the_ratio_of_the_two_medians():
@@ -104,10 +118,15 @@ def test_in_run_over_fresh_is_the_ratio_of_the_two_medians():
     rec = {"part": "rule", "framework": "jax", "mode": "jit", "rule": "jax_relu", "name": "r",
            "n": 10, "bytes_per_element": 12, "stats": _stats(3e-6), "dispatch": _stats(1e-6),
            "first_call_s": 1.0, "interleaved_with": ["jax_relu"]}
-    fresh = {"part": "fresh", "framework": "jax", "mode": "jit", "rule": "jax_relu", "n": 10,
-             "stats": _stats(2e-6), "first_call_s": 1.0}
+    rec["fresh"] = {"stats": _stats(2e-6), "first_call_s": 1.0, "blocks": 4}
     plan = {"part": "plan", "targets": [], "harness_limit": 1.15}
     prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "quick"}
-    run, = timing_report.summarise([Run("timing", prov, [plan, rec, fresh], "x.json")]).runs
+    run, = timing_report.summarise([Run("timing", prov, [plan, rec], "x.json")]).runs
     assert timing_report.harness_ratios(run) == {("jax", "jit", "jax_relu", 10): 1.5}
-    assert timing_report.time_rows(run, [10])[0][-1] == "1.5 (beyond 1.15)"
+    assert timing_report.time_rows(run, [10])[0][-1] == "1.5 (beyond 1.15×)"
+    # timed in alternating blocks: the median of the block ratios, so that a block the machine
+    # ran slow on both sides (the second) cancels: ratios 1, 1 and 1.1 give 1
+    rec["block_medians"] = [2e-6, 6e-6, 2.2e-6]
+    rec["fresh"]["block_medians"] = [2e-6, 6e-6, 2e-6]
+    run, = timing_report.summarise([Run("timing", prov, [plan, rec], "x.json")]).runs
+    assert timing_report.harness_ratios(run) == {("jax", "jit", "jax_relu", 10): 1.0}
