@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from study.experiment import Finding, Rendered
 from study.results import Run
-from study.runsets import distinguish, holds_for, identity, merge_rows, run_name
+from study.runsets import distinguish, holds_for, identity, merge_rows
 from study.tables import Table, format_cell
 
 CONFIDENCE_CHI2 = 3.841458820694124  # chi-square(1) 95% point: likelihood-ratio intervals
@@ -636,21 +636,25 @@ def _rate_finding(rc: RunCounts, runs: list[Run]) -> Finding | None:
 
 
 def _count_finding(ordered: list[RunCounts], runs: list[Run]) -> Finding | None:
-    """The largest run's headline prediction, then the other runs' in brief."""
+    """The largest run's headline prediction (and every run that gives the same), then the
+    other runs' central predictions in brief, runs that agree together."""
     facts = [(rc.run, _count_fact(rc)) for rc in ordered]
     facts = [(run, fact) for run, fact in facts if fact]
     if not facts:
         return None
-    (main, fact), others = facts[0], facts[1:]
-    who = [holds_for([main], [run for run, _ in facts])]
-    ks = {f[2] for _, f in others}
+    having = [run for run, _ in facts]
+    groups: dict = {}
+    for run, fact in facts:
+        groups.setdefault(repr(fact), (fact, []))[1].append(run)
+    (main, main_runs), *others = groups.values()
+    who = [holds_for(main_runs, having)]
     if others:
-        rest = [run for run, _ in others]
-        briefs = [f"{distinguish([run], rest) or run_name(run, rest)} "
-                  + "/".join(format_cell(p[0]) for _, p in f[3]) for run, f in others]
+        ks = {fact[2] for fact, _ in others}
+        briefs = [f"{distinguish(group, having) or f'{len(group)} runs'} "
+                  + "/".join(format_cell(p[0]) for _, p in fact[3]) for fact, group in others]
         who.append((f"K = {ks.pop()} runs" if len(ks) == 1 else "other runs")
                    + f" (torch/JAX): {', '.join(briefs)}")
-    return Finding(f"{_count_text(fact)} ({'; '.join(who)}).", "counts")
+    return Finding(f"{_count_text(main)} ({'; '.join(who)}).", "counts")
 
 
 def findings(summary: Summary) -> list[Finding]:

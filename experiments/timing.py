@@ -57,7 +57,7 @@ BYTES_PER_ELEMENT = 12
 BUDGET_S = 0.15  # timed rounds per rule and case, after warm-up; at least 5 rounds
 MIN_ROUNDS, MAX_ROUNDS = 5, 400
 WARMUP_S = 0.25  # warm-up rounds of a case last this long (a fresh process starts cold)
-FRESH_BLOCKS = 8  # the fresh-process check alternates this many blocks of rounds
+FRESH_BLOCKS = 12  # the fresh-process check alternates this many blocks of rounds
 TORCH_JAX_PAIRS = (("relu", "torch_relu", "jax_relu"),
                    ("custom c=0", "torch_custom_c0", "jax_custom_c0"),
                    ("custom_op / nondiff_argnums", "torch_custom_op_c0", "jax_custom_nondiff_c0"),
@@ -84,7 +84,7 @@ TARGETS = [
                                  "fresh process, as a factor either way",
      "threshold": HARNESS_LIMIT, "sense": "≤"},
     {"key": "wall", "target": "wall time of the whole experiment (s)", "sense": "≤",
-     "threshold": {"quick": 45.0, "standard": 120.0, "full": 600.0}},
+     "threshold": {"quick": 60.0, "standard": 150.0, "full": 900.0}},
 ]
 
 

@@ -151,22 +151,27 @@ def _row(t: TrainingRun) -> list:
 
 
 def _fact(run: RunTraining):
+    """Per dtype: the step at which c = 1 leaves c = 0 (torch, digits), and whether any
+    hidden pre-activation was exactly 0."""
     digits = [t for t in run.trainings if t.dataset == "digits" and t.framework == "torch"
               and t.c == 1.0]
-    return tuple((t.dtype, t.zero_fraction, t.first_step_differs_from_c0) for t in digits) or None
+    return tuple((t.dtype, t.first_step_differs_from_c0, t.zero_hits > 0) for t in digits) or None
 
 
 def _fact_text(fact) -> str:
-    parts = [f"{dtype}: step {step}" if step is not None else f"{dtype}: never"
-             for dtype, _, step in fact]
-    fractions = ", ".join(f"{f:.2g}" for _, f, _ in fact)
-    return (f"Training on digits in torch, ReLU'(0) = 1 leaves the ReLU'(0) = 0 run at "
-            f"{'; '.join(parts)}, with exact-zero pre-activation fractions of {fractions}")
+    parts = [f"at step {step} in {dtype}" for dtype, step, _ in fact if step is not None]
+    never = [dtype for dtype, step, _ in fact if step is None]
+    zero_free = [dtype for dtype, _, zeros in fact if not zeros]
+    text = (f"Training on digits in torch, ReLU'(0) = 1 leaves the ReLU'(0) = 0 run "
+            f"{', '.join(parts) or 'at no step'}"
+            + (f", and never in {' or '.join(never)}" if never else ""))
+    return text + (f"; no hidden pre-activation was exactly 0 in {' or '.join(zero_free)}"
+                   if zero_free else "")
 
 
 def _fact_short(fact) -> str:
-    return "; ".join(f"{dtype}: {'never' if step is None else f'step {step}'}"
-                     for dtype, _, step in fact)
+    return ", ".join(f"{dtype} {'never' if step is None else f'at step {step}'}"
+                     for dtype, step, _ in fact)
 
 
 def render(summary: Summary) -> Rendered:

@@ -10,9 +10,11 @@ from study.tables import format_cell
 FIELDS = ("torch", "jax", "device", "scope", "host")
 
 
-def machine(run: Run) -> tuple[str, str]:
-    """The host a run was measured on: its name and CPU model (two hosts may share a name)."""
-    return run.provenance["host"], str(run.provenance.get("cpu"))
+def machine(run: Run) -> tuple[str, str, str]:
+    """The machine a run was measured on: host name, CPU model and the CPU kernels torch
+    dispatches to (two hosts may share a name, and one model may run AVX2 or AVX512 code)."""
+    p = run.provenance
+    return p["host"], str(p.get("cpu")), str(p.get("torch_cpu_capability"))
 
 
 def field_value(run: Run, name: str) -> str:
