@@ -627,8 +627,8 @@ def _rate_finding(rc: RunCounts, runs: list[Run]) -> Finding | None:
     texts = [f"{c.framework} {c.order} {c.split} p = {format_cell(c.p_value)}" for c in checks]
     fits = smallest.p_value >= 0.05
     return Finding(
-        (f"One constant per-image rate fits the float32 pass at the headline" if fits else
-         f"The per-image rate is not constant over the float32 pass at the headline")
+        ("One constant per-image rate fits the float32 pass at the headline" if fits else
+         "The per-image rate is not constant over the float32 pass at the headline")
         + f" (likelihood-ratio tests: {', '.join(texts)})"
         + ("; the 60000-image prediction rests on that constant rate" if fits else
            "; the 60000-image prediction assumes a constant rate and inherits this doubt")

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 import numpy as np
-import torch
 
 from study.errors import first_error_line
 from study.experiment import Comparison, Experiment, Finding, Rendered

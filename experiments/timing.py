@@ -287,6 +287,8 @@ def cases(scope: str) -> list[dict]:
     out.append({"part": "cross_check", "n": 10 ** 6})
     out += [{"part": "profile", "mode": m, "n": 10 ** 6} for m in MODES["torch"]]
     out.append({"part": "probes", "n": 10 ** 6})
+    out += [{"part": "shared_dynamic", "rule": r, "n": 10 ** 6}
+            for r in ("torch_relu", "torch_custom_c0")]
     return out
 
 
@@ -311,6 +313,8 @@ def run_case(device, part: str, **case) -> list[dict]:
         return [profile_record(base, device, case["mode"], case["n"])]
     if part == "probes":
         return probe_records(base, device, case["n"])
+    if part == "shared_dynamic":
+        return [shared_dynamic_record(base, device, case["rule"], case["n"])]
     raise ValueError(f"unknown timing part {part!r}")
 
 
@@ -489,6 +493,31 @@ def probe_records(base: dict, device, n: int) -> list[dict]:
     return [{**base, "probe": name, "mode": mode, "bytes_per_element": PROBES[name][1],
              "stats": summarize(t["times_s"]), "first_call_s": t["first_call_s"]}
             for (name, mode), t in timings.items()]
+
+
+def shared_dynamic_record(base: dict, device, key: str, n: int) -> dict:
+    """The harness before per-size compilation, against it: one torch.compile(dynamic=True)
+    wrapper first called at 8 elements, then timed at n, interleaved with the same rule
+    compiled for n alone (dynamic=False). Inductor picks a kernel's code from the sizes it
+    first sees (its size hints), so the shared wrapper runs code chosen for 8 elements."""
+    torch._dynamo.reset()
+    fn = by_key(key).fn
+    shared = torch.compile(fn, dynamic=True)
+    small = device.to_torch(_inputs(8)[0], requires_grad=True)
+    torch.autograd.grad(shared(small), small, device.to_torch(_inputs(8)[1]))
+    x_np, g_np = _inputs(n)
+    x, g = device.to_torch(x_np, requires_grad=True), device.to_torch(g_np)
+    per_size = torch.compile(fn, dynamic=False)
+    thunks = {"shared dynamic, first called at 8": (
+                  (lambda: torch.autograd.grad(shared(x), x, g)[0]), _torch_sync(device)),
+              "compiled for this size": (
+                  (lambda: torch.autograd.grad(per_size(x), x, g)[0]), _torch_sync(device))}
+    timings = first_calls(thunks)
+    warm_up(thunks, 2, WARMUP_S)
+    timed_rounds(thunks, timings, MAX_ROUNDS, BUDGET_S * len(thunks), MIN_ROUNDS)
+    return {**base, "framework": "torch", "mode": "compile", "name": by_key(key).name,
+            "ways": {way: {"stats": summarize(t["times_s"]), "first_call_s": t["first_call_s"]}
+                     for way, t in timings.items()}}
 
 
 EXPERIMENT = Experiment(

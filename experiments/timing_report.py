@@ -15,7 +15,7 @@ from study.runsets import identity, merge_rows, newest, stated_for_runs
 from study.tables import Table, format_cell
 
 TABLE_IDS = ("rule_times", "rule_ratios", "torch_vs_jax", "bandwidth", "saved_bytes", "compile",
-             "net", "targets", "harness", "cross_check", "profile")
+             "net", "targets", "harness", "shared_dynamic", "cross_check", "profile")
 # A rerun's ratio reproduces ours when the two interquartile intervals overlap or lie within
 # 25% of each other; see the README for how two runs on this machine compare.
 REPRODUCTION_TOLERANCE = 0.25
@@ -77,6 +77,7 @@ class RunTiming:
     cross: list[dict]
     profile: list[ProfileEvent]
     probes: list[dict]  # one op alone, eager and compiled ({"probe", "mode", "stats", ...})
+    shared_dynamic: list[dict]  # {"rule", "name", "n", "ways": {way: {"stats", ...}}}
     targets: list[dict]
     references: dict[str, str]  # framework -> the built-in rule every ratio divides by
     pairs: list[tuple[str, str, str]]  # (label, torch rule, JAX rule) doing the same work
@@ -141,7 +142,7 @@ def _run_timing(run: Run) -> RunTiming:
         [{"what": r["what"], "median": r["stats"]["median"], "n": r["n"],
           **{k: r[k] for k in ("bytes", "flops") if k in r}} for r in part("machine")],
         part("cross_check"), _profile_events(part("profile")),
-        part("probes") + _legacy_probes(part("compile_probe")),
+        part("probes") + _legacy_probes(part("compile_probe")), part("shared_dynamic"),
         plan.get("targets", []), references, [tuple(p) for p in pairs],
         plan.get("harness_limit"), threads,
         sorted({r["budget_s"] for r in part("rule") if "budget_s" in r}))
@@ -415,6 +416,16 @@ def harness_rows(t: RunTiming) -> list[list]:
             for (fw, m, r, n), value in harness_ratios(t).items()]
 
 
+def shared_dynamic_rows(t: RunTiming) -> list[list]:
+    rows = []
+    for r in t.shared_dynamic:
+        (_, a), (_, b) = r["ways"].items()  # shared first, then compiled for n (as recorded)
+        rows.append([r["name"], r["n"], _us(a["stats"]["median"]), _us(b["stats"]["median"]),
+                     a["stats"]["median"] / b["stats"]["median"], _us(a["first_call_s"]),
+                     _us(b["first_call_s"])])
+    return rows
+
+
 def cross_rows(t: RunTiming) -> list[list]:
     rows = []
     for c in t.cross:
@@ -544,6 +555,7 @@ def _machine_tables(summary: Summary) -> list[Table]:
 def _check_tables(summary: Summary) -> list[Table]:
     nt, tg = _merged(summary, net_rows, 6), _merged(summary, target_rows, 1)
     hs, cc = _merged(summary, harness_rows, 4), _merged(summary, cross_rows, 1)
+    sd = _merged(summary, shared_dynamic_rows, 2)
     pr = _merged(summary, profile_rows, 4)
     return [
         Table("net", "Two-layer net: forward plus backward (µs)",
@@ -565,6 +577,15 @@ def _check_tables(summary: Summary) -> list[Table]:
               "limit' holds within the run's stated factor either way.",
               hs[0] + ["framework", "mode", "rule", "n", "in-run median µs", "fresh median µs",
                        "in-run ÷ fresh", "within the limit"], hs[1], hs[2]),
+        Table("shared_dynamic", "The harness before it compiled per size, against it",
+              "torch.compile(dynamic=True), one wrapper per rule first called at 8 elements and "
+              "then timed at n, as the harness shared one across sizes before; against the same "
+              "rule compiled for n alone (dynamic=False), the two interleaved round by round. "
+              "Inductor picks a kernel's code from the sizes it first sees, so the shared "
+              "wrapper runs code chosen for 8 elements.",
+              sd[0] + ["rule", "n", "shared, first at 8 (µs)", "compiled for n (µs)",
+                       "shared ÷ compiled for n", "first call, shared (µs)",
+                       "first call, for n (µs)"], sd[1], sd[2]),
         Table("cross_check", "Our harness against torch.utils.benchmark.Timer (µs)",
               "torch eager relu forward plus backward, the same thunk and synchronisation; the "
               "two alternate round by round; the Timer gets the same thread count (its default "
@@ -660,6 +681,22 @@ def _slowness_short(fact) -> str:
     return f"{fact[0]}× eager, forward graph at {fact[3]} GB/s"
 
 
+def _shared_fact(t: RunTiming):
+    rows = shared_dynamic_rows(t)
+    return tuple((name, size_label(n), format_cell(r)) for name, n, _, _, r, *_ in rows) or None
+
+
+def _shared_text(fact) -> str:
+    return ("One torch.compile(dynamic=True) wrapper first called at 8 elements, as the harness "
+            "shared one across sizes before, runs " + ", ".join(
+                f"{name} at {n} {r}× the time" for name, n, r in fact)
+            + " of the same rule compiled for that size")
+
+
+def _shared_short(fact) -> str:
+    return ", ".join(f"{r}×" for _, _, r in fact)
+
+
 def findings(summary: Summary) -> list[Finding]:
     """Stated for the standard runs where there are any (the full runs' numbers are in the
     tables), so that each device's figure reads as one clause."""
@@ -667,6 +704,8 @@ def findings(summary: Summary) -> list[Finding]:
     runs = [t.run for t in standard]
     out = []
     for table, fact_of, full, short in (("targets", _cost_fact, _cost_text, _cost_short),
+                                        ("shared_dynamic", _shared_fact, _shared_text,
+                                         _shared_short),
                                         ("profile", _slowness_fact, _slowness_text,
                                          _slowness_short)):
         text = stated_for_runs([(t.run, fact_of(t)) for t in standard], runs, full, short)

@@ -133,12 +133,17 @@ def _diff_rows(run: RunGradients) -> list[list]:
     return rows
 
 
-def _cross_rows(run: RunGradients, datasets: list[str]) -> list[list]:
+def _cross_rows(run: RunGradients, datasets: list[str], every_name: bool = False) -> list[list]:
+    """Each torch rule, the JAX rules with its measured convention (the first three by name in
+    the markdown view, all of them in the CSV), and the largest gap on each dataset."""
     rows = []
     seed = run.on("seed")
     for t in (r for r in seed if r.framework == "torch"):
-        partners = [j for j in seed if j.framework == "jax" and j.measured_at_0 == t.measured_at_0]
-        row = [t.name, t.measured_at_0, "; ".join(j.name for j in partners) or "none"]
+        partners = [j.name for j in seed if j.framework == "jax" and j.measured_at_0 == t.measured_at_0]
+        shown = partners if every_name or len(partners) <= 3 else (
+            partners[:3] + [f"and {len(partners) - 3} more"])
+        row = [t.name, t.measured_at_0, "; ".join(shown) or "none"]
+        partners = [j for j in seed if j.name in partners]
         for d in datasets:
             pairs = [(run.rule(d, t.rule), run.rule(d, j.rule)) for j in partners]
             gaps = [_max_abs_diff(a, b) for a, b in pairs if a and b]
@@ -205,6 +210,8 @@ def _tables(summary: Summary) -> list[Table]:
     g = merge_rows([(r.run, _gradient_rows(r)) for r in summary.runs], 2, runs)
     d = merge_rows([(r.run, _diff_rows(r)) for r in summary.runs], 2, runs)
     c = merge_rows([(r.run, _cross_rows(r, summary.datasets)) for r in summary.runs], 1, runs)
+    cd = merge_rows([(r.run, _cross_rows(r, summary.datasets, True)) for r in summary.runs], 1,
+                    runs)
     t = merge_rows([(r.run, _ties_rows(r, summary.datasets)) for r in summary.runs], 1, runs)
     return [
         Table("gradients", "Seed 001 net: loss and gradients under each ReLU rule",
@@ -222,7 +229,9 @@ def _tables(summary: Summary) -> list[Table]:
               "For each torch rule, the JAX rules whose measured d/dx at 0 is equal, and the "
               "largest |Δ| over grad w1 and grad w2 between them; 0 means bitwise equal.",
               c[0] + ["torch rule", "d/dx at 0", "JAX rules with that value"]
-              + [f"max abs Δ ({name})" for name in summary.datasets], c[1], c[2]),
+              + [f"max abs Δ ({name})" for name in summary.datasets], c[1], c[2],
+              detail=(cd[0] + ["torch rule", "d/dx at 0", "JAX rules with that value"]
+                      + [f"max abs Δ ({name})" for name in summary.datasets], cd[1])),
         Table("ties", "The differences come from ties at 0 and from nothing else",
               "Over every ReLU rule of both frameworks: exact-zero pre-activations in the data, "
               "the number of distinct measured conventions, the largest |Δ grad| against "

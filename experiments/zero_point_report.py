@@ -226,11 +226,16 @@ def mode_rows(a: RunAtlas) -> list[list]:
             for op in a.atlas("float32") for k in op.kinks]
 
 
-def placement_rows(a: RunAtlas) -> list[list]:
-    """Every (op, dtype, mode, input) whose value depends on the placement."""
-    return [[op.framework, op.name, op.dtype, mode, label, describe_where(c)]
-            for op in a.atlas() for mode, cells in op.modes.items() if not isinstance(cells, str)
+def placement_cells(a: RunAtlas) -> list[tuple[OpAtlas, str, str, dict]]:
+    """Every (op, mode, input, cell) whose value depends on the placement."""
+    return [(op, mode, label, c) for op in a.atlas() for mode, cells in op.modes.items()
+            if not isinstance(cells, str)
             for label, c in zip(op.inputs, cells) if depends_on_placement(c)]
+
+
+def placement_rows(a: RunAtlas) -> list[list]:
+    return [[op.framework, op.name, op.dtype, mode, label, describe_where(c)]
+            for op, mode, label, c in placement_cells(a)]
 
 
 def _same_after_rounding(a, b, dtype: str) -> bool:
@@ -383,10 +388,10 @@ def _pairs_short(fact) -> str:
 def _placement_fact(a: RunAtlas):
     """{op: inputs} whose value depends on where the element sits."""
     ops: dict[str, list[str]] = {}
-    for row in placement_rows(a):
-        ops.setdefault(row[1], [])
-        if row[4] not in ops[row[1]]:
-            ops[row[1]].append(row[4])
+    for op, _, label, _ in placement_cells(a):
+        ops.setdefault(op.name, [])
+        if label not in ops[op.name]:
+            ops[op.name].append(label)
     return tuple((op, tuple(inputs)) for op, inputs in ops.items()) or None
 
 

@@ -2,7 +2,6 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
-import torch
 
 from study.devices import Device
 from study.rules import Rule

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 import torch
 
-from study.conventions import MODES, jax_dtype, numpy_dtype, torch_dtype
+from study.conventions import MODES, numpy_dtype, torch_dtype
 from study.devices import Device
 from study.errors import first_error_line
 from study.rules import Rule

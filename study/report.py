@@ -12,7 +12,7 @@ from study.atomic import write_text_atomically
 from study.errors import first_error_line
 from study.experiment import Finding, Rendered
 from study.results import Run
-from study.runsets import run_name, varying_fields
+from study.runsets import run_name, run_tag, varying_fields
 from study.tables import Table, collapse_rows, format_cell, to_csv, to_latex, to_markdown
 
 MAX_DIFFERENCES_SHOWN = 3
@@ -161,7 +161,8 @@ def _device_finding(pairs, runs) -> Finding | None:
     for exp, (total, groups) in same.items():
         if groups:
             text = ", ".join(f"{n} {GROUP_WORDS[g]}" + (
-                f" (XLA on a CPU flushes them to zero; the probe: {', '.join(flushed)})"
+                f" (the study's probe finds the CPU flushing subnormals to zero in "
+                f"{', '.join(flushed)})"
                 if g == "subnormal" and flushed else "") for g, n in groups.items())
             parts.append(f"{sum(groups.values())} of {total} {exp} cells differ on one machine "
                          f"with the same releases: {text}")
@@ -353,7 +354,7 @@ def _experiment_section(exp, exp_runs, rendered, error, numbers, files, built) -
              f"*Rerun:* `{rerun}`, then `python -m study report`.", ""]
     if exp_runs:
         everyone = varying_fields(exp_runs)
-        names = "; ".join(f"{run_name(r, exp_runs) if everyone else r.label} "
+        names = "; ".join(f"{run_tag(r, exp_runs)} {run_name(r, exp_runs) if everyone else r.label} "
                           f"(`{os.path.basename(r.path)}`)" for r in exp_runs)
         lines += [wrap(f"Runs shown ({len(exp_runs)}): {names}."), ""]
     if error:

@@ -7,7 +7,7 @@ together and contrasts those that differ. Pure functions of loaded runs.
 from study.results import Run
 from study.tables import format_cell
 
-FIELDS = ("torch", "jax", "device", "scope", "host")
+FIELDS = ("torch", "jax", "device", "capability", "scope", "host")
 
 
 def machine(run: Run) -> tuple[str, str, str]:
@@ -18,7 +18,11 @@ def machine(run: Run) -> tuple[str, str, str]:
 
 
 def field_value(run: Run, name: str) -> str:
-    return run.scope if name == "scope" else str(run.provenance[name])
+    if name == "scope":
+        return run.scope
+    if name == "capability":  # the CPU kernels torch dispatches to: AVX2, AVX512, ...
+        return str(run.provenance.get("torch_cpu_capability"))
+    return str(run.provenance[name])
 
 
 def varying_fields(runs: list[Run]) -> list[str]:
@@ -32,6 +36,7 @@ def _values(runs: list[Run], name: str) -> list[str]:
 def _field_text(name: str, values: list[str]) -> str:
     joined = values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
     return {"torch": f"torch {joined}", "jax": f"jax {joined}", "device": joined,
+            "capability": f"{joined} CPU kernels",
             "scope": f"{joined} run{'s' if len(values) > 1 else ''}",
             "host": f"on {joined}"}[name]
 
@@ -59,10 +64,18 @@ def distinguish(group: list[Run], runs: list[Run]) -> str | None:
     """The shortest words that pick `group` out of `runs`: one field whose values no other run
     has ('torch 2.14.1+cu130', 'cuda', 'full run'); else a single run's name; else None."""
     others = [r for r in runs if r not in group]
-    for name in ("device", "torch", "jax", "scope", "host"):
+    order = ("device", "torch", "jax", "capability", "scope", "host")
+    for name in order:
         mine = _values(group, name)
         if not set(mine) & {field_value(r, name) for r in others}:
             return _field_text(name, mine)
+    for i, a in enumerate(order):  # two fields whose pairs of values no other run has
+        for b in order[i + 1:]:
+            mine = {(field_value(r, a), field_value(r, b)) for r in group}
+            if len(mine) == 1 and not mine & {(field_value(r, a), field_value(r, b))
+                                              for r in others}:
+                (va, vb), = mine
+                return f"{_field_text(a, [va])}, {_field_text(b, [vb])}"
     return run_name(group[0], runs) if len(group) == 1 else None
 
 
@@ -150,7 +163,12 @@ def _rows_runs(who: list[Run], runs: list[Run]) -> str:
     mine = distinguish(who, runs)
     rest = distinguish([r for r in runs if r not in who], runs)
     options = [text for text in (mine, rest and f"all but {rest}") if text]
-    return min(options, key=len) if options else "; ".join(run_name(r, runs) for r in who)
+    return min(options, key=len) if options else ", ".join(run_tag(r, runs) for r in who)
+
+
+def run_tag(run: Run, runs: list[Run]) -> str:
+    """'R3': the run's number in its section's list of runs shown."""
+    return f"R{runs.index(run) + 1}"
 
 
 def merge_rows(per_run: list[tuple[Run, list[list]]], id_width: int,

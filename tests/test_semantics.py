@@ -1,6 +1,5 @@
 """clone_hazard, nonscalar_backward and transforms, against hand-derived expectations."""
 import numpy as np
-import torch
 
 import experiments.clone_hazard as hazard
 import experiments.nonscalar_backward as nonscalar
