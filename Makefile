@@ -30,8 +30,9 @@ run: $(BOOTSTRAP)
 	@test -n "$(EXP)" || { echo "error: make run needs EXP=NAME (see: $(PYTHON) -m study list)" >&2; exit 2; }
 	$(PYTHON) -m study run $(EXP) $(ARGS)
 
+# On every core where pytest-xdist is installed (.venv has it; a GPU host's python may not).
 test: $(BOOTSTRAP)
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest $$($(PYTHON) -c 'import xdist; print("-n auto")' 2>/dev/null)
 
 # Maintainers: make the results now in reports/results the reference every rerun is compared with.
 reference: $(BOOTSTRAP)
@@ -61,7 +62,7 @@ matrix: $(BOOTSTRAP)
 	    $$env/bin/python -m pip install --quiet -c $$env.constraints $$pins -e '.[test]'; \
 	    touch $$env/.installed; \
 	  fi; \
-	  echo "matrix: $$pkg $$ver: the test suite"; $$env/bin/python -m pytest -q -p no:cacheprovider; \
+	  echo "matrix: $$pkg $$ver: the test suite"; $$env/bin/python -m pytest -q -p no:cacheprovider -n auto; \
 	done; \
 	for spec in $(MATRIX_SPECS); do \
 	  pkg=$${spec%%==*}; ver=$${spec##*==}; \

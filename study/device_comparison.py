@@ -14,6 +14,7 @@ is put in a group by what it shows, a pure function of its name and its two valu
 """
 import math
 from dataclasses import dataclass
+from functools import cache
 
 from study.conventions import finfo
 from study.reproduction import cells_of, equal
@@ -50,6 +51,12 @@ def _partner(cuda: Run, runs: list[Run]) -> Run | None:
 
 def pairs(runs: list[Run], experiments) -> list[DevicePair]:
     by_name = {e.name: e for e in experiments}
+    cells: dict[int, dict] = {}  # a cpu run may partner several cuda runs: its cells once
+
+    def cells_of_run(run: Run) -> dict:
+        if id(run) not in cells:
+            cells[id(run)] = cells_of(by_name[run.experiment], run)
+        return cells[id(run)]
     out = []
     for cuda in (r for r in runs if r.provenance["device"] == "cuda"
                  and r.experiment not in NOT_ACROSS_DEVICES and r.experiment in by_name):
@@ -57,7 +64,7 @@ def pairs(runs: list[Run], experiments) -> list[DevicePair]:
         if cpu is None:
             continue
         exp = by_name[cuda.experiment]
-        mine, theirs = cells_of(exp, cpu), cells_of(exp, cuda)
+        mine, theirs = cells_of_run(cpu), cells_of_run(cuda)
         shared = [n for n in mine if n in theirs]
         different = [(n, mine[n], theirs[n]) for n in shared
                      if not equal(mine[n], theirs[n], exp.comparison.tolerance)]
@@ -71,10 +78,17 @@ def pairs(runs: list[Run], experiments) -> list[DevicePair]:
     return out
 
 
+@cache
+def _limits(dtype: str) -> tuple[float, float]:
+    """(smallest normal, eps) of the dtype."""
+    fi = finfo(dtype)
+    return float(fi.smallest_normal), float(fi.eps)
+
+
 def _is_subnormal(value, dtype: str | None) -> bool:
     if not isinstance(value, float) or value == 0 or not math.isfinite(value) or dtype is None:
         return False
-    return abs(value) < float(finfo(dtype).smallest_normal)
+    return abs(value) < _limits(dtype)[0]
 
 
 def _within_ulps(a, b, dtype: str | None) -> bool:
@@ -82,7 +96,7 @@ def _within_ulps(a, b, dtype: str | None) -> bool:
         return False
     if not (math.isfinite(a) and math.isfinite(b)):
         return False
-    eps = float(finfo(dtype).eps)
+    eps = _limits(dtype)[1]
     return abs(a - b) <= ULPS * eps * max(abs(a), abs(b))
 
 

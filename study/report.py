@@ -122,6 +122,8 @@ def _reproduction_section(runs, references, experiments, files) -> list[str]:
 
 
 def _device_rows(pairs, everyone) -> tuple[list[list], list[list]]:
+    """The summary row of every pair, and every differing cell of the pairs measured on one
+    machine with the same releases (elsewhere the counts say enough)."""
     summary, cells = [], []
     for p in pairs:
         groups = device_comparison.groups_of(p)
@@ -130,6 +132,8 @@ def _device_rows(pairs, everyone) -> tuple[list[list], list[list]]:
                         "same" if p.same_machine else "different", p.equal, len(p.different),
                         p.only_cpu, p.only_cuda,
                         ", ".join(f"{g} {n}" for g, n in groups.items()) or None])
+        if not (p.same_releases and p.same_machine):
+            continue
         for name, a, b in p.different:
             fields = dict(name)
             what = reproduction.name_text(tuple((k, v) for k, v in name if k != "dtype"))
@@ -182,7 +186,6 @@ def _device_section(runs, experiments, files) -> tuple[list[str], Finding | None
         return lines + ["No cuda run has a cpu run of the same experiment to compare with.",
                         ""], None
     summary, cells = _device_rows(pairs, runs)
-    same = {p.experiment for p in pairs if p.same_releases and p.same_machine}
     table = Table("devices", "CPU against GPU, experiment by experiment",
                   "Each cuda run against a cpu run of the same experiment and scope (of the same "
                   "machine and releases where there is one), cell by cell as a rerun is compared; "
@@ -194,22 +197,19 @@ def _device_section(runs, experiments, files) -> tuple[list[str], Finding | None
                   "not measured there, or withdrawn by an erratum.",
                   ["experiment", "cpu run", "cuda run", "releases", "machine", "equal",
                    "different", "only cpu", "only cuda", "groups"], summary)
-    shown = [c for c in cells if c[1] in same]
     detail = Table("device-differences", "Every cell that differs between CPU and GPU on one "
                                          "machine with the same releases",
-                   "Grouped as in the table above; rows that differ only in dtype are merged. The "
-                   "CSV also lists the cells of the pairs that differ in releases or machine.",
+                   "Grouped as in the table above; rows that differ only in dtype are merged.",
                    ["group", "experiment", "cell", "dtypes", "cpu", "cuda"],
-                   collapse_rows(sorted(shown, key=lambda r: (r[0], r[1], r[2])), (3,)),
+                   collapse_rows(sorted(cells, key=lambda r: (r[0], r[1], r[2])), (3,)),
                    detail=(["group", "experiment", "cell", "dtype", "cpu", "cuda"], cells))
     for t in (table, detail):
         files[f"tables/{t.id}.md"] = to_markdown(t) + "\n"
         files[f"tables/{t.id}.csv"] = to_csv(t)
     lines += [wrap(f"*{table.caption}*"), "", to_markdown(table), ""]
-    if shown:
-        lines += [wrap(f"{detail.title} (every pair's cells, dtype by dtype: "
-                       f"[tables/{detail.id}.csv](tables/{detail.id}.csv)):"), "",
-                  to_markdown(detail), ""]
+    if cells:
+        lines += [wrap(f"{detail.title} (dtype by dtype: [tables/{detail.id}.csv]"
+                       f"(tables/{detail.id}.csv)):"), "", to_markdown(detail), ""]
     return lines, _device_finding(pairs, runs)
 
 

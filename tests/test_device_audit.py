@@ -73,12 +73,14 @@ AUDIT = {  # experiment -> a few quick cases, one per code path
     "training": lambda cs: _pick(cs, dataset="digits", dtype="float32"),
     "bifurcation": lambda cs: [{**c, "stop_init": 1} for c in _pick(
         cs, part="inits", dtype="float32")] + _pick(cs, part=("paper", "data")),
-    "timing": lambda cs: (
-        _pick(cs, part="plan") + [{**c, "n": 1000} for c in _pick(cs, part="machine")]
-        + _pick(cs, part="rules", n=8)
-        + _pick(cs, part="net", net="seed", rule=("torch_custom_c0", "jax_custom_c0"))
+    "timing": lambda cs: (  # each device path once (torch.compile makes no array of its own)
+        _pick(cs, part="plan") + [{**c, "n": 1000} for c in _pick(cs, part="machine")][:1]
+        + _pick(cs, part="rules", n=8, mode=("eager", "op-by-op", "jit"))
+        + _pick(cs, part="net", net="seed", rule=("torch_custom_c0", "jax_custom_c0"),
+                mode=("eager", "op-by-op", "jit"))
         + _pick(cs, part="memory", rule=("torch_custom_bool_mask", "jax_custom_bit_mask"))
-        + [{**c, "n": 1000} for c in _pick(cs, part=("cross_check", "profile"))]),
+        + [{**c, "n": 1000} for c in _pick(cs, part="cross_check")]
+        + [{**c, "n": 1000} for c in _pick(cs, part="profile", mode="eager")]),
 }
 
 
@@ -104,6 +106,8 @@ def test_experiment_computes_only_on_its_device(name, monkeypatch):
     if name == "timing":
         monkeypatch.setattr("experiments.timing.BUDGET_S", 0.0)
         monkeypatch.setattr("experiments.timing.MIN_ROUNDS", 1)
+        monkeypatch.setattr("experiments.timing.WARMUP_S", 0.0)
+        monkeypatch.setattr("experiments.timing.CROSS_CHECK", {"rounds": 1, "timer_min_run_s": 0.01})
         monkeypatch.setattr("experiments.timing.RULES", {  # one built-in, one custom rule each
             "torch": ("torch_relu", "torch_custom_op_c0"), "jax": ("jax_relu", "jax_custom_bit_mask")})
     device = Device("cpu")

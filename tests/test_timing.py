@@ -90,14 +90,17 @@ def test_interleaved_timing_runs_the_thunks_round_by_round():
     assert all(len(t[name]["times_s"]) == 3 and t[name]["first_call_s"] >= 0 for name in "abc")
 
 
-def test_the_harness_check_times_the_same_case_in_a_fresh_process_in_alternation(cpu):
+def test_the_harness_check_times_the_same_case_in_a_fresh_process_in_alternation(cpu, monkeypatch):
     from experiments import timing
-    fresh = timing.FreshProcess("cpu", "jax", "jit", 1000)
+    monkeypatch.setattr(timing, "BUDGET_S", 0.001)  # the blocks the fresh process is asked for too
+    monkeypatch.setattr(timing, "WARMUP_S", 0.0)
+    monkeypatch.setattr(timing, "RULES", {"jax": ("jax_relu", "jax_custom_bit_mask")})
+    fresh = timing.FreshProcess("cpu", "jax", "jit", 1000)  # told the rules on its command line
     try:
         timings = timing.time_rules("jax", "jit", 1000, cpu, fresh)
     finally:
         fresh.close()
-    assert set(timings) == set(timing.RULES["jax"]) and fresh.proc.returncode == 0
+    assert set(timings) == {"jax_relu", "jax_custom_bit_mask"} and fresh.proc.returncode == 0
     for t in timings.values():  # both sides timed in every one of the alternating blocks
         assert t["fresh"]["blocks"] == timing.FRESH_BLOCKS
         assert t["stats"]["n"] >= timing.FRESH_BLOCKS and t["fresh"]["stats"]["n"] >= timing.FRESH_BLOCKS
@@ -106,7 +109,7 @@ def test_the_harness_check_times_the_same_case_in_a_fresh_process_in_alternation
 
 def test_a_fresh_process_that_fails_is_named_in_one_line(cpu):
     from experiments import timing
-    fresh = timing.FreshProcess("cpu", "no-such-framework", "jit", 1000)
+    fresh = timing.FreshProcess("cpu", "jax", "jit", 1000, ("no_such_rule",))
     with pytest.raises(RuntimeError, match="the fresh process failed"):
         fresh.ready()
     fresh.close()
