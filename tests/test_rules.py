@@ -20,11 +20,19 @@ def test_registry_contract():
         assert (r.convention is None) == (r.kind == "builtin"), r.name
 
 
-def test_every_torch_custom_rule_has_a_jax_twin_with_the_same_convention():
-    for r in (r for r in CUSTOM if r.framework == "torch"):
-        twin = twin_of(r)
-        assert twin is not None and twin.framework == "jax", r.name
-        assert twin.convention == r.convention
+TIES = np.array([-1.5, -0.0, 0.0, 1.5, np.inf, -np.inf, np.nan, 0.0, 2.0], np.float32)
+
+
+@pytest.mark.parametrize("rule", [r for r in CUSTOM if r.framework == "torch"],
+                         ids=lambda r: r.key)
+def test_every_torch_custom_rule_and_its_jax_twin_agree_bitwise_at_ties_and_specials(rule):
+    # What twins are for: the same rule in both frameworks. On identical inputs with ±0, ±inf
+    # and NaN, value and gradient (under a non-uniform cotangent) must match bit for bit.
+    twin = twin_of(rule)
+    assert twin is not None and twin.framework == "jax" and twin.convention == rule.convention
+    (ty, tg), (jy, jg) = (_value_and_grad(r, TIES.copy()) for r in (rule, twin))
+    np.testing.assert_array_equal(ty, jy)
+    np.testing.assert_array_equal(tg, jg)
 
 
 def _no_zero_inputs(dtype, n=257):
