@@ -116,16 +116,18 @@ def group_of(name: tuple, a, b) -> str:
     return "other"
 
 
-def flushing_on_cpu(runs: list[Run]) -> list[str]:
-    """'jax float32', ... : what the subnormal probe (study.arithmetic, zero_point's
+def flushing_on_cpu(runs: list[Run]) -> dict[str, list[str]]:
+    """{framework: [dtype, ...]} that the subnormal probe (study.arithmetic, zero_point's
     "arithmetic" records) found flushed to zero on a CPU."""
-    out = []
+    out: dict[str, list[str]] = {}
     for run in (r for r in runs if r.provenance["device"] == "cpu"):
         for rec in run.ok_records():
             if rec.get("part") == "arithmetic" and (not rec["subnormal_is_positive"]
                                                     or rec["half_min_normal"] == 0):
-                out.append(f"{rec['framework']} {rec['dtype']}")
-    return list(dict.fromkeys(out))
+                dtypes = out.setdefault(rec["framework"], [])
+                if rec["dtype"] not in dtypes:
+                    dtypes.append(rec["dtype"])
+    return out
 
 
 def groups_of(pair: DevicePair) -> dict[str, int]:

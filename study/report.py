@@ -143,8 +143,8 @@ def _device_rows(pairs, everyone) -> tuple[list[list], list[list]]:
     return summary, cells
 
 
-GROUP_WORDS = {"subnormal": "at subnormals", "placement": "where the CPU value depends on "
-               "placement", "last bits": "in the last bits", "error": "in an error message",
+GROUP_WORDS = {"subnormal": "at subnormals", "placement": "placement-dependent",
+               "last bits": "in the last bits", "error": "in an error message",
                "other": "otherwise"}
 
 
@@ -160,23 +160,23 @@ def _device_finding(pairs, runs) -> Finding | None:
         into[p.experiment][0] = total + p.equal + len(p.different)
         for g, n in device_comparison.groups_of(p).items():
             groups[g] = groups.get(g, 0) + n
-    flushed = device_comparison.flushing_on_cpu(runs)
+    flushed = "; ".join(f"{fw} {'/'.join(dtypes)}"
+                        for fw, dtypes in device_comparison.flushing_on_cpu(runs).items())
     parts = []
     for exp, (total, groups) in same.items():
         if groups:
             text = ", ".join(f"{n} {GROUP_WORDS[g]}" + (
-                f" (the study's probe finds the CPU flushing subnormals to zero in "
-                f"{', '.join(flushed)})"
+                f" (flushed to zero on a CPU, the study's probe finds: {flushed})"
                 if g == "subnormal" and flushed else "") for g, n in groups.items())
-            parts.append(f"{sum(groups.values())} of {total} {exp} cells differ on one machine "
-                         f"with the same releases: {text}")
+            parts.append(f"{sum(groups.values())} of {total} {exp} cells differ: {text}")
     equal = [exp for exp, (_, groups) in same.items() if not groups]
     if equal:
-        parts.append(f"{', '.join(equal)} agree in every cell on one machine and release")
-    differ = [f"{exp} in {sum(g.values())}" for exp, (_, g) in other.items() if g]
+        parts.append(f"{len(equal)} experiments agree in every cell")
+    differ = [f"{exp} {sum(g.values())}" for exp, (_, g) in other.items() if g]
     if differ:
-        parts.append(f"across releases or machines, {', '.join(differ)} cells differ")
-    return Finding("CPU against GPU: " + "; ".join(parts) + ".", "devices")
+        parts.append(f"across releases or machines, cells differ in {', '.join(differ)}")
+    return Finding("CPU against GPU on one machine and release: " + "; ".join(parts) + ".",
+                   "devices")
 
 
 def _device_section(runs, experiments, files) -> tuple[list[str], Finding | None]:
