@@ -57,7 +57,7 @@ BYTES_PER_ELEMENT = 12
 BUDGET_S = 0.15  # timed rounds per rule and case, after warm-up; at least 5 rounds
 MIN_ROUNDS, MAX_ROUNDS = 5, 400
 WARMUP_S = 0.25  # warm-up rounds of a case last this long (a fresh process starts cold)
-FRESH_BLOCKS = 12  # the fresh-process check alternates this many blocks of rounds
+FRESH_BLOCKS = 10  # the fresh-process check alternates this many blocks of rounds
 TORCH_JAX_PAIRS = (("relu", "torch_relu", "jax_relu"),
                    ("custom c=0", "torch_custom_c0", "jax_custom_c0"),
                    ("custom_op / nondiff_argnums", "torch_custom_op_c0", "jax_custom_nondiff_c0"),
@@ -158,7 +158,7 @@ def _prepared(framework: str, mode: str, n: int, device, rules=None) -> tuple[di
     made = rule_thunks(framework, mode, rules or RULES[framework], n, device)
     thunks = {k: (call, sync) for k, (call, sync, *_) in made.items()}
     timings = first_calls(thunks)
-    warm_up(thunks, 2, WARMUP_S)
+    warm_up(thunks, 2 if n < 10 ** 7 else 1, WARMUP_S)
     return thunks, timings, made
 
 
@@ -268,7 +268,7 @@ def _rules_records(base: dict, framework: str, mode: str, n: int, device,
 
 def cases(scope: str) -> list[dict]:
     sizes = SIZES[scope]
-    out = [{"part": "plan"}] + [{"part": "machine", "n": n}
+    out = [{"part": "plan"}] + [{"part": "machine", "n": n, "matmul": n == sizes[-1]}
                                 for n in sorted({min(10 ** 6, sizes[-1]), sizes[-1]})]
     out += [{"part": "rules", "framework": fw, "mode": m, "n": n,
              "fresh_check": m in COMPILED and n in sizes[-2:]}
@@ -289,8 +289,7 @@ def cases(scope: str) -> list[dict]:
     out.append({"part": "cross_check", "n": 10 ** 6})
     out += [{"part": "profile", "mode": m, "n": 10 ** 6} for m in MODES["torch"]]
     out.append({"part": "probes", "n": 10 ** 6})
-    out += [{"part": "shared_dynamic", "rule": r, "n": 10 ** 6}
-            for r in ("torch_relu", "torch_custom_c0")]
+    out.append({"part": "shared_dynamic", "rule": REFERENCE_RELU["torch"], "n": 10 ** 6})
     return out
 
 
@@ -308,7 +307,7 @@ def run_case(device, part: str, **case) -> list[dict]:
         return [{**base, "name": by_key(case["rule"]).name,
                  **memory_record(case["framework"], by_key(case["rule"]).fn, device)}]
     if part == "machine":
-        return machine_limits(device, case["n"], base)
+        return machine_limits(device, case["n"], base, case["matmul"])
     if part == "cross_check":
         return cross_check(device, case["n"], base)
     if part == "profile":
@@ -408,27 +407,31 @@ def memory_record(framework: str, fn, device, n: int = 1 << 20) -> dict:
     return out
 
 
-def machine_limits(device, n: int, base: dict) -> list[dict]:
+def machine_limits(device, n: int, base: dict, matmul: bool) -> list[dict]:
     """Copy bandwidth at n elements in both frameworks (a fraction of it compares like with
-    like only at the same n: 10^6 floats sit in cache where 10^7 do not), and the matmul rate."""
+    like only at the same n: 10^6 floats sit in cache where 10^7 do not), and, where asked,
+    the matmul rate."""
     x_np, _ = _inputs(n)
     xt, out = device.to_torch(x_np), device.to_torch(np.empty_like(x_np))
     xj = device.to_jax(x_np)
     copy_j = jax.jit(lambda a: a + 0.0)  # a new buffer: read n, write n (x + 0.0 is no no-op)
+    records = [{**base, "what": "copy torch", "bytes": 2 * 4 * n,
+                **_timed(lambda: out.copy_(xt), _torch_sync(device))},
+               {**base, "what": "copy jax", "bytes": 2 * 4 * n,
+                **_timed(lambda: copy_j(xj), _jax_sync)}]
+    if not matmul:
+        return records
     m = 2048 if n >= 10 ** 6 else 128  # large enough to reach the machine's matmul rate
     a_np = np.random.default_rng(SEED).standard_normal((m, m)).astype(np.float32)
     at, aj = device.to_torch(a_np), device.to_jax(a_np)
     mm_j = jax.jit(lambda a: a @ a)
-    return [{**base, "what": "copy torch", "bytes": 2 * 4 * n,
-             **_timed(lambda: out.copy_(xt), _torch_sync(device))},
-            {**base, "what": "copy jax", "bytes": 2 * 4 * n, **_timed(lambda: copy_j(xj), _jax_sync)},
-            {**base, "what": "matmul torch", "flops": 2 * m ** 3,
-             **_timed(lambda: at @ at, _torch_sync(device))},
-            {**base, "what": "matmul jax", "flops": 2 * m ** 3,
-             **_timed(lambda: mm_j(aj), _jax_sync)}]
+    return records + [{**base, "what": "matmul torch", "flops": 2 * m ** 3,
+                       **_timed(lambda: at @ at, _torch_sync(device))},
+                      {**base, "what": "matmul jax", "flops": 2 * m ** 3,
+                       **_timed(lambda: mm_j(aj), _jax_sync)}]
 
 
-CROSS_CHECK = {"rounds": 5, "timer_min_run_s": 0.2}
+CROSS_CHECK = {"rounds": 3, "timer_min_run_s": 0.2}
 
 
 def cross_check(device, n: int, base: dict) -> list[dict]:
