@@ -476,12 +476,17 @@ def _where(summary: Summary) -> str:
     return "; ".join(dict.fromkeys(texts))
 
 
+def _limit_text(m: dict) -> str:
+    if "bytes" in m:
+        return f"{m['what']} {m['bytes'] / m['median'] / 1e9:.3g} GB/s at {size_label(m['n'])}"
+    return f"{m['what']} {m['flops'] / m['median'] / 1e9:.3g} GFLOP/s"
+
+
 def _machine_text(summary: Summary) -> str:
     return "; ".join(
-        f"{t.run.provenance['host']}/{t.run.provenance['device']}: " + ", ".join(
-            f"{m['what']} " + (f"{m['bytes'] / m['median'] / 1e9:.3g} GB/s" if "bytes" in m
-                               else f"{m['flops'] / m['median'] / 1e9:.3g} GFLOP/s")
-            for m in t.machine) for t in summary.runs)
+        f"{t.run.provenance['host']}/{t.run.provenance['device']}"
+        f"{'' if t.run.scope == 'standard' else ', ' + t.run.scope + ' run'}: "
+        + ", ".join(_limit_text(m) for m in t.machine) for t in summary.runs)
 
 
 def _time_tables(summary: Summary) -> list[Table]:
