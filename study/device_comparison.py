@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from study.conventions import finfo
+from study.errors import looks_like_error
 from study.reproduction import cells_of, equal
 from study.results import Run
 from study.runsets import machine
@@ -111,7 +112,7 @@ def group_of(name: tuple, a, b) -> str:
         return "placement"
     if _within_ulps(a, b, dtype):
         return "last bits"
-    if any(isinstance(v, str) and v[:1].isupper() and ":" in v for v in (a, b)):
+    if any(isinstance(v, str) and looks_like_error(v) for v in (a, b)):
         return "error"
     return "other"
 
