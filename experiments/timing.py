@@ -18,6 +18,7 @@ alternation); the report shows in-run ÷ fresh per rule.
 import gc
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -31,7 +32,8 @@ from study.devices import Device
 from study.experiment import Comparison, Experiment
 from study.memory import jax_residual_bytes, torch_saved_bytes
 from study.rules import REFERENCE_RELU, by_key
-from study.timing import first_calls, summarize, time_thunk, timed_rounds, warm_up
+from study.timing import (first_calls, summarize, time_interleaved, time_thunk, timed_rounds,
+                          warm_up)
 
 DESCRIPTION = "time and memory of each rule and of the two-layer net, eager and compiled"
 QUESTION = ("What does a custom ReLU rule cost in time and memory against the built-in, eager "
@@ -63,12 +65,12 @@ TORCH_JAX_PAIRS = (("relu", "torch_relu", "jax_relu"),
                    ("custom_op / nondiff_argnums", "torch_custom_op_c0", "jax_custom_nondiff_c0"),
                    ("bool mask", "torch_custom_bool_mask", "jax_custom_bool_mask"),
                    ("bit mask", "torch_custom_bit_mask", "jax_custom_bit_mask"))
-PROFILE = {"rule": "torch_relu", "calls": 10}
+PROFILE = {"rule": "torch_relu", "calls": 10}  # torch.profiler around compiled and eager calls
 # One elementwise op alone, eager and compiled: what torch.compile's ReLU forward writes (y and
 # a bool mask) against the same comparison writing floats. Bytes read plus written an element.
 PROBES = {"x <= 0 (writes bool)": (lambda v: v <= 0, 5),
           "(x <= 0).float() (writes float32)": (lambda v: (v <= 0).float(), 8),
-          "x.clamp_min(0) (writes float32)": (lambda v: v.clamp_min(0), 8)}  # torch.profiler around compiled and eager calls
+          "x.clamp_min(0) (writes float32)": (lambda v: v.clamp_min(0), 8)}
 HARNESS_LIMIT = 1.15  # in-run ÷ fresh process, either way, beyond which a compiled cell is flagged
 # What the study's plan asks of the rules, measured in every run (never asserted in tests):
 TARGETS = [
@@ -319,6 +321,11 @@ def run_case(device, part: str, **case) -> list[dict]:
     raise ValueError(f"unknown timing part {part!r}")
 
 
+def _interleaved(thunks: dict) -> dict:
+    """Thunks timed round by round, each for the rule budget."""
+    return time_interleaved(thunks, MAX_ROUNDS, 2, BUDGET_S * len(thunks), MIN_ROUNDS, WARMUP_S)
+
+
 def _timed(thunk, sync, repeats=50, warmup=2):
     t = time_thunk(thunk, sync, repeats=repeats, warmup=warmup, budget_s=BUDGET_S)
     return {**t, "stats": summarize(t["times_s"]), "dispatch": summarize(t["dispatch_s"]),
@@ -455,7 +462,6 @@ def cross_check(device, n: int, base: dict) -> list[dict]:
 
 
 def _profiled_events(prof, calls: int) -> list[dict]:
-    import re
     events = {}
     for e in prof.key_averages():
         name = re.sub(r"(CompiledFxGraph) \w+", r"\1", e.key)
@@ -497,9 +503,7 @@ def probe_records(base: dict, device, n: int) -> list[dict]:
         compiled = torch.compile(op, dynamic=False)
         thunks[(name, "eager")] = (lambda op=op: op(x)), _torch_sync(device)
         thunks[(name, "compile")] = (lambda f=compiled: f(x)), _torch_sync(device)
-    timings = first_calls(thunks)
-    warm_up(thunks, 2, WARMUP_S)
-    timed_rounds(thunks, timings, MAX_ROUNDS, BUDGET_S * len(thunks), MIN_ROUNDS)
+    timings = _interleaved(thunks)
     return [{**base, "probe": name, "mode": mode, "bytes_per_element": PROBES[name][1],
              "stats": summarize(t["times_s"]), "first_call_s": t["first_call_s"]}
             for (name, mode), t in timings.items()]
@@ -522,9 +526,7 @@ def shared_dynamic_record(base: dict, device, key: str, n: int) -> dict:
                   (lambda: torch.autograd.grad(shared(x), x, g)[0]), _torch_sync(device)),
               "compiled for this size": (
                   (lambda: torch.autograd.grad(per_size(x), x, g)[0]), _torch_sync(device))}
-    timings = first_calls(thunks)
-    warm_up(thunks, 2, WARMUP_S)
-    timed_rounds(thunks, timings, MAX_ROUNDS, BUDGET_S * len(thunks), MIN_ROUNDS)
+    timings = _interleaved(thunks)
     return {**base, "framework": "torch", "mode": "compile", "name": by_key(key).name,
             "ways": {way: {"stats": summarize(t["times_s"]), "first_call_s": t["first_call_s"]}
                      for way, t in timings.items()}}
