@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from study.experiment import Finding, Rendered
 from study.results import Run
-from study.runsets import distinguish, holds_for, identity, merge_rows
+from study.runsets import distinguish, holds_for, identity, merge_run_rows
 from study.tables import Table, format_cell
 
 CONFIDENCE_CHI2 = 3.841458820694124  # chi-square(1) 95% point: likelihood-ratio intervals
@@ -475,11 +475,6 @@ def _rate_detail(rc: RunCounts) -> list[list]:
             for c in rc.rate_checks for label, est in c.segments]
 
 
-def _merged(summary: Summary, rows_of, width: int):
-    return merge_rows([(rc.run, rows_of(rc)) for rc in summary.runs], width,
-                      [rc.run for rc in summary.runs])
-
-
 def _counts_caption(summary: Summary) -> str:
     data = "; ".join(dict.fromkeys(f"{order}: {text}" for rc in summary.runs
                                    for order, text in rc.data.items()))
@@ -501,9 +496,12 @@ def _counts_caption(summary: Summary) -> str:
 
 
 def tables(summary: Summary) -> list[Table]:
-    counts, detail = _merged(summary, _count_rows, 4), _merged(summary, _count_detail, 5)
-    protocol, orders = _merged(summary, _protocol_rows, 3), _merged(summary, _order_rows, 3)
-    rates, rate_detail = _merged(summary, _rate_rows, 4), _merged(summary, _rate_detail, 5)
+    counts = merge_run_rows(summary.runs, _count_rows, 4)
+    detail = merge_run_rows(summary.runs, _count_detail, 5)
+    protocol = merge_run_rows(summary.runs, _protocol_rows, 3)
+    orders = merge_run_rows(summary.runs, _order_rows, 3)
+    rates = merge_run_rows(summary.runs, _rate_rows, 4)
+    rate_detail = merge_run_rows(summary.runs, _rate_detail, 5)
     return [
         Table("counts", "Initialisations whose first-layer gradient depends on ReLU'(0), against "
                         "Bertoin et al. at equal work", _counts_caption(summary),

@@ -11,7 +11,7 @@ import numpy as np
 from study.experiment import Finding, Rendered
 from study.reproduction import Spread
 from study.results import Run
-from study.runsets import identity, merge_rows, newest, stated_for_runs
+from study.runsets import identity, merge_run_rows, newest, stated_for_runs
 from study.tables import Table, format_cell
 
 TABLE_IDS = ("rule_times", "rule_ratios", "torch_vs_jax", "bandwidth", "saved_bytes", "compile",
@@ -462,11 +462,6 @@ def profile_rows(t: RunTiming) -> list[list]:
 
 # --- tables -------------------------------------------------------------------------------
 
-def _merged(summary: Summary, rows_of, width: int):
-    return merge_rows([(t.run, rows_of(t)) for t in summary.runs], width,
-                      [t.run for t in summary.runs])
-
-
 def _where(summary: Summary) -> str:
     texts = []
     for t in summary.runs:
@@ -491,10 +486,10 @@ def _machine_text(summary: Summary) -> str:
 
 def _time_tables(summary: Summary) -> list[Table]:
     cols = [size_label(n) for n in summary.sizes]
-    t = _merged(summary, lambda r: time_rows(r, summary.sizes), 3)
-    td = _merged(summary, time_detail, 4)
-    rt = _merged(summary, lambda r: ratio_rows(r, summary.sizes), 3)
-    tj = _merged(summary, lambda r: torch_jax_rows(r, summary.sizes), 2)
+    t = merge_run_rows(summary.runs, lambda r: time_rows(r, summary.sizes), 3)
+    td = merge_run_rows(summary.runs, time_detail, 4)
+    rt = merge_run_rows(summary.runs, lambda r: ratio_rows(r, summary.sizes), 3)
+    tj = merge_run_rows(summary.runs, lambda r: torch_jax_rows(r, summary.sizes), 2)
     budgets = sorted({b for r in summary.runs for b in r.budgets})
     interleaved = any(r.interleaved for run in summary.runs for r in run.rules)
     return [
@@ -525,8 +520,9 @@ def _time_tables(summary: Summary) -> list[Table]:
 
 
 def _machine_tables(summary: Summary) -> list[Table]:
-    bw, mem = _merged(summary, bandwidth_rows, 3), _merged(summary, memory_rows, 2)
-    comp = _merged(summary, compile_rows, 4)
+    bw = merge_run_rows(summary.runs, bandwidth_rows, 3)
+    mem = merge_run_rows(summary.runs, memory_rows, 2)
+    comp = merge_run_rows(summary.runs, compile_rows, 4)
     return [
         Table("bandwidth", "Achieved bandwidth at the largest size, against the copy bandwidth",
               f"Useful bytes: 12 per element, what forward plus backward must move for dx = g · "
@@ -558,10 +554,12 @@ def _machine_tables(summary: Summary) -> list[Table]:
 
 
 def _check_tables(summary: Summary) -> list[Table]:
-    nt, tg = _merged(summary, net_rows, 6), _merged(summary, target_rows, 1)
-    hs, cc = _merged(summary, harness_rows, 4), _merged(summary, cross_rows, 1)
-    sd = _merged(summary, shared_dynamic_rows, 2)
-    pr = _merged(summary, profile_rows, 4)
+    nt = merge_run_rows(summary.runs, net_rows, 6)
+    tg = merge_run_rows(summary.runs, target_rows, 1)
+    hs = merge_run_rows(summary.runs, harness_rows, 4)
+    cc = merge_run_rows(summary.runs, cross_rows, 1)
+    sd = merge_run_rows(summary.runs, shared_dynamic_rows, 2)
+    pr = merge_run_rows(summary.runs, profile_rows, 4)
     return [
         Table("net", "Two-layer net: forward plus backward (µs)",
               "Seed 001's loss sum((act(x @ w1) @ w2 − 1)²) in float32; shape is batch × in × "

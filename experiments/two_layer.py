@@ -14,7 +14,7 @@ from study.experiment import Comparison, Experiment, Finding, Rendered
 from study.nets import seed_two_layer_data, two_layer_gradients
 from study.results import Run
 from study.rules import REFERENCE_RELU, by_key, relu_rules
-from study.runsets import identity, merge_rows, stated_for_runs
+from study.runsets import identity, merge_run_rows, stated_for_runs
 from study.tables import Table, format_cell
 
 DESCRIPTION = "seed 001's net: gradients of every ReLU rule, the -38 difference, torch vs JAX"
@@ -217,13 +217,11 @@ def _seed_fact_short(fact) -> str:
 
 
 def _tables(summary: Summary) -> list[Table]:
-    runs = [r.run for r in summary.runs]
-    g = merge_rows([(r.run, _gradient_rows(r)) for r in summary.runs], 2, runs)
-    d = merge_rows([(r.run, _diff_rows(r)) for r in summary.runs], 2, runs)
-    c = merge_rows([(r.run, _cross_rows(r, summary.datasets)) for r in summary.runs], 1, runs)
-    cd = merge_rows([(r.run, _cross_rows(r, summary.datasets, True)) for r in summary.runs], 1,
-                    runs)
-    t = merge_rows([(r.run, _ties_rows(r, summary.datasets)) for r in summary.runs], 1, runs)
+    g = merge_run_rows(summary.runs, _gradient_rows, 2)
+    d = merge_run_rows(summary.runs, _diff_rows, 2)
+    c = merge_run_rows(summary.runs, lambda r: _cross_rows(r, summary.datasets), 1)
+    cd = merge_run_rows(summary.runs, lambda r: _cross_rows(r, summary.datasets, True), 1)
+    t = merge_run_rows(summary.runs, lambda r: _ties_rows(r, summary.datasets), 1)
     return [
         Table("gradients", "Seed 001 net: loss and gradients under each ReLU rule",
               f"{', '.join(summary.dtypes)}, seed 001's x, w1, w2 and a target of ones. 'c' is "

@@ -12,7 +12,7 @@ from study.conventions import numpy_dtype
 from study.experiment import Finding, Rendered
 from study.placement import cell_values, depends_on_placement, describe_where, same_value
 from study.results import Run
-from study.runsets import identity, machine, merge_rows, newest, stated_for_runs
+from study.runsets import identity, machine, merge_run_rows, newest, stated_for_runs
 from study.tables import Table, collapse_rows, format_cell
 
 ATLAS_MODES = ("value", "reverse", "forward", "second")  # the atlas record's mode fields
@@ -476,11 +476,6 @@ def findings(summary: Summary) -> list[Finding]:
 
 # --- tables -------------------------------------------------------------------------------
 
-def _per_run(summary: Summary, rows_of, id_width: int):
-    return merge_rows([(a.run, rows_of(a)) for a in summary.runs], id_width,
-                      [a.run for a in summary.runs])
-
-
 def _where(summary: Summary) -> str:
     fill = next((a.fill_length for a in summary.runs if a.fill_length), None)
     return (f"Placements (study.placement): packed (all inputs in one 1-D tensor), 0-d, "
@@ -526,11 +521,11 @@ def _release_table(summary: Summary) -> Table:
 def _atlas_tables(summary: Summary) -> list[Table]:
     where = _where(summary)
     cols = ["op", "kink k", "k − 1 ulp", "k", "k + 1 ulp"] + list(ATLAS_TAIL)
-    t_extra, t_rows, t_notes = _per_run(summary, lambda a: atlas_rows(a, "torch"), 2)
-    j_extra, j_rows, j_notes = _per_run(summary, lambda a: atlas_rows(a, "jax"), 2)
-    m = _per_run(summary, mode_rows, 3)
-    p = _per_run(summary, placement_rows, 5)
-    e = _per_run(summary, lambda a: collapse_rows(extended_rows(a), (2, 3, 4)), 2)
+    t_extra, t_rows, t_notes = merge_run_rows(summary.runs, lambda a: atlas_rows(a, "torch"), 2)
+    j_extra, j_rows, j_notes = merge_run_rows(summary.runs, lambda a: atlas_rows(a, "jax"), 2)
+    m = merge_run_rows(summary.runs, mode_rows, 3)
+    p = merge_run_rows(summary.runs, placement_rows, 5)
+    e = merge_run_rows(summary.runs, lambda a: collapse_rows(extended_rows(a), (2, 3, 4)), 2)
     return [
         Table("atlas_torch", "Zero-point atlas, torch: reverse-mode gradient at each kink",
               "float32; d(sum f(x))/dx at each probe input. For kink 0, k ± 1 ulp are the "
@@ -562,8 +557,8 @@ def _atlas_tables(summary: Summary) -> list[Table]:
 
 
 def _porting_tables(summary: Summary) -> list[Table]:
-    tj = _per_run(summary, lambda a: porting_rows(a, "torch", "jax"), 1)
-    jt = _per_run(summary, lambda a: porting_rows(a, "jax", "torch"), 1)
+    tj = merge_run_rows(summary.runs, lambda a: porting_rows(a, "torch", "jax"), 1)
+    jt = merge_run_rows(summary.runs, lambda a: porting_rows(a, "jax", "torch"), 1)
     return [
         Table("porting_torch_to_jax", "Porting guide, torch → JAX",
               "For each torch op, the JAX ops whose forward value and reverse gradient equal it at "
@@ -582,9 +577,9 @@ def _porting_tables(summary: Summary) -> list[Table]:
 
 
 def _check_tables(summary: Summary) -> list[Table]:
-    c = _per_run(summary, custom_rows, 3)
-    g = _per_run(summary, gradcheck_rows, 4)
-    n = _per_run(summary, natural_pair_rows, 2)
+    c = merge_run_rows(summary.runs, custom_rows, 3)
+    g = merge_run_rows(summary.runs, gradcheck_rows, 4)
+    n = merge_run_rows(summary.runs, natural_pair_rows, 2)
     return [
         Table("custom_conventions", "Custom rules: declared convention against measurement",
               "Each custom rule's declared c beside its measured reverse gradient at +0.0 and −0.0 "
@@ -615,7 +610,7 @@ def arithmetic_rows(a: RunAtlas) -> list[list]:
 
 
 def _arithmetic_table(summary: Summary) -> Table:
-    rows = _per_run(summary, arithmetic_rows, 3)
+    rows = merge_run_rows(summary.runs, arithmetic_rows, 3)
     return Table(
         "subnormals", "Does the device flush subnormals? The arithmetic under the atlas",
         "Computed by each framework on the run's device: s > 0 for the dtype's smallest "

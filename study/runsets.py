@@ -100,7 +100,7 @@ def stated_for_runs(values: list[tuple[Run, object]], runs: list[Run], full, sho
     groups: dict = {}
     for run, value in values:
         if value is not None:
-            groups.setdefault(_hashable(value), (value, []))[1].append(run)
+            groups.setdefault(repr(value), (value, []))[1].append(run)
     if not groups:
         return None
     ordered = sorted(groups.values(), key=lambda vg: -len(vg[1]))
@@ -109,10 +109,6 @@ def stated_for_runs(values: list[tuple[Run, object]], runs: list[Run], full, sho
     parts = [holds_for(group, scope)] + [f"{distinguish(g, scope) or f'{len(g)} runs'}: {short(v)}"
                                          for v, g in rest]
     return f"{full(value)} ({'; '.join(parts)})"
-
-
-def _hashable(value):
-    return repr(value)
 
 
 def newest(runs: list[Run], key=lambda run: 0) -> Run:
@@ -134,25 +130,6 @@ def grouped_clauses(runs: list[Run], clause_of) -> str | None:
     return "; ".join(f"{describe(group, runs)}: {clause}" for clause, group in groups.items())
 
 
-def grouped_items(runs: list[Run], items_of) -> str | None:
-    """A list stated once for what every run shares, then what only some runs add:
-    '<all runs>: a; b; <some runs> also: c'. items_of(run) -> list of str, or None."""
-    per_run = [(run, items_of(run)) for run in runs]
-    per_run = [(run, items) for run, items in per_run if items is not None]
-    if not per_run:
-        return None
-    having = [run for run, _ in per_run]
-    common = [i for i in per_run[0][1] if all(i in items for _, items in per_run)]
-    extras: dict[tuple, list[Run]] = {}
-    for run, items in per_run:
-        extra = tuple(i for i in items if i not in common)
-        if extra:
-            extras.setdefault(extra, []).append(run)
-    parts = [f"{describe(having, runs)}: {'; '.join(common) or 'none'}"]
-    parts += [f"{describe(group, runs)} also: {'; '.join(extra)}" for extra, group in extras.items()]
-    return "; ".join(parts)
-
-
 def _row_key(row: list) -> tuple:
     return tuple(format_cell(v, None) for v in row)
 
@@ -169,6 +146,11 @@ def _rows_runs(who: list[Run], runs: list[Run]) -> str:
 def run_tag(run: Run, runs: list[Run]) -> str:
     """'R3': the run's number in its section's list of runs shown."""
     return f"R{runs.index(run) + 1}"
+
+
+def merge_run_rows(per_run_summaries: list, rows_of, id_width: int):
+    """merge_rows over an experiment's per-run summaries (each keeps its run as `.run`)."""
+    return merge_rows([(s.run, rows_of(s)) for s in per_run_summaries], id_width)
 
 
 def merge_rows(per_run: list[tuple[Run, list[list]]], id_width: int,

@@ -1,6 +1,6 @@
 """Naming runs in findings: hand-made fixtures for the pure helpers in study/runsets.py."""
 from study.results import Run
-from study.runsets import grouped_clauses, grouped_items, newest
+from study.runsets import grouped_clauses, holds_for, newest, stated_for_runs
 
 PROV = {"host": "vm", "device": "cpu", "torch": "2.13.0", "jax": "0.10.2", "scope": "standard"}
 
@@ -9,20 +9,28 @@ def run(**change) -> Run:
     return Run("fake", {**PROV, **change}, [], "results/fake/x.json")
 
 
-def test_shared_items_are_said_once_and_extras_name_their_runs():
-    a, b, c = run(), run(torch="2.14.1"), run(torch="2.11.0")
-    items = {id(a): ["x", "y"], id(b): ["x", "y", "z"], id(c): ["y", "x"]}
-    text = grouped_items([a, b, c], lambda r: items[id(r)])
-    # x and y hold in all three runs; z only in 2.14.1; the three releases joined "a, b and c"
-    assert text == ("torch 2.11.0, 2.13.0 and 2.14.1, cpu, on vm: x; y; "
-                    "torch 2.14.1, cpu, on vm also: z")
+def test_which_runs_a_statement_holds_for_is_said_as_briefly_as_tells_them_apart():
+    a, b, c, d = run(), run(host="alice-laptop"), run(torch="2.14.1"), run(device="cuda")
+    runs = [a, b, c, d]
+    assert holds_for(runs, runs) == "all 4 runs"
+    assert holds_for([a, b], [a, b]) == "both runs"
+    # three of four: named by what the fourth alone has (only c runs torch 2.14.1)
+    assert holds_for([a, b, d], runs) == "all but torch 2.14.1"
+    assert holds_for([d], runs) == "cuda"  # the only cuda run
 
 
-def test_runs_without_a_statement_are_left_out_and_none_when_no_run_has_one():
-    a, b = run(), run(host="alice-laptop")
-    assert grouped_items([a, b], lambda r: None) is None
-    assert grouped_items([a, b], lambda r: ["x"] if r is a else None) == "torch 2.13.0, cpu, on vm: x"
-    assert grouped_items([a, b], lambda r: []) == "torch 2.13.0, cpu, on alice-laptop and vm: none"
+def test_a_fact_is_stated_in_full_for_most_runs_and_in_short_for_the_others():
+    a, b, c, d = run(), run(host="alice-laptop"), run(torch="2.14.1"), run(device="cuda")
+    values = {id(a): 1, id(b): 1, id(c): 0, id(d): 1}
+
+    def text(of):
+        return stated_for_runs([(r, of(r)) for r in (a, b, c, d)], [a, b, c, d],
+                               lambda v: f"gradient {v} at 0", lambda v: f"{v} at 0")
+    assert text(lambda r: values[id(r)]) == "gradient 1 at 0 (all but torch 2.14.1; torch 2.14.1: 0 at 0)"
+    # a run with nothing to say is left out of the count: a and b against c alone
+    assert text(lambda r: None if r is d else values[id(r)]) == \
+        "gradient 1 at 0 (all but torch 2.14.1; torch 2.14.1: 0 at 0)"
+    assert text(lambda r: None) is None
 
 
 def test_equal_clauses_are_grouped_and_different_ones_contrasted():
