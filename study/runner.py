@@ -34,11 +34,10 @@ def run_case(experiment, device: Device, case: dict, progress: Progress | None =
         return [{**case, "device": device.name, "case_error": first_error_line(exc)}]
 
 
-def run_cases(experiment, device: Device, scope: str, progress: Progress,
-              inits: int | None = None, checkpoint: Checkpoint | None = None) -> list[dict]:
-    """Every case of `experiment` on `device`; a case that raises is recorded, not fatal.
-    With a checkpoint, cases it already holds are taken from it and new ones are added."""
-    cases = cases_of(experiment, scope, inits)
+def run_cases(experiment, device: Device, cases: list[dict], progress: Progress,
+              checkpoint: Checkpoint | None = None) -> list[dict]:
+    """Every case on `device`; a case that raises is recorded, not fatal. With a checkpoint
+    (made for these cases), cases it already holds are taken from it and new ones added."""
     done = dict(checkpoint.done) if checkpoint else {}
     tag = f"[{experiment.name} {device.name}]"
     if done:
@@ -80,7 +79,7 @@ def run_experiment(experiment, devices: list[Device], scope: str, progress: Prog
         earlier = sum(entry["seconds"] for entry in checkpoint.done.values())
         checkpoint.start()
         start = time.perf_counter()
-        records = run_cases(experiment, device, scope, progress, inits, checkpoint)
+        records = run_cases(experiment, device, cases, progress, checkpoint)
         at_start, prov = prov, provenance.collect(device, experiment.seed, scope)
         prov.update({k: at_start[k] for k in ("git_commit", "git_dirty")})  # the code that ran
         prov["code_fingerprint"] = checkpoint.header["code"]
