@@ -8,13 +8,12 @@ across frameworks, the two data orders, and whether one constant rate fits the p
 """
 import math
 from dataclasses import dataclass, field
+from functools import cache
 
 from study.experiment import Finding, Rendered
 from study.results import Run
 from study.runsets import distinguish, holds_for, identity, merge_run_rows
 from study.tables import Table, format_cell
-
-CONFIDENCE_CHI2 = 3.841458820694124  # chi-square(1) 95% point: likelihood-ratio intervals
 
 
 # --- the rate model: an exponential waiting time in images, seen at minibatch ends ----------
@@ -70,6 +69,14 @@ def _crossing(f, target: float, lo: float, hi: float) -> float:
     return math.exp((a + b) / 2)
 
 
+@cache
+def _chi2_95() -> float:
+    """The chi-square(1) 95% point, for likelihood-ratio intervals (scipy.stats is imported
+    only when an interval is computed: it takes half a second)."""
+    from scipy.stats import chi2
+    return float(chi2.ppf(0.95, 1))
+
+
 def rate_estimate(events: list[tuple[int, int]], censored_at: list[int]) -> dict:
     """Per-image rate of entering the bifurcation zone: maximum likelihood and a 95%
     likelihood-ratio interval. rate is inf (lower bound finite) when every event is in a
@@ -83,7 +90,7 @@ def rate_estimate(events: list[tuple[int, int]], censored_at: list[int]) -> dict
     else:
         best = _maximise(ll, lo_bound, hi_bound)
         best_ll = ll(best)
-    target = best_ll - CONFIDENCE_CHI2 / 2
+    target = best_ll - _chi2_95() / 2
     lower = 0.0 if best == 0 else _crossing(ll, target, lo_bound, best if best < math.inf
                                             else hi_bound)
     upper = math.inf if best == math.inf else _crossing(ll, target, max(best, lo_bound),
