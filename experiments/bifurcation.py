@@ -140,4 +140,5 @@ EXPERIMENT = Experiment(
     cases=cases, run_case=run_case, summarise=bifurcation_report.summarise,
     render=bifurcation_report.render, counts_inits=True,
     comparison=Comparison(record_key=RECORD_KEY,
-                          not_compared=("seconds",)))  # wall-clock time: the machine's
+                          not_compared=("seconds",)),  # wall-clock time: the machine's
+    appendix=("protocol", "orders", "constant_rate"))

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 from functools import cache
 
-from study.experiment import Finding, Rendered
+from study.experiment import Answer, Finding, Rendered
 from study.results import Run
 from study.runsets import distinguish, holds_for, identity, merge_run_rows
 from study.tables import Table, format_cell
@@ -412,8 +412,9 @@ def _setting_text(setting: tuple[int, int, int]) -> str:
     return f"{depth}×{width}, batch {batch}"
 
 
-def _interval_text(values: tuple[float, float, float]) -> str:
-    return f"{format_cell(values[0])} [{format_cell(values[1])}, {format_cell(values[2])}]"
+def _interval_text(values: tuple[float, float, float], digits: int = 4) -> str:
+    return (f"{format_cell(values[0], digits)} [{format_cell(values[1], digits)}, "
+            f"{format_cell(values[2], digits)}]")
 
 
 def _prediction_text(e: Estimate) -> str:
@@ -588,7 +589,7 @@ def _count_fact(rc: RunCounts):
 
 def _count_text(fact) -> str:
     setting, order, k, predictions, papers, verdicts, others = fact
-    ours = " and ".join(f"{_interval_text(p)} ({'JAX' if fw == 'jax' else fw})"
+    ours = " and ".join(f"{_interval_text(p, 3)} ({'JAX' if fw == 'jax' else fw})"
                         for fw, p in predictions)
     theirs = f"{papers[0]}–{papers[-1]}" if len(papers) > 1 else f"{papers[0]}" if papers else "none"
     text = (f"At {setting}, float32, K = {k} ({order} data order), we predict {ours} of 1000 "
@@ -680,7 +681,7 @@ def _count_finding(ordered: list[RunCounts], runs: list[Run]) -> Finding | None:
     if others:
         ks = {fact[2] for fact, _ in others}
         briefs = [f"{distinguish(group, having) or f'{len(group)} runs'} "
-                  + "/".join(format_cell(p[0]) for _, p in fact[3]) for fact, group in others]
+                  + "/".join(format_cell(p[0], 3) for _, p in fact[3]) for fact, group in others]
         who.append((f"K = {ks.pop()} runs" if len(ks) == 1 else "other runs")
                    + f" (torch/JAX): {', '.join(briefs)}")
     return Finding(f"{_count_text(main)} ({'; '.join(who)}).", "counts")
@@ -730,5 +731,36 @@ def figures(summary: Summary) -> dict[str, tuple[bytes, str]]:
                                              "Bertoin et al.'s published counts")}
 
 
+def _observed_text(e: Estimate) -> str:
+    """'51 of 1000 [38, 67]': flagged initialisations over the 5000 images, with the exact
+    (Clopper-Pearson) 95% interval of that proportion, scaled to the K drawn."""
+    from scipy.stats import beta
+    lo = beta.ppf(0.025, e.count, e.inits - e.count + 1) if e.count else 0.0
+    hi = beta.ppf(0.975, e.count + 1, e.inits - e.count) if e.count < e.inits else 1.0
+    return (f"{e.count} of {e.inits} [{format_cell(lo * e.inits, 3)}, "
+            f"{format_cell(hi * e.inits, 3)}] ({'JAX' if e.framework == 'jax' else e.framework})")
+
+
+def answer(summary: Summary) -> Answer | None:
+    """Observed counts first, at the headline in float32 of the largest run; what they do and
+    do not say about the paper."""
+    if not summary.runs:
+        return None
+    rc = max(summary.runs, key=_total_inits)
+    f32, papers = _headline(rc, "float32")
+    if not f32:
+        return None
+    theirs = sorted({p.count for p in papers})
+    return Answer("net", (
+        f"On 5000 MNIST digits at Bertoin et al.'s headline ({_setting_text(f32[0].setting)}, "
+        f"float32, {rc.run.tag or rc.run.label}), the first-layer gradient depended on ReLU'(0) "
+        f"for {' and '.join(_observed_text(e) for e in f32)} initialisations; the paper counts "
+        f"{'–'.join(map(str, theirs[::max(1, len(theirs) - 1)])) or 'none'} of 1000 over its "
+        f"60000 images, so the effect is reproduced in kind, while its size depends on the "
+        f"framework's kernels and on extrapolating to 60000 images."), ("counts",))
+
+
 def render(summary: Summary) -> Rendered:
-    return Rendered(tables(summary), findings(summary), figures(summary))
+    found = answer(summary)
+    return Rendered(tables(summary), findings(summary), figures(summary),
+                    [found] if found else [])

@@ -16,7 +16,7 @@ import torch
 
 from study.conventions import reverse_derivative
 from study.errors import first_error_line
-from study.experiment import Comparison, Experiment, Finding, Rendered
+from study.experiment import Answer, Comparison, Experiment, Finding, Rendered
 from study.results import Run
 from study.rules import MyReLU, by_key
 from study.runsets import grouped_clauses, identity, merge_rows, stated_for_runs
@@ -157,12 +157,17 @@ class Hazard:
     correct: list
     cloning_matches: bool
     inplace: list | None
-    silently_wrong: bool
+    wrong: bool  # the in-place rule's gradient differs from the correct one
     warning: str | None
     error: str | None
     gradcheck: bool | str  # flags the in-place rule, or gradcheck's own error
     detect_anomaly: bool
     jax_matches: bool
+
+    @property
+    def silent(self) -> bool:
+        """Wrong with neither a warning nor an error."""
+        return self.wrong and not self.warning and not self.error
 
 
 @dataclass
@@ -187,7 +192,8 @@ class Summary:
 
 def _hazard(r: dict) -> Hazard:
     return Hazard(r["case"], r["correct"], r["cloning_matches"], r["inplace_rule"],
-                  r["silently_wrong"], r["warning"], r["error"], r["gradcheck_catches"],
+                  r["silently_wrong"],  # the record's name: wrong, warned or not
+                  r["warning"], r["error"], r["gradcheck_catches"],
                   r["detect_anomaly_catches"], r["jax_matches"])
 
 
@@ -207,12 +213,12 @@ def _paragraph(run: RunHazards) -> str | None:
     recs = run.hazards
     if not recs:
         return None
-    wrong = [r.case for r in recs if r.silently_wrong]
+    wrong = [r.case for r in recs if r.wrong]
     errors = [r.case for r in recs if r.error]
-    fine = [r.case for r in recs if not r.silently_wrong and not r.error]
+    fine = [r.case for r in recs if not r.wrong and not r.error]
     clone_ok = all(r.cloning_matches for r in recs)
     text = (f"Seed 000 asks why MyReLU clones grad_output. In these {len(recs)} graphs the rule "
-            f"that zeroes grad_output in place was silently wrong in {len(wrong)} "
+            f"that zeroes grad_output in place was wrong in {len(wrong)} "
             f"({'; '.join(wrong) or 'none'}), raised an error in {len(errors)} "
             f"({'; '.join(errors) or 'none'}) and was right in {len(fine)} "
             f"({'; '.join(fine) or 'none'}); the cloning seed rule matched the built-in "
@@ -233,27 +239,47 @@ def _paragraph(run: RunHazards) -> str | None:
 def _fact(run: RunHazards):
     if not run.hazards:
         return None
-    wrong = [h for h in run.hazards if h.silently_wrong]
-    return (len(wrong), len(run.hazards), tuple(h.case for h in wrong),
+    wrong = [h for h in run.hazards if h.wrong]
+    return (len(wrong), len(run.hazards), tuple(h.case for h in wrong if h.silent),
+            tuple(h.case for h in wrong if h.warning and not h.error),
             sum(h.gradcheck is True for h in wrong), sum(h.detect_anomaly for h in wrong))
 
 
 def _fact_text(fact) -> str:
-    wrong, total, cases, gradcheck, anomaly = fact
-    return (f"Editing grad_output in place (seed 000's MyReLU without its clone) gave silently "
-            f"wrong gradients in {wrong} of {total} graphs ({'; '.join(cases) or 'none'}); "
-            f"gradcheck flagged {gradcheck} of them and detect_anomaly {anomaly}")
+    wrong, total, silent, warned, gradcheck, anomaly = fact
+    return (f"Editing grad_output in place (seed 000's MyReLU without its clone) gave wrong "
+            f"gradients in {wrong} of {total} graphs: silently in {len(silent)} "
+            f"({'; '.join(silent) or 'none'}), with only a deprecation warning in {len(warned)} "
+            f"({'; '.join(warned) or 'none'}); gradcheck flagged {gradcheck} of the {wrong} and "
+            f"detect_anomaly {anomaly}")
 
 
 def _short_fact(fact) -> str:
-    wrong, total, _, gradcheck, anomaly = fact
-    return f"{wrong} of {total}, {gradcheck} flagged by gradcheck, {anomaly} by detect_anomaly"
+    wrong, total, silent, _, gradcheck, anomaly = fact
+    return (f"{wrong} of {total} ({len(silent)} silently), {gradcheck} flagged by gradcheck, "
+            f"{anomaly} by detect_anomaly")
+
+
+def _answer(summary: Summary, fact_text: str | None) -> Answer | None:
+    """Why the clone (the mechanism), what breaks without it (the fact), and what the seed's
+    mask does at exactly 0."""
+    if not fact_text:
+        return None
+    zero = next((r.at_zero for r in summary.runs if r.at_zero), None)
+    text = ("Because grad_output is not the rule's to edit: autograd may hand the backward a "
+            "buffer that other consumers of the output still read, or an expanded view of one, "
+            f"so the clone makes a private copy before zeroing. {fact_text}.")
+    if zero:
+        text += (f" The seed's mask input < 0 is false at exactly 0, so its rule passes the "
+                 f"gradient through there (d/dx {zero.seed_rule:g} at +0 and "
+                 f"{zero.seed_rule_at_minus_0:g} at −0, against torch.relu's {zero.builtin:g}).")
+    return Answer("clone", text, ("hazard",))
 
 
 def render(summary: Summary) -> Rendered:
     runs = [r.run for r in summary.runs]
     extra, rows, notes = merge_rows([(r.run, [[h.case, h.correct, h.cloning_matches, h.inplace,
-                                               h.silently_wrong, h.warning, h.error, h.gradcheck,
+                                               h.silent, h.warning, h.error, h.gradcheck,
                                                h.detect_anomaly, h.jax_matches]
                                               for h in r.hazards]) for r in summary.runs], 1, runs)
     paragraphs = {id(r.run): _paragraph(r) for r in summary.runs}
@@ -265,14 +291,18 @@ def render(summary: Summary) -> Rendered:
         f"rule minus the clone. gradcheck: torch.autograd.gradcheck flags the in-place rule (or "
         f"the error gradcheck itself raised); detect_anomaly: backward under "
         f"torch.autograd.detect_anomaly raises. JAX: the same rule written with "
-        f"g.at[x < 0].set(0) in a custom_vjp, compared with torch's correct gradient.",
+        f"g.at[x < 0].set(0) in a custom_vjp, compared with torch's correct gradient. 'silently "
+        f"wrong': a wrong gradient with neither a warning nor an error.",
         extra + ["case", "correct gradient", "cloning rule correct", "in-place rule gradient",
                  "silently wrong", "warning", "error", "gradcheck catches",
                  "detect_anomaly catches", "JAX rule correct"], rows,
         notes + ([paragraph] if paragraph else []))
     fact = stated_for_runs([(r.run, _fact(r)) for r in summary.runs], runs, _fact_text,
                            _short_fact)
-    return Rendered([table], [Finding(fact + ".", "hazard")] if fact else [])
+    answer = _answer(summary, stated_for_runs([(r.run, _fact(r)) for r in summary.runs], runs,
+                                              _fact_text, _short_fact))
+    return Rendered([table], [Finding(fact + ".", "hazard")] if fact else [],
+                    answers=[answer] if answer else [])
 
 
 EXPERIMENT = Experiment(

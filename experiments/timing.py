@@ -539,4 +539,6 @@ EXPERIMENT = Experiment(
     comparison=Comparison(record_key=("part", "framework", "mode", "rule", "n", "net", "workload",
                                       "what"),
                           tolerance=timing_report.REPRODUCTION_TOLERANCE,
-                          derived_cells=timing_report.comparable_cells))
+                          derived_cells=timing_report.comparable_cells),
+    appendix=("rule_times", "rule_ratios", "torch_vs_jax", "bandwidth", "saved_bytes", "compile", "net",
+              "harness", "shared_dynamic", "cross_check", "profile"))

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from study.conventions import DTYPES
-from study.experiment import Comparison, Experiment, Finding, Rendered
+from study.experiment import Answer, Comparison, Experiment, Finding, Rendered
 from study.nets import seed_two_layer_data
 from study.results import Run
 from study.rules import by_key
@@ -151,27 +151,56 @@ def _row(t: TrainingRun) -> list:
 
 
 def _fact(run: RunTraining):
-    """Per dtype: the step at which c = 1 leaves c = 0 (torch, digits), and whether any
-    hidden pre-activation was exactly 0."""
-    digits = [t for t in run.trainings if t.dataset == "digits" and t.framework == "torch"
-              and t.c == 1.0]
-    return tuple((t.dtype, t.first_step_differs_from_c0, t.zero_hits > 0) for t in digits) or None
+    """Per dtype: the step at which c = 1 leaves c = 0 (torch, digits) and whether any hidden
+    pre-activation was exactly 0; then the same step on seed 001's net."""
+    torch_c1 = [t for t in run.trainings if t.framework == "torch" and t.c == 1.0]
+    digits = tuple((t.dtype, t.first_step_differs_from_c0, t.zero_hits > 0)
+                   for t in torch_c1 if t.dataset == "digits")
+    seed = tuple((t.dtype, t.first_step_differs_from_c0) for t in torch_c1 if t.dataset == "seed")
+    return (digits, seed) if digits else None
+
+
+def _steps_text(pairs) -> str:
+    """'at step 0 in every dtype' or 'at step 7 in float16, at step 0 in bfloat16'."""
+    steps = {step for _, step in pairs}
+    if len(steps) == 1 and len(pairs) > 1:
+        step = steps.pop()
+        return "in no dtype" if step is None else f"at step {step} in every dtype"
+    parts = [f"at step {step} in {dtype}" for dtype, step in pairs if step is not None]
+    never = [dtype for dtype, step in pairs if step is None]
+    return ", ".join(parts) + (f", and never in {' or '.join(never)}" if never else "")
 
 
 def _fact_text(fact) -> str:
-    parts = [f"at step {step} in {dtype}" for dtype, step, _ in fact if step is not None]
-    never = [dtype for dtype, step, _ in fact if step is None]
-    zero_free = [dtype for dtype, _, zeros in fact if not zeros]
+    digits, seed = fact
+    zero_free = [dtype for dtype, _, zeros in digits if not zeros]
     text = (f"Training on digits in torch, ReLU'(0) = 1 leaves the ReLU'(0) = 0 run "
-            f"{', '.join(parts) or 'at no step'}"
-            + (f", and never in {' or '.join(never)}" if never else ""))
-    return text + (f"; no hidden pre-activation was exactly 0 in {' or '.join(zero_free)}"
-                   if zero_free else "")
+            f"{_steps_text([(d, s) for d, s, _ in digits])}"
+            + (f" (no hidden pre-activation was exactly 0 in {' or '.join(zero_free)})"
+               if zero_free else ""))
+    return text + (f"; on seed 001's net, whose data tie at 0, {_steps_text(seed)}" if seed else "")
 
 
 def _fact_short(fact) -> str:
-    return ", ".join(f"{dtype} {'never' if step is None else f'at step {step}'}"
-                     for dtype, step, _ in fact)
+    return _steps_text([(d, s) for d, s, _ in fact[0]])
+
+
+def _answer(summary: Summary, fact: str | None) -> Answer | None:
+    """The digits fact, what the seed net shows from step 0, and how much the digits run can
+    show at all (the spread of its held-out accuracy)."""
+    if not fact or not summary.runs:
+        return None
+    run = summary.runs[0]
+    accuracy = [t.accuracy for t in run.trainings if t.dataset == "digits" and t.accuracy is not None]
+    text = fact
+    if accuracy:
+        lo, hi = min(accuracy), max(accuracy)
+        text += (f"; held-out digits accuracy is {format_cell(lo, 3)}"
+                 + ("" if lo == hi else f"–{format_cell(hi, 3)}") + f" in every rule and dtype "
+                 f"({run.run.tag or run.run.label}), a run too short to show an effect on "
+                 f"accuracy")
+    text += "."
+    return Answer("net", text, ("runs",))
 
 
 def render(summary: Summary) -> Rendered:
@@ -188,10 +217,12 @@ def render(summary: Summary) -> Rendered:
                  "max abs Δparam vs other framework"], rows, notes)
     fact = stated_for_runs([(r.run, _fact(r)) for r in summary.runs], runs, _fact_text,
                            _fact_short)
-    return Rendered([table], [Finding(fact + ".", "runs")] if fact else [])
+    answer = _answer(summary, fact)
+    return Rendered([table], [Finding(fact + ".", "runs")] if fact else [],
+                    answers=[answer] if answer else [])
 
 
 EXPERIMENT = Experiment(
     name="training", description=DESCRIPTION, question=QUESTION, seed=SEED, tables=("runs",),
     cases=cases, run_case=run_case, summarise=summarise, render=render,
-    comparison=Comparison(record_key=("dataset", "dtype", "rule")))
+    comparison=Comparison(record_key=("dataset", "dtype", "rule")), appendix=("runs",))

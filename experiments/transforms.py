@@ -16,11 +16,11 @@ import torch.autograd.forward_ad as fwAD
 
 from study.conventions import reverse_derivative
 from study.errors import first_error_line
-from study.experiment import Comparison, Experiment, Finding, Rendered
+from study.experiment import Answer, Comparison, Experiment, Finding, Rendered
 from study.results import Run
 from study.rules import by_key
 from study.runsets import identity, merge_rows, stated_for_runs
-from study.tables import Table
+from study.tables import Table, shorten
 
 DESCRIPTION = "which transformations (compile, export, vmap, higher order, forward mode) each rule survives"
 QUESTION = ("Which transformations (compile, export, vmap, per-sample gradients, higher order, "
@@ -207,6 +207,10 @@ class StyleCells:
     def wrong(self) -> list[str]:
         return [c for c, cell in self.cells.items() if cell["status"] == "wrong"]
 
+    def offered(self) -> list[str]:
+        """The transformations the framework has an API for ('—' cells are not)."""
+        return [c for c, cell in self.cells.items() if cell["status"] != "n/a"]
+
 
 @dataclass
 class RunStyles:
@@ -265,7 +269,8 @@ def _fact(run: RunStyles):
         mine = [s for s in run.styles if s.framework == fw and not s.builtin]
         if mine:
             wrong = [s for s in mine if s.wrong()]
-            out.append((fw, len(mine), len(mine[0].cells),
+            missing = [c for c in mine[0].cells if c not in mine[0].offered()]
+            out.append((fw, len(mine), len(mine[0].offered()), tuple(missing),
                         tuple(s.style for s in mine if not s.failing()), len(wrong),
                         tuple(dict.fromkeys(c for s in wrong for c in s.wrong()))))
     return tuple(out) or None
@@ -273,10 +278,11 @@ def _fact(run: RunStyles):
 
 def _fact_text(fact) -> str:
     parts = []
-    for fw, n, columns, clean, wrong, where in fact:
+    for fw, n, columns, missing, clean, wrong, where in fact:
         text = (f"of {n} {fw} custom-rule styles {len(clean) or 'none'} survive"
-                f"{'s' if len(clean) < 2 else ''} all {columns} transformations"
-                + (f" ({', '.join(clean)})" if clean else ""))
+                f"{'s' if len(clean) < 2 else ''} all {columns} transformations {fw} offers"
+                + (f" ({'; '.join(list(clean) + [f'{m} has no {fw} API' for m in missing])})"
+                   if clean or missing else ""))
         if wrong:
             text += f" and {wrong} give silently wrong values ({', '.join(where)})"
         parts.append(text)
@@ -286,7 +292,7 @@ def _fact_text(fact) -> str:
 
 def _fact_short(fact) -> str:
     return "; ".join(f"{fw}: {len(clean)} of {n} survive, {wrong} silently wrong"
-                     for fw, n, _, clean, wrong, _ in fact)
+                     for fw, n, _, _, clean, wrong, _ in fact)
 
 
 def _matrix(summary: Summary) -> Table:
@@ -297,7 +303,7 @@ def _matrix(summary: Summary) -> Table:
     detail = [[r.run.label, s.style, s.rule, c, s.cells[c]["status"],
                s.cells[c]["detail"] if s.cells[c]["status"] == "error" else None]
               for r in summary.runs for s in r.styles for c in columns]
-    legend = "Errors: " + "; ".join(f"{code}: {text[:150]}" for text, code in codes.items())
+    legend = "Errors: " + "; ".join(f"{code}: {shorten(text, 150)}" for text, code in codes.items())
     return Table(
         "matrix", "Transformations each custom-rule style survives",
         f"Rows are rule styles (all c = 0, except the seed rule's c = 1); every cell runs the "
@@ -321,11 +327,28 @@ def _matrix(summary: Summary) -> Table:
         detail=(["run", "style", "rule", "transformation", "status", "error"], detail))
 
 
+def _answer(summary: Summary, fact: str | None) -> Answer | None:
+    """The survivors, and for each failing transformation the style of ours that fixes it."""
+    if not fact:
+        return None
+    run = summary.runs[0]
+    unfixable = []
+    for fw in dict.fromkeys(s.framework for s in run.styles):
+        mine = [s for s in run.styles if s.framework == fw and not s.builtin]
+        unfixable += [f"{fw} {col}" for col in summary.columns
+                      if mine and all(s.cells[col]["status"] in ("error", "wrong") for s in mine)]
+    return Answer("transforms", fact + "." + (
+        f" No custom style of ours survives {', '.join(unfixable)}; for every other failure the "
+        f"matrix names a style that does." if unfixable else ""), ("matrix",))
+
+
 def render(summary: Summary) -> Rendered:
     runs = [r.run for r in summary.runs]
     fact = stated_for_runs([(r.run, _fact(r)) for r in summary.runs], runs, _fact_text,
                            _fact_short)
-    return Rendered([_matrix(summary)], [Finding(fact + ".", "matrix")] if fact else [])
+    answer = _answer(summary, fact)
+    return Rendered([_matrix(summary)], [Finding(fact + ".", "matrix")] if fact else [],
+                    answers=[answer] if answer else [])
 
 
 EXPERIMENT = Experiment(

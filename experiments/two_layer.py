@@ -10,12 +10,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from study.conventions import reverse_derivative
-from study.experiment import Comparison, Experiment, Finding, Rendered
+from study.experiment import Answer, Comparison, Experiment, Finding, Rendered
 from study.nets import seed_two_layer_data, two_layer_gradients
 from study.results import Run
 from study.rules import REFERENCE_RELU, by_key, relu_rules
-from study.runsets import identity, merge_run_rows, stated_for_runs
-from study.tables import Table, format_cell
+from study.runsets import identity, merge_run_rows, stated_for_runs, tags
+from study.tables import Table, collapse_rows, format_cell, shorten
 
 DESCRIPTION = "seed 001's net: gradients of every ReLU rule, the -38 difference, torch vs JAX"
 QUESTION = ("Does seed 001's two-layer net get the same gradients under every ReLU rule of both "
@@ -137,10 +137,16 @@ def _diff_rows(run: RunGradients) -> list[list]:
     rows = []
     for r in run.on("seed"):
         ref = run.rule("seed", r.reference)
-        rows.append([r.name, r.framework, r.measured_at_0,
+        rows.append([r.framework, r.measured_at_0,
                      np.subtract(ref.grad_w1, r.grad_w1).tolist() if ref else None,
-                     np.subtract(ref.grad_w2, r.grad_w2).tolist() if ref else None])
+                     np.subtract(ref.grad_w2, r.grad_w2).tolist() if ref else None, r.name])
     return rows
+
+
+def _diff_rows_by_result(run: RunGradients) -> list[list]:
+    """One row per framework, value at 0 and difference, listing the rules that give it."""
+    rows = collapse_rows(_diff_rows(run), (4,))
+    return [row[:4] + [f"{row[4].count(', ') + 1}: {shorten(row[4], 140)}"] for row in rows]
 
 
 def _cross_rows(run: RunGradients, datasets: list[str], every_name: bool = False) -> list[list]:
@@ -168,8 +174,26 @@ def _largest_gap(recs: list[RuleGradients], gaps: np.ndarray, same_framework: bo
                 and (a.framework == b.framework) == same_framework), default=0.0)
 
 
-def _ties_rows(run: RunGradients, datasets: list[str]) -> list[list]:
-    rows = []
+@dataclass(frozen=True)
+class Gaps:
+    """The largest |Δ grad| on one dataset of one run, by what the two rules share."""
+    dataset: str
+    x_shape: str
+    zeros: int
+    conventions: int
+    vs_reference: float | None  # against torch.relu
+    same_framework: float  # same convention, same framework
+    across: float  # same convention, torch against JAX
+    scale: float  # the largest |grad|
+
+    @property
+    def across_ulps(self) -> float:
+        """`across` in units in the last place of float32 at the largest gradient."""
+        return self.across / float(np.spacing(np.float32(self.scale)))
+
+
+def gaps_of(run: RunGradients, datasets: list[str]) -> list[Gaps]:
+    out = []
     for d in datasets:
         recs = run.on(d)
         if not recs:
@@ -178,11 +202,16 @@ def _ties_rows(run: RunGradients, datasets: list[str]) -> list[list]:
         ref = run.rule(d, torch_rules[0].reference) if torch_rules else None
         scale = max(float(np.max(np.abs(g))) for r in recs for g in (r.grad_w1, r.grad_w2))
         gaps = _gap_matrix(recs)
-        rows.append([d, "×".join(map(str, recs[0].x_shape)), recs[0].zeros,
-                     len({r.measured_at_0 for r in recs}),
-                     float(gaps[recs.index(ref)].max()) if ref else None,
-                     _largest_gap(recs, gaps, True), _largest_gap(recs, gaps, False), scale])
-    return rows
+        out.append(Gaps(d, "×".join(map(str, recs[0].x_shape)), recs[0].zeros,
+                        len({r.measured_at_0 for r in recs}),
+                        float(gaps[recs.index(ref)].max()) if ref else None,
+                        _largest_gap(recs, gaps, True), _largest_gap(recs, gaps, False), scale))
+    return out
+
+
+def _ties_rows(run: RunGradients, datasets: list[str]) -> list[list]:
+    return [[g.dataset, g.x_shape, g.zeros, g.conventions, g.vs_reference, g.same_framework,
+             g.across, g.across_ulps, g.scale] for g in gaps_of(run, datasets)]
 
 
 def _zero_text(summary: Summary) -> str:
@@ -218,7 +247,8 @@ def _seed_fact_short(fact) -> str:
 
 def _tables(summary: Summary) -> list[Table]:
     g = merge_run_rows(summary.runs, _gradient_rows, 2)
-    d = merge_run_rows(summary.runs, _diff_rows, 2)
+    d = merge_run_rows(summary.runs, _diff_rows_by_result, 4)
+    dd = merge_run_rows(summary.runs, _diff_rows, 4)
     c = merge_run_rows(summary.runs, lambda r: _cross_rows(r, summary.datasets), 1)
     cd = merge_run_rows(summary.runs, lambda r: _cross_rows(r, summary.datasets, True), 1)
     t = merge_run_rows(summary.runs, lambda r: _ties_rows(r, summary.datasets), 1)
@@ -232,8 +262,12 @@ def _tables(summary: Summary) -> list[Table]:
         Table("diff_vs_relu", "Seed 001's table: the framework's relu minus each rule",
               f"grad(relu) − grad(rule), as seed 001 printed w1_a.grad − w1_b.grad with a = "
               f"relu, b = clamp; relu is torch.relu for torch rules and jax.nn.relu for JAX "
-              f"rules (— where that case failed). {_zero_text(summary)}.",
-              d[0] + ["rule", "framework", "d/dx at 0", "Δ grad w1", "Δ grad w2"], d[1], d[2]),
+              f"rules (— where that case failed). Rules that give the same row are listed "
+              f"together; the CSV has one row per rule. {_zero_text(summary)}.",
+              d[0] + ["framework", "d/dx at 0", "Δ grad w1", "Δ grad w2", "rules (how many)"],
+              d[1], d[2],
+              detail=(dd[0] + ["framework", "d/dx at 0", "Δ grad w1", "Δ grad w2", "rule"],
+                      dd[1])),
         Table("cross_framework", "Torch rules beside the JAX rules with the same convention",
               "For each torch rule, the JAX rules whose measured d/dx at 0 is equal, and the "
               "largest |Δ| over grad w1 and grad w2 between them; 0 means bitwise equal.",
@@ -241,27 +275,67 @@ def _tables(summary: Summary) -> list[Table]:
               + [f"max abs Δ ({name})" for name in summary.datasets], c[1], c[2],
               detail=(cd[0] + ["torch rule", "d/dx at 0", "JAX rules with that value"]
                       + [f"max abs Δ ({name})" for name in summary.datasets], cd[1])),
-        Table("ties", "The differences come from ties at 0 and from nothing else",
+        Table("ties", "Where the differences come from: ties at 0, and matmul rounding across "
+                      "frameworks",
               "Over every ReLU rule of both frameworks: exact-zero pre-activations in the data, "
               "the number of distinct measured conventions, the largest |Δ grad| against "
               "torch.relu, the largest |Δ grad| between rules that share a convention (within one "
-              "framework, then across the two), and the largest |grad| for scale: across "
-              "frameworks, tie-free data can still differ by rounding, since the two frameworks' "
-              "matmuls need not round alike.",
+              "framework, then across the two, also in float32 units in the last place (ulp) of "
+              "the largest |grad|), and that largest |grad|. Within a framework, rules that "
+              "share a convention agree bit for bit; across frameworks, tie-free data can still "
+              "differ by the last bits, since the two frameworks' matmuls need not round alike.",
               t[0] + ["dataset", "x shape", "exact zeros in x @ w1", "conventions",
                       "max abs Δ vs torch.relu", "same convention, same framework",
-                      "same convention, torch vs jax", "max abs grad"], t[1], t[2]),
+                      "same convention, torch vs jax", "torch vs jax, ulps", "max abs grad"],
+              t[1], t[2]),
     ]
+
+
+def _twins_answer(summary: Summary) -> Answer | None:
+    """Q1 from the gaps: within a framework, across frameworks with ties, without them."""
+    runs = [r.run for r in summary.runs]
+    per_run = [(r.run, gaps_of(r, summary.datasets)) for r in summary.runs]
+    if not any(g for _, g in per_run):
+        return None
+    within = max(g.same_framework for _, gs in per_run for g in gs)
+    tied = max((g.across for _, gs in per_run for g in gs if g.zeros), default=None)
+    rounding: dict[tuple, list] = {}
+    for run, gs in per_run:
+        for g in (g for g in gs if not g.zeros and g.across):
+            rounding.setdefault((g.across, g.scale, g.across_ulps), []).append(run)
+    text = (f"Within each framework, yes, bit for bit: every custom rule gives exactly the "
+            f"gradients of the built-ins that share its value at 0, on seed 001's net and on "
+            f"two random nets (largest difference {format_cell(within, 3)}, runs "
+            f"{tags(runs, runs)}).")
+    if tied is not None:
+        text += (f" Across frameworks, rules with the same convention agree bit for bit where "
+                 f"pre-activations tie at 0 (largest difference {format_cell(tied, 3)})")
+        text += ("; on tie-free random data they differ by up to " + " and ".join(
+            f"{format_cell(gap, 3)}, {format_cell(ulps, 2)} ulp of the largest gradient "
+            f"{format_cell(scale, 4)} ({tags(who, runs)})" for (gap, scale, ulps), who
+            in sorted(rounding.items(), reverse=True))
+                 + ": the two frameworks' matmuls round differently, the rule plays no part."
+                 if rounding else ".")
+    return Answer("twins", text, ("ties", "cross_framework"))
+
+
+def _net_answer(summary: Summary) -> Answer | None:
+    fact = stated_for_runs([(r.run, _seed_fact(r)) for r in summary.runs],
+                           [r.run for r in summary.runs], _seed_fact_text, _seed_fact_short)
+    return Answer("net", f"{fact}.", ("diff_vs_relu",)) if fact else None
 
 
 def render(summary: Summary) -> Rendered:
     runs = [r.run for r in summary.runs]
     fact = stated_for_runs([(r.run, _seed_fact(r)) for r in summary.runs], runs,
                            _seed_fact_text, _seed_fact_short)
-    return Rendered(_tables(summary), [Finding(fact + ".", "diff_vs_relu")] if fact else [])
+    answers = [a for a in (_twins_answer(summary), _net_answer(summary)) if a]
+    return Rendered(_tables(summary), [Finding(fact + ".", "diff_vs_relu")] if fact else [],
+                    answers=answers)
 
 
 EXPERIMENT = Experiment(
     name="two_layer", description=DESCRIPTION, question=QUESTION, seed=SEED, tables=TABLES,
     cases=cases, run_case=run_case, summarise=summarise, render=render,
-    comparison=Comparison(record_key=("dataset", "rule", "dtype"), not_compared=("name",)))
+    comparison=Comparison(record_key=("dataset", "rule", "dtype"), not_compared=("name",)),
+    appendix=("gradients", "cross_framework"))

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from jax.test_util import check_grads
 
-from experiments import zero_point_report
+from experiments import zero_point_conventions, zero_point_report
 from study.conventions import DTYPES, MODES, probe_inputs, reverse_derivative
 from study.arithmetic import subnormal_arithmetic
 from study.experiment import Comparison, Experiment
@@ -23,7 +23,7 @@ DESCRIPTION = "zero-point atlas: every op at its kinks, all dtypes, modes and pl
 QUESTION = ("What does each built-in and custom rule return at exactly x = 0 and at its other "
             "kinks, in each framework, dtype, mode and placement, and which torch/JAX look-alikes "
             "disagree?")
-TABLES = ("atlas_torch", "atlas_jax", "modes", "placement", "extended", "porting_torch_to_jax",
+TABLES = ("conventions", "atlas_torch", "atlas_jax", "modes", "placement", "extended", "porting_torch_to_jax",
           "porting_jax_to_torch", "custom_conventions", "gradcheck", "releases", "natural_pairs",
           "subnormals")
 ALL_KINKS = tuple(sorted({k for r in RULES for k in r.kinks}))
@@ -113,6 +113,8 @@ def _gradcheck(rule, x0: float, device) -> dict:
 EXPERIMENT = Experiment(
     name="zero_point", description=DESCRIPTION, question=QUESTION, seed=None, tables=TABLES,
     scopes=("quick", "standard", "full"), cases=cases, run_case=run_case,
-    summarise=zero_point_report.summarise, render=zero_point_report.render,
+    summarise=zero_point_report.summarise, render=zero_point_conventions.render,
     comparison=Comparison(record_key=("part", "rule", "dtype", "point"),
-                          derived_cells=zero_point_report.comparable_cells))
+                          derived_cells=zero_point_report.comparable_cells),
+    appendix=("atlas_torch", "atlas_jax", "modes", "placement", "extended",
+              "porting_torch_to_jax", "porting_jax_to_torch", "custom_conventions", "gradcheck"))

@@ -12,8 +12,8 @@ from study.conventions import numpy_dtype
 from study.experiment import Finding, Rendered
 from study.placement import cell_values, depends_on_placement, describe_where, same_value
 from study.results import Run
-from study.runsets import identity, machine, merge_run_rows, newest, stated_for_runs
-from study.tables import Table, collapse_rows, format_cell
+from study.runsets import holds_for, identity, machine, merge_run_rows, newest, stated_for_runs
+from study.tables import Table, collapse_rows, distinct_digits, format_cell, shorten
 
 ATLAS_MODES = ("value", "reverse", "forward", "second")  # the atlas record's mode fields
 
@@ -32,6 +32,7 @@ class OpAtlas:
     modes: dict[str, object]  # mode -> [cell per input], or one error line for every input
     look_alike: str | None  # the other framework's op a porting user would take as this one
     withdrawn: tuple[str, ...] = ()  # modes an erratum withdrew: not results, never compared
+    placements: tuple[str, ...] = ()  # where each input was measured (study.placement)
 
     def cell(self, mode: str, label: str):
         """A value, an error line, or a placement-dependent {"values", "where"}."""
@@ -115,7 +116,7 @@ def _op(rec: dict) -> OpAtlas:
     return OpAtlas(rec["rule"], rec["name"], rec["framework"], rec["kind"], rec["convention"],
                    rec["kinks"], rec["dtype"], rec["inputs"],
                    {m: rec[m] for m in rec.get("modes", ATLAS_MODES)}, look_alike,
-                   tuple(rec.get("withdrawn_fields", ())))
+                   tuple(rec.get("withdrawn_fields", ())), tuple(rec.get("placements", ())))
 
 
 def _check(rec: dict) -> GradcheckPoint:
@@ -144,7 +145,9 @@ def summarise(runs) -> Summary:
 def shown(c) -> str:
     """A cell as the atlas shows it: the value, or its values marked as placement-dependent."""
     if depends_on_placement(c):
-        texts = sorted(format_cell(v) if not isinstance(v, str) else v[:30] for v in c["values"])
+        digits = distinct_digits(c["values"])
+        texts = sorted(format_cell(v, digits) if not isinstance(v, str) else shorten(v, 30)
+                       for v in c["values"])
         return " or ".join(texts) + " (placement)"
     return c if isinstance(c, str) else format_cell(c)
 
@@ -164,6 +167,27 @@ def kink_labels(k: float) -> list[str]:
 
 def _subnormal(label: str) -> bool:
     return label.endswith("min_subnormal")
+
+
+SPECIAL = ("nan", "+inf", "-inf")  # inputs that are not kinks: a disagreement there is NaN/inf handling
+
+
+def forward_disagrees(op) -> list[str]:
+    """Inputs away from every kink (and from ±0, ±inf, NaN and subnormals) where forward mode
+    and reverse mode give different derivatives: an elementwise op's two modes must agree
+    there, so forward mode is silently wrong."""
+    near = {lab for k in op.kinks for lab in kink_labels(k)} | {"-0.0", "+0.0", *SPECIAL}
+    if any(isinstance(op.modes.get(m, ""), str) for m in ("forward", "reverse")):
+        return []
+    return [lab for lab in op.inputs if lab not in near and not lab.endswith("min_subnormal")
+            and agree(op.cell("forward", lab), op.cell("reverse", lab)) is False]
+
+
+def forward_text(op, label: str, width: int = 60) -> str:
+    """The forward-mode cell, marked where forward mode is silently wrong."""
+    wrong = forward_disagrees(op)
+    text = shorten(shown(op.cell("forward", label)), width)
+    return text + (f" ✗ silently wrong (≠ reverse at {wrong[0]})" if wrong else "")
 
 
 # --- release changes (across runs of one host, device and scope) ---------------------------
@@ -221,16 +245,64 @@ def atlas_rows(a: RunAtlas, framework: str) -> list[list]:
 
 
 def mode_rows(a: RunAtlas) -> list[list]:
-    return [[op.framework, op.name, k] + [shown(op.cell(m, kink_labels(k)[1]))[:60]
+    return [[op.framework, op.name, k] + [forward_text(op, kink_labels(k)[1]) if m == "forward"
+                                         else shorten(shown(op.cell(m, kink_labels(k)[1])), 60)
                                          for m in op.modes]
             for op in a.atlas("float32") for k in op.kinks]
 
 
+def by_execution(cell: dict) -> dict[str, list]:
+    """{"eager": values, "jit": values}: a placement-dependent cell's values, split by whether
+    JAX ran the op eagerly or under jax.jit (placements named "... (jit)")."""
+    out: dict[str, list] = {}
+    for placement, runs in cell["where"].items():
+        values = out.setdefault("jit" if placement.endswith("(jit)") else "eager", [])
+        for i, _ in runs:
+            if not any(same_value(cell["values"][i], v) for v in values):
+                values.append(cell["values"][i])
+    return out
+
+
 def placement_cells(a: RunAtlas) -> list[tuple[OpAtlas, str, str, dict]]:
-    """Every (op, mode, input, cell) whose value depends on the placement."""
+    """Every (op, mode, input, cell) whose value depends on the placement, eager or under jit
+    alone (a cell that only differs between eager and jit depends on the mode: jit_cells)."""
     return [(op, mode, label, c) for op in a.atlas() for mode, cells in op.modes.items()
             if not isinstance(cells, str)
-            for label, c in zip(op.inputs, cells) if depends_on_placement(c)]
+            for label, c in zip(op.inputs, cells) if depends_on_placement(c)
+            and any(len(v) > 1 for v in by_execution(c).values())]
+
+
+def jit_cells(a: RunAtlas) -> list[tuple[OpAtlas, str, str, dict]]:
+    """Every (op, mode, input, {"eager": value, "jit": value}) where jax.jit changes a value
+    that every placement agrees on within each execution."""
+    out = []
+    for op in a.atlas():
+        for mode, cells in op.modes.items():
+            if isinstance(cells, str):
+                continue
+            for label, c in zip(op.inputs, cells):
+                split = by_execution(c) if depends_on_placement(c) else {}
+                if len(split) == 2 and all(len(v) == 1 for v in split.values()):
+                    out.append((op, mode, label, {k: v[0] for k, v in split.items()}))
+    return out
+
+
+def _jit_fact(a: RunAtlas):
+    cells = [(op.name, op.dtype, mode, label, c) for op, mode, label, c in jit_cells(a)
+             if op.dtype == "float32"]
+    return tuple(dict.fromkeys((name, mode, label, format_cell(c["eager"]), format_cell(c["jit"]))
+                               for name, _, mode, label, c in cells)) or None
+
+
+def _jit_text(fact) -> str:
+    return ("Compiling changes values: under jax.jit (float32), " + "; ".join(
+        f"{name} {mode} at {label} is {jit} instead of eager {eager}"
+        for name, mode, label, eager, jit in fact[:4])
+            + (f" and {len(fact) - 4} more cells" if len(fact) > 4 else ""))
+
+
+def _jit_short(fact) -> str:
+    return f"{len(fact)} float32 cells change under jit"
 
 
 def placement_rows(a: RunAtlas) -> list[list]:
@@ -314,7 +386,7 @@ def porting_rows(a: RunAtlas, src: str, dst: str) -> list[list]:
 
 def custom_rows(a: RunAtlas) -> list[list]:
     return [[op.framework, op.name, op.dtype, op.convention, shown(op.cell("reverse", "+0.0")),
-             shown(op.cell("reverse", "-0.0")), shown(op.cell("forward", "+0.0"))[:60],
+             shown(op.cell("reverse", "-0.0")), forward_text(op, "+0.0"),
              agree(op.cell("reverse", "+0.0"), op.convention)]
             for op in a.atlas() if op.kind == "custom"]
 
@@ -352,15 +424,18 @@ class PairVerdict:
                 else "agree")
 
 
+def look_alike_pairs(a: RunAtlas) -> list[tuple[OpAtlas, OpAtlas]]:
+    """(torch op, its look-alike JAX op) in float32, where the run measured both."""
+    f32 = {op.rule: op for op in a.atlas("float32")}
+    return [(t, f32[t.look_alike]) for t in a.atlas("float32")
+            if t.framework == "torch" and t.look_alike in f32]
+
+
 def natural_pairs(a: RunAtlas) -> list[PairVerdict]:
     """Each torch op against its look-alike JAX op, reverse gradient in float32, subnormals
     aside."""
-    f32 = {op.rule: op for op in a.atlas("float32")}
     out = []
-    for t in (op for op in a.atlas("float32") if op.framework == "torch" and op.look_alike):
-        j = f32.get(t.look_alike)
-        if j is None:
-            continue
+    for t, j in look_alike_pairs(a):
         labels = [lab for lab in t.inputs if not _subnormal(lab)]
         verdicts = [(lab, agree(t.cell("reverse", lab), j.cell("reverse", lab))) for lab in labels]
         diffs = [lab for lab, ok in verdicts if ok is False]
@@ -383,23 +458,26 @@ def _pairs_fact(a: RunAtlas):
     pairs = natural_pairs(a)
     if not pairs:
         return None
-    disagree = [p for p in pairs if p.disagree]
-    return (len(pairs), len(disagree), tuple(dict.fromkeys(p.first[0] for p in disagree)),
+    at_kink = [p for p in pairs if any(lab not in SPECIAL for lab in p.disagree)]
+    special = [p for p in pairs if p.disagree and p not in at_kink]
+    return (len(pairs), len(at_kink),
+            tuple(dict.fromkeys(next(lab for lab in p.disagree if lab not in SPECIAL)
+                                for p in at_kink)), len(special),
             tuple(f"{p.torch_op} vs {p.jax_op}" for p in pairs
                   if p.status == "depends on placement"))
 
 
 def _pairs_text(fact) -> str:
-    n, disagree, inputs, depends = fact
-    text = (f"{disagree} of {n} look-alike torch/JAX pairs disagree at a kink or a special input "
-            f"(first at {', '.join(inputs)})")
+    n, at_kink, inputs, special, depends = fact
+    text = (f"{at_kink} of {n} look-alike torch/JAX pairs disagree at a kink, 1 ulp from one or "
+            f"at ±0 (first at {', '.join(inputs) or 'none'}), {special} more only at NaN or ±inf")
     return text + (f", and {'; '.join(depends)} depend on placement" if depends else "")
 
 
 def _pairs_short(fact) -> str:
-    n, disagree, inputs, depends = fact
-    return (f"{disagree} of {n} disagree (first at {', '.join(inputs)}), {len(depends)} depend "
-            f"on placement")
+    n, at_kink, inputs, special, depends = fact
+    return (f"{at_kink} of {n} disagree at a kink (first at {', '.join(inputs) or 'none'}), "
+            f"{special} only at NaN or ±inf, {len(depends)} depend on placement")
 
 
 def _placement_fact(a: RunAtlas):
@@ -465,13 +543,39 @@ def findings(summary: Summary) -> list[Finding]:
     for table, fact_of, full, short in (
             ("natural_pairs", _pairs_fact, _pairs_text, _pairs_short),
             ("placement", _placement_fact, _placement_text, _placement_short),
+            ("placement", _jit_fact, _jit_text, _jit_short),
             ("gradcheck", kink_check, _kink_text, _kink_short),
             ("subnormals", _arithmetic_fact, _arithmetic_text, _arithmetic_short)):
         text = stated_for_runs([(a.run, fact_of(a)) for a in summary.runs], runs, full, short)
         if text:
             out.append(Finding(text + ".", table))
     release = _release_finding(summary)
-    return out[:2] + ([release] if release else []) + out[2:]
+    wrong = stated_for_runs([(a.run, _forward_fact(a)) for a in summary.runs], runs,
+                            _forward_text, _forward_short)
+    return (out[:3] + ([release] if release else []) + out[3:]
+            + ([Finding(wrong + ".", "custom_conventions")] if wrong else []))
+
+
+def _forward_fact(a: RunAtlas):
+    """(op names, an input, forward value, reverse value): forward mode disagrees with reverse
+    mode away from every kink."""
+    wrong = [(op, forward_disagrees(op)[0]) for op in a.atlas("float32") if forward_disagrees(op)]
+    if not wrong:
+        return None
+    op, at = wrong[0]
+    return (tuple(o.name for o, _ in wrong), at, shown(op.cell("forward", at)),
+            shown(op.cell("reverse", at)))
+
+
+def _forward_text(fact) -> str:
+    names, at, fwd, rev = fact
+    return (f"Forward mode is silently wrong, with no error or warning, for {len(names)} custom "
+            f"rules ({', '.join(names[:2])}{', …' if len(names) > 2 else ''}): tangent {fwd} where "
+            f"reverse mode gives {rev}, e.g. at {at}")
+
+
+def _forward_short(fact) -> str:
+    return f"{len(fact[0])} rules"
 
 
 # --- tables -------------------------------------------------------------------------------
@@ -622,21 +726,33 @@ def _arithmetic_table(summary: Summary) -> Table:
 
 
 def _arithmetic_fact(a: RunAtlas):
-    flushing = [x for x in a.arithmetic if x.flushes]
+    """(device, ((framework, flushed dtypes), ...)) from the subnormal probe."""
     if not a.arithmetic:
         return None
-    return tuple(dict.fromkeys(f"{x.framework} {x.dtype}" for x in flushing))
+    return a.run.provenance["device"], tuple(
+        (fw, tuple(dict.fromkeys(x.dtype for x in a.arithmetic if x.framework == fw and x.flushes)))
+        for fw in dict.fromkeys(x.framework for x in a.arithmetic))
 
 
 def _arithmetic_text(fact) -> str:
-    if not fact:
-        return "No framework flushes subnormal numbers to zero on the device"
-    return (f"The device flushes subnormal numbers to zero in {', '.join(fact)}, so there an op "
-            f"at ±min_subnormal returns its value and gradient at 0")
+    device, by_framework = fact
+    if not any(dtypes for _, dtypes in by_framework):
+        return (f"On the {device}, neither {' nor '.join(fw for fw, _ in by_framework)} flushes "
+                f"subnormal numbers")
+    said = [f"{fw} flushes subnormal numbers to zero in {', '.join(dtypes)}"
+            if dtypes else f"{fw} does not flush" for fw, dtypes in by_framework]
+    text = f"On the {device}, " + ", while ".join(said)
+    if any(dtypes for _, dtypes in by_framework):
+        text += (" (XLA's CPU backend, not the device: the probe measures each framework's "
+                 "arithmetic), so there an op at ±min_subnormal returns its value and gradient "
+                 "at 0")
+    return text
 
 
 def _arithmetic_short(fact) -> str:
-    return ", ".join(fact) or "no flushing"
+    device, by_framework = fact
+    return f"{device}: " + ", ".join(f"{fw} {'/'.join(d) if d else 'no flushing'}"
+                                     for fw, d in by_framework)
 
 
 def heatmap_figure(summary: Summary) -> dict[str, tuple[bytes, str]]:

@@ -7,7 +7,8 @@ An experiment measures, then summarises, then renders, in three separate steps:
     run_case(device, **case) -> [record]   raw records of one case; no I/O, no formatting
     summarise(runs) -> summary             pure: typed data (dataclasses, numbers as numbers)
                                            from the loaded runs, any mix of them
-    render(summary) -> Rendered            pure: tables, findings and figures from the summary
+    render(summary) -> Rendered            pure: tables, findings, answers and figures from the
+                                           summary
 
     >>> EXPERIMENT = Experiment(name="two_layer", ..., comparison=Comparison(("dataset", "rule")))
 
@@ -29,11 +30,24 @@ class Finding:
     table: str  # the id of the table that backs it
 
 
+QUESTIONS = ("twins", "zero_point", "clone", "net", "cost", "transforms")  # see study.report
+
+
+@dataclass(frozen=True)
+class Answer:
+    """Part of the report's answer to one of the study's questions (QUESTIONS): at most two
+    plain sentences, each number with its uncertainty where it has one, and its tables."""
+    question: str
+    text: str
+    tables: tuple[str, ...]
+
+
 @dataclass
 class Rendered:
     tables: list[Table]
     findings: list[Finding] = field(default_factory=list)
     figures: dict[str, tuple[bytes, str]] = field(default_factory=dict)  # path -> (png, alt)
+    answers: list[Answer] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -59,6 +73,7 @@ class Experiment:
     comparison: Comparison
     scopes: tuple[str, ...] = ("quick", "standard")
     counts_inits: bool = False  # cases(scope, inits=K) takes --inits
+    appendix: tuple[str, ...] = ()  # tables listed in reports/APPENDIX.md, not in REPORT.md
 
 
 class ContractError(TypeError):
@@ -74,6 +89,8 @@ def register(experiment, module_name: str) -> Experiment:
         problems.append(f"name {experiment.name!r} is not its module's")
     if not experiment.tables or len(set(experiment.tables)) != len(experiment.tables):
         problems.append("tables must be distinct ids, at least one")
+    if not set(experiment.appendix) <= set(experiment.tables):
+        problems.append("appendix names a table it does not declare")
     if not {"quick", "standard"} <= set(experiment.scopes) <= set(SCOPES):
         problems.append(f"scopes must include quick and standard, within {SCOPES}")
     for part in ("cases", "run_case", "summarise", "render"):

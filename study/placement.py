@@ -28,6 +28,7 @@ from study.conventions import MODES, numpy_dtype, torch_dtype
 from study.devices import Device
 from study.errors import first_error_line
 from study.rules import Rule
+from study.tables import shorten
 
 # > 64, the widest chunk a torch CPU loop takes in one step (2 vectors of 32 half-precision
 # lanes on AVX512), and no multiple of any chunk: positions 0-63 run in the vectorised body
@@ -217,4 +218,4 @@ def describe_where(cell, width: int | None = None) -> str:
         text = value if isinstance(value, str) else repr(value) if exact else short[i]
         parts.append(f"{text} at {', '.join(places)}")
     out = "; ".join(parts)
-    return out if width is None or len(out) <= width else out[: width - 1] + "…"
+    return out if width is None else shorten(out, width)

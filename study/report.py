@@ -1,24 +1,43 @@
-"""Render REPORT.md and reports/tables/* from loaded runs: a pure function, then atomic writes.
+"""Render REPORT.md, APPENDIX.md and reports/tables/* from loaded runs: a pure function, then
+atomic writes.
 
-Everything in the report comes from the result files: table cells, captions, findings,
-methodology and provenance. An experiment whose tables or findings raise is shown as a
-one-line error in its own section, and the rest of the report still renders.
+REPORT.md answers first: the study's six questions, the run legend, the findings, then one
+section per experiment with its key tables. APPENDIX.md holds the long listings (every other
+table, the CPU-against-GPU cells, failed cases, full provenance); its tables keep their numbers.
+Everything comes from the result files. An experiment whose tables or findings raise is shown
+as a one-line error in its own section, and the rest of the report still renders.
 """
 import os
 import textwrap
+from dataclasses import dataclass, field
 
 from study import device_comparison, reproduction
 from study.atomic import write_text_atomically
 from study.errors import first_error_line
-from study.experiment import Finding, Rendered
+from study.experiment import QUESTIONS, Answer, Finding, Rendered
 from study.results import Run
-from study.runsets import run_name, run_tag, varying_fields
-from study.tables import Table, collapse_rows, format_cell, to_csv, to_latex, to_markdown
+from study.runsets import label_runs, run_name, tag_order, tags
+from study.tables import Table, collapse_rows, format_cell, shorten, to_csv, to_latex, to_markdown
 
 MAX_DIFFERENCES_SHOWN = 3
-MAX_FAILED_SHOWN = 20
 WIDTH = 100  # prose is wrapped to this width; table rows are kept short by their compact forms
 GENERATED_FOLDERS = ("tables", "figures")  # everything in them is rewritten by each render
+APPENDIX = "APPENDIX.md"
+DEVICES = "cpu_vs_gpu"  # the CPU-against-GPU tables, numbered after every experiment's
+DEVICE_TABLES = ("devices", "differences")
+QUESTION_TEXT = {
+    "twins": "Does a ReLU rule written as torch.autograd.Function give exactly the same "
+             "gradients as the same rule written as jax.custom_vjp, and as each framework's "
+             "built-ins?",
+    "zero_point": "What does each built-in return at exactly x = 0 and at its other kinks, in "
+                  "each framework, dtype, device and release?",
+    "clone": "Why does the textbook MyReLU clone grad_output, and what breaks without the clone?",
+    "net": "How do these choices change a real two-layer net's gradients and its training, and "
+           "at which precisions?",
+    "cost": "What does a custom rule cost in time and memory, eager and compiled, on CPU and GPU?",
+    "transforms": "Which transformations does each custom rule survive: jit/compile, vmap, "
+                  "higher order, forward mode, export?",
+}
 
 
 def anchor(experiment: str, table_id: str) -> str:
@@ -26,8 +45,10 @@ def anchor(experiment: str, table_id: str) -> str:
 
 
 def number_tables(experiments) -> dict[tuple[str, str], int]:
-    """Table numbers from the declared order: a table missing its data keeps its number."""
+    """Table numbers from the declared order, the CPU-against-GPU tables last: a table missing
+    its data keeps its number."""
     order = [(e.name, tid) for e in experiments for tid in e.tables]
+    order += [(DEVICES, tid) for tid in DEVICE_TABLES]
     return {key: i for i, key in enumerate(order, 1)}
 
 
@@ -37,34 +58,111 @@ def wrap(text: str, indent: str = "") -> str:
                          break_on_hyphens=False)
 
 
-def _short(text: str, width: int = 120) -> str:
-    text = str(text)
-    return text if len(text) <= width else text[: width - 1] + "…"
+@dataclass
+class Layout:
+    """Where each table goes and how it is linked; the files written so far."""
+    numbers: dict[tuple[str, str], int]
+    in_appendix: set[tuple[str, str]]
+    runs: list[Run]  # every run, labelled: the legend
+    files: dict[str, str | bytes] = field(default_factory=dict)
+    built: dict[tuple[str, str], Table] = field(default_factory=dict)
+
+    def link(self, key: tuple[str, str]) -> str:
+        a = anchor(*key)
+        return f"{APPENDIX}#{a}" if key in self.in_appendix else f"#{a}"
+
+    def cite(self, key: tuple[str, str]) -> str:
+        return f"[Table {self.numbers[key]}]({self.link(key)})"
+
+
+# --- the run legend -----------------------------------------------------------------------
+
+def _machine_text(p: dict) -> str:
+    gpu = p.get("gpu")
+    if p["device"] != "cpu" and isinstance(gpu, dict):
+        return f"{gpu.get('name')} (CUDA {gpu.get('torch_cuda_runtime')})"
+    return f"{p.get('cpu', '—')} ({p.get('torch_cpu_capability') or 'capability not recorded'})"
+
+
+def legend_line(group: list[Run]) -> str:
+    """'C1: cpu, AMD EPYC 7B13 (AVX512) on vm, torch 2.13.0+cpu, jax 0.10.2, standard run'."""
+    p = group[0].provenance
+    return (f"{group[0].tag}: {p['device']}, {_machine_text(p)} on {p['host']}, torch "
+            f"{p['torch']}, jax {p['jax']}, {group[0].scope} run")
+
+
+def by_label(runs: list[Run]) -> dict[str, list[Run]]:
+    out: dict[str, list[Run]] = {}
+    for run in runs:
+        out.setdefault(run.tag, []).append(run)
+    return {t: out[t] for t in sorted(out, key=tag_order)}
+
+
+def _commits(group: list[Run]) -> str:
+    commits = {}
+    for run in group:
+        p = run.provenance
+        commits.setdefault(str(p.get("git_commit") or "—")[:7], set()).add(bool(p.get("git_dirty")))
+    return ", ".join(c + (" (dirty)" if True in dirty else "") for c, dirty in sorted(commits.items()))
+
+
+def _legend_section(layout: Layout) -> list[str]:
+    groups = by_label(layout.runs)
+    rows = [[t, g[0].provenance["device"], _machine_text(g[0].provenance), g[0].provenance["host"],
+             g[0].provenance["torch"], g[0].provenance["jax"], g[0].scope,
+             ", ".join(sorted({r.experiment for r in g})), _commits(g)] for t, g in groups.items()]
+    table = Table("runs", "Run legend", "", ["run", "device", "CPU or GPU model", "host", "torch",
+                                             "jax", "scope", "experiments", "commit"], rows)
+    return ['<a id="runs"></a>', "## Runs", "",
+            wrap("Every run has one label, used in every section, table and standalone table "
+                 "file: one per device, machine, pair of releases and scope (C: a CPU run, G: "
+                 "a GPU run). The commit is the code the run measured (dirty: with uncommitted "
+                 "changes); the appendix lists every result file."), "", to_markdown(table), ""]
 
 
 # --- sections ---------------------------------------------------------------------------
 
-def _contents(experiments, numbers, built: dict) -> list[str]:
-    lines = ["## Contents", "", "- [Reproduction](#reproduction) · [Findings](#findings) · "
-             "[CPU against GPU](#cpu-against-gpu) · [Provenance](#provenance) · "
-             "[Methodology](#methodology)", "",
-             "| table | title | files |", "|---|---|---|"]
-    for exp in experiments:
-        for tid in exp.tables:
-            a, n = anchor(exp.name, tid), numbers[(exp.name, tid)]
-            table = built.get((exp.name, tid))
-            title = table.title if table else "no results yet"
-            files = (f"[md](tables/{a}.md) · [tex](tables/{a}.tex) · [csv](tables/{a}.csv)"
-                     if table else "—")
-            lines.append(f"| [{n}](#{a}) | {title} | {files} |")
+def _contents(experiments, layout: Layout) -> list[str]:
+    lines = ["## Contents", "", "- [Answers](#answers) · [Runs](#runs) · [Findings](#findings) · "
+             "[Reproduction](#reproduction) · [CPU against GPU](#cpu-against-gpu) · "
+             "[Methodology](#methodology) · [Appendix](APPENDIX.md): long listings, every result "
+             "file and its provenance", "",
+             "| table | title | in | files |", "|---|---|---|---|"]
+    keys = [(e.name, tid) for e in experiments for tid in e.tables]
+    for key in keys + [(DEVICES, tid) for tid in DEVICE_TABLES]:
+        a, table = anchor(*key), layout.built.get(key)
+        files = (f"[md](tables/{a}.md) · [tex](tables/{a}.tex) · [csv](tables/{a}.csv)"
+                 if table else "—")
+        where = "appendix" if key in layout.in_appendix else "report"
+        lines.append(f"| [{layout.numbers[key]}]({layout.link(key)}) | "
+                     f"{table.title if table else 'no results yet'} | {where} | {files} |")
     return lines + [""]
+
+
+def _answers_section(answers: list[tuple[str, Answer]], layout: Layout) -> list[str]:
+    lines = ['<a id="answers"></a>', "## Answers", "",
+             wrap("The study's six questions, each answered from the result files; run labels "
+                  "are those of the [run legend](#runs), and each answer links the tables behind "
+                  "it."), ""]
+    for i, question in enumerate(QUESTIONS, 1):
+        mine = [(name, a) for name, a in answers if a.question == question]
+        lines += [f'<a id="answer-{question.replace("_", "-")}"></a>',
+                  f"### {i}. {QUESTION_TEXT[question]}", ""]
+        if not mine:
+            lines += ["No results yet: run `make report`.", ""]
+            continue
+        cited = dict.fromkeys((name, t) for name, a in mine for t in a.tables)  # report order
+        lines += [wrap(" ".join(a.text for _, a in mine)), "",
+                  "Tables: " + ", ".join(layout.cite(key) for key in cited
+                                         if key in layout.numbers) + ".", ""]
+    return lines
 
 
 def _reproduction_rows(comps, everyone) -> tuple[list[list], list[list]]:
     rows, diffs = [], []
     for c in comps:
-        shown = "; ".join(f"{_short(reproduction.name_text(name), 70)}: "
-                          f"{reproduction.cell_text(a)} vs {reproduction.cell_text(b)}"
+        shown = "; ".join(f"{shorten(reproduction.name_text(name), 70)}: "
+                          + " vs ".join(reproduction.pair_texts(a, b))
                           for name, a, b in c.different[:MAX_DIFFERENCES_SHOWN])
         yours = run_name(c.run, everyone)
         theirs = run_name(c.reference, everyone) if c.reference else None
@@ -73,7 +171,7 @@ def _reproduction_rows(comps, everyone) -> tuple[list[list], list[list]]:
                              for name, r in ((yours, c.run), (theirs, c.reference)))
         rows.append([c.run.experiment, yours, theirs, c.equal, len(c.different),
                      len(c.only_here), len(c.only_reference), c.verdict,
-                     _short(shown, 150) or None])
+                     shorten(shown, 150) or None])
         diffs += [[c.run.experiment, c.kind, c.run.path, c.reference.path,
                    reproduction.name_text(name), reproduction.cell_text(a, None),
                    reproduction.cell_text(b, None)] for name, a, b in c.different]
@@ -87,10 +185,10 @@ def _reproduction_section(runs, references, experiments, files) -> list[str]:
                         "nothing is compared.", ""]
     comps = reproduction.comparisons(runs, references, experiments)
     if not comps:
-        return lines + [f"Every result here is the study's committed reference "
-                        f"({len(references)} result files in reports/reference/). Rerun the "
-                        f"study on your machine (`make report`) and this section will say, "
-                        f"experiment by experiment, whether your numbers reproduce it.", ""]
+        return lines + [wrap(f"Every result here is the study's committed reference "
+                             f"({len(references)} result files in reports/reference/). Rerun the "
+                             f"study on your machine (`make report`) and this section will say, "
+                             f"experiment by experiment, whether your numbers reproduce it."), ""]
     reruns = [c for c in comps if c.kind == reproduction.REPRODUCTION]
     devices = len(comps) - len(reruns)
     lines += [wrap(f"**{sum(c.reproduced for c in reruns)} of {len(reruns)} runs reproduce the "
@@ -127,7 +225,8 @@ def _device_rows(pairs, everyone) -> tuple[list[list], list[list]]:
     summary, cells = [], []
     for p in pairs:
         groups = device_comparison.groups_of(p)
-        summary.append([p.experiment, run_name(p.cpu, everyone), run_name(p.cuda, everyone),
+        summary.append([p.experiment, p.cpu.tag or run_name(p.cpu, everyone),
+                        p.cuda.tag or run_name(p.cuda, everyone),
                         "same" if p.same_releases else "different",
                         "same" if p.same_machine else "different", p.equal, len(p.different),
                         p.only_cpu, p.only_cuda,
@@ -138,8 +237,7 @@ def _device_rows(pairs, everyone) -> tuple[list[list], list[list]]:
             fields = dict(name)
             what = reproduction.name_text(tuple((k, v) for k, v in name if k != "dtype"))
             cells.append([device_comparison.group_of(name, a, b), p.experiment, what,
-                          fields.get("dtype"), reproduction.cell_text(a),
-                          reproduction.cell_text(b)])
+                          fields.get("dtype"), *reproduction.pair_texts(a, b)])
     return summary, cells
 
 
@@ -166,8 +264,8 @@ def _device_finding(pairs, runs) -> Finding | None:
     for exp, (total, groups) in same.items():
         if groups:
             text = ", ".join(f"{n} {GROUP_WORDS[g]}" + (
-                f" (flushed to zero on a CPU, the study's probe finds: {flushed})"
-                if g == "subnormal" and flushed else "") for g, n in groups.items())
+                f" (XLA's CPU backend flushes subnormals to zero, the study's probe finds: "
+                f"{flushed})" if g == "subnormal" and flushed else "") for g, n in groups.items())
             parts.append(f"{sum(groups.values())} of {total} {exp} cells differ: {text}")
     equal = [exp for exp, (_, groups) in same.items() if not groups]
     if equal:
@@ -179,12 +277,7 @@ def _device_finding(pairs, runs) -> Finding | None:
                    "devices")
 
 
-def _device_section(runs, experiments, files) -> tuple[list[str], Finding | None]:
-    pairs = device_comparison.pairs(runs, experiments)
-    lines = ['<a id="cpu-against-gpu"></a>', "## CPU against GPU", ""]
-    if not pairs:
-        return lines + ["No cuda run has a cpu run of the same experiment to compare with.",
-                        ""], None
+def _device_tables(pairs, runs) -> tuple[Table, Table]:
     summary, cells = _device_rows(pairs, runs)
     table = Table("devices", "CPU against GPU, experiment by experiment",
                   "Each cuda run against a cpu run of the same experiment and scope (of the same "
@@ -197,70 +290,42 @@ def _device_section(runs, experiments, files) -> tuple[list[str], Finding | None
                   "not measured there, or withdrawn by an erratum.",
                   ["experiment", "cpu run", "cuda run", "releases", "machine", "equal",
                    "different", "only cpu", "only cuda", "groups"], summary)
-    detail = Table("device-differences", "Every cell that differs between CPU and GPU on one "
-                                         "machine with the same releases",
-                   "Grouped as in the table above; rows that differ only in dtype are merged.",
+    detail = Table("differences", "Every cell that differs between CPU and GPU on one machine "
+                                  "with the same releases",
+                   "Grouped as in the summary table; rows that differ only in dtype are merged. "
+                   "Each pair of values is printed with as many figures as tell them apart.",
                    ["group", "experiment", "cell", "dtypes", "cpu", "cuda"],
                    collapse_rows(sorted(cells, key=lambda r: (r[0], r[1], r[2])), (3,)),
                    detail=(["group", "experiment", "cell", "dtype", "cpu", "cuda"], cells))
-    for t in (table, detail):
-        files[f"tables/{t.id}.md"] = to_markdown(t) + "\n"
-        files[f"tables/{t.id}.csv"] = to_csv(t)
-    lines += [wrap(f"*{table.caption}*"), "", to_markdown(table), ""]
-    if cells:
-        lines += [wrap(f"{detail.title} (dtype by dtype: [tables/{detail.id}.csv]"
-                       f"(tables/{detail.id}.csv)):"), "", to_markdown(detail), ""]
-    return lines, _device_finding(pairs, runs)
+    return table, detail
 
 
-def _findings_section(found: list[tuple[str, Finding]], numbers) -> list[str]:
+def _findings_section(found: list[tuple[str, Finding]], layout: Layout) -> list[str]:
     lines = ['<a id="findings"></a>', "## Findings", "",
-             wrap("Each finding states a fact, then the runs it holds for, and links to the "
-                  "table behind it; it is generated from the result files, and left out where "
-                  "its data is missing."), ""]
+             wrap("Each finding states a fact, then the runs it holds for (by their labels in "
+                  "the [run legend](#runs)), and links to the table behind it; it is generated "
+                  "from the result files, and left out where its data is missing."), ""]
     if not found:
         return lines + ["No results yet: run `make report`.", ""]
     for i, (name, finding) in enumerate(found, 1):
-        link = (f"[Table {numbers[(name, finding.table)]}](#{anchor(name, finding.table)})"
-                if name else "[CPU against GPU](#cpu-against-gpu)")
-        lines.append(wrap(f"{i}. {finding.text} ({link})", " " * (len(str(i)) + 2)))
+        lines.append(wrap(f"{i}. {finding.text} ({layout.cite((name, finding.table))})",
+                          " " * (len(str(i)) + 2)))
     return lines + [""]
 
 
 def _provenance_section(runs: list[Run], notes: list[str]) -> list[str]:
     lines = ['<a id="provenance"></a>', "## Provenance", "",
              "Every result file this report draws on, with where and how it was measured.", "",
-             "| result file | host | device | torch | jax | scope | wall s | commit | dirty |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| result file | run | host | device | torch | jax | scope | wall s | commit | dirty |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for run in runs:
         p = run.provenance
-        lines.append(f"| `{run.path}` | {p['host']} | {p['device']} | {p['torch']} | {p['jax']} | "
-                     f"{run.scope} | {format_cell(p.get('wall_s'))} | "
+        lines.append(f"| `{run.path}` | {run.tag} | {p['host']} | {p['device']} | {p['torch']} | "
+                     f"{p['jax']} | {run.scope} | {format_cell(p.get('wall_s'))} | "
                      f"{str(p.get('git_commit') or '—')[:10]} | {format_cell(p.get('git_dirty'))} |")
-    lines += ["", "Machines and settings, per host and device:", ""]
-    seen = {}
-    for run in runs:
-        p = run.provenance
-        gpu = p.get("gpu")
-        gpu_text = (f"GPU {gpu.get('name')} (CUDA runtime {gpu.get('torch_cuda_runtime')}, driver "
-                    f"{gpu.get('driver')}, cuDNN {gpu.get('cudnn')}, JAX "
-                    f"{gpu.get('jax_platform_version')})" if isinstance(gpu, dict)
-                    else f"GPU {gpu}" if gpu else "no GPU used")
-        plugins = ", ".join(f"{k} {v}" for k, v in (p.get("jax_plugins") or {}).items()) or "none"
-        threads = p.get("threads", {})
-        env = ", ".join(f"{k}={v}" for k, v in sorted((p.get("env") or {}).items()) if v)
-        text = (f"- **{p['host']} / {p['device']}**: CPU {p.get('cpu', '—')} "
-                f"({p.get('cpu_count', '—')} cores, torch CPU capability "
-                f"{p.get('torch_cpu_capability') or 'not recorded'}); {gpu_text}; "
-                f"{p.get('os', '—')}; Python {p.get('python', '—')}, numpy {p.get('numpy', '—')}; "
-                f"jaxlib {p.get('jaxlib', '—')}, JAX backend {p.get('jax_backend', '—')} "
-                f"{p.get('jax_backend_version') or ''}, plugins {plugins}; threads: torch "
-                f"{threads.get('torch_intra_op', '—')} intra-op / {threads.get('torch_inter_op', '—')}"
-                f" inter-op, XLA_FLAGS '{threads.get('XLA_FLAGS', '')}'"
-                + (f"; env {env}" if env else "") + ".")
-        seen.setdefault((p["host"], p["device"], p["torch"], p["jax"]), text)
-    for text in dict.fromkeys(seen.values()):
-        lines.append(wrap(text, "  "))
+    lines += ["", "Machines and settings, per run label:", ""]
+    for label, group in by_label(runs).items():
+        lines.append(wrap(f"- **{label}**: {_settings_text(group[0].provenance)}", "  "))
     absent = sorted({run.provenance["cuda_absent"] for run in runs
                      if run.provenance.get("cuda_absent")})
     lines.append("")
@@ -270,23 +335,40 @@ def _provenance_section(runs: list[Run], notes: list[str]) -> list[str]:
     return lines + [""]
 
 
+def _settings_text(p: dict) -> str:
+    gpu = p.get("gpu")
+    gpu_text = (f"GPU {gpu.get('name')} (CUDA runtime {gpu.get('torch_cuda_runtime')}, driver "
+                f"{gpu.get('driver')}, cuDNN {gpu.get('cudnn')}, JAX "
+                f"{gpu.get('jax_platform_version')})" if isinstance(gpu, dict)
+                else f"GPU {gpu}" if gpu else "no GPU used")
+    plugins = ", ".join(f"{k} {v}" for k, v in (p.get("jax_plugins") or {}).items()) or "none"
+    threads = p.get("threads", {})
+    env = ", ".join(f"{k}={v}" for k, v in sorted((p.get("env") or {}).items()) if v)
+    return (f"{p['host']} / {p['device']}: CPU {p.get('cpu', '—')} "
+            f"({p.get('cpu_count', '—')} cores, torch CPU capability "
+            f"{p.get('torch_cpu_capability') or 'not recorded'}); {gpu_text}; "
+            f"{p.get('os', '—')}; Python {p.get('python', '—')}, numpy {p.get('numpy', '—')}; "
+            f"jaxlib {p.get('jaxlib', '—')}, JAX backend {p.get('jax_backend', '—')} "
+            f"{p.get('jax_backend_version') or ''}, plugins {plugins}; threads: torch "
+            f"{threads.get('torch_intra_op', '—')} intra-op / {threads.get('torch_inter_op', '—')}"
+            f" inter-op, XLA_FLAGS '{threads.get('XLA_FLAGS', '')}'"
+            + (f"; env {env}" if env else "") + ".")
+
+
 def _methodology_section(runs) -> list[str]:
     seeds = sorted({f"{r.experiment}: {r.provenance.get('seed')}" for r in runs})
     matmul = sorted({", ".join(f"{k}={v}" for k, v in sorted(r.provenance.get("matmul", {}).items()))
                      for r in runs})
     dtypes = sorted({rec["dtype"] for r in runs for rec in r.records
                      if isinstance(rec.get("dtype"), str)})
-    devices = sorted({r.provenance["device"] for r in runs})
-    scopes = sorted({r.scope for r in runs})
     items = [
         "- Inputs are built once in numpy and copied into both frameworks, on the device the run "
         "names; every array is computed there and comes to the host only to be recorded. "
         f"Seeds recorded per experiment: {', '.join(seeds) or 'none'} (None: the inputs are "
         f"fixed by hand, as in the seeds).",
         f"- Matmul settings recorded: {'; '.join(matmul) or 'none'}.",
-        f"- Dtypes in these results: {', '.join(dtypes) or 'none'}. Devices: "
-        f"{', '.join(devices) or 'none'}. Scopes: {', '.join(scopes) or 'none'} (quick: smaller "
-        f"sizes; standard: what `make report` runs; full: the paper-sized runs).",
+        f"- Dtypes in these results: {', '.join(dtypes) or 'none'}. Scopes: quick: smaller "
+        f"sizes; standard: what `make report` runs; full: the paper-sized runs.",
         "- An exact zero is an element with x == 0 in the framework's own dtype on its own "
         "device (so −0.0 counts); zero counts come from the framework's computation, not numpy.",
         "- A convention is measured, never declared for a built-in: the reverse-mode gradient "
@@ -294,9 +376,12 @@ def _methodology_section(runs) -> list[str]:
         "tangent 1; the second derivative differentiates the reverse-mode gradient again.",
         "- A case or mode that raises is recorded with the first line of its error and shown in "
         "its table; the run carries on.",
-        "- Limits: conventions are those of the builds listed under Provenance and can change "
-        "with release, build, CPU capability and device; subnormal handling is the backend's; "
-        "the seed nets are tiny, so the two-layer tables show where ties bite, not how often."]
+        "- Numbers in prose carry at most 3 significant figures; tables 4, and two values that "
+        "differ always print differently (with as many figures as it takes); the CSV files keep "
+        "full precision.",
+        "- Limits: conventions are those of the builds in the run legend and can change with "
+        "release, build, CPU capability and device; subnormal handling is the backend's; the "
+        "seed nets are tiny, so the two-layer tables show where ties bite, not how often."]
     return ['<a id="methodology"></a>', "## Methodology", ""] + [wrap(i, "  ") for i in items] + [""]
 
 
@@ -314,21 +399,29 @@ def _rendered(exp, exp_runs) -> tuple[Rendered | None, str | None]:
         return None, first_error_line(exc)
 
 
-def _table_lines(exp, table: Table, n: int, files, exp_runs) -> list[str]:
-    a = anchor(exp.name, table.id)
-    md = to_markdown(table)
+def _standalone(table: Table, n: int, runs: list[Run]) -> str:
+    """tables/<anchor>.md: the table as cited alone, its caption and run legend visible."""
+    legend = [f"- {legend_line(group)}" for group in by_label(runs).values()]
+    return "\n".join(
+        [f"# Table {n}: {table.title}", "", wrap(f"*{table.caption}*"), "", to_markdown(table), ""]
+        + [f"{wrap(note)}\n" for note in table.notes]
+        + ["Runs (labels as in the report's run legend):", ""] + [wrap(ln, "  ") for ln in legend]
+        + ["", wrap(f"Source: {', '.join(r.path for r in runs)}")]) + "\n"
+
+
+def _table_lines(key, table: Table, layout: Layout, runs: list[Run]) -> list[str]:
+    a, n = anchor(*key), layout.numbers[key]
     csv_note = (f" The CSV holds every row and column behind this view: "
                 f"[tables/{a}.csv](tables/{a}.csv)." if table.detail else "")
-    lines = [f'<a id="{a}"></a>', f"### Table {n}: {table.title}", "",
-             wrap(f"*{table.caption}*{csv_note}"), "", md, ""]
-    lines += [f"{wrap(note)}\n" for note in table.notes]
-    cite = wrap(f"Table {n}: {table.title}. {table.caption}")
-    files[f"tables/{a}.md"] = (f"<!--\n{cite}\n-->\n" + md + "\n\n"
-                               + "".join(f"{wrap(note)}\n\n" for note in table.notes)
-                               + wrap(f"Source: {', '.join(r.path for r in exp_runs)}") + "\n")
-    files[f"tables/{a}.tex"] = to_latex(table, n, a)
-    files[f"tables/{a}.csv"] = to_csv(table)
-    return lines
+    runs_note = f" Runs: {tags(runs, runs)}." if runs and all(r.tag for r in runs) else ""
+    layout.built[key] = table
+    layout.files[f"tables/{a}.md"] = _standalone(table, n, runs)
+    legend = "; ".join(legend_line(g) for g in by_label(runs).values())
+    layout.files[f"tables/{a}.tex"] = to_latex(table, n, a, f"Runs: {legend}." if legend else "")
+    layout.files[f"tables/{a}.csv"] = to_csv(table)
+    return ([f'<a id="{a}"></a>', f"### Table {n}: {table.title}", "",
+             wrap(f"*{table.caption}*{csv_note}{runs_note}"), "", to_markdown(table), ""]
+            + [f"{wrap(note)}\n" for note in table.notes])
 
 
 def _failed_lines(exp_runs: list[Run]) -> list[str]:
@@ -339,67 +432,98 @@ def _failed_lines(exp_runs: list[Run]) -> list[str]:
             case = ", ".join(f"{k}={v}" for k, v in rec.items() if not isinstance(v, (list, dict))
                              and k not in ("case_error", "withdrawn", "device"))
             why = rec.get("case_error") or f"withdrawn: {rec['withdrawn']}"
-            items.append(f"- {run_name(run, exp_runs)}: {_short(case, 150)}: {why}")
-    if not items:
-        return []
-    shown = items[:MAX_FAILED_SHOWN]
-    more = [f"- … and {len(items) - len(shown)} more."] if len(items) > len(shown) else []
-    return [f"Failed or withdrawn cases ({len(items)}):", ""] + [wrap(i, "  ") for i in shown] \
-        + more + [""]
+            items.append(f"- {run.tag or run_name(run, exp_runs)}: {shorten(case, 150)}: {why}")
+    return [wrap(i, "  ") for i in items]
 
 
-def _experiment_section(exp, exp_runs, rendered, error, numbers, files, built) -> list[str]:
+def _experiment_sections(exp, exp_runs, rendered, error, layout) -> tuple[list[str], list[str]]:
+    """The experiment's section of REPORT.md and of APPENDIX.md."""
     rerun = f"python -m study run {exp.name}"
-    lines = [f"## {exp.name}: {exp.description}", "", wrap(f"*Question:* {exp.question}"), "",
-             f"*Rerun:* `{rerun}`, then `python -m study report`.", ""]
+    main = [f'<a id="{anchor(exp.name, "section")}"></a>', f"## {exp.name}: {exp.description}",
+            "", wrap(f"*Question:* {exp.question}"), "",
+            f"*Rerun:* `{rerun}`, then `python -m study report`.", ""]
+    appendix = [f'<a id="{anchor(exp.name, "appendix")}"></a>', f"## {exp.name}", ""]
     if exp_runs:
-        everyone = varying_fields(exp_runs)
-        names = "; ".join(f"{run_tag(r, exp_runs)} {run_name(r, exp_runs) if everyone else r.label} "
-                          f"(`{os.path.basename(r.path)}`)" for r in exp_runs)
-        lines += [wrap(f"Runs shown ({len(exp_runs)}): {names}."), ""]
+        main += [wrap(f"Runs shown: {tags(exp_runs, exp_runs)} (see the [run legend](#runs))."), ""]
     if error:
-        lines += [f"**error:** the tables of `{exp.name}` could not be rendered from these "
-                  f"results: {error}", ""]
+        main += [f"**error:** the tables of `{exp.name}` could not be rendered from these "
+                 f"results: {error}", ""]
     tables = {t.id: t for t in rendered.tables} if rendered else {}
     for tid in exp.tables:
-        n, a = numbers[(exp.name, tid)], anchor(exp.name, tid)
+        key = (exp.name, tid)
+        into = appendix if key in layout.in_appendix else main
         if tid not in tables:
-            why = "see the error above" if error else f"run `{rerun}` to fill this table"
-            lines += [f'<a id="{a}"></a>', f"### Table {n}: no results yet", "", f"({why}.)", ""]
+            why = "see the error in the report" if error else f"run `{rerun}` to fill this table"
+            into += [f'<a id="{anchor(*key)}"></a>', f"### Table {layout.numbers[key]}: no "
+                     f"results yet", "", f"({why}.)", ""]
             continue
-        built[(exp.name, tid)] = tables[tid]
-        lines += _table_lines(exp, tables[tid], n, files, exp_runs)
-    lines += _failed_lines(exp_runs)
+        into += _table_lines(key, tables[tid], layout, exp_runs)
+    moved = [layout.cite((exp.name, t)) for t in exp.tables if (exp.name, t) in layout.in_appendix]
+    if moved:
+        main += [wrap(f"In the appendix: {', '.join(moved)}."), ""]
+    failed = _failed_lines(exp_runs)
+    if failed:
+        main += [wrap(f"{len(failed)} cases failed or were withdrawn; the appendix lists each "
+                      f"with why ([{exp.name}]({APPENDIX}#{anchor(exp.name, 'appendix')})).")
+                 , ""]
+        appendix += [f"Failed or withdrawn cases ({len(failed)}):", ""] + failed + [""]
     for name, (data, alt) in (rendered.figures if rendered else {}).items():
-        files[name] = data
-        lines += [f"![{alt}]({name})", ""]
-    return lines
+        layout.files[name] = data
+        main += [f"![{alt}]({name})", ""]
+    return main, appendix
+
+
+def _device_sections(runs, experiments, layout) -> tuple[list[str], list[str], Finding | None]:
+    pairs = device_comparison.pairs(runs, experiments)
+    main = ['<a id="cpu-against-gpu"></a>', "## CPU against GPU", ""]
+    if not pairs:
+        return main + ["No cuda run has a cpu run of the same experiment to compare with.",
+                       ""], [], None
+    summary, detail = _device_tables(pairs, runs)
+    paired = list({id(r): r for p in pairs for r in (p.cpu, p.cuda)}.values())
+    main += _table_lines((DEVICES, "devices"), summary, layout, paired)
+    appendix = ['<a id="cpu-against-gpu-appendix"></a>', "## CPU against GPU", ""]
+    appendix += _table_lines((DEVICES, "differences"), detail, layout, paired)
+    main += [wrap(f"Every differing cell of the same machine and releases: "
+                  f"{layout.cite((DEVICES, 'differences'))} in the appendix."), ""]
+    return main, appendix, _device_finding(pairs, runs)
 
 
 def render(runs: list[Run], notes: list[str], experiments,
            references: list[Run] | None = None) -> dict[str, str | bytes]:
-    """{path relative to reports/: text or bytes} for REPORT.md and every export."""
-    numbers = number_tables(experiments)
-    files: dict[str, str | bytes] = {}
-    built: dict[tuple[str, str], Table] = {}
-    body: list[str] = []
-    found: list[tuple[str, Finding]] = []
+    """{path relative to reports/: text or bytes} for REPORT.md, APPENDIX.md and every export."""
+    labelled = label_runs(runs + (references or []))
+    runs, references = labelled[:len(runs)], labelled[len(runs):]
+    in_appendix = {(e.name, t) for e in experiments for t in e.appendix} | {(DEVICES, "differences")}
+    layout = Layout(number_tables(experiments), in_appendix, runs)
+    body, appendix, found, answers = [], [], [], []
     for exp in experiments:
         exp_runs = [r for r in runs if r.experiment == exp.name]
         rendered, error = _rendered(exp, exp_runs)
         found += [(exp.name, f) for f in (rendered.findings if rendered else [])]
-        body += _experiment_section(exp, exp_runs, rendered, error, numbers, files, built)
+        answers += [(exp.name, a) for a in (rendered.answers if rendered else [])]
+        main, extra = _experiment_sections(exp, exp_runs, rendered, error, layout)
+        body += main
+        appendix += extra
+    devices, device_appendix, device_finding = _device_sections(runs, experiments, layout)
+    found += [(DEVICES, device_finding)] if device_finding else []
     head = ["# ReLU gradient rules in PyTorch and JAX", "",
-            wrap("Generated by `python -m study report` from the result files listed under "
-                 "Provenance; do not edit by hand. Every number below comes from those files."), ""]
-    devices, device_finding = _device_section(runs, experiments, files)
-    found += [(None, device_finding)] if device_finding else []
-    sections = (head + _contents(experiments, numbers, built)
-                + _reproduction_section(runs, references or [], experiments, files)
-                + _findings_section(found, numbers) + devices + body
-                + _provenance_section(runs, notes) + _methodology_section(runs))
-    files["REPORT.md"] = "\n".join(sections).rstrip() + "\n"
-    return files
+            wrap("Generated by `python -m study report` from the result files listed in the "
+                 "appendix; do not edit by hand. Every number below comes from those files. "
+                 "The answers come first; long listings are in [APPENDIX.md](APPENDIX.md)."), ""]
+    layout.files["REPORT.md"] = "\n".join(
+        head + _contents(experiments, layout) + _answers_section(answers, layout)
+        + _legend_section(layout) + _findings_section(found, layout)
+        + _reproduction_section(runs, references, experiments, layout.files) + devices + body
+        + _methodology_section(runs)).rstrip() + "\n"
+    layout.files[APPENDIX] = "\n".join(
+        ["# Appendix: long listings", "",
+         wrap("Generated with [REPORT.md](REPORT.md) from the same result files: the tables "
+              "too long for the report, keeping their numbers, then every failed case and the "
+              "provenance of every result file. Run labels are those of the report's "
+              "[run legend](REPORT.md#runs)."), ""]
+        + appendix + device_appendix + _provenance_section(runs, notes)).rstrip() + "\n"
+    return layout.files
 
 
 def write_report(files: dict[str, str | bytes], reports_dir: str) -> None:

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 
 from study.results import Run
-from study.tables import MARKDOWN_DIGITS, format_cell
+from study.tables import MARKDOWN_DIGITS, distinct_digits, format_cell
 
 ALWAYS_IGNORED = ("device", "threads", "withdrawn_fields")
 REPRODUCTION, DEVICE_COMPARISON = "reproduction", "device comparison"
@@ -40,6 +40,13 @@ CellName = tuple[tuple[str, object], ...]
 
 def cell_text(value, digits: int | None = MARKDOWN_DIGITS) -> str:
     return value.text(digits) if isinstance(value, Spread) else format_cell(value, digits)
+
+
+def pair_texts(a, b) -> tuple[str, str]:
+    """Two cells that are compared, with as many figures as it takes to tell them apart."""
+    spreads = [(v.value, v.lo, v.hi) if isinstance(v, Spread) else v for v in (a, b)]
+    digits = distinct_digits(spreads)
+    return cell_text(a, digits), cell_text(b, digits)
 
 
 def name_text(name: CellName) -> str:

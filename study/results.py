@@ -12,7 +12,7 @@ import json
 import os
 import re
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -32,6 +32,7 @@ class Run:
     provenance: dict
     records: list
     path: str  # as cited in the report: relative to the folder above the results folder
+    tag: str = field(default="", compare=False)  # its label in the report's run legend: "C1"
 
     @property
     def scope(self) -> str:
@@ -199,7 +200,7 @@ def apply_errata(runs: list[Run], errata: list[dict]) -> list[Run]:
             for e in (e for e in mine if _matches(e["records"], rec)):
                 rec = withdraw(rec, e)
             records.append(rec)
-        out.append(Run(run.experiment, run.provenance, records, run.path))
+        out.append(replace(run, records=records))
     return out
 
 

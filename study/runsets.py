@@ -4,10 +4,66 @@ A table built from several runs shows a row once when every run gives it, and ot
 row per distinct value with the runs that gave it; a finding names the runs that agree
 together and contrasts those that differ. Pure functions of loaded runs.
 """
+from dataclasses import replace
+
 from study.results import Run
 from study.tables import format_cell
 
 FIELDS = ("torch", "jax", "device", "capability", "scope", "host")
+SCOPE_ORDER = ("standard", "full", "quick")
+DEVICE_PREFIX = {"cpu": "C", "cuda": "G"}
+
+
+def configuration(run: Run) -> tuple:
+    """What a run label names: device, machine (host, CPU model and kernels, GPU model),
+    releases and scope. Every experiment measured in one configuration shares its label."""
+    p = run.provenance
+    gpu = p.get("gpu")
+    return (p["device"], p["host"], str(p.get("cpu")), str(p.get("torch_cpu_capability")),
+            str(gpu.get("name") if isinstance(gpu, dict) else gpu), p["torch"], p["jax"],
+            run.scope)
+
+
+def label_runs(runs: list[Run]) -> list[Run]:
+    """Every run with its label in the report's one run legend: C1, C2, ... on a CPU, G1, ...
+    on a GPU, numbered by how many experiments ran in the configuration (the study's main
+    run first), then by scope, releases and machine."""
+    experiments_in: dict[tuple, set] = {}
+    for run in runs:
+        experiments_in.setdefault(configuration(run), set()).add(run.experiment)
+    order = sorted(experiments_in, key=lambda c: (
+        c[0] != "cpu", c[0], -len(experiments_in[c]),
+        SCOPE_ORDER.index(c[7]) if c[7] in SCOPE_ORDER else len(SCOPE_ORDER), c[5], c[6], c[1:5]))
+    labels, counts = {}, {}
+    for config in order:
+        prefix = DEVICE_PREFIX.get(config[0], config[0].upper() + "-")
+        counts[prefix] = counts.get(prefix, 0) + 1
+        labels[config] = f"{prefix}{counts[prefix]}"
+    return [replace(run, tag=labels[configuration(run)]) for run in runs]
+
+
+def tags(group: list[Run], runs: list[Run]) -> str:
+    """'C1–C3, C5, G1': the legend labels of a group of runs, in legend order, consecutive
+    labels as a range."""
+    labels = sorted(dict.fromkeys(run_tag(r, runs) for r in group), key=tag_order)
+    spans: list[list[str]] = []
+    for label in labels:
+        prefix, n = tag_order(label)
+        if spans and tag_order(spans[-1][-1]) == (prefix, n - 1):
+            spans[-1].append(label)
+        else:
+            spans.append([label])
+    return ", ".join(s[0] if len(s) == 1 else ", ".join(s) if len(s) == 2 else f"{s[0]}–{s[-1]}"
+                     for s in spans)
+
+
+def tag_order(tag: str) -> tuple:
+    digits = "".join(ch for ch in tag if ch.isdigit())
+    return tag.rstrip("0123456789"), int(digits or 0)
+
+
+def _tagged(text: str, group: list[Run], runs: list[Run]) -> str:
+    return f"{text} [{tags(group, runs)}]" if all(r.tag for r in group) else text
 
 
 def machine(run: Run) -> tuple[str, str, str]:
@@ -44,7 +100,7 @@ def _field_text(name: str, values: list[str]) -> str:
 def run_name(run: Run, runs: list[Run]) -> str:
     """The shortest name that tells `run` apart from the other runs: the fields that vary."""
     fields = varying_fields(runs) or ["torch", "device", "host"]
-    return ", ".join(_field_text(f, [field_value(run, f)]) for f in fields)
+    return _tagged(", ".join(_field_text(f, [field_value(run, f)]) for f in fields), [run], runs)
 
 
 def describe(group: list[Run], runs: list[Run]) -> str:
@@ -52,12 +108,12 @@ def describe(group: list[Run], runs: list[Run]) -> str:
     torch, device and hosts are always named; JAX release and scope where runs differ."""
     vary = varying_fields(runs)
     fields = [f for f in FIELDS if f in ("torch", "device", "host") or f in vary]
-    return ", ".join(_field_text(f, _values(group, f)) for f in fields)
+    return _tagged(", ".join(_field_text(f, _values(group, f)) for f in fields), group, runs)
 
 
 def identity(run: Run) -> Run:
     """The run without its records: what a summary keeps to name the run it came from."""
-    return Run(run.experiment, run.provenance, [], run.path)
+    return replace(run, records=[])
 
 
 def distinguish(group: list[Run], runs: list[Run]) -> str | None:
@@ -68,15 +124,17 @@ def distinguish(group: list[Run], runs: list[Run]) -> str | None:
     for name in order:
         mine = _values(group, name)
         if not set(mine) & {field_value(r, name) for r in others}:
-            return _field_text(name, mine)
+            return _tagged(_field_text(name, mine), group, runs)
     for i, a in enumerate(order):  # two fields whose pairs of values no other run has
         for b in order[i + 1:]:
             mine = {(field_value(r, a), field_value(r, b)) for r in group}
             if len(mine) == 1 and not mine & {(field_value(r, a), field_value(r, b))
                                               for r in others}:
                 (va, vb), = mine
-                return f"{_field_text(a, [va])}, {_field_text(b, [vb])}"
-    return run_name(group[0], runs) if len(group) == 1 else None
+                return _tagged(f"{_field_text(a, [va])}, {_field_text(b, [vb])}", group, runs)
+    if len(group) == 1:  # a single run that no field picks out: its legend label says which
+        return group[0].tag or run_name(group[0], runs)
+    return None
 
 
 def holds_for(group: list[Run], runs: list[Run]) -> str:
@@ -85,7 +143,7 @@ def holds_for(group: list[Run], runs: list[Run]) -> str:
     if len(runs) == 1:
         return run_name(runs[0], runs)
     if len(group) == len(runs):
-        return "both runs" if len(runs) == 2 else f"all {len(runs)} runs"
+        return _tagged("both runs" if len(runs) == 2 else f"all {len(runs)} runs", group, runs)
     if len(group) > len(runs) - len(group):
         rest = distinguish([r for r in runs if r not in group], runs)
         return f"all but {rest}" if rest else f"{len(group)} of {len(runs)} runs"
@@ -135,17 +193,16 @@ def _row_key(row: list) -> tuple:
 
 
 def _rows_runs(who: list[Run], runs: list[Run]) -> str:
-    """The runs that give a row, as short as tells them apart: 'cuda', 'all but torch 2.14.1',
-    or their names."""
-    mine = distinguish(who, runs)
-    rest = distinguish([r for r in runs if r not in who], runs)
-    options = [text for text in (mine, rest and f"all but {rest}") if text]
-    return min(options, key=len) if options else ", ".join(run_tag(r, runs) for r in who)
+    """The runs that give a row by their legend labels: 'C1, G1' or 'all but C4'."""
+    rest = [r for r in runs if r not in who]
+    options = [tags(who, runs)] + ([f"all but {tags(rest, runs)}"] if rest else [])
+    return min(options, key=len)
 
 
 def run_tag(run: Run, runs: list[Run]) -> str:
-    """'R3': the run's number in its section's list of runs shown."""
-    return f"R{runs.index(run) + 1}"
+    """The run's label in the report's run legend ('C1'); where runs were never labelled,
+    its number in the list of runs given ('R3')."""
+    return run.tag or f"R{runs.index(run) + 1}"
 
 
 def merge_run_rows(per_run_summaries: list, rows_of, id_width: int):

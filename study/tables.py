@@ -42,6 +42,37 @@ def _float_text(value: float, digits: int | None) -> str:
     return text
 
 
+def shorten(text, width: int) -> str:
+    """Text on one line, at most `width` characters, cut at a word boundary with '…' where it
+    had to be cut (never in the middle of a word, unless one word is longer than the width)."""
+    text = " ".join(str(text).split())
+    if len(text) <= width:
+        return text
+    cut = text[:width - 1]
+    space = cut.rfind(" ")
+    if space > 0 and text[width - 1] != " ":
+        cut = cut[:space]
+    return cut.rstrip(" ,;:(") + "…"
+
+
+def _float_leaves(value) -> list[float]:
+    if isinstance(value, float):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _float_leaves(v)]
+    return []
+
+
+def distinct_digits(values, digits: int = MARKDOWN_DIGITS) -> int:
+    """The fewest significant figures, at least `digits`, at which floats that differ among
+    `values` (nested lists too) also print differently: 3.72e-44 and 3.72004e-44 need 6."""
+    floats = {format_cell(v, None): v for v in _float_leaves(list(values))}
+    for d in range(digits, 18):
+        if len({format_cell(v, d) for v in floats.values()}) == len(floats):
+            return d
+    return 17
+
+
 def format_cell(value, digits: int | None = MARKDOWN_DIGITS) -> str:
     """Deterministic text for any cell value; keeps the sign of zero, which matters here.
     digits=None keeps full precision (the CSV form)."""
@@ -61,8 +92,14 @@ def to_markdown(table: Table) -> str:
     def line(cells):
         return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
     out = [line(table.headers), "|" + "---|" * len(table.headers)]
-    out += [line([format_cell(v) for v in row]) for row in table.rows]
+    out += [line(row_texts(row)) for row in table.rows]
     return "\n".join(out)
+
+
+def row_texts(row: list) -> list[str]:
+    """A row's cells as text, with as many figures as tell its differing values apart."""
+    digits = distinct_digits(row)
+    return [format_cell(v, digits) for v in row]
 
 
 def to_csv(table: Table) -> str:
@@ -109,14 +146,17 @@ def latex_escape(text: str) -> str:
     return "".join(out)
 
 
-def to_latex(table: Table, number: int, anchor: str) -> str:
-    """A booktabs table for \\input{} (needs \\usepackage{booktabs, amssymb})."""
+def to_latex(table: Table, number: int, anchor: str, legend: str = "") -> str:
+    """A booktabs table for \\input{} (needs \\usepackage{booktabs, amssymb}); `legend` (the
+    runs' labels) ends the caption."""
     cols = "l" * len(table.headers)
+    caption = " ".join(part for part in (table.caption, legend) if part)
     lines = [f"% Table {number}: {latex_escape(table.title)}", r"\begin{table}[ht]", r"\centering",
-             f"\\caption{{{latex_escape(table.title)}. {latex_escape(table.caption)}}}",
+             f"\\caption{{{latex_escape(table.title)}. {latex_escape(caption)}}}",
              f"\\label{{tab:{anchor}}}", f"\\begin{{tabular}}{{{cols}}}", r"\toprule",
              " & ".join(latex_escape(h) for h in table.headers) + r" \\", r"\midrule"]
-    lines += [" & ".join(latex_escape(format_cell(v)) for v in row) + r" \\" for row in table.rows]
+    lines += [" & ".join(latex_escape(text) for text in row_texts(row)) + r" \\"
+              for row in table.rows]
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 

@@ -31,7 +31,7 @@ def assert_close(actual, expected, dtype: str) -> None:
 
 
 def listed_result_files(report_text: str) -> list[str]:
-    """The result files a rendered REPORT.md names under Provenance, relative to reports/."""
+    """The result files a rendered APPENDIX.md names under Provenance, relative to reports/."""
     import re
     section = report_text.split("## Provenance", 1)[1]
     return re.findall(r"^\| `([^`]+\.json)` \|", section, re.M)

@@ -1,5 +1,6 @@
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -82,7 +83,7 @@ def test_run_then_report_end_to_end(capsys, tmp_path):
                        "--out", str(tmp_path / "out"))
     assert rc == 0
     report = (tmp_path / "out" / "REPORT.md").read_text()
-    assert "Table 19: Seed 002: backward on a non-scalar output" in report
+    assert re.search(r"### Table \d+: Seed 002: backward on a non-scalar output", report)
     # out = a * a: the chain rule gives backward(ones) = 2a = [[2, 4, 6], [8, 10, 12]]
     assert "| backward(ones) | [[2, 4, 6], [8, 10, 12]] | [[2, 4, 6], [8, 10, 12]] |" in report
 

@@ -9,6 +9,7 @@ import re
 import pytest
 
 import experiments
+from study import runsets
 from study import report
 from study.results import Run
 from tests.conftest import reference_runs
@@ -54,13 +55,18 @@ def rendered():
     return base, render_text(base), mixed, render_text(mixed)
 
 
-def test_every_section_shows_every_run_of_any_mix(rendered):
+def test_every_section_shows_every_run_of_any_mix_by_its_legend_label(rendered):
     _, _, runs, text = rendered
+    legend = text.split("## Runs", 1)[1].split("\n## ", 1)[0]
     for exp in experiments.all_experiments():
         section = text.split(f"## {exp.name}: ", 1)[1].split("\n## ", 1)[0]
         assert "**error:**" not in section, exp.name
-        for run in (r for r in runs if r.experiment == exp.name):
-            assert f"`{run.path.split('/')[-1]}`" in section, (exp.name, run.path)
+        mine = [r for r in runsets.label_runs(runs) if r.experiment == exp.name]
+        shown = " ".join(section.split("Runs shown: ", 1)[1].split(" (see", 1)[0].split())
+        assert shown == runsets.tags(mine, mine), exp.name
+        assert len({r.tag for r in mine}) == len({runsets.configuration(r) for r in mine})
+        for run in mine:
+            assert f"\n| {run.tag} | " in legend, (exp.name, run.tag)
 
 
 @pytest.mark.parametrize("which", ["reference", "with copies under another host, device and release"])

@@ -14,8 +14,10 @@ import subprocess
 import pytest
 
 import experiments
-from study import report, results
-from study.tables import Table, collapse_rows, format_cell, latex_escape, to_csv, to_latex, to_markdown
+from study import report, reproduction, results
+from study.tables import (Table, collapse_rows, format_cell, latex_escape, shorten, to_csv, to_latex,
+                          to_markdown)
+from study.experiment import QUESTIONS
 from tests.conftest import listed_result_files, load_listed, reference_runs
 
 REPORTS = os.path.join(results.REPO_ROOT, "reports")
@@ -23,7 +25,7 @@ MAX_LINE = 400
 
 
 def committed_inputs():
-    with open(os.path.join(REPORTS, "REPORT.md"), encoding="utf-8") as f:
+    with open(os.path.join(REPORTS, report.APPENDIX), encoding="utf-8") as f:
         listed = listed_result_files(f.read())
     return load_listed(listed, REPORTS), reference_runs()
 
@@ -52,13 +54,13 @@ def test_committed_report_is_exactly_what_its_committed_results_render_to(commit
             assert f"{sub}/{name}" in committed, f"reports/{sub}/{name} is left over"
 
 
-def test_contents_names_every_table_with_its_files_before_the_findings(committed):
+def test_contents_names_every_table_with_its_files_before_the_answers(committed):
     text = committed["REPORT.md"]
-    contents = text.split("## Contents", 1)[1].split("## Findings", 1)[0]
+    contents = text.split("## Contents", 1)[1].split("## Answers", 1)[0]
     numbers = report.number_tables(experiments.all_experiments())
     for (exp, tid), n in numbers.items():
         a = report.anchor(exp, tid)
-        assert f"| [{n}](#{a}) |" in contents, a
+        assert f"| [{n}](#{a}) |" in contents or f"| [{n}](APPENDIX.md#{a}) |" in contents, a
         if f"tables/{a}.md" in committed:
             assert f"[md](tables/{a}.md) · [tex](tables/{a}.tex) · [csv](tables/{a}.csv)" in contents
 
@@ -78,16 +80,38 @@ def test_no_markdown_line_is_longer_than_a_screen(committed):
             assert not long, (rel, long[:3])
 
 
-def test_every_table_has_a_number_caption_anchor_and_source(committed):
-    text = committed["REPORT.md"]
-    for n, (exp, tid) in enumerate(((e.name, t) for e in experiments.all_experiments()
-                                    for t in e.tables), 1):
+def test_every_table_has_a_number_caption_anchor_and_source_in_the_report_or_appendix(committed):
+    text = committed["REPORT.md"] + committed[report.APPENDIX]
+    for (exp, tid), n in report.number_tables(experiments.all_experiments()).items():
         assert f'<a id="{report.anchor(exp, tid)}"></a>\n### Table {n}: ' in text
 
 
+def test_the_report_answers_first_and_stays_short(committed):
+    text = committed["REPORT.md"]
+    assert len(text.splitlines()) <= 800
+    assert text.index("## Answers") < text.index("## Runs") < text.index("## Findings")
+    answers = text.split("## Answers", 1)[1].split("\n## ", 1)[0]
+    subsections = answers.split("\n### ")[1:]
+    assert len(subsections) == len(QUESTIONS) == 6
+    for sub in subsections:
+        assert "Tables: [Table " in sub, sub[:80]
+        body = sub.split("\n\n")[1]
+        assert len(re.findall(r"[.)] (?=[A-Z])", body)) <= 3, body[:200]  # at most 4 sentences
+
+
+def test_a_standalone_table_shows_its_caption_and_run_legend_as_text(committed):
+    md = committed["tables/two-layer-ties.md"]
+    assert "<!--" not in md and md.startswith("# Table ")
+    caption = md.split("\n\n")[1]
+    assert caption.startswith("*Over every ReLU rule")
+    assert "Runs (labels as in the report's run legend):" in md and "\n- C1: cpu, " in md
+    assert "Runs: C1: cpu, " in committed["tables/two-layer-ties.tex"]
+
+
 def test_a_table_without_results_keeps_its_number():
-    text = report.render([], [], experiments.all_experiments())["REPORT.md"]
-    assert "### Table 1: no results yet" in text
+    files = report.render([], [], experiments.all_experiments())
+    assert "### Table 1: no results yet" in files[report.APPENDIX]  # Table 1 lives there
+    assert "### Table 2: no results yet" in files["REPORT.md"]
 
 
 def test_an_experiment_whose_tables_raise_is_one_line_and_the_rest_renders():
@@ -194,7 +218,7 @@ class Poison:
 # The rendering layer's own form (line width, significant figures, which atlas inputs are
 # columns, the 95% level of an interval), and the comparison's fixed labels: not data.
 RENDERING_LAYER = ("study.report", "study.tables", "study.figures", "study.reproduction",
-                   "study.device_comparison",
+                   "study.device_comparison", "experiments.zero_point_conventions",
                    "study.runsets", "study.results", "study.provenance", "study.experiment",
                    "experiments.zero_point_report", "experiments.bifurcation_report",
                    "experiments.timing_report")
@@ -231,3 +255,27 @@ def test_rendering_reads_no_constant_of_the_measuring_code(committed, monkeypatc
     for rel, content in after.items():  # the same bytes as with the constants in place
         if not rel.endswith(".png"):
             assert content == committed[rel], rel
+
+
+def test_values_that_differ_never_print_equal():
+    # 3.72e-44 and 3.72004e-44 agree to 4 figures: the row shows 6, the CSV every digit
+    t = Table("t", "T", "cap", ["cpu", "cuda", "same"], [[3.72e-44, 3.72004e-44, 1.0]])
+    assert "| 3.72e-44 | 3.72004e-44 | 1 |" in to_markdown(t)
+    assert reproduction.pair_texts(3.72e-44, 3.72004e-44) == ("3.72e-44", "3.72004e-44")
+    assert reproduction.pair_texts(0.25, 0.25) == ("0.25", "0.25")
+    from experiments.zero_point_report import shown
+    assert shown({"values": [6.0078125, 6.00781], "where": {}}) == "6.00781 or 6.007812 (placement)"
+
+
+def test_shortened_text_ends_on_a_word_boundary():
+    text = "RuntimeError: You tried to vmap over ReLUJvp, but it does not have vmap support"
+    cut = shorten(text, 40)
+    assert len(cut) <= 40 and cut.endswith("…")
+    assert text.startswith(cut[:-1]) and text[len(cut) - 1] == " "  # the next character is a space
+    assert shorten("short", 40) == "short"
+
+
+def test_a_missed_target_has_a_positive_margin_whichever_way_it_points():
+    from experiments.timing_report import margin
+    assert margin(0.2016, 0.7, "≥") > 0 and margin(0.9516, 1.05, "≤") < 0  # missed, met
+    assert margin(1.115, 1.05, "≤") > 0 and margin(0.8, 0.7, "≥") < 0

@@ -1,0 +1,194 @@
+"""The atlas as a porting engineer cites it: one compact conventions table, the answer to the
+study's second question, and the cells a reader would otherwise mis-cite (subnormal flushing,
+placements measured, a forward mode that is silently wrong). Pure functions of the summary.
+"""
+from study.experiment import Answer
+from study.placement import depends_on_placement
+from study.runsets import tag_order, tags
+from study.tables import Table, format_cell
+
+from experiments.zero_point_report import (SPECIAL, RunAtlas, Summary, _same_after_rounding,
+                                           agree, forward_disagrees, kink_labels,
+                                           look_alike_pairs, natural_pairs, shown)
+
+
+def primary(summary: Summary) -> RunAtlas:
+    """The run the compact views read: the first in the run legend (the study's main run)."""
+    return min(summary.runs, key=lambda a: (tag_order(a.run.tag) if a.run.tag else ("~", 0),
+                                            a.run.provenance["utc"]))
+
+
+def silently_wrong_forward(summary: Summary) -> dict[str, list]:
+    """{op name: [run, ...]} whose forward mode disagrees with reverse mode away from kinks."""
+    out: dict[str, list] = {}
+    for a in summary.runs:
+        for op in a.atlas("float32"):
+            if forward_disagrees(op) and a.run not in out.setdefault(op.name, []):
+                out[op.name].append(a.run)
+    return {name: runs for name, runs in out.items() if runs}
+
+
+def flushing(summary: Summary) -> dict[str, list]:
+    """{"jax float32": [runs]}: where the subnormal probe found the framework flushing."""
+    out: dict[str, list] = {}
+    for a in summary.runs:
+        for x in a.arithmetic:
+            if x.flushes:
+                runs = out.setdefault(f"{x.framework} {x.dtype}", [])
+                if a.run not in runs:
+                    runs.append(a.run)
+    return out
+
+
+def flush_note(summary: Summary) -> list[str]:
+    found = flushing(summary)
+    if not found:
+        return []
+    runs = [a.run for a in summary.runs]
+    by_runs: dict[str, list[str]] = {}
+    for what, who in found.items():
+        by_runs.setdefault(tags(who, runs), []).append(what)
+    return [f"Subnormals: the probe (the subnormal-arithmetic table) finds "
+            f"{'; '.join(f'{chr(44).join(w)} flushed in {who}' for who, w in by_runs.items())}"
+            f". There an input of ±min_subnormal is read as 0, so its cells (the ±1 ulp columns "
+            f"at kink 0) show the op's value and gradient at 0: a property of XLA's CPU "
+            f"backend, not of the op."]
+
+
+def placements_note(summary: Summary) -> list[str]:
+    """Which placements each run measured, per framework: the standard runs measure JAX ops in
+    fewer placements than torch ops, so a JAX cell's agreement covers only those."""
+    by_run: dict[str, list[str]] = {}
+    for a in summary.runs:
+        for fw in ("torch", "jax"):
+            places = sorted({p for op in a.atlas() if op.framework == fw for p in op.placements})
+            by_run.setdefault(", ".join(places) or "not recorded", []).append(
+                f"{a.run.tag or a.run.label} {fw}")
+    return ["Placements measured: " + "; ".join(f"{', '.join(who)}: {places}"
+                                                 for places, who in by_run.items()) + "."]
+
+
+def _elsewhere(summary: Summary, side, mode: str, label: str) -> str:
+    """Where the primary run's float32 cell of this op changes: another dtype of that run,
+    another run (release, device, scope), or the element's placement."""
+    base_run = primary(summary)
+    base = side.cell(mode, label)
+    marks = ["placement"] if depends_on_placement(base) else []
+    marks += [op.dtype for op in base_run.atlas() if op.rule == side.rule and op.dtype != "float32"
+              and label in op.inputs and mode not in op.withdrawn
+              and not _same_after_rounding(op.cell(mode, label), base, op.dtype)]
+    others = [a.run for a in summary.runs if a is not base_run
+              for op in a.atlas("float32") if op.rule == side.rule and label in op.inputs
+              and mode not in op.withdrawn and agree(op.cell(mode, label), base) is not True]
+    if others:
+        runs = [a.run for a in summary.runs]
+        marks.append(tags(others, runs))
+    return ", ".join(marks)
+
+
+def conventions_rows(summary: Summary) -> list[list]:
+    rows = []
+    for t, j in look_alike_pairs(primary(summary)):
+        for k in t.kinks:
+            label = kink_labels(k)[1]
+            if label not in j.inputs:
+                continue
+            cells = [(side, m) for side in (t, j) for m in ("value", "reverse")]
+            changes = "; ".join(f"{side.framework} {'d/dx' if m == 'reverse' else m}: {where}"
+                                for side, m in cells
+                                if (where := _elsewhere(summary, side, m, label)))
+            rows.append([t.name, j.name, k] + [shown(side.cell(m, label)) for side, m in cells]
+                        + [agree(t.cell("reverse", label), j.cell("reverse", label)),
+                           changes or None])
+    return rows
+
+
+def conventions_table(summary: Summary) -> Table:
+    a = primary(summary)
+    return Table(
+        "conventions", "Conventions at each kink: look-alike torch/JAX pairs, float32",
+        f"Run {a.run.tag or a.run.label}: for each torch op and the JAX op a porting user would "
+        f"take as the same, the value and the reverse-mode derivative (d/dx) at each kink k, "
+        f"exactly. 'same d/dx' compares the two derivatives (NaN = NaN, −0 = +0; blank where "
+        f"either depends on placement). The last column says where a cell changes: a dtype "
+        f"(that run in float16, bfloat16 or float64, after rounding; see the dtype table), a "
+        f"run label (another release, device or scope; see the release and CPU-against-GPU "
+        f"tables), or 'placement' (the value depends on where the element sits; see the "
+        f"placement table).",
+        ["torch op", "JAX op", "kink k", "torch value", "torch d/dx", "JAX value", "JAX d/dx",
+         "same d/dx", "changes in"], conventions_rows(summary), flush_note(summary))
+
+
+def _groups_at_zero(a: RunAtlas) -> dict[str, list[str]]:
+    """{"0": [builtin names], "0.5": [...], ...}: each built-in's d/dx at +0, float32."""
+    out: dict[str, list[str]] = {}
+    for op in a.atlas("float32"):
+        if op.kind == "builtin" and 0.0 in op.kinks and not depends_on_placement(
+                op.cell("reverse", "+0.0")):
+            out.setdefault(shown(op.cell("reverse", "+0.0")), []).append(op.name)
+    return dict(sorted(out.items()))
+
+
+def answer(summary: Summary, release_text: str | None) -> Answer | None:
+    """The study's second question, in at most four sentences."""
+    if not summary.runs or not primary(summary).atlas("float32"):
+        return None
+    a, runs = primary(summary), [x.run for x in summary.runs]
+    groups = _groups_at_zero(a)
+    text = (f"There is no one convention: at x = 0 in float32 ({a.run.tag or a.run.label}) the "
+            f"built-ins' derivative is " + "; ".join(
+                f"{value} for {', '.join(names[:3])}" + (f" and {len(names) - 3} more"
+                                                        if len(names) > 3 else "")
+                for value, names in groups.items()) + ".")
+    pairs = natural_pairs(a)
+    at_kink = [p for p in pairs if any(lab not in SPECIAL for lab in p.disagree)]
+    special = [p for p in pairs if p.disagree and p not in at_kink]
+    text += (f" Of {len(pairs)} look-alike torch/JAX pairs, {len(at_kink)} disagree at a kink or "
+             f"±0 ({', '.join(f'{p.torch_op} vs {p.jax_op}' for p in at_kink[:3])}"
+             f"{', …' if len(at_kink) > 3 else ''}) and {len(special)} more only at NaN or ±inf.")
+    found = flushing(summary)
+    if found:
+        flushed = {r.tag for who in found.values() for r in who}
+        clean = [x.run for x in summary.runs if x.arithmetic and x.run.tag not in flushed]
+        release_text = ((release_text or "").rstrip(".") + (
+            "; and " if release_text else "") + f"XLA's CPU backend flushes subnormals "
+            f"({', '.join(found)}), so there JAX ops at ±min_subnormal return their value and "
+            f"gradient at 0" + (f" (nothing flushes in {tags(clean, runs)})" if clean else "") + ".")
+    if release_text:
+        text += f" {release_text}"
+    return Answer("zero_point", text, ("conventions", "natural_pairs", "releases", "subnormals"))
+
+
+def release_sentence(summary: Summary) -> str | None:
+    """'torch.clamp(x, min=0)'s d/dx at 0 is 1 in torch 2.11.0+cu130 and 2.13.0+cpu, 0 in
+    2.14.1+cu130.' from the float32 reverse-mode cells at +0 that changed between releases."""
+    by_op: dict[str, str] = {}
+    for c in summary.release_changes:
+        if c.mode == "reverse" and c.input == "+0.0" and c.dtype == "float32":
+            values: dict[str, list[str]] = {}
+            for version, cell in c.by_release:
+                values.setdefault(shown(cell), []).append(version)
+            by_op.setdefault(c.op, ", ".join(f"{v} in {c.framework} {' and '.join(vs)}"
+                                             for v, vs in values.items()))
+    if not by_op:
+        return None
+    return ("Releases differ: " + "; ".join(f"{op}'s d/dx at 0 is {text}"
+                                            for op, text in list(by_op.items())[:2]) + ".")
+
+
+FLUSH_NOTED = ("atlas_jax", "porting_torch_to_jax", "porting_jax_to_torch", "extended")
+PLACEMENT_NOTED = ("atlas_torch", "atlas_jax", "placement", "natural_pairs")
+
+
+def render(summary: Summary):
+    """zero_point_report's tables and findings, with the compact conventions table first, the
+    notes a reader needs beside the cells they qualify, and the answer."""
+    from study.experiment import Rendered
+    from experiments import zero_point_report
+    rendered = zero_point_report.render(summary)
+    for table in rendered.tables:
+        table.notes += (flush_note(summary) if table.id in FLUSH_NOTED else []) + (
+            placements_note(summary) if table.id in PLACEMENT_NOTED else [])
+    found = answer(summary, release_sentence(summary))
+    return Rendered([conventions_table(summary)] + rendered.tables, rendered.findings,
+                    rendered.figures, [found] if found else [])
