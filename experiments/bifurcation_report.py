@@ -627,42 +627,50 @@ def _kernel_finding(rc: RunCounts, runs: list[Run]) -> Finding | None:
 
 
 def _order_finding(rc: RunCounts, runs: list[Run]) -> Finding | None:
+    """The two data orders at the headline: the per-minibatch count cannot depend on the order
+    (the weights stay fixed over the pass, so the same images flag the same initialisations);
+    only the accumulated .grad count could."""
     h = rc.headline
     at = [e for e in rc.estimates if h and e.dtype == "float32"
           and e.setting == (h["depth"], h["width"], h["batch"])]
-    by_order = {}
+    by_fw: dict[str, dict[str, Estimate]] = {}
     for e in at:
-        by_order.setdefault(e.order, {})[e.framework] = e
-    if len(by_order) < 2:
+        by_fw.setdefault(e.framework, {})[e.order] = e
+    if not any(len(v) > 1 for v in by_fw.values()):
         return None
-    parts, overlaps = [], []
-    for fw in ("torch", "jax"):
-        es = [by_order[o][fw] for o in by_order if fw in by_order[o]]
-        parts.append(f"{fw} " + " against ".join(
-            f"{format_cell(e.rate['rate'] * 1e4)} [{format_cell(e.rate['lower'] * 1e4)}, "
-            f"{format_cell(e.rate['upper'] * 1e4)}] ({e.order})" for e in es))
-        overlaps.append(max(e.rate["lower"] for e in es) <= min(e.rate["upper"] for e in es))
-    verdict_text = ("the intervals overlap, so this data shows no effect of the order" if all(overlaps)
-                    else "the intervals do not overlap, so the order matters")
-    return Finding(f"At the headline in float32 the per-10^4-image rate is {'; '.join(parts)}: "
-                   f"{verdict_text}; the prediction uses the permuted order, whose mix of digits "
-                   f"is like MNIST's unsorted file ({holds_for([rc.run], runs)}).", "orders")
+    pairs = {fw: es for fw, es in by_fw.items() if len(es) > 1}
+    parts = [f"{fw} {' and '.join(f'{e.count} ({o})' for o, e in es.items())} flagged, "
+             f"{' and '.join(f'{e.accumulated}' for e in es.values())} with accumulated .grad"
+             for fw, es in pairs.items()]
+    same = all(len({e.accumulated for e in es.values()}) == 1 for es in pairs.values())
+    return Finding(f"The data order cannot change the per-minibatch count: the weights stay "
+                   f"fixed over the pass, so the same images flag the same initialisations in "
+                   f"any order ({'; '.join(parts)}, float32 headline); only the accumulated "
+                   f".grad count could differ, and " + ("here it does not" if same else "here it "
+                   "does") + f" ({holds_for([rc.run], runs)}).", "orders")
 
 
 def _rate_finding(rc: RunCounts, runs: list[Run]) -> Finding | None:
-    checks = [c for c in rc.rate_checks if c.dtype == "float32" and c.p_value is not None]
+    """The constant-rate test in every dtype where it ran, rejections named."""
+    checks = [c for c in rc.rate_checks if c.p_value is not None]
     if not checks:
         return None
-    smallest = min(checks, key=lambda c: c.p_value)
-    texts = [f"{c.framework} {c.order} {c.split} p = {format_cell(c.p_value)}" for c in checks]
-    fits = smallest.p_value >= 0.05
-    return Finding(
-        ("One constant per-image rate fits the float32 pass at the headline" if fits else
-         "The per-image rate is not constant over the float32 pass at the headline")
-        + f" (likelihood-ratio tests: {', '.join(texts)})"
-        + ("; the 60000-image prediction rests on that constant rate" if fits else
-           "; the 60000-image prediction assumes a constant rate and inherits this doubt")
-        + f" ({holds_for([rc.run], runs)}).", "constant_rate")
+    by_dtype: dict[str, list] = {}
+    for c in checks:
+        by_dtype.setdefault(c.dtype, []).append(c)
+    fits = [d for d, cs in by_dtype.items() if all(c.p_value >= 0.05 for c in cs)]
+    rejected = {d: [c for c in cs if c.p_value < 0.05] for d, cs in by_dtype.items() if d not in fits}
+    text = (f"One constant per-image rate is not rejected at the 5% level in "
+            f"{', '.join(fits) or 'no dtype'}"
+            + (f" ({len([c for d in fits for c in by_dtype[d]])} likelihood-ratio tests, smallest "
+               f"p = {format_cell(min(c.p_value for d in fits for c in by_dtype[d]), 3)})"
+               if fits else ""))
+    if rejected:
+        text += ("; it is rejected in " + "; ".join(
+            f"{d} ({', '.join(f'{c.framework} {c.order} {c.split} p = {format_cell(c.p_value, 2)}' for c in cs)})"
+            for d, cs in rejected.items())
+                 + ", where the 60000-image prediction rests on a rejected model")
+    return Finding(text + f" ({holds_for([rc.run], runs)}).", "constant_rate")
 
 
 def _count_finding(ordered: list[RunCounts], runs: list[Run]) -> Finding | None:
@@ -698,47 +706,50 @@ def findings(summary: Summary) -> list[Finding]:
     return out
 
 
-def figures(summary: Summary) -> dict[str, tuple[bytes, str]]:
-    """One panel per dtype: our predictions per setting against the paper's counts."""
-    from study.figures import BarPanel, bar_panels
+def observed_interval(e: Estimate) -> tuple[float, float, float]:
+    """The count of K flagged over the run's images, with the exact (Clopper-Pearson) 95%
+    interval of that proportion, scaled to K."""
+    from scipy.stats import beta
+    lo = beta.ppf(0.025, e.count, e.inits - e.count + 1) if e.count else 0.0
+    hi = beta.ppf(0.975, e.count + 1, e.inits - e.count) if e.count < e.inits else 1.0
+    return float(e.count), float(lo * e.inits), float(hi * e.inits)
+
+
+def figures(summary: Summary) -> dict:
+    """One panel per dtype that has counts: the initialisations observed to bifurcate over the
+    run's images, per setting and framework, with their 95% intervals."""
+    from study.figures import PointPanel, point_panels
     if not summary.runs:
         return {}
     rc = max(summary.runs, key=_total_inits)
     panels = []
     for dtype in dict.fromkeys(e.dtype for e in rc.estimates):
-        groups, bars, intervals, papers = [], {}, {}, []
+        groups, points = [], {}
         for e in (e for e in rc.estimates if e.dtype == dtype):
-            label = f"{e.sweep}: {_setting_text(e.setting).replace(', batch ', ', b')}" + (
-                "" if e.order == "mlxtend" else f" ({e.order})")
+            label = (f"{e.sweep}: {_setting_text(e.setting).replace(', batch ', ', b')}, K = "
+                     f"{e.inits}" + ("" if e.order == "mlxtend" else f" ({e.order})"))
             if label not in groups:
                 groups.append(label)
-                papers.append([float(p.count) for p in e.papers])
-            i, name = groups.index(label), f"ours ({e.framework})"
-            bars.setdefault(name, {})[i] = e.predicted[0]
-            intervals.setdefault(name, {})[i] = e.predicted[1:]
-        panels.append(BarPanel(
-            dtype, groups, {k: [v.get(i) for i in range(len(groups))] for k, v in bars.items()},
-            {k: [v.get(i) for i in range(len(groups))] for k, v in intervals.items()},
-            {"Bertoin et al., published": papers}))
+            points.setdefault(e.framework, {})[groups.index(label)] = tuple(
+                v / e.inits for v in observed_interval(e))
+        panels.append(PointPanel(
+            f"{dtype}" + (" (every count 0)" if all(v[0] == 0 for p in points.values()
+                                                    for v in p.values()) else ""),
+            groups, {fw: [p.get(i) for i in range(len(groups))] for fw, p in points.items()}))
     if not panels:
         return {}
-    png = bar_panels(panels, f"Initialisations out of 1000 whose first-layer gradient depends on "
-                             f"ReLU'(0) within the paper's 60000 MNIST images: our prediction "
-                             f"from 5000 images (bars, 95% interval) against Bertoin et al.'s "
-                             f"published counts (open diamonds, one per file that holds the "
-                             f"setting); run {rc.run.label}", "initialisations out of 1000")
-    return {"figures/bifurcation.png": (png, "Bifurcation counts: our prediction against "
-                                             "Bertoin et al.'s published counts")}
+    title = (f"Share of the K initialisations drawn whose first-layer gradient depends on "
+             f"ReLU'(0) within the run's images, observed, with the exact 95% interval; run "
+             f"{rc.run.tag or rc.run.label}")
+    return {"figures/bifurcation.png": (lambda: point_panels(panels, title, "share flagged"), "Bifurcation counts observed per setting and "
+                                             "framework, with their 95% intervals")}
 
 
 def _observed_text(e: Estimate) -> str:
-    """'51 of 1000 [38, 67]': flagged initialisations over the 5000 images, with the exact
-    (Clopper-Pearson) 95% interval of that proportion, scaled to the K drawn."""
-    from scipy.stats import beta
-    lo = beta.ppf(0.025, e.count, e.inits - e.count + 1) if e.count else 0.0
-    hi = beta.ppf(0.975, e.count + 1, e.inits - e.count) if e.count < e.inits else 1.0
-    return (f"{e.count} of {e.inits} [{format_cell(lo * e.inits, 3)}, "
-            f"{format_cell(hi * e.inits, 3)}] ({'JAX' if e.framework == 'jax' else e.framework})")
+    """'51 of 1000 [38.2, 66.5] (torch)': observed, with its exact 95% interval."""
+    _, lo, hi = observed_interval(e)
+    return (f"{e.count} of {e.inits} [{format_cell(lo, 3)}, {format_cell(hi, 3)}] "
+            f"({'JAX' if e.framework == 'jax' else e.framework})")
 
 
 def answer(summary: Summary) -> Answer | None:

@@ -757,27 +757,38 @@ def answer(summary: Summary) -> Answer | None:
                   "under the harness and profile tables.", ("targets", "rule_ratios")) if text else None
 
 
-def figure(summary: Summary) -> dict[str, tuple[bytes, str]]:
-    from study.figures import lines
+def figure(summary: Summary) -> dict:
+    """The newest standard run: one panel per framework, ns per element against size for each
+    rule and mode with its interquartile bar, and the copy-bandwidth floor for the useful bytes
+    (the time a copy at the run's measured copy bandwidth takes to move them)."""
+    from study.figures import LinePanel, line_panels
     if not summary.runs:
         return {}
     by_run = {id(t.run): t for t in summary.runs}
-    t = by_run[id(newest([t.run for t in summary.runs]))]
-    names, series, styles = t.names(), {}, {}
-    colours = iter(["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "k", "0.5"])
-    for fw, m, r in keys(t):
-        label = f"{fw} {m}: {names.get(r, r)}"
-        colour = styles.get(f"rule:{r}", {}).get("color") or next(colours)
-        styles[f"rule:{r}"] = {"color": colour}
-        compiled = m in ("compile", "jit")
-        styles[label] = {"color": colour, "marker": "o" if compiled else "s", "ms": 3,
-                         "lw": 1, "ls": "-" if compiled else "--"}
-        series[label] = [(x.n, x.stats["median"] / x.n * 1e9) for x in t.rules
-                         if (x.framework, x.mode, x.rule) == (fw, m, r)]
-    png = lines(series, styles, f"ReLU rules, {t.run.label}: solid = compiled (torch.compile, "
-                                f"jax.jit), dashed = eager / op by op", "elements",
-                "ns per element (forward + backward)")
-    return {"figures/timing.png": (png, "Timing: ns per element against size, every rule and mode")}
+    t = by_run[id(newest([t.run for t in summary.runs], key=lambda r: r.scope == "standard"))]
+    names, panels = t.names(), []
+    for fw in dict.fromkeys(fw for fw, _, _ in keys(t)):
+        series, styles = {}, {}
+        rules = list(dict.fromkeys(r for f, _, r in keys(t) if f == fw))
+        for f, m, r in (k for k in keys(t) if k[0] == fw):
+            label = f"{m}: {names.get(r, r)}"
+            compiled = m in ("compile", "jit")
+            styles[label] = {"color": f"C{rules.index(r) % 10}", "marker": "o" if compiled else "s",
+                             "ls": "-" if compiled else "--"}
+            series[label] = [(x.n, x.stats["median"] / x.n * 1e9, x.stats["q1"] / x.n * 1e9,
+                              x.stats["q3"] / x.n * 1e9) for x in t.rules
+                             if (x.framework, x.mode, x.rule) == (f, m, r)]
+        useful = next((x.bytes_per_element for x in t.rules if x.framework == fw), None)
+        floor = [(n, useful / bw * 1e9) for n in sizes(t)
+                 if useful and (bw := copy_bandwidth(t, n))]
+        panels.append(LinePanel(fw, series, styles, floor,
+                                f"copy floor: {useful} B an element at the copy bandwidth"))
+    title = (f"ReLU rules, forward plus backward, run {t.run.tag or t.run.label}: median ns per "
+             f"element with the interquartile range; solid = compiled (torch.compile, jax.jit), "
+             f"dashed = eager / op by op")
+    return {"figures/timing.png": (lambda: line_panels(panels, title, "elements",
+                                                       "ns per element (forward + backward)"), "Timing: ns per element against size, one panel per "
+                                        "framework, every rule and mode, with the copy floor")}
 
 
 def render(summary: Summary) -> Rendered:

@@ -23,7 +23,7 @@ DESCRIPTION = "zero-point atlas: every op at its kinks, all dtypes, modes and pl
 QUESTION = ("What does each built-in and custom rule return at exactly x = 0 and at its other "
             "kinks, in each framework, dtype, mode and placement, and which torch/JAX look-alikes "
             "disagree?")
-TABLES = ("conventions", "atlas_torch", "atlas_jax", "modes", "placement", "extended", "porting_torch_to_jax",
+TABLES = ("conventions", "atlas_torch", "atlas_jax", "modes", "placement", "compiled", "extended", "porting_torch_to_jax",
           "porting_jax_to_torch", "custom_conventions", "gradcheck", "releases", "natural_pairs",
           "subnormals")
 ALL_KINKS = tuple(sorted({k for r in RULES for k in r.kinks}))

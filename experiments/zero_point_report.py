@@ -391,6 +391,17 @@ def custom_rows(a: RunAtlas) -> list[list]:
             for op in a.atlas() if op.kind == "custom"]
 
 
+def custom_rows_by_dtype(a: RunAtlas) -> list[list]:
+    """custom_rows with the dtypes that give the same row listed in one."""
+    return collapse_rows(custom_rows(a), (2,))
+
+
+def jit_rows(a: RunAtlas) -> list[list]:
+    """Rows that differ only in dtype are merged."""
+    return collapse_rows([[op.framework, op.name, op.dtype, mode, label, shown(c["eager"]),
+                           shown(c["jit"])] for op, mode, label, c in jit_cells(a)], (2,))
+
+
 def gradcheck_rows(a: RunAtlas) -> list[list]:
     f64 = {op.rule: op for op in a.atlas("float64")}
     rows = []
@@ -543,7 +554,7 @@ def findings(summary: Summary) -> list[Finding]:
     for table, fact_of, full, short in (
             ("natural_pairs", _pairs_fact, _pairs_text, _pairs_short),
             ("placement", _placement_fact, _placement_text, _placement_short),
-            ("placement", _jit_fact, _jit_text, _jit_short),
+            ("compiled", _jit_fact, _jit_text, _jit_short),
             ("gradcheck", kink_check, _kink_text, _kink_short),
             ("subnormals", _arithmetic_fact, _arithmetic_text, _arithmetic_short)):
         text = stated_for_runs([(a.run, fact_of(a)) for a in summary.runs], runs, full, short)
@@ -629,6 +640,9 @@ def _atlas_tables(summary: Summary) -> list[Table]:
     j_extra, j_rows, j_notes = merge_run_rows(summary.runs, lambda a: atlas_rows(a, "jax"), 2)
     m = merge_run_rows(summary.runs, mode_rows, 3)
     p = merge_run_rows(summary.runs, placement_rows, 5)
+    jit = [a for a in summary.runs if any(pl.endswith("(jit)") for op in a.atlas()
+                                          for pl in op.placements)]
+    c = merge_run_rows(jit, jit_rows, 5) if jit else ([], [], [])
     e = merge_run_rows(summary.runs, lambda a: collapse_rows(extended_rows(a), (2, 3, 4)), 2)
     return [
         Table("atlas_torch", "Zero-point atlas, torch: reverse-mode gradient at each kink",
@@ -649,6 +663,15 @@ def _atlas_tables(summary: Summary) -> list[Table]:
               "tensor or the batch row). " + where,
               p[0] + ["framework", "op", "dtype", "mode", "input", "values and where"], p[1],
               p[2] or ([] if p[1] else ["No cell depends on placement in these runs."])),
+        Table("compiled", "Where compiling changes a cell: jax.jit against eager",
+              "Every (op, dtype, mode, input) whose value is the same at every placement within "
+              "each execution but differs between JAX eager and jax.jit: a property of the "
+              "compiled mode, not of where the element sits. Only runs that measured jit are "
+              "compared" + (f" ({', '.join(a.run.tag or a.run.label for a in jit)})" if jit
+                            else " (none here: `python -m study run zero_point --full` measures "
+                                 "it)") + "; torch.compile is not yet in the atlas.",
+              c[0] + ["framework", "op", "dtypes", "mode", "input", "eager", "jit"], c[1],
+              c[2] or ([] if c[1] or not jit else ["No cell changes under jax.jit."])),
         Table("extended", "Where other dtypes differ from float32",
               "Every gradient (reverse, forward, second) at every probe input in float16, "
               "bfloat16 and float64, listed where it differs from the same run's float32 value "
@@ -681,15 +704,18 @@ def _porting_tables(summary: Summary) -> list[Table]:
 
 
 def _check_tables(summary: Summary) -> list[Table]:
-    c = merge_run_rows(summary.runs, custom_rows, 3)
+    c = merge_run_rows(summary.runs, custom_rows_by_dtype, 2)
+    cd = merge_run_rows(summary.runs, custom_rows, 3)
     g = merge_run_rows(summary.runs, gradcheck_rows, 4)
     n = merge_run_rows(summary.runs, natural_pair_rows, 2)
     return [
         Table("custom_conventions", "Custom rules: declared convention against measurement",
               "Each custom rule's declared c beside its measured reverse gradient at +0.0 and −0.0 "
               "and forward gradient at +0.0, over every placement, in every dtype.",
-              c[0] + ["framework", "rule", "dtype", "declared c", "reverse at +0",
-                      "reverse at −0", "forward at +0", "reverse at +0 = c"], c[1], c[2]),
+              c[0] + ["framework", "rule", "dtypes", "declared c", "reverse at +0",
+                      "reverse at −0", "forward at +0", "reverse at +0 = c"], c[1], c[2],
+              detail=(cd[0] + ["framework", "rule", "dtype", "declared c", "reverse at +0",
+                               "reverse at −0", "forward at +0", "reverse at +0 = c"], cd[1])),
         Table("gradcheck", "Numeric gradient checks away from and at the kink",
               "torch.autograd.gradcheck and jax.test_util.check_grads (reverse) in float64 on the "
               "run's device, beside the analytic derivative of a 0-d input, the atlas's float64 "
@@ -755,31 +781,41 @@ def _arithmetic_short(fact) -> str:
                                      for fw, d in by_framework)
 
 
-def heatmap_figure(summary: Summary) -> dict[str, tuple[bytes, str]]:
-    """The float32 reverse-gradient atlas of the newest run, torch beside JAX."""
+def heatmap_figure(summary: Summary) -> dict:
+    """The float32 reverse-gradient atlas of each device's newest standard run (any run where
+    it has none), torch beside JAX: 0, 0.5, 1, other, NaN, ±inf and errors told apart."""
     from study.figures import HeatmapPanel, heatmap
     by_run = {id(a.run): a for a in summary.runs}
-    a = by_run[id(newest([a.run for a in summary.runs]))]
-    panels = []
-    for fw, title in (("torch", "torch"), ("jax", "JAX")):
-        ops = [op for op in a.atlas("float32") if op.framework == fw]
-        if not ops:
-            continue
-        grid = [[op.cell("reverse", lab) for lab in ops[0].inputs] for op in ops]
-        first = [[cell_values(c)[0] for c in row] for row in grid]
-        panels.append(HeatmapPanel(
-            f"{title} ops (reverse gradient, float32)", [op.name for op in ops], ops[0].inputs,
-            np.array([[np.nan if isinstance(v, str) else v for v in row] for row in first]),
-            np.array([[isinstance(v, str) for v in row] for row in first]),
-            np.array([[depends_on_placement(c) for c in row] for row in grid])))
+    chosen = []
+    for device in dict.fromkeys(a.run.provenance["device"] for a in summary.runs):
+        mine = [a.run for a in summary.runs if a.run.provenance["device"] == device]
+        chosen.append(by_run[id(newest(mine, key=lambda r: r.scope == "standard"))])
+    panels, flushed = [], []
+    for a in chosen:
+        name = a.run.tag or a.run.label
+        if any(x.flushes for x in a.arithmetic):
+            flushed.append(name)
+        for fw, title in (("torch", "torch"), ("jax", "JAX")):
+            ops = [op for op in a.atlas("float32") if op.framework == fw]
+            if not ops:
+                continue
+            grid = [[op.cell("reverse", lab) for lab in ops[0].inputs] for op in ops]
+            first = [[cell_values(c)[0] for c in row] for row in grid]
+            panels.append(HeatmapPanel(
+                f"{title}, {a.run.provenance['device']} ({name}): reverse gradient, float32",
+                [op.name for op in ops], ops[0].inputs,
+                np.array([[np.nan if isinstance(v, str) else v for v in row] for row in first]),
+                np.array([[isinstance(v, str) for v in row] for row in first]),
+                np.array([[depends_on_placement(c) for c in row] for row in grid])))
     if not panels:
         return {}
-    png = heatmap(panels, f"Zero-point atlas, run {a.run.label}: colour = gradient (clipped to "
-                          f"[-1, 1.5]; the value is written in each cell); hatched = depends on "
-                          f"placement (first value shown); white = NaN or error", "gradient")
+    title = ("Zero-point atlas: the reverse-mode gradient of every op at every probe input, one "
+             "pair of panels per device" + (f"; in {', '.join(flushed)} XLA's CPU backend flushes "
+                                            f"subnormals, so JAX cells at ±min_subnormal show the "
+                                            f"op at 0" if flushed else ""))
     return {"figures/zero-point-atlas.png": (
-        png, "Zero-point atlas heatmap: reverse gradient per op and input, torch beside JAX; "
-             "hatched cells depend on placement")}
+        lambda: heatmap(panels, title), "Zero-point atlas heatmap: reverse gradient per op and input, torch beside JAX, "
+             "each device; colours tell 0, 0.5, 1, other values, NaN, ±inf and errors apart")}
 
 
 def render(summary: Summary) -> Rendered:

@@ -46,7 +46,8 @@ class Answer:
 class Rendered:
     tables: list[Table]
     findings: list[Finding] = field(default_factory=list)
-    figures: dict[str, tuple[bytes, str]] = field(default_factory=dict)  # path -> (png, alt)
+    # path -> (a function drawing the PNG, alt text): drawn only when the report is written
+    figures: dict[str, tuple[Callable[[], bytes], str]] = field(default_factory=dict)
     answers: list[Answer] = field(default_factory=list)
 
 

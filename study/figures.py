@@ -1,5 +1,7 @@
 """Figures as PNG bytes (matplotlib, Agg, no timestamps): pure functions of the data given."""
 import io
+import math
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +21,24 @@ def _png(fig) -> bytes:
     return buf.getvalue()
 
 
+# --- the atlas: categories, not a colour scale ---------------------------------------------
+
+# What a reader must tell apart at a glance; any other finite value is "other" and written in.
+CATEGORIES = (("0", "#d9e6f2"), ("0.5", "#7fb2d9"), ("1", "#1f5f99"), ("other", "#f2c14e"),
+              ("NaN", "#c9409c"), ("±inf", "#e8742c"), ("error", "#222222"))
+
+
+def category(value, error: bool) -> int:
+    """The index into CATEGORIES of one cell's first value."""
+    if error:
+        return 6
+    if math.isnan(value):
+        return 4
+    if math.isinf(value):
+        return 5
+    return {0.0: 0, 0.5: 1, 1.0: 2}.get(value, 3)
+
+
 @dataclass
 class HeatmapPanel:
     title: str
@@ -29,90 +49,101 @@ class HeatmapPanel:
     dependent: np.ndarray  # bool: the value depends on placement (first value shown)
 
 
-def heatmap(panels: list[HeatmapPanel], title: str, colour_label: str) -> bytes:
-    """Panels side by side; every cell is coloured by its value and written in it; hatched
-    cells take more than one value (the first is shown)."""
+def heatmap(panels: list[HeatmapPanel], title: str) -> bytes:
+    """Panels side by side, every cell coloured by its category (0, 0.5, 1, other, NaN, ±inf,
+    error; a legend says which); 'other' values are written in; hatched cells take more than
+    one value (the first is shown)."""
     plt = _pyplot()
-    from matplotlib.colors import TwoSlopeNorm
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
     rows = max(len(p.rows) for p in panels)
-    fig, axes = plt.subplots(1, len(panels), figsize=(9.5 * len(panels), rows * 0.26 + 2.5),
-                             dpi=90, squeeze=False, layout="constrained")
-    norm = TwoSlopeNorm(vmin=-1.0, vcenter=0.0, vmax=1.5)
-    cmap = plt.get_cmap("RdBu_r").with_extremes(bad="white")
-    image = None
+    cols = max(len(p.columns) for p in panels)
+    fig, axes = plt.subplots(1, len(panels), figsize=(cols * 0.32 * len(panels) + 4, rows * 0.2 + 3),
+                             dpi=100, squeeze=False, layout="constrained")
+    cmap = ListedColormap([colour for _, colour in CATEGORIES])
     for ax, p in zip(axes[0], panels):
-        shown = np.clip(np.where(p.errors, np.nan, p.values), -1.0, 1.5)
-        image = ax.imshow(shown, cmap=cmap, norm=norm, aspect="auto", interpolation="nearest")
-        for (i, j), value in np.ndenumerate(p.values):
-            text = "err" if p.errors[i, j] else "nan" if np.isnan(value) else f"{value:.2g}"
-            ax.text(j, i, text.replace("0.", "."), ha="center", va="center", fontsize=5)
+        codes = np.vectorize(category)(p.values, p.errors)
+        ax.imshow(codes, cmap=cmap, vmin=-0.5, vmax=len(CATEGORIES) - 0.5, aspect="auto",
+                  interpolation="nearest")
+        for (i, j), code in np.ndenumerate(codes):
+            if code == 3:
+                ax.text(j, i, f"{p.values[i, j]:.2g}", ha="center", va="center", fontsize=6)
             if p.dependent[i, j]:
                 ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="////",
-                                           edgecolor="black", lw=0.8))
-        ax.set_xticks(range(len(p.columns)), p.columns, rotation=90, fontsize=6)
-        ax.set_yticks(range(len(p.rows)), p.rows, fontsize=6)
-        ax.set_title(p.title, fontsize=8)
-    fig.colorbar(image, ax=axes[0].tolist(), shrink=0.5, label=colour_label)
-    fig.suptitle(title, fontsize=8)
+                                           edgecolor="black", lw=0.6))
+        ax.set_xticks(range(len(p.columns)), p.columns, rotation=90, fontsize=7)
+        ax.set_yticks(range(len(p.rows)), p.rows, fontsize=7)
+        ax.set_title(p.title, fontsize=9)
+    handles = [Patch(facecolor=c, edgecolor="grey", label=name) for name, c in CATEGORIES]
+    handles.append(Patch(facecolor="white", edgecolor="black", hatch="////",
+                         label="depends on placement"))
+    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=8)
+    fig.suptitle(textwrap.fill(title, 160), fontsize=9)
     return _png(fig)
 
 
-def lines(series: dict[str, list[tuple[float, float]]], styles: dict[str, dict], title: str,
-          xlabel: str, ylabel: str, logx: bool = True, logy: bool = True,
-          bands: dict[str, list[tuple[float, float, float]]] | None = None) -> bytes:
-    """One line per series (x, y); `bands` adds shaded (x, low, high) intervals."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(9, 6), dpi=100)
-    for name, pts in series.items():
-        if pts:
-            ax.plot(*zip(*sorted(pts)), label=name, **styles.get(name, {}))
-    for name, pts in (bands or {}).items():
-        if pts:
-            x, lo, hi = zip(*sorted(pts))
-            ax.fill_between(x, lo, hi, alpha=0.2, color=styles.get(name, {}).get("color"))
-    if logx:
-        ax.set_xscale("log")
-    if logy:
-        ax.set_yscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=8)
-    ax.legend(fontsize=6, ncol=2)
-    fig.tight_layout()
-    return _png(fig)
-
+# --- lines with intervals, one panel each ---------------------------------------------------
 
 @dataclass
-class BarPanel:
+class LinePanel:
+    title: str
+    series: dict[str, list[tuple[float, float, float, float]]]  # name -> (x, y, low, high)
+    styles: dict[str, dict]
+    floor: list[tuple[float, float]]  # a reference line (x, y); empty for none
+    floor_label: str = ""
+
+
+def line_panels(panels: list[LinePanel], title: str, xlabel: str, ylabel: str) -> bytes:
+    """Log-log panels side by side sharing the y axis; each point has an error bar from low
+    to high, and the panel's floor is drawn as a dashed black line."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(panels), figsize=(7 * len(panels), 6), dpi=100,
+                             squeeze=False, sharey=True, layout="constrained")
+    for ax, p in zip(axes[0], panels):
+        for name, pts in p.series.items():
+            if pts:
+                x, y, lo, hi = map(np.asarray, zip(*sorted(pts)))
+                ax.errorbar(x, y, yerr=[y - lo, hi - y], label=name, capsize=2, lw=1, ms=3,
+                            **p.styles.get(name, {}))
+        if p.floor:
+            ax.plot(*zip(*sorted(p.floor)), color="black", ls=":", lw=1.5, label=p.floor_label)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_title(p.title, fontsize=9)
+        ax.legend(fontsize=6, ncol=1)
+    axes[0, 0].set_ylabel(ylabel)
+    fig.suptitle(textwrap.fill(title, 160), fontsize=9)
+    return _png(fig)
+
+
+# --- counts with intervals ---------------------------------------------------------------------
+
+@dataclass
+class PointPanel:
     title: str
     groups: list[str]
-    bars: dict[str, list[float | None]]  # series -> value per group
-    intervals: dict[str, list[tuple[float, float] | None]]
-    markers: dict[str, list[list[float]]]  # series -> points per group (several allowed)
+    points: dict[str, list[tuple[float, float, float] | None]]  # series -> (value, low, high)
 
 
-def bar_panels(panels: list[BarPanel], title: str, ylabel: str) -> bytes:
-    """One row of grouped bars per panel, with (low, high) intervals and marker points."""
-    import textwrap
+def point_panels(panels: list[PointPanel], title: str, ylabel: str) -> bytes:
+    """One row per panel: each series' value per group as a point with its interval."""
     plt = _pyplot()
     widest = max(len(p.groups) for p in panels)
     fig, axes = plt.subplots(len(panels), 1, figsize=(max(8, widest * 0.75), 3.2 * len(panels)),
                              dpi=90, squeeze=False, layout="constrained")
     for ax, p in zip(axes[:, 0], panels):
-        width = 0.8 / max(1, len(p.bars))
-        for k, (name, values) in enumerate(p.bars.items()):
-            xs = [i + (k - (len(p.bars) - 1) / 2) * width for i in range(len(p.groups))]
-            ax.bar(xs, [np.nan if v is None else v for v in values], width, label=name)
-            for x, interval in zip(xs, p.intervals.get(name, [])):
-                if interval is not None:
-                    ax.plot([x, x], interval, color="black", lw=1)
-        for (name, points), marker in zip(p.markers.items(), "Dos^v"):
-            xs = [i for i, pts in enumerate(points) for _ in pts]
-            ax.plot(xs, [v for pts in points for v in pts], marker, color="black", ms=6,
-                    mfc="none", ls="", label=name)
+        width = 0.5 / max(1, len(p.points))
+        for k, (name, values) in enumerate(p.points.items()):
+            shown = [(i + (k - (len(p.points) - 1) / 2) * width, v) for i, v in enumerate(values)
+                     if v is not None]
+            if shown:
+                x = np.array([s[0] for s in shown])
+                y, lo, hi = (np.array(c) for c in zip(*(s[1] for s in shown)))
+                ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt="o", capsize=3, ms=4, label=name)
         ax.set_xticks(range(len(p.groups)), p.groups, rotation=30, ha="right", fontsize=7)
         ax.set_ylabel(ylabel, fontsize=8)
         ax.set_title(p.title, fontsize=8)
-    axes[0, 0].legend(fontsize=7)
+        ax.legend(fontsize=7)
     fig.suptitle(textwrap.fill(title, 140), fontsize=8)
     return _png(fig)

@@ -64,6 +64,7 @@ class Layout:
     numbers: dict[tuple[str, str], int]
     in_appendix: set[tuple[str, str]]
     runs: list[Run]  # every run, labelled: the legend
+    with_figures: bool = True  # False: the text alone, for a caller that reads no PNG
     files: dict[str, str | bytes] = field(default_factory=dict)
     built: dict[tuple[str, str], Table] = field(default_factory=dict)
 
@@ -467,8 +468,9 @@ def _experiment_sections(exp, exp_runs, rendered, error, layout) -> tuple[list[s
                       f"with why ([{exp.name}]({APPENDIX}#{anchor(exp.name, 'appendix')})).")
                  , ""]
         appendix += [f"Failed or withdrawn cases ({len(failed)}):", ""] + failed + [""]
-    for name, (data, alt) in (rendered.figures if rendered else {}).items():
-        layout.files[name] = data
+    for name, (draw, alt) in (rendered.figures if rendered else {}).items():
+        if layout.with_figures:
+            layout.files[name] = draw()
         main += [f"![{alt}]({name})", ""]
     return main, appendix
 
@@ -489,13 +491,14 @@ def _device_sections(runs, experiments, layout) -> tuple[list[str], list[str], F
     return main, appendix, _device_finding(pairs, runs)
 
 
-def render(runs: list[Run], notes: list[str], experiments,
-           references: list[Run] | None = None) -> dict[str, str | bytes]:
-    """{path relative to reports/: text or bytes} for REPORT.md, APPENDIX.md and every export."""
+def render(runs: list[Run], notes: list[str], experiments, references: list[Run] | None = None,
+           figures: bool = True) -> dict[str, str | bytes]:
+    """{path relative to reports/: text or bytes} for REPORT.md, APPENDIX.md and every export
+    (figures=False: every text file, no PNG drawn)."""
     labelled = label_runs(runs + (references or []))
     runs, references = labelled[:len(runs)], labelled[len(runs):]
     in_appendix = {(e.name, t) for e in experiments for t in e.appendix} | {(DEVICES, "differences")}
-    layout = Layout(number_tables(experiments), in_appendix, runs)
+    layout = Layout(number_tables(experiments), in_appendix, runs, figures)
     body, appendix, found, answers = [], [], [], []
     for exp in experiments:
         exp_runs = [r for r in runs if r.experiment == exp.name]

@@ -17,7 +17,7 @@ from tests.conftest import reference_runs
 
 def render_text(runs, names=None) -> str:
     exps = [e for e in experiments.all_experiments() if names is None or e.name in names]
-    return report.render(runs, [], exps)["REPORT.md"]
+    return report.render(runs, [], exps, figures=False)["REPORT.md"]
 
 
 def findings_of(text: str) -> list[str]:

@@ -84,12 +84,12 @@ def test_a_report_over_a_rerun_says_whether_it_reproduced_the_reference():
               "reference/nonscalar_backward/vm.json")
     mine = Run("nonscalar_backward", {**PROV, "host": "alice", "utc": "2027-01-01T00:00:00+00:00"},
                copy.deepcopy(ref.records), "results/nonscalar_backward/alice.json")
-    text = report.render([ref, mine], [], exps, [ref])["REPORT.md"]
+    text = report.render([ref, mine], [], exps, [ref], figures=False)["REPORT.md"]
     section = text.split("## Reproduction", 1)[1].split("\n## ", 1)[0]
     assert "**1 of 1 runs reproduce the committed reference**" in section
     assert "| reproduced |" in section
     assert "is the study's committed reference" in \
-        report.render([ref], [], exps, [ref])["REPORT.md"]
+        report.render([ref], [], exps, [ref], figures=False)["REPORT.md"]
 
 
 def test_a_timing_ratio_reproduces_when_the_quartile_intervals_meet_within_the_tolerance():
@@ -129,5 +129,5 @@ def test_a_rerun_on_the_reference_host_is_told_apart_by_its_date():
               "reference/nonscalar_backward/vm.json")
     mine = Run("nonscalar_backward", {**PROV, "utc": "2027-03-04T05:06:07+00:00"},
                copy.deepcopy(ref.records), "results/nonscalar_backward/vm.json")
-    section = report.render([mine], [], exps, [ref])["REPORT.md"].split("## Reproduction", 1)[1]
+    section = report.render([mine], [], exps, [ref], figures=False)["REPORT.md"].split("## Reproduction", 1)[1]
     assert "2027-03-04 05:06 UTC | " in section and "2026-01-01 00:00 UTC | " in section
