@@ -14,7 +14,7 @@ import csv
 import os
 import time
 
-from experiments import bifurcation_report
+from experiments import bifurcation_checks, bifurcation_report
 from study.bifurcation import (device_batches, init_params, layer_sizes, minibatch_edges,
                                mnist_5k, run_init)
 from study.experiment import Comparison, Experiment
@@ -136,9 +136,9 @@ def paper_records() -> list[dict]:
 
 EXPERIMENT = Experiment(
     name="bifurcation", description=DESCRIPTION, question=QUESTION, seed=SEED,
-    tables=("counts", "protocol", "orders", "constant_rate"), scopes=("quick", "standard", "full"),
-    cases=cases, run_case=run_case, summarise=bifurcation_report.summarise,
-    render=bifurcation_report.render, counts_inits=True,
+    tables=("counts", "protocol", "batch_sweep", "orders", "constant_rate"),
+    scopes=("quick", "standard", "full"), cases=cases, run_case=run_case,
+    summarise=bifurcation_report.summarise, render=bifurcation_checks.render, counts_inits=True,
     comparison=Comparison(record_key=RECORD_KEY,
                           not_compared=("seconds",)),  # wall-clock time: the machine's
-    appendix=("protocol", "orders", "constant_rate"))
+    appendix=("protocol", "batch_sweep", "orders", "constant_rate"))

@@ -12,7 +12,7 @@ from functools import cache
 
 from study.experiment import Answer, Finding, Rendered
 from study.results import Run
-from study.runsets import distinguish, holds_for, identity, merge_run_rows
+from study.runsets import distinguish, holds_for, identity, merge_run_rows, tags
 from study.tables import Table, format_cell
 
 
@@ -99,31 +99,46 @@ def rate_estimate(events: list[tuple[int, int]], censored_at: list[int]) -> dict
             "inits": len(events) + len(censored_at), "log_likelihood": best_ll}
 
 
+def mixture_estimate(events: list[tuple[int, int]], censored_at: list[int], at: int) -> dict | None:
+    """Initialisations that differ in how prone they are: per-initialisation rates drawn from
+    a gamma distribution, so the first event's survival is S(t) = (1 + t/θ)^-k (one constant
+    rate is the limit k → ∞). Maximum likelihood of F, the fraction flagged within `at`
+    images, with its 95% profile-likelihood interval over a grid of (F, k); the best k; and
+    the likelihood-ratio p-value of the constant rate against it (half a χ²(1) tail: k → ∞ is
+    the boundary). None without an event or without an image to extrapolate to."""
+    import numpy as np
+    from scipy.stats import chi2
+    if not events or not at:
+        return None
+    pairs: dict[tuple[int, int], int] = {}
+    for e in events:
+        pairs[e] = pairs.get(e, 0) + 1
+    ends: dict[int, int] = {}
+    for c in censored_at:
+        ends[c] = ends.get(c, 0) + 1
+    lo, hi, n_ev = (np.array(v, float) for v in zip(*((a, b, n) for (a, b), n in pairs.items())))
+    cens, n_cens = (np.array(v, float) for v in zip(*ends.items())) if ends else (
+        np.zeros(1), np.zeros(1))
+    grid_f = 1 / (1 + np.exp(-np.linspace(-9, 12, 169)))[:, None, None]  # logit-spaced
+    k = np.logspace(-2, 4, 49)[None, :, None]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        theta = at / np.expm1(-np.log1p(-grid_f) / k)  # S(at) = 1 - F
+        log_s = lambda t: -k * np.log1p(t / theta)  # noqa: E731
+        ll = ((n_ev * (log_s(lo) + np.log(-np.expm1(log_s(hi) - log_s(lo))))).sum(-1)
+              + (n_cens * log_s(cens)).sum(-1))
+    ll = np.where(np.isnan(ll), -np.inf, ll)
+    profile = ll.max(axis=1)
+    best = int(np.argmax(profile))
+    inside = grid_f[:, 0, 0][profile >= profile[best] - _chi2_95() / 2]
+    constant = rate_estimate(events, censored_at)["log_likelihood"]
+    stat = max(0.0, 2 * (float(profile[best]) - constant))
+    return {"fraction": float(grid_f[best, 0, 0]), "lower": float(inside.min()),
+            "upper": float(inside.max()), "shape": float(k[0, int(np.argmax(ll[best])), 0]),
+            "p_constant": float(0.5 * chi2.sf(stat, 1)) if stat > 0 else 1.0}
+
+
 def predicted_count(rate: float, images: int, inits: int) -> float:
     return inits * (1.0 if rate == math.inf else -math.expm1(-rate * images))
-
-
-def verdict(paper: int, inits: int, predicted_lo: float, predicted_hi: float) -> tuple[str, float]:
-    """Where the paper's count falls against our predicted interval (binomial noise of the
-    paper's draws added at each end): ("consistent", 0), ("higher", by at least) or
-    ("lower", by at least)."""
-    from scipy.stats import binom
-    lo = binom.ppf(0.025, inits, predicted_lo / inits)
-    hi = binom.ppf(0.975, inits, predicted_hi / inits)
-    if lo <= paper <= hi:
-        return "consistent", 0.0
-    return ("higher", float(paper - hi)) if paper > hi else ("lower", float(lo - paper))
-
-
-def verdicts_text(verdicts: list[tuple[str, float]]) -> str:
-    """'consistent', 'theirs higher by ≥ 59–84', or both, for one framework's verdicts."""
-    parts = []
-    for kind in ("consistent", "higher", "lower"):
-        gaps = sorted(gap for k, gap in verdicts if k == kind)
-        if gaps:
-            span = f"{gaps[0]:.0f}" + (f"–{gaps[-1]:.0f}" if gaps[-1] != gaps[0] else "")
-            parts.append(kind if kind == "consistent" else f"theirs {kind} by ≥ {span}")
-    return ", ".join(parts) or "no published count"
 
 
 # --- typed summary ------------------------------------------------------------------------
@@ -253,12 +268,33 @@ class Estimate:
     accumulated: int  # ... with .grad accumulated, as their notebooks
     rate: dict  # rate_estimate's result
     predicted: tuple[float, float, float]  # count at the paper's images: estimate, low, high
+    mixture: dict | None  # mixture_estimate's result: proneness varying across initialisations
     papers: list[PaperCount]
     seconds_per_init: float
 
     @property
-    def verdicts(self) -> list[tuple[str, float]]:
-        return [verdict(p.count, p.inits, *self.predicted[1:]) for p in self.papers]
+    def model_range(self) -> tuple[float, float]:
+        """The lowest and highest end of the two models' 95% intervals, in initialisations
+        out of the paper's K: a constant rate, and a rate varying across initialisations."""
+        lo, hi = self.predicted[1:]
+        if self.mixture and self.papers:
+            k = self.papers[0].inits
+            lo, hi = min(lo, self.mixture["lower"] * k), max(hi, self.mixture["upper"] * k)
+        return lo, hi
+
+    def judged(self, paper: "PaperCount") -> str:
+        """'consistent' (their count inside the range over both models), 'not consistent'
+        (outside it by more than 1.96 binomial standard deviations of their own K draws),
+        'undetermined' (in between), or 'uninformative' (no event on either side)."""
+        if self.count == 0 and paper.count == 0:
+            return "uninformative: both 0"
+        lo, hi = self.model_range
+        if lo - 0.5 <= paper.count <= hi + 0.5:  # within rounding to whole initialisations
+            return "consistent"
+        edge = lo if paper.count < lo else hi
+        p = min(max(edge / paper.inits, 0.0), 1.0)
+        noise = 1.96 * (paper.inits * p * (1 - p)) ** 0.5
+        return "undetermined" if abs(paper.count - edge) <= noise else "not consistent"
 
 
 def _bits(dtype: str) -> int | None:
@@ -282,7 +318,8 @@ def _estimate(rc: RunCounts, o: Outcomes, sweep: str, papers: list[PaperCount]) 
     predicted = tuple(predicted_count(est[k], images, inits) for k in ("rate", "lower", "upper"))
     return Estimate(o.order, sweep, o.setting, o.dtype, o.framework, len(o.first),
                     sum(v is not None for v in o.first.values()),
-                    sum(v is not None for v in o.accumulated.values()), est, predicted, papers,
+                    sum(v is not None for v in o.accumulated.values()), est, predicted,
+                    mixture_estimate(events, censored, images), papers,
                     o.seconds / max(1, len(o.first)))
 
 
@@ -417,8 +454,32 @@ def _interval_text(values: tuple[float, float, float], digits: int = 4) -> str:
             f"{format_cell(values[2], digits)}]")
 
 
-def _prediction_text(e: Estimate) -> str:
-    return _interval_text(e.predicted)
+def _prediction_text(e: Estimate, rejected: list[float] = ()) -> str:
+    """The prediction with its interval; a saturated one (every initialisation, an interval of
+    no width) and one from a pass with no event are named as such, not shown as intervals;
+    one whose constant-rate test rejected says so."""
+    value, lo, hi = e.predicted
+    if e.count == e.inits or hi - lo < 0.5:  # narrower than one initialisation
+        text = f"saturated: {format_cell(value, 3)} (an interval of no width)"
+    elif e.count == 0:
+        text = f"none seen in the pass: ≤ {format_cell(hi)}"
+    else:
+        text = _interval_text(e.predicted)
+    if rejected:
+        text += f"; rests on a rejected constant rate (p = {format_cell(min(rejected), 2)})"
+    return text
+
+
+def _rejections(rc: RunCounts, e: Estimate) -> list[float]:
+    """The p-values below 0.05 of the constant-rate tests of e's pass (at the headline only)."""
+    return [c.p_value for c in rc.rate_checks if (c.order, c.dtype, c.framework) ==
+            (e.order, e.dtype, e.framework) and c.p_value is not None and c.p_value < 0.05
+            and e.setting == (rc.headline.get("depth"), rc.headline.get("width"),
+                              rc.headline.get("batch"))]
+
+
+def _verdict_text(e: Estimate) -> str:
+    return ", ".join(dict.fromkeys(e.judged(p) for p in e.papers)) or "no published count"
 
 
 def _count_rows(rc: RunCounts) -> list[list]:
@@ -427,22 +488,35 @@ def _count_rows(rc: RunCounts) -> list[list]:
     for e in rc.estimates:
         key = (e.order, e.sweep, e.setting, e.dtype)
         row = rows.setdefault(key, [e.order, e.sweep, _setting_text(e.setting), e.dtype, e.inits,
-                                    None, None, None, None,
+                                    None, None, None, None, None, None,
                                     " / ".join(f"{p.count} ({p.sweep})" for p in e.papers) or None,
                                     []])
         i = 0 if e.framework == "torch" else 1
         row[5 + i] = f"{e.count} ({e.accumulated})"
-        row[7 + i] = _prediction_text(e)
+        row[7 + i] = _prediction_text(e, _rejections(rc, e))
+        row[9 + i] = _mixture_text(e)
         if e.papers:
-            row[10].append(f"{e.framework}: {verdicts_text(e.verdicts)}")
-    return [r[:10] + ["; ".join(r[10]) or "no published count"] for r in rows.values()]
+            row[12].append(f"{e.framework}: {_verdict_text(e)}")
+    return [r[:12] + ["; ".join(r[12]) or "no published count"] for r in rows.values()]
+
+
+def _mixture_text(e: Estimate) -> str | None:
+    m = e.mixture
+    if not m or e.count == e.inits:
+        return None
+    k = e.papers[0].inits if e.papers else e.inits
+    text = _interval_text((m["fraction"] * k, m["lower"] * k, m["upper"] * k), 3)
+    return text + (f"; constant rate rejected against it (p = {format_cell(m['p_constant'], 2)})"
+                   if m["p_constant"] < 0.05 else "")
 
 
 def _count_detail(rc: RunCounts) -> list[list]:
     return [[e.order, e.sweep, _setting_text(e.setting), e.dtype, e.framework, e.inits, e.count,
              e.accumulated, e.rate["rate"] * 1e4, e.rate["lower"] * 1e4, e.rate["upper"] * 1e4,
-             *e.predicted, " / ".join(f"{p.count} ({p.sweep})" for p in e.papers) or None,
-             verdicts_text(e.verdicts), e.seconds_per_init]
+             *e.predicted, *((e.mixture[k] for k in ("fraction", "lower", "upper", "shape",
+                                                     "p_constant")) if e.mixture else [None] * 5),
+             " / ".join(f"{p.count} ({p.sweep})" for p in e.papers) or None,
+             _verdict_text(e), e.seconds_per_init]
             for e in rc.estimates]
 
 
@@ -498,9 +572,15 @@ def _counts_caption(summary: Summary) -> str:
             f"95% likelihood-ratio interval; rates are in the CSV. A run with sweeps shows the "
             f"headline setting within each sweep. Theirs: {', '.join(sources)} (the batch file "
             f"names no architecture: 3×256 assumed; their depth sweep's 64-bit counts are 0 by "
-            f"construction, the notebook breaking out before computing). 'consistent': their "
-            f"count lies inside our interval widened by the binomial noise of their draws. Their "
-            f"data is MNIST's 60000 training images in the file's own order.")
+            f"construction, the notebook breaking out before computing). Beside it, 'varying "
+            f"proneness': the same extrapolation when each initialisation has its own rate, drawn "
+            f"from a gamma distribution fitted by maximum likelihood (the constant rate is its "
+            f"limit), with its 95% profile-likelihood interval. Verdict, against the range from "
+            f"the lower to the upper end of the two models' intervals: 'consistent' when their "
+            f"count lies inside it, 'not consistent' when outside by more than 1.96 binomial "
+            f"standard deviations of their own K draws, 'undetermined' in between, "
+            f"'uninformative' when neither side saw an event. Their data is MNIST's 60000 "
+            f"training images in the file's own order.")
 
 
 def tables(summary: Summary) -> list[Table]:
@@ -515,13 +595,15 @@ def tables(summary: Summary) -> list[Table]:
                         "Bertoin et al. at equal work", _counts_caption(summary),
               counts[0] + ["order", "sweep", "setting", "dtype", "K",
                            "torch: count (accumulated)", "jax: count (accumulated)",
-                           "torch: predicted at theirs", "jax: predicted at theirs", "theirs",
+                           "torch: predicted at theirs", "jax: predicted at theirs",
+                           "torch: varying proneness", "jax: varying proneness", "theirs",
                            "theirs against ours"], counts[1], counts[2],
               detail=(detail[0] + ["order", "sweep", "setting", "dtype", "framework", "K",
                                    "count", "count, accumulated .grad", "rate per 10^4 images",
                                    "rate low", "rate high", "predicted", "predicted low",
-                                   "predicted high", "theirs", "theirs against ours",
-                                   "s per initialisation"], detail[1])),
+                                   "predicted high", "varying proneness: fraction", "low", "high",
+                                   "gamma shape", "p, constant rate against it", "theirs",
+                                   "theirs against ours", "s per initialisation"], detail[1])),
         Table("protocol", "The same initialisations in torch and JAX, and the protocol's details",
               "Per order, setting and dtype, with identical initial weights in both frameworks: "
               "initialisations counted per minibatch and with .grad accumulated; flagged by both "
@@ -573,57 +655,28 @@ def _headline(rc: RunCounts, dtype: str) -> tuple[list[Estimate], list[PaperCoun
 
 
 def _count_fact(rc: RunCounts):
+    """The headline in float32: observed counts with their exact intervals, then both models'
+    extrapolations to the paper's images, the paper's counts and the verdicts."""
     f32, papers = _headline(rc, "float32")
     if not f32:
         return None
-    others = {d: _headline(rc, d)[0] for d in ("float16", "float64")}
-    verdicts = tuple((e.framework, verdicts_text([verdict(p.count, p.inits, *e.predicted[1:])
-                                                  for p in papers])) for e in f32)
-    return (_setting_text(f32[0].setting), f32[0].order, f32[0].inits,
-            tuple((e.framework, e.predicted) for e in f32),
-            tuple(sorted({p.count for p in papers})), verdicts if papers else (),
-            tuple((d, format_cell(min(e.predicted[0] for e in es)),
-                   format_cell(max(e.predicted[0] for e in es)))
-                  for d, es in others.items() if es))
+    return (_setting_text(f32[0].setting), f32[0].inits, rc.images,
+            tuple((e.framework, observed_interval(e)) for e in f32),
+            tuple((e.predicted, _mixture_text(e)) for e in f32),
+            tuple(sorted({p.count for p in papers})),
+            tuple((e.framework, _verdict_text(e)) for e in f32 if e.papers))
 
 
 def _count_text(fact) -> str:
-    setting, order, k, predictions, papers, verdicts, others = fact
-    ours = " and ".join(f"{_interval_text(p, 3)} ({'JAX' if fw == 'jax' else fw})"
-                        for fw, p in predictions)
+    setting, k, images, observed, predictions, papers, verdicts = fact
+    seen = " and ".join(f"{_interval_text(o, 3)} ({'JAX' if fw == 'jax' else fw})"
+                        for fw, o in observed)
     theirs = f"{papers[0]}–{papers[-1]}" if len(papers) > 1 else f"{papers[0]}" if papers else "none"
-    text = (f"At {setting}, float32, K = {k} ({order} data order), we predict {ours} of 1000 "
-            f"initialisations bifurcating within the paper's 60000 images, against their "
-            f"{theirs} ({'; '.join(f'{fw}: {v}' for fw, v in verdicts) or 'no published count'})")
-    rest = [f"{d} {lo}" + (f"–{hi}" if hi != lo else "") for d, lo, hi in others]
-    return text + (f"; {' and '.join(rest)}" if rest else "")
-
-
-def _rates_overlap(a: Estimate, b: Estimate) -> bool:
-    return max(a.rate["lower"], b.rate["lower"]) <= min(a.rate["upper"], b.rate["upper"])
-
-
-def _kernel_finding(rc: RunCounts, runs: list[Run]) -> Finding | None:
-    agree = [a for a in rc.agreements if a.dtype == "float32" and a.order == "mlxtend"]
-    if not agree:
-        return None
-    both, same = sum(a.both for a in agree), sum(a.same_minibatch for a in agree)
-    t, j = sum(a.torch_only for a in agree), sum(a.jax_only for a in agree)
-    est = {(e.setting, e.framework): e for e in rc.estimates
-           if e.dtype == "float32" and e.order == "mlxtend"}
-    pairs = [(est[(a.setting, "torch")], est[(a.setting, "jax")]) for a in agree
-             if (a.setting, "torch") in est and (a.setting, "jax") in est]
-    overlap = sum(_rates_overlap(x, y) for x, y in pairs)
-    who = ("decided by each framework's matmul rounding, not by the network and data"
-           if both < min(both + t, both + j) / 2 else "mostly a property of the network and data")
-    how_often = ("and so is how often: the two rates agree within their intervals in only "
-                 f"{overlap} of {len(pairs)} settings" if overlap < len(pairs) else
-                 f"while the rates agree within their intervals in all {len(pairs)} settings")
-    return Finding(
-        f"From identical weights over {len(agree)} float32 settings, {both} initialisations "
-        f"bifurcate in both frameworks ({same} at the same minibatch), {t} in torch only and {j} "
-        f"in JAX only: which initialisation meets an exact zero is {who}, {how_often} "
-        f"({holds_for([rc.run], runs)}).", "protocol")
+    return (f"At {setting}, float32, {seen} of {k} initialisations bifurcate in {images} images; "
+            f"at the paper's 60000 a constant rate predicts "
+            f"{' and '.join(_interval_text(p, 3) for p, _ in predictions)}, a rate varying by "
+            f"initialisation {' and '.join(m or '—' for _, m in predictions)}, against their "
+            f"{theirs} ({', '.join(f'{fw} {v}' for fw, v in verdicts)})")
 
 
 def _order_finding(rc: RunCounts, runs: list[Run]) -> Finding | None:
@@ -687,11 +740,11 @@ def _count_finding(ordered: list[RunCounts], runs: list[Run]) -> Finding | None:
     (main, main_runs), *others = groups.values()
     who = [holds_for(main_runs, having)]
     if others:
-        ks = {fact[2] for fact, _ in others}
-        briefs = [f"{distinguish(group, having) or f'{len(group)} runs'} "
-                  + "/".join(format_cell(p[0], 3) for _, p in fact[3]) for fact, group in others]
-        who.append((f"K = {ks.pop()} runs" if len(ks) == 1 else "other runs")
-                   + f" (torch/JAX): {', '.join(briefs)}")
+        ks = {fact[1] for fact, _ in others}
+        briefs = [f"{tags(group, having) if all(r.tag for r in group) else distinguish(group, having)} "
+                  + "/".join(f"{format_cell(o[0], 3)}" for _, o in fact[3]) for fact, group in others]
+        who.append((f"K = {ks.pop()}" if len(ks) == 1 else "other runs")
+                   + f", torch/JAX: {', '.join(briefs)}")
     return Finding(f"{_count_text(main)} ({'; '.join(who)}).", "counts")
 
 
@@ -701,8 +754,7 @@ def findings(summary: Summary) -> list[Finding]:
     count = _count_finding(ordered, runs)
     out = [count] if count else []
     if ordered:
-        out += [f for f in (_kernel_finding(ordered[0], runs), _order_finding(ordered[0], runs),
-                            _rate_finding(ordered[0], runs)) if f]
+        out += [f for f in (_order_finding(ordered[0], runs), _rate_finding(ordered[0], runs)) if f]
     return out
 
 
@@ -762,13 +814,17 @@ def answer(summary: Summary) -> Answer | None:
     if not f32:
         return None
     theirs = sorted({p.count for p in papers})
+    spread = [x for e in f32 for x in e.model_range] if papers else []
     return Answer("net", (
-        f"On 5000 MNIST digits at Bertoin et al.'s headline ({_setting_text(f32[0].setting)}, "
-        f"float32, {rc.run.tag or rc.run.label}), the first-layer gradient depended on ReLU'(0) "
-        f"for {' and '.join(_observed_text(e) for e in f32)} initialisations; the paper counts "
-        f"{'–'.join(map(str, theirs[::max(1, len(theirs) - 1)])) or 'none'} of 1000 over its "
-        f"60000 images, so the effect is reproduced in kind, while its size depends on the "
-        f"framework's kernels and on extrapolating to 60000 images."), ("counts",))
+        f"On {rc.images} MNIST digits at Bertoin et al.'s headline "
+        f"({_setting_text(f32[0].setting)}, float32, {rc.run.tag or rc.run.label}), the "
+        f"first-layer gradient depended on ReLU'(0) for {' and '.join(_observed_text(e) for e in f32)}"
+        f" initialisations: the study reproduces the effect in kind, but extrapolated to the "
+        f"paper's 60000 images the two frameworks and two models (one rate, or a rate varying by "
+        f"initialisation) span " + (f"{format_cell(min(spread), 3)}–{format_cell(max(spread), 3)}"
+                                    if spread else "no range") +
+        f" of 1000 against the paper's {'–'.join(map(str, theirs[::max(1, len(theirs) - 1)])) or 'none'}."),
+        ("counts",))
 
 
 def render(summary: Summary) -> Rendered:

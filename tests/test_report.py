@@ -219,6 +219,7 @@ class Poison:
 # columns, the 95% level of an interval), and the comparison's fixed labels: not data.
 RENDERING_LAYER = ("study.report", "study.tables", "study.figures", "study.reproduction",
                    "study.device_comparison", "experiments.zero_point_conventions",
+                   "experiments.bifurcation_checks",
                    "study.runsets", "study.results", "study.provenance", "study.experiment",
                    "experiments.zero_point_report", "experiments.bifurcation_report",
                    "experiments.timing_report")

@@ -1,0 +1,166 @@
+"""Bifurcation claims sized to their data: which settings are one measurement, and whether
+torch and JAX flag the same initialisations more often than chance. Pure functions of the
+summary (experiments.bifurcation_report); render adds their table and findings.
+"""
+from dataclasses import dataclass
+
+from study.experiment import Finding, Rendered
+from study.runsets import holds_for
+from study.tables import Table, format_cell
+
+from experiments.bifurcation_report import Agreement, RunCounts, Summary
+
+
+@dataclass(frozen=True)
+class BatchOverlap:
+    """One batch size of the batch sweep against the headline batch, same weights."""
+    order: str
+    dtype: str
+    framework: str
+    batch: int
+    inits: int  # initialisations both batch sizes ran
+    flagged: int
+    shared: int  # flagged at this batch size and at the headline's
+    headline_flagged: int
+    is_headline: bool
+
+    @property
+    def identical(self) -> bool | None:
+        """The same set as the headline batch (None for the headline batch itself)."""
+        return None if self.is_headline else self.flagged == self.shared == self.headline_flagged
+
+
+def batch_overlaps(rc: RunCounts) -> list[BatchOverlap]:
+    """For each order, dtype and framework: the initialisations each batch size flags, against
+    those the headline batch flags (the batch sweep keeps the headline's depth, width and
+    weights, so only the batching differs)."""
+    h = rc.headline
+    if not h:
+        return []
+    groups: dict[tuple, dict[int, object]] = {}
+    for o in rc.outcomes:
+        if (o.depth, o.width) == (h["depth"], h["width"]):
+            groups.setdefault((o.order, o.dtype, o.framework), {})[o.batch] = o
+    out = []
+    for (order, dtype, fw), by_batch in groups.items():
+        ref = by_batch.get(h["batch"])
+        if ref is None or len(by_batch) < 2:
+            continue
+        for batch, o in sorted(by_batch.items()):
+            common = [i for i in o.first if i in ref.first]
+            mine = {i for i in common if o.first[i] is not None}
+            theirs = {i for i in common if ref.first[i] is not None}
+            out.append(BatchOverlap(order, dtype, fw, batch, len(common), len(mine),
+                                    len(mine & theirs), len(theirs), batch == h["batch"]))
+    return out
+
+
+@dataclass(frozen=True)
+class Independence:
+    """Flagged by both frameworks from the same weights, against independent flagging with
+    each framework's own count (a sum of hypergeometric counts, one per setting)."""
+    dtype: str
+    order: str
+    settings: int
+    both: int
+    torch_only: int
+    jax_only: int
+    expected: float
+    p_value: float  # one-sided, normal approximation: more in both than independence gives
+
+
+def distinct_weights(agreements: list[Agreement]) -> list[Agreement]:
+    """One agreement per depth and width (the batch sweep reuses the headline's weights, so
+    its other batch sizes are not new initialisations); the most common batch is kept."""
+    batches = [a.setting[2] for a in agreements]
+    common = max(set(batches), key=batches.count) if batches else None
+    chosen: dict[tuple, Agreement] = {}
+    for a in sorted(agreements, key=lambda a: a.setting[2] != common):
+        chosen.setdefault(a.setting[:2], a)
+    return list(chosen.values())
+
+
+def independence(rc: RunCounts, dtype: str = "float32", order: str = "mlxtend") -> Independence | None:
+    from scipy.stats import norm
+    agree = distinct_weights([a for a in rc.agreements if a.dtype == dtype and a.order == order])
+    if not agree:
+        return None
+    mean = var = 0.0
+    for a in agree:
+        k, t, j = a.inits, a.both + a.torch_only, a.both + a.jax_only
+        mean += t * j / k
+        var += t * j * (k - t) * (k - j) / (k * k * (k - 1)) if k > 1 else 0.0
+    both = sum(a.both for a in agree)
+    p = float(norm.sf((both - mean) / var ** 0.5)) if var > 0 else (0.0 if both > mean else 1.0)
+    return Independence(dtype, order, len(agree), both, sum(a.torch_only for a in agree),
+                        sum(a.jax_only for a in agree), mean, p)
+
+
+def _batch_rows(rc: RunCounts) -> list[list]:
+    return [[b.order, b.dtype, b.framework, b.batch, b.inits, b.flagged, b.shared,
+             b.headline_flagged, b.identical] for b in batch_overlaps(rc)]
+
+
+def batch_table(summary: Summary) -> Table:
+    from study.runsets import merge_run_rows
+    rows = merge_run_rows(summary.runs, _batch_rows, 4)
+    return Table(
+        "batch_sweep", "The batch sweep: does the batch size change which initialisations are "
+                       "flagged?",
+        "The batch sweep keeps the headline's depth, width and initial weights, so only the "
+        "batching differs. For each batch size: the initialisations both it and the headline "
+        "batch ran, those it flags, those flagged at both, and those the headline batch flags. "
+        "'same set' means the two batch sizes flag exactly the same initialisations: a "
+        "repetition of one measurement, counted once in the cross-framework totals (— for the "
+        "headline batch itself).",
+        rows[0] + ["order", "dtype", "framework", "batch", "K", "flagged",
+                   "flagged at the headline batch too", "headline batch flagged", "same set"],
+        rows[1], rows[2])
+
+
+def _batch_finding(rc: RunCounts, runs) -> Finding | None:
+    overlaps = [b for b in batch_overlaps(rc) if b.dtype == "float32" and b.order == "mlxtend"
+                and not b.is_headline]
+    if not overlaps:
+        return None
+    parts = []
+    for fw in dict.fromkeys(b.framework for b in overlaps):
+        mine = [b for b in overlaps if b.framework == fw]
+        same = [b for b in mine if b.identical]
+        parts.append(f"in {fw}, {len(same)} of the {len(mine)} other batch sizes flag exactly "
+                     f"the initialisations the headline batch flags"
+                     + (f" (the others share {', '.join(f'{b.shared} of {b.flagged}' for b in mine if not b.identical)})"
+                        if len(same) < len(mine) else ""))
+    return Finding("Over the float32 batch sweep (same weights, only the batching differs), "
+                   + "; ".join(parts) + ": batch sizes that flag the same set are one "
+                   f"measurement, not several ({holds_for([rc.run], runs)}).", "batch_sweep")
+
+
+def _kernel_finding(rc: RunCounts, runs) -> Finding | None:
+    ind = independence(rc)
+    if ind is None:
+        return None
+    shared = ("more than independence predicts: proneness is partly the initialisation's"
+              if ind.p_value < 0.05 else "no more than independence predicts")
+    return Finding(
+        f"Over the {ind.settings} float32 settings with distinct initial weights, "
+        f"{ind.both} initialisations bifurcate in both frameworks, {shared} "
+        f"({format_cell(ind.expected, 3)} expected, one-sided p = {format_cell(ind.p_value, 2)}); "
+        f"{ind.torch_only} do in torch only and {ind.jax_only} in JAX only: the rest is each "
+        f"framework's kernels on this device (torch's one fused addmm against JAX's x @ W + b "
+        f"is one difference) ({holds_for([rc.run], runs)}).", "protocol")
+
+
+def render(summary: Summary) -> Rendered:
+    """bifurcation_report's tables, findings and figures, with the batch-sweep table, and the
+    cross-framework finding counted over distinct weights."""
+    from experiments import bifurcation_report
+    rendered = bifurcation_report.render(summary)
+    findings = rendered.findings
+    if summary.runs:
+        rc = max(summary.runs, key=bifurcation_report._total_inits)
+        runs = [r.run for r in summary.runs]
+        extra = [f for f in (_kernel_finding(rc, runs), _batch_finding(rc, runs)) if f]
+        findings = findings[:1] + extra + findings[1:]
+    return Rendered(rendered.tables + [batch_table(summary)], findings, rendered.figures,
+                    rendered.answers)
