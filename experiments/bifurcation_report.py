@@ -199,6 +199,7 @@ class RunCounts:
     images: int | None
     data: dict[str, str]  # order -> how the data was made
     estimates: list = field(default_factory=list)  # derived in summarise: list[Estimate]
+    probes: list = field(default_factory=list)  # list[KernelPair]
     agreements: list = field(default_factory=list)  # list[Agreement]
     rate_checks: list = field(default_factory=list)  # list[RateCheck]
 
@@ -249,8 +250,22 @@ def summarise(runs) -> Summary:
         rc.estimates = estimates(rc)
         rc.agreements = agreements(rc)
         rc.rate_checks = rate_checks(rc)
+        rc.probes = [KernelPair(r["dtype"], r["images"], p["a"], p["b"], p["elements_equal"],
+                                p["rows_equal"]) for r in run.ok_records()
+                     if r.get("part") == "kernel_probe" for p in r["pairs"]]
         out.append(rc)
     return Summary(out)
+
+
+@dataclass(frozen=True)
+class KernelPair:
+    """Two ways of computing the first layer's pre-activations, compared bit for bit."""
+    dtype: str
+    images: int
+    a: str
+    b: str
+    elements_equal: float  # fraction
+    rows_equal: int
 
 
 # --- estimates ----------------------------------------------------------------------------

@@ -236,3 +236,48 @@ def _accumulated_first(net, batches: list, first: int) -> int | None:
         if t >= first and differs(s0.astype(np.float64), s1.astype(np.float64)):
             return t
     return None
+
+
+# --- the kernels underneath: one layer's pre-activations, bit for bit --------------------------
+
+def _torch_layer(x: np.ndarray, w: np.ndarray, b: np.ndarray, dtype: str, device: Device,
+                 batch: int, fused: bool) -> np.ndarray:
+    tw, tb = (device.to_torch(a, dtype=torch_dtype(dtype)) for a in (w, b))
+    out = []
+    with torch.no_grad():
+        for lo in range(0, len(x), batch):
+            tx = device.to_torch(x[lo:lo + batch], dtype=torch_dtype(dtype))
+            out.append(device.to_numpy(F.linear(tx, tw, tb) if fused else tx @ tw.T + tb))
+    return np.concatenate(out).astype(np.float64)
+
+
+def _jax_layer(x: np.ndarray, w: np.ndarray, b: np.ndarray, dtype: str, device: Device,
+               batch: int) -> np.ndarray:
+    affine = jax.jit(_jax_affine(dtype))
+    jw, jb = device.to_jax(w.T, dtype=numpy_dtype(dtype)), device.to_jax(b, dtype=numpy_dtype(dtype))
+    return np.concatenate([device.to_numpy(affine(device.to_jax(x[lo:lo + batch],
+                                                                dtype=numpy_dtype(dtype)), jw, jb))
+                           for lo in range(0, len(x), batch)]).astype(np.float64)
+
+
+def layer_probe(params: list[np.ndarray], x: np.ndarray, dtype: str, device: Device,
+                small: int = 16) -> dict:
+    """The first layer's pre-activations of these images computed five ways: torch's fused
+    F.linear (one addmm) over the images in one batch and in batches of `small`, torch's
+    unfused x @ W.T + b, and JAX's x @ W + b in one batch and in batches of `small`. For each
+    pair compared, the fraction of elements that are bitwise equal and of rows that are."""
+    w, b = params[0], params[1]
+    ways = {"torch fused": _torch_layer(x, w, b, dtype, device, len(x), True),
+            f"torch fused, batches of {small}": _torch_layer(x, w, b, dtype, device, small, True),
+            "torch unfused": _torch_layer(x, w, b, dtype, device, len(x), False),
+            "jax": _jax_layer(x, w, b, dtype, device, len(x)),
+            f"jax, batches of {small}": _jax_layer(x, w, b, dtype, device, small)}
+    pairs = [("torch fused", f"torch fused, batches of {small}"), ("jax", f"jax, batches of {small}"),
+             ("torch fused", "jax"), ("torch unfused", "jax"), ("torch fused", "torch unfused")]
+    out = []
+    for a, c in pairs:
+        same = ways[a] == ways[c]
+        out.append({"a": a, "b": c, "elements_equal": float(same.mean()),
+                    "rows_equal": int(same.all(axis=1).sum()),
+                    "zeros": [int((ways[a] == 0).sum()), int((ways[c] == 0).sum())]})
+    return {"images": len(x), "units": int(w.shape[0]), "pairs": out}
