@@ -49,7 +49,7 @@ def setup(dataset: str, dtype: str, scope: str):
     train, held_out = split[:DIGITS["train"]], split[DIGITS["train"]:]
     params = cast(init_mlp(rng, [x.shape[1], DIGITS["hidden"], 10]), dtype)
     b = DIGITS["batch"]
-    epochs = 2 if quick else DIGITS["epochs"]
+    epochs = 1 if quick else DIGITS["epochs"]
     batches = []
     for _ in range(epochs):
         order = train[rng.permutation(len(train))]

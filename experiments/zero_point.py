@@ -117,4 +117,5 @@ EXPERIMENT = Experiment(
     comparison=Comparison(record_key=("part", "rule", "dtype", "point"),
                           derived_cells=zero_point_report.comparable_cells),
     appendix=("atlas_torch", "atlas_jax", "modes", "placement", "extended",
-              "porting_torch_to_jax", "porting_jax_to_torch", "custom_conventions", "gradcheck"))
+              "porting_torch_to_jax", "porting_jax_to_torch", "custom_conventions", "gradcheck",
+              "subnormals"))

@@ -141,7 +141,7 @@ def holds_for(group: list[Run], runs: list[Run]) -> str:
     """Which runs a statement holds for, compactly: 'all 9 runs', 'all but torch 2.14.1',
     'cuda'; a single run by its name."""
     if len(runs) == 1:
-        return run_name(runs[0], runs)
+        return runs[0].tag or run_name(runs[0], runs)
     if len(group) == len(runs):
         return _tagged("both runs" if len(runs) == 2 else f"all {len(runs)} runs", group, runs)
     if len(group) > len(runs) - len(group):

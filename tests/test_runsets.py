@@ -1,6 +1,6 @@
 """Naming runs in findings: hand-made fixtures for the pure helpers in study/runsets.py."""
 from study.results import Run
-from study.runsets import grouped_clauses, holds_for, newest, stated_for_runs
+from study.runsets import grouped_clauses, holds_for, label_runs, newest, stated_for_runs, tags
 
 PROV = {"host": "vm", "device": "cpu", "torch": "2.13.0", "jax": "0.10.2", "scope": "standard"}
 
@@ -45,3 +45,20 @@ def test_a_figure_draws_the_newest_run_or_the_largest_key_whatever_the_file_orde
     assert newest([old, new]) is new and newest([new, old]) is new
     # a key first: the older run wins when it has more (e.g. a sweep against a headline only)
     assert newest([old, new], key=lambda r: 2 if r is old else 1) is old
+
+
+def test_runs_share_one_legend_label_per_configuration_cpu_first_widest_first():
+    # three experiments measured in one configuration get one label, C1 (it ran the most);
+    # another torch release is C2; a GPU run is G1, whatever the order the runs come in
+    main = [Run(e, dict(PROV), [], f"results/{e}/x.json") for e in ("a", "b", "c")]
+    other, gpu = run(torch="2.14.1"), run(device="cuda")
+    labelled = label_runs([gpu, other] + main)
+    assert [r.tag for r in labelled] == ["G1", "C2", "C1", "C1", "C1"]
+    assert tags(labelled, labelled) == "C1, C2, G1"
+    assert holds_for([labelled[1]], labelled) == "torch 2.14.1 [C2]"  # named, then labelled
+
+
+def test_consecutive_labels_read_as_a_range():
+    runs = label_runs([run(torch=v) for v in ("2.1", "2.2", "2.3", "2.4")] + [run(device="cuda")])
+    assert tags(runs, runs) == "C1–C4, G1"
+    assert tags(runs[:2], runs) == "C1, C2"  # two are listed, not ranged
