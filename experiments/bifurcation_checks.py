@@ -5,7 +5,7 @@ summary (experiments.bifurcation_report); render adds their table and findings.
 from dataclasses import dataclass
 
 from study.experiment import Finding, Rendered
-from study.runsets import holds_for
+from study.runsets import holds_for, merge_run_rows
 from study.tables import Table, format_cell
 
 from experiments.bifurcation_report import Agreement, RunCounts, Summary
@@ -102,7 +102,6 @@ def _batch_rows(rc: RunCounts) -> list[list]:
 
 
 def batch_table(summary: Summary) -> Table:
-    from study.runsets import merge_run_rows
     rows = merge_run_rows(summary.runs, _batch_rows, 4)
     return Table(
         "batch_sweep", "The batch sweep: does the batch size change which initialisations are "
@@ -156,7 +155,6 @@ def _probe_rows(rc: RunCounts) -> list[list]:
 
 
 def kernel_table(summary: Summary) -> Table:
-    from study.runsets import merge_run_rows
     rows = merge_run_rows(summary.runs, _probe_rows, 3)
     return Table(
         "kernels", "The kernels underneath: one layer's pre-activations, bit for bit",
