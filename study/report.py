@@ -86,10 +86,11 @@ def _machine_text(p: dict) -> str:
 
 
 def legend_line(group: list[Run]) -> str:
-    """'C1: cpu, AMD EPYC 7B13 (AVX512) on vm, torch 2.13.0+cpu, jax 0.10.2, standard run'."""
+    """'C1: cpu, AMD EPYC 7B13 (AVX512) on vm, torch 2.13.0+cpu, jax 0.10.2, standard run,
+    commit 83d2978'."""
     p = group[0].provenance
     return (f"{group[0].tag}: {p['device']}, {_machine_text(p)} on {p['host']}, torch "
-            f"{p['torch']}, jax {p['jax']}, {group[0].scope} run")
+            f"{p['torch']}, jax {p['jax']}, {group[0].scope} run, commit {_commits(group)}")
 
 
 def by_label(runs: list[Run]) -> dict[str, list[Run]]:
