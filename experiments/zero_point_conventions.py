@@ -5,7 +5,7 @@ placements measured, a forward mode that is silently wrong). Pure functions of t
 from study.experiment import Answer
 from study.placement import depends_on_placement
 from study.runsets import tag_order, tags
-from study.tables import Table, format_cell
+from study.tables import Table
 
 from experiments.zero_point_report import (SPECIAL, RunAtlas, Summary, _same_after_rounding,
                                            agree, forward_disagrees, kink_labels,

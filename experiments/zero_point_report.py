@@ -12,7 +12,7 @@ from study.conventions import numpy_dtype
 from study.experiment import Finding, Rendered
 from study.placement import cell_values, depends_on_placement, describe_where, same_value
 from study.results import Run
-from study.runsets import holds_for, identity, machine, merge_run_rows, newest, stated_for_runs
+from study.runsets import identity, machine, merge_run_rows, newest, stated_for_runs
 from study.tables import Table, collapse_rows, distinct_digits, format_cell, shorten
 
 ATLAS_MODES = ("value", "reverse", "forward", "second")  # the atlas record's mode fields
