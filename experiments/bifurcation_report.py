@@ -100,6 +100,13 @@ def rate_estimate(events: list[tuple[int, int]], censored_at: list[int]) -> dict
 
 
 def mixture_estimate(events: list[tuple[int, int]], censored_at: list[int], at: int) -> dict | None:
+    """_mixture_estimate, once per distinct pass (the headline's outcome serves every sweep)."""
+    found = _mixture_estimate(tuple(sorted(events)), tuple(sorted(censored_at)), at)
+    return dict(found) if found else None  # a copy: the cached one is shared
+
+
+@cache
+def _mixture_estimate(events: tuple, censored_at: tuple, at: int) -> dict | None:
     """Initialisations that differ in how prone they are: per-initialisation rates drawn from
     a gamma distribution, so the first event's survival is S(t) = (1 + t/θ)^-k (one constant
     rate is the limit k → ∞). Maximum likelihood of F, the fraction flagged within `at`
