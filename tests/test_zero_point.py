@@ -151,3 +151,54 @@ def test_an_op_added_to_the_registry_appears_in_the_atlas_with_no_other_change(c
     tables = tables_of([Run("zero_point", PROV, records, "x.json")])
     row = next(r for r in tables["atlas_torch"].rows if r[0] == new.name)
     assert row[3] == zp_report.shown(2 * clamp_at_0)  # derived from this torch's own clamp
+
+
+def op_with(forward: list, reverse: list, labels=("-1", "1", "+0.0", "nan")):
+    """A hand-made atlas op at kink 0, with the given forward and reverse cells."""
+    return zp_report.OpAtlas("r", "op", "torch", "custom", 0.0, [0.0], "float32", list(labels),
+                             {"value": [0.0] * len(labels), "reverse": reverse, "forward": forward,
+                              "second": [0.0] * len(labels)}, None)
+
+
+def test_forward_mode_is_flagged_where_it_disagrees_with_reverse_away_from_the_kink():
+    # d/dx of relu is 1 at x = 1 in both modes; a tangent of 0 there is wrong, whatever the
+    # two modes say at the kink (+0.0) or at NaN, where conventions may differ
+    wrong = op_with(forward=[0.0, 0.0, 0.0, 0.0], reverse=[0.0, 1.0, 0.0, 0.0])
+    right = op_with(forward=[0.0, 1.0, 1.0, 1.0], reverse=[0.0, 1.0, 0.0, float("nan")])
+    assert zp_report.forward_disagrees(wrong) == ["1"]
+    assert zp_report.forward_disagrees(right) == []
+    assert "silently wrong" in zp_report.forward_text(wrong, "+0.0")
+
+
+def test_a_cell_that_differs_only_under_jit_is_a_mode_not_a_placement():
+    jit_only = {"values": [float("nan"), 0.0],
+                "where": {"0-d": [[0, "all"]], "fill": [[0, "0-66"]], "0-d (jit)": [[1, "all"]]}}
+    placed = {"values": [0.0, 1.0], "where": {"fill": [[0, "0-63"], [1, "64-66"]]}}
+    op = zp_report.OpAtlas("r", "x * (x > 0)", "jax", "builtin", None, [0.0], "float32", ["nan"],
+                           {"value": [jit_only], "reverse": [placed]}, None)
+    run = zp_report.RunAtlas(Run("zero_point", PROV, [], "x.json"), [op], [], 67, [])
+    assert [(mode, label) for _, mode, label, _ in zp_report.placement_cells(run)] == [
+        ("reverse", "nan")]
+    (_, mode, label, cell), = zp_report.jit_cells(run)
+    assert (mode, label) == ("value", "nan") and cell["jit"] == 0.0 and math.isnan(cell["eager"])
+
+
+def test_the_conventions_table_gives_each_pair_at_its_kink_and_where_a_cell_changes():
+    from dataclasses import replace
+    from experiments.zero_point_conventions import conventions_rows
+    labels = ["-min_subnormal", "+0.0", "+min_subnormal"]
+
+    def op(rule, framework, look_alike, grad_at_0):
+        return zp_report.OpAtlas(rule, rule, framework, "builtin", None, [0.0], "float32", labels,
+                                 {"value": [0.0, 0.0, 0.0], "reverse": [0.0, grad_at_0, 1.0],
+                                  "forward": [0.0, grad_at_0, 1.0], "second": [0.0] * 3},
+                                 look_alike)
+
+    def run(tag, torch_grad):
+        return zp_report.RunAtlas(replace(Run("zero_point", PROV, [], f"{tag}.json"), tag=tag),
+                                  [op("clamp", "torch", "clip", torch_grad),
+                                   op("clip", "jax", "clamp", 0.5)], [], 67, [])
+    summary = zp_report.Summary([run("C2", 0.0), run("C1", 1.0)], {}, [])
+    # read from C1, the first in the legend; C2's torch derivative at 0 differs, so it is named
+    assert conventions_rows(summary) == [["clamp", "clip", 0.0, "0", "1", "0", "0.5", False,
+                                          "torch d/dx: C2"]]
