@@ -298,15 +298,12 @@ def comparable_cells(run: Run) -> dict:
     """What a rerun elsewhere can reproduce: ratios measured within the run, each with the
     interval its quartiles give, and the bytes kept for backward."""
     t = _run_timing(run)
-    idx, out = t.index(), {}
+    out = {}
     for fw, mode, rule in keys(t):
-        b = t.references.get(fw)
         for n in sizes(t):
-            mine, base = idx.get((fw, mode, rule, n)), idx.get((fw, mode, b, n))
-            if mine and base and rule != b:
-                s, r = mine.stats, base.stats
-                out[(("ratio", f"{fw} {mode} {rule} ÷ built-in"), ("n", size_label(n)))] = Spread(
-                    s["median"] / r["median"], s["q1"] / r["q3"], s["q3"] / r["q1"])
+            spread = ratio_spread(t, fw, mode, rule, n) if rule != t.references.get(fw) else None
+            if spread:
+                out[(("ratio", f"{fw} {mode} {rule} ÷ built-in"), ("n", size_label(n)))] = spread
     for m in t.memory:
         value = m["torch_saved"] if m["framework"] == "torch" else m["jax_jit_vjp"]
         out[(("saved bytes per element", m["rule"]),)] = value / m["n"]

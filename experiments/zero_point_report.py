@@ -570,7 +570,7 @@ def findings(summary: Summary) -> list[Finding]:
 def _forward_fact(a: RunAtlas):
     """(op names, an input, forward value, reverse value): forward mode disagrees with reverse
     mode away from every kink."""
-    wrong = [(op, forward_disagrees(op)[0]) for op in a.atlas("float32") if forward_disagrees(op)]
+    wrong = [(op, where[0]) for op in a.atlas("float32") if (where := forward_disagrees(op))]
     if not wrong:
         return None
     op, at = wrong[0]
