@@ -1,12 +1,15 @@
 """Zero-point atlas: what every rule returns at its kinks, per framework, dtype, mode, placement.
 
-    python -m study run zero_point          # torch: every placement; JAX: eager, 2-D rows
-    python -m study run zero_point --full   # JAX too: every placement, eager and under jit
+    python -m study run zero_point          # eager: torch at every placement, JAX in 2-D rows;
+                                            # compiled: float32, torch in fill, JAX in 2-D rows
+    python -m study run zero_point --full   # eager JAX at every placement; compiled in every
+                                            # dtype and at several placements
 
-Each op is probed at every kink of the registry (k, k ± 1 ulp), at signed zeros, the smallest
-subnormals and normal, NaN and ±inf, in value, reverse, forward and second-order mode, and at
-several placements (study.placement): a cell whose value depends on where the element sits is
-recorded with every value and where it occurs.
+Each op is probed at its own kinks and its look-alike's (k, k ± 1 ulp), at signed zeros, the
+smallest subnormals and normal, NaN and ±inf, in value, reverse, forward and second-order mode,
+and at several placements (study.placement): a cell whose value depends on where the element
+sits is recorded with every value and where it occurs. Each op is measured eagerly and compiled
+(torch.compile with inductor, or jax.jit; study.compiled) in value, reverse and forward mode.
 """
 import numpy as np
 import torch
@@ -15,6 +18,7 @@ from jax.test_util import check_grads
 from experiments import zero_point_conventions, zero_point_report
 from study.conventions import DTYPES, MODES, probe_inputs, reverse_derivative
 from study.arithmetic import subnormal_arithmetic
+from study.compiled import COMPILED_MODES, COMPILERS, measure_compiled
 from study.experiment import Comparison, Experiment
 from study.placement import ALL_PLACEMENTS, FILL_LENGTH, measure, summarise
 from study.rules import RULES, by_key
@@ -26,11 +30,16 @@ QUESTION = ("What does each built-in and custom rule return at exactly x = 0 and
 TABLES = ("conventions", "atlas_torch", "atlas_jax", "modes", "placement", "compiled", "extended", "porting_torch_to_jax",
           "porting_jax_to_torch", "custom_conventions", "gradcheck", "releases", "natural_pairs",
           "subnormals")
-ALL_KINKS = tuple(sorted({k for r in RULES for k in r.kinks}))
 GRADCHECK_POINTS = (-0.5, 0.0, 0.5)
 FD_EPS = 1e-6
-JAX_PLACEMENTS = {"quick": (("2-D rows",), ("eager",)), "standard": (("2-D rows",), ("eager",)),
-                  "full": (("packed", "0-d", "1-element", "fill", "2-D rows"), ("eager", "jit"))}
+JAX_PLACEMENTS = {"quick": ("2-D rows",), "standard": ("2-D rows",),
+                  "full": ("packed", "0-d", "1-element", "fill", "2-D rows")}
+# Compiled: the placement each framework's eager standard run also measures, where every input
+# fills a row of FILL_LENGTH (a vector body and a tail); --full adds dtypes and placements.
+COMPILED = {"quick": (("float32",), {"torch": ("fill",), "jax": ("2-D rows",)}),
+            "standard": (("float32",), {"torch": ("fill",), "jax": ("2-D rows",)}),
+            "full": (DTYPES, {"torch": ("packed", "fill", "2-D rows"),
+                              "jax": ("packed", "0-d", "1-element", "fill", "2-D rows")})}
 # Ops a porting user would take as the same function: a list of names, not of results; each
 # atlas record names its op's look-alike, so that the report reads the pairs from the records.
 NATURAL_PAIRS = (("torch_relu", "jax_relu"), ("torch_relu6", "jax_relu6"),
@@ -40,8 +49,18 @@ NATURAL_PAIRS = (("torch_relu", "jax_relu"), ("torch_relu6", "jax_relu6"),
                  ("torch_where_ge", "jax_where_ge"), ("torch_mul_mask", "jax_mul_mask"),
                  ("torch_abs_average", "jax_abs_average"), ("torch_leaky_relu0", "jax_leaky_relu0"),
                  ("torch_leaky_relu001", "jax_leaky_relu001"),
-                 ("torch_myrelu_seed", "jax_seed_relu"), ("torch_custom_op_c0", "jax_custom_nondiff_c0"))
+                 ("torch_myrelu_seed", "jax_seed_relu"), ("torch_custom_op_c0", "jax_custom_nondiff_c0"),
+                 ("torch_hardswish", "jax_hard_silu"), ("torch_hardsigmoid", "jax_hard_sigmoid"),
+                 ("torch_elu", "jax_elu"), ("torch_celu", "jax_celu"), ("torch_selu", "jax_selu"),
+                 ("torch_prelu025", "jax_leaky_relu025"), ("torch_softplus", "jax_softplus"),
+                 ("torch_softsign", "jax_soft_sign"))
 LOOK_ALIKE = {a: b for pair in NATURAL_PAIRS for a, b in (pair, pair[::-1])}
+
+
+def probed_kinks(rule) -> tuple[float, ...]:
+    """The rule's own kinks and its look-alike's, so that a pair is probed at the same inputs."""
+    other = by_key(LOOK_ALIKE[rule.key]).kinks if rule.key in LOOK_ALIKE else ()
+    return tuple(sorted(set(rule.kinks) | set(other)))
 
 
 def cases(scope: str) -> list[dict]:
@@ -52,7 +71,9 @@ def cases(scope: str) -> list[dict]:
               for r in RULES if r.kind == "custom"]
     arithmetic = [{"part": "arithmetic", "framework": fw, "dtype": d, "scope": scope}
                   for fw in ("torch", "jax") for d in dtypes]
-    return atlas + checks + arithmetic
+    compiled = [{"part": "compiled", "framework": fw, "dtype": d, "scope": scope}
+                for fw in ("torch", "jax") for d in COMPILED[scope][0]]
+    return atlas + checks + arithmetic + compiled
 
 
 def run_case(device, part: str, dtype: str, scope: str, rule: str | None = None,
@@ -62,26 +83,52 @@ def run_case(device, part: str, dtype: str, scope: str, rule: str | None = None,
         return [{"part": part, "framework": framework, "dtype": dtype, "device": device.name,
                  "exec": "jit" if jit else "eager",
                  **subnormal_arithmetic(framework, dtype, device, jit)} for jit in execs]
+    if part == "compiled":
+        return _compiled(device, framework, dtype, scope)
     if part not in ("atlas", "gradcheck"):
         raise ValueError(f"unknown zero_point part {part!r}")
     r = by_key(rule)
-    base = {"part": part, "framework": r.framework, "rule": r.key, "name": r.name, "kind": r.kind,
-            "convention": r.convention, "kinks": list(r.kinks), "dtype": dtype,
-            "device": device.name}
     if part == "gradcheck":
-        return [{**base, **_gradcheck(r, x, device)} for x in GRADCHECK_POINTS]
-    inputs = probe_inputs(dtype, ALL_KINKS)
-    placements, jax_exec = ((ALL_PLACEMENTS, ("eager",)) if r.framework == "torch"
-                            else JAX_PLACEMENTS[scope])
-    measured = measure(r, [v for _, v in inputs], dtype, device, placements, jax_exec)
-    rec = {**base, "inputs": [label for label, _ in inputs], "x": [v for _, v in inputs],
+        return [{**_base(r, part, dtype, device), **_gradcheck(r, x, device)}
+                for x in GRADCHECK_POINTS]
+    inputs = probe_inputs(dtype, probed_kinks(r))
+    placements = ALL_PLACEMENTS if r.framework == "torch" else JAX_PLACEMENTS[scope]
+    measured = measure(r, [v for _, v in inputs], dtype, device, placements)
+    return [_atlas_record(r, dtype, device, inputs, "eager", measured, MODES)]
+
+
+def _base(r, part: str, dtype: str, device) -> dict:
+    return {"part": part, "framework": r.framework, "rule": r.key, "name": r.name, "kind": r.kind,
+            "convention": r.convention, "kinks": list(probed_kinks(r)), "dtype": dtype,
+            "device": device.name}
+
+
+def _atlas_record(r, dtype, device, inputs, execution, measured, modes) -> dict:
+    """One op's atlas record: per mode, one summarised cell per input (study.placement)."""
+    rec = {**_base(r, "atlas", dtype, device), "execution": execution,
+           "inputs": [label for label, _ in inputs], "x": [v for _, v in inputs],
            "placements": sorted({p for cells in measured["value"] for p in cells}),
-           "fill_length": FILL_LENGTH, "modes": list(MODES), "look_alike": LOOK_ALIKE.get(r.key)}
-    for mode in MODES:
+           "fill_length": FILL_LENGTH, "modes": list(modes), "look_alike": LOOK_ALIKE.get(r.key)}
+    for mode in modes:
         cells = [summarise(c) for c in measured[mode]]
         same_error = isinstance(cells[0], str) and all(c == cells[0] for c in cells)
         rec[mode] = cells[0] if same_error else cells  # a mode-wide error is stored once
-    return [rec]
+    return rec
+
+
+def _compiled(device, framework: str, dtype: str, scope: str) -> list[dict]:
+    """Every op of one framework compiled (study.compiled), one atlas record per op."""
+    rules = [r for r in RULES if r.framework == framework]
+    inputs = [probe_inputs(dtype, probed_kinks(r)) for r in rules]
+    placements = COMPILED[scope][1][framework]
+    got = measure_compiled(rules, [[v for _, v in i] for i in inputs], dtype, device, placements)
+    records = []
+    for r, i, g in zip(rules, inputs, got):
+        measured = {m: [{p: g["outcome"][m][p][k] for p in placements} for k in range(len(i))]
+                    for m in COMPILED_MODES}
+        records.append({**_atlas_record(r, dtype, device, i, "compiled", measured, COMPILED_MODES),
+                        "compiler": COMPILERS[framework], "graph_ops": g["graph_ops"]})
+    return records
 
 
 def _gradcheck(rule, x0: float, device) -> dict:

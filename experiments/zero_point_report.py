@@ -4,13 +4,14 @@ summarise(runs) turns atlas and gradcheck records into typed data; render(summar
 atlas, modes, placement, extended-dtype, porting, custom-convention, gradcheck, release and
 look-alike tables, the findings and the heatmap from that data alone.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from study.conventions import numpy_dtype
 from study.experiment import Finding, Rendered
-from study.placement import cell_values, depends_on_placement, describe_where, same_value
+from study.placement import (cell_values, depends_on_placement, describe_where, restrict,
+                             same_value)
 from study.results import Run
 from study.runsets import identity, machine, merge_run_rows, newest, stated_for_runs
 from study.tables import Table, collapse_rows, distinct_digits, format_cell, shorten
@@ -33,6 +34,7 @@ class OpAtlas:
     look_alike: str | None  # the other framework's op a porting user would take as this one
     withdrawn: tuple[str, ...] = ()  # modes an erratum withdrew: not results, never compared
     placements: tuple[str, ...] = ()  # where each input was measured (study.placement)
+    compiler: str | None = None  # None: eager; else torch.compile(...) or jax.jit
 
     def cell(self, mode: str, label: str):
         """A value, an error line, or a placement-dependent {"values", "where"}."""
@@ -75,9 +77,14 @@ class RunAtlas:
     checks: list[GradcheckPoint]
     fill_length: int | None
     arithmetic: list[Arithmetic]
+    compiled: list[OpAtlas] = field(default_factory=list)  # the same ops, compiled
 
     def atlas(self, dtype: str | None = None) -> list[OpAtlas]:
+        """The eager ops."""
         return [op for op in self.ops if dtype is None or op.dtype == dtype]
+
+    def compiled_twin(self, op: OpAtlas) -> OpAtlas | None:
+        return next((c for c in self.compiled if c.rule == op.rule and c.dtype == op.dtype), None)
 
 
 @dataclass
@@ -116,7 +123,38 @@ def _op(rec: dict) -> OpAtlas:
     return OpAtlas(rec["rule"], rec["name"], rec["framework"], rec["kind"], rec["convention"],
                    rec["kinks"], rec["dtype"], rec["inputs"],
                    {m: rec[m] for m in rec.get("modes", ATLAS_MODES)}, look_alike,
-                   tuple(rec.get("withdrawn_fields", ())), tuple(rec.get("placements", ())))
+                   tuple(rec.get("withdrawn_fields", ())), tuple(rec.get("placements", ())),
+                   rec.get("compiler") if rec.get("execution") == "compiled" else None)
+
+
+JIT_SUFFIX = " (jit)"  # runs before 0.3.0 recorded jax.jit as placements "... (jit)"
+
+
+def _ops(rec: dict) -> list[OpAtlas]:
+    """The record's op; a record from before 0.3.0 that measured jax.jit as placements is
+    split into its eager op and its compiled one."""
+    op = _op(rec)
+    jit = tuple(p for p in op.placements if p.endswith(JIT_SUFFIX))
+    if not jit:
+        return [op]
+    eager = tuple(p for p in op.placements if p not in jit)
+
+    def part(keep, rename):
+        modes = {}
+        for m, cells in op.modes.items():
+            modes[m] = cells if isinstance(cells, str) else [
+                _renamed(restrict(c, keep), rename) for c in cells]
+        return modes
+    return [replace(op, modes=part(eager, False), placements=eager),
+            replace(op, modes=part(jit, True), compiler="jax.jit",
+                    placements=tuple(p[:-len(JIT_SUFFIX)] for p in jit))]
+
+
+def _renamed(cell, strip: bool):
+    if not strip or not depends_on_placement(cell):
+        return cell
+    return {"values": cell["values"],
+            "where": {p[:-len(JIT_SUFFIX)]: runs for p, runs in cell["where"].items()}}
 
 
 def _check(rec: dict) -> GradcheckPoint:
@@ -129,13 +167,15 @@ def summarise(runs) -> Summary:
     atlases = []
     for run in runs:
         recs = run.ok_records()
+        ops = [op for r in recs if r.get("part") == "atlas" for op in _ops(r)]
         atlases.append(RunAtlas(
-            identity(run), [_op(r) for r in recs if r.get("part") == "atlas"],
+            identity(run), [op for op in ops if op.compiler is None],
             [_check(r) for r in recs if r.get("part") == "gradcheck"],
             next((r["fill_length"] for r in recs if "fill_length" in r), None),
             [Arithmetic(r["framework"], r["exec"], r["dtype"], r["subnormal_is_positive"],
                         r["subnormal_times_one"], r["half_min_normal"])
-             for r in recs if r.get("part") == "arithmetic"]))
+             for r in recs if r.get("part") == "arithmetic"],
+            [op for op in ops if op.compiler is not None]))
     releases, changes = _release_changes(atlases)
     return Summary(atlases, releases, changes)
 
@@ -163,6 +203,21 @@ def kink_labels(k: float) -> list[str]:
     """The probe labels at a kink and 1 ulp either side (at 0: the smallest subnormals)."""
     return (["-min_subnormal", "+0.0", "+min_subnormal"] if k == 0
             else [f"{k:g}-ulp", f"{k:g}", f"{k:g}+ulp"])
+
+
+_ZERO_PROBES = ("-min_subnormal", "-0.0", "+0.0", "+min_subnormal", "min_normal")
+
+
+def label_order(label: str) -> tuple:
+    """Probe labels in the order of their values: kinks with their ulps, the probes at 0 in
+    place, NaN and the infinities last."""
+    if label in SPECIAL:
+        return (2, SPECIAL.index(label), 0.0)
+    if label in _ZERO_PROBES:
+        return (0, 0.0, _ZERO_PROBES.index(label) - 2)
+    value = label[:-4] if label.endswith(("-ulp", "+ulp")) else label
+    step = -1 if label.endswith("-ulp") else 1 if label.endswith("+ulp") else 0
+    return (0, float(value), step)
 
 
 def _subnormal(label: str) -> bool:
@@ -251,58 +306,173 @@ def mode_rows(a: RunAtlas) -> list[list]:
             for op in a.atlas("float32") for k in op.kinks]
 
 
-def by_execution(cell: dict) -> dict[str, list]:
-    """{"eager": values, "jit": values}: a placement-dependent cell's values, split by whether
-    JAX ran the op eagerly or under jax.jit (placements named "... (jit)")."""
-    out: dict[str, list] = {}
-    for placement, runs in cell["where"].items():
-        values = out.setdefault("jit" if placement.endswith("(jit)") else "eager", [])
-        for i, _ in runs:
-            if not any(same_value(cell["values"][i], v) for v in values):
-                values.append(cell["values"][i])
-    return out
-
-
 def placement_cells(a: RunAtlas) -> list[tuple[OpAtlas, str, str, dict]]:
-    """Every (op, mode, input, cell) whose value depends on the placement, eager or under jit
-    alone (a cell that only differs between eager and jit depends on the mode: jit_cells)."""
+    """Every eager (op, mode, input, cell) whose value depends on the placement."""
     return [(op, mode, label, c) for op in a.atlas() for mode, cells in op.modes.items()
             if not isinstance(cells, str)
-            for label, c in zip(op.inputs, cells) if depends_on_placement(c)
-            and any(len(v) > 1 for v in by_execution(c).values())]
+            for label, c in zip(op.inputs, cells) if depends_on_placement(c)]
 
 
-def jit_cells(a: RunAtlas) -> list[tuple[OpAtlas, str, str, dict]]:
-    """Every (op, mode, input, {"eager": value, "jit": value}) where jax.jit changes a value
-    that every placement agrees on within each execution."""
+@dataclass(frozen=True)
+class CompiledChange:
+    """A cell where compiled code differs from the same op run eagerly at the same placements."""
+    framework: str
+    op: str
+    kind: str  # builtin | custom
+    dtype: str
+    mode: str
+    input: str  # a probe label, or "every input" where one side raises for all
+    eager: object
+    compiled: object
+    shares: str  # what the differing cells have in common
+
+
+def input_kind(label: str) -> str:
+    if label in SPECIAL:
+        return "NaN or ±inf"
+    if _subnormal(label):
+        return "a subnormal input"
+    if label.endswith("ulp") or label == "min_normal":
+        return "next to a kink"
+    return "at a kink or ±0"
+
+
+def _value_set(cell) -> set:
+    return {"nan" if isinstance(v, float) and v != v else v + 0.0 if isinstance(v, float) else v
+            for v in cell_values(cell)}
+
+
+def _differs(eager, compiled) -> bool:
+    return (_value_set(eager) != _value_set(compiled)
+            or describe_where(eager) != describe_where(compiled))
+
+
+def _shares(label: str, eager, compiled) -> str:
+    where = ("; eager depends on position" if depends_on_placement(eager)
+             and not depends_on_placement(compiled) else "; compiled depends on position"
+             if depends_on_placement(compiled) and not depends_on_placement(eager) else "")
+    return input_kind(label) + where
+
+
+def compiled_changes(a: RunAtlas) -> list[CompiledChange]:
+    """Every cell where the compiled op differs from the eager one, the eager cell read at the
+    compiled op's placements (study.placement.restrict)."""
+    eager = {(op.rule, op.dtype): op for op in a.atlas()}
     out = []
-    for op in a.atlas():
-        for mode, cells in op.modes.items():
-            if isinstance(cells, str):
+    for c in a.compiled:
+        e = eager.get((c.rule, c.dtype))
+        if e is None:
+            continue
+        for mode in (m for m in c.modes if m in e.modes and m not in c.withdrawn + e.withdrawn):
+            ec, cc = e.modes[mode], c.modes[mode]
+            if isinstance(ec, str) or isinstance(cc, str):
+                if ec != cc:
+                    shares = ("eager raises, compiled returns values" if not isinstance(cc, str)
+                              else "compiled raises" if not isinstance(ec, str)
+                              else "both raise, differently")
+                    at_zero = lambda cells, op: (cells if isinstance(cells, str)  # noqa: E731
+                                                 else op.cell(mode, "+0.0"))
+                    out.append(CompiledChange(c.framework, c.name, c.kind, c.dtype, mode,
+                                              "every input (shown: +0.0)", at_zero(ec, e),
+                                              at_zero(cc, c), shares))
                 continue
-            for label, c in zip(op.inputs, cells):
-                split = by_execution(c) if depends_on_placement(c) else {}
-                if len(split) == 2 and all(len(v) == 1 for v in split.values()):
-                    out.append((op, mode, label, {k: v[0] for k, v in split.items()}))
+            for label in (lab for lab in c.inputs if lab in e.inputs):
+                before = restrict(e.cell(mode, label), c.placements)
+                after = c.cell(mode, label)
+                if _differs(before, after):
+                    out.append(CompiledChange(c.framework, c.name, c.kind, c.dtype, mode, label,
+                                              before, after, _shares(label, before, after)))
     return out
 
 
-def _jit_fact(a: RunAtlas):
-    cells = [(op.name, op.dtype, mode, label, c) for op, mode, label, c in jit_cells(a)
-             if op.dtype == "float32"]
-    return tuple(dict.fromkeys((name, mode, label, format_cell(c["eager"]), format_cell(c["jit"]))
-                               for name, _, mode, label, c in cells)) or None
+def _pair_texts(a, b) -> list[str]:
+    """Two cells as text that never print equal when they differ (errors shortened)."""
+    if all(isinstance(c, float) for c in (a, b)):
+        digits = distinct_digits([a, b])
+        return [format_cell(a, digits), format_cell(b, digits)]
+    return [shorten(c, 60) if isinstance(c, str) else shown(c) for c in (a, b)]
 
 
-def _jit_text(fact) -> str:
-    return ("Compiling changes values: under jax.jit (float32), " + "; ".join(
-        f"{name} {mode} at {label} is {jit} instead of eager {eager}"
-        for name, mode, label, eager, jit in fact[:4])
-            + (f" and {len(fact) - 4} more cells" if len(fact) > 4 else ""))
+def compiled_rows(a: RunAtlas) -> list[list]:
+    """Rows that differ only in dtype are merged; grouped by what the cells share."""
+    rows = [[x.framework, x.op, x.dtype, x.mode, x.input] + _pair_texts(x.eager, x.compiled)
+            + [x.shares] for x in compiled_changes(a)]
+    return collapse_rows(sorted(rows, key=lambda r: (r[7], r[0])), (2,))
 
 
-def _jit_short(fact) -> str:
-    return f"{len(fact)} float32 cells change under jit"
+def _compiled_fact(a: RunAtlas):
+    """Per framework: (framework, cells, ops, ((shares, cells, ops), ...)) in float32."""
+    changes = [x for x in compiled_changes(a) if x.dtype == "float32"]
+    if not a.compiled:
+        return None
+    out = []
+    for fw in ("torch", "jax"):
+        mine = [x for x in changes if x.framework == fw]
+        if not any(c.framework == fw for c in a.compiled):
+            continue
+        groups = {}
+        for x in mine:
+            groups.setdefault(x.shares.split(";")[0], []).append(x)
+        out.append((fw, len(mine), len({x.op for x in mine}), tuple(
+            (shares, len(xs), tuple(dict.fromkeys(x.op for x in xs)))
+            for shares, xs in sorted(groups.items(), key=lambda g: -len(g[1])))))
+    return tuple(out)
+
+
+def _compiled_text(fact) -> str:
+    parts = []
+    for fw, cells, ops, groups in fact:
+        if not cells:
+            parts.append(f"nothing in {fw}")
+            continue
+        parts.append(f"{cells} {fw} cells in {ops} ops (" + "; ".join(
+            f"{shares}: {n} in {', '.join(names[:3])}{', …' if len(names) > 3 else ''}"
+            for shares, n, names in groups) + ")")
+    return "Compiling changes float32 cells against eager at the same placements: " + "; ".join(parts)
+
+
+def _compiled_short(fact) -> str:
+    return "; ".join(f"{fw}: {cells} cells in {ops} ops" for fw, cells, ops, _ in fact)
+
+
+def compiled_forward_wrong(a: RunAtlas) -> list[tuple[OpAtlas, object, object]]:
+    """Custom rules whose compiled forward mode at +0 is a number other than the rule's
+    declared convention and other than eager's (which may raise): (compiled op, eager forward
+    at +0, compiled forward at +0)."""
+    eager = {(op.rule, op.dtype): op for op in a.atlas("float32")}
+    out = []
+    for c in (c for c in a.compiled if c.kind == "custom" and c.dtype == "float32"
+              and "forward" in c.modes and (c.rule, c.dtype) in eager):
+        got = c.cell("forward", "+0.0")
+        before = eager[(c.rule, c.dtype)].cell("forward", "+0.0")
+        if isinstance(got, float) and not same_value(got, c.convention) \
+                and not (isinstance(before, float) and same_value(before, got)):
+            out.append((c, before, got))
+    return out
+
+
+def _compiled_forward_fact(a: RunAtlas):
+    wrong = compiled_forward_wrong(a)
+    if not wrong:
+        return None
+    raised = [c.name for c, e, _ in wrong if isinstance(e, str)]
+    declared = [c.name for c, e, _ in wrong if isinstance(e, float)
+                and same_value(e, c.convention)]
+    return (len(wrong), tuple(dict.fromkeys(shown(g) for _, _, g in wrong)), len(raised),
+            tuple(c.name for c, _, _ in wrong), wrong[0][0].compiler, len(declared))
+
+
+def _compiled_forward_text(fact) -> str:
+    n, tangents, raised, names, compiler, declared = fact
+    return (f"Under {compiler}, forward mode ignores the custom rule: {n} custom rules "
+            f"({', '.join(names[:2])}{', …' if n > 2 else ''}) give tangent "
+            f"{' or '.join(tangents)} at x = +0 instead of their declared convention, with no "
+            f"error or warning, where eagerly {raised} of them raise and {declared} give their "
+            f"convention")
+
+
+def _compiled_forward_short(fact) -> str:
+    return f"{fact[0]} rules, tangent {' or '.join(fact[1])} at +0"
 
 
 def placement_rows(a: RunAtlas) -> list[list]:
@@ -362,24 +532,38 @@ def _matches(op: OpAtlas, others: list[tuple[OpAtlas, tuple | None]], labels) ->
     return [] if mine is None else [o.name for o, theirs in others if theirs == mine]
 
 
+def _equivalents(op: OpAtlas, targets: list[OpAtlas], labels, signed: dict) -> str:
+    """The targets probed at the same inputs whose value and reverse gradient equal op's on
+    these labels: built-ins, else a custom rule of ours."""
+    key = tuple(sorted(op.inputs)) + tuple(labels)
+    if key not in signed:  # each target's signature once per label set
+        signed[key] = [(t, _signature(t, labels)) for t in targets
+                       if sorted(t.inputs) == sorted(op.inputs)]
+    builtin = _matches(op, [(t, x) for t, x in signed[key] if t.kind == "builtin"], labels)
+    custom = _matches(op, [(t, x) for t, x in signed[key] if t.kind == "custom"], labels)
+    return ("; ".join(builtin) if builtin else "none: use a custom rule, " + custom[0]
+            if custom else "none (no registry op matches)")
+
+
 def porting_rows(a: RunAtlas, src: str, dst: str) -> list[list]:
+    """Per src op: its dst equivalents on every input, subnormals aside, and with both sides
+    compiled; the inputs where its own value depends on placement. Only ops probed at the
+    same inputs (the same kinks) can match."""
     f32 = a.atlas("float32")
+    compiled = {op.rule: op for op in a.compiled if op.dtype == "float32"}
     targets = [op for op in f32 if op.framework == dst]
-    rows, signed = [], {}
+    compiled_targets = [op for op in compiled.values() if op.framework == dst]
+    rows, signed, signed_compiled = [], {}, {}
     for op in (op for op in f32 if op.framework == src):
         every = list(op.inputs)
         depends = [lab for lab in every for m in ("value", "reverse")
                    if depends_on_placement(op.cell(m, lab))]
-        cols = []
-        for labels in (every, [lab for lab in every if not _subnormal(lab)]):
-            key = tuple(labels)
-            if key not in signed:  # each target's signature once per label set
-                signed[key] = [(t, _signature(t, labels)) for t in targets]
-            builtin = _matches(op, [(t, x) for t, x in signed[key] if t.kind == "builtin"], labels)
-            custom = _matches(op, [(t, x) for t, x in signed[key] if t.kind == "custom"], labels)
-            cols.append("; ".join(builtin) if builtin else
-                        "none: use a custom rule, " + custom[0] if custom else
-                        "none (no registry op matches)")
+        cols = [_equivalents(op, targets, labels, signed)
+                for labels in (every, [lab for lab in every if not _subnormal(lab)])]
+        mine = compiled.get(op.rule)
+        cols.append(_equivalents(mine, compiled_targets, every, signed_compiled)
+                    if mine and not any(isinstance(mine.modes[m], str) for m in ("value", "reverse"))
+                    else None)
         rows.append([op.name] + cols + [", ".join(dict.fromkeys(depends)) or None])
     return rows
 
@@ -394,12 +578,6 @@ def custom_rows(a: RunAtlas) -> list[list]:
 def custom_rows_by_dtype(a: RunAtlas) -> list[list]:
     """custom_rows with the dtypes that give the same row listed in one."""
     return collapse_rows(custom_rows(a), (2,))
-
-
-def jit_rows(a: RunAtlas) -> list[list]:
-    """Rows that differ only in dtype are merged."""
-    return collapse_rows([[op.framework, op.name, op.dtype, mode, label, shown(c["eager"]),
-                           shown(c["jit"])] for op, mode, label, c in jit_cells(a)], (2,))
 
 
 def gradcheck_rows(a: RunAtlas) -> list[list]:
@@ -435,18 +613,20 @@ class PairVerdict:
                 else "agree")
 
 
-def look_alike_pairs(a: RunAtlas) -> list[tuple[OpAtlas, OpAtlas]]:
-    """(torch op, its look-alike JAX op) in float32, where the run measured both."""
-    f32 = {op.rule: op for op in a.atlas("float32")}
-    return [(t, f32[t.look_alike]) for t in a.atlas("float32")
+def look_alike_pairs(a: RunAtlas, compiled: bool = False) -> list[tuple[OpAtlas, OpAtlas]]:
+    """(torch op, its look-alike JAX op) in float32, where the run measured both (compiled:
+    both compiled)."""
+    ops = [op for op in (a.compiled if compiled else a.atlas()) if op.dtype == "float32"]
+    f32 = {op.rule: op for op in ops}
+    return [(t, f32[t.look_alike]) for t in ops
             if t.framework == "torch" and t.look_alike in f32]
 
 
-def natural_pairs(a: RunAtlas) -> list[PairVerdict]:
+def natural_pairs(a: RunAtlas, compiled: bool = False) -> list[PairVerdict]:
     """Each torch op against its look-alike JAX op, reverse gradient in float32, subnormals
-    aside."""
+    aside; both eager, or both compiled."""
     out = []
-    for t, j in look_alike_pairs(a):
+    for t, j in look_alike_pairs(a, compiled):
         labels = [lab for lab in t.inputs if not _subnormal(lab)]
         verdicts = [(lab, agree(t.cell("reverse", lab), j.cell("reverse", lab))) for lab in labels]
         diffs = [lab for lab, ok in verdicts if ok is False]
@@ -457,10 +637,28 @@ def natural_pairs(a: RunAtlas) -> list[PairVerdict]:
     return out
 
 
+def _first(p: PairVerdict | None) -> str | None:
+    return f"at {p.first[0]}: {p.first[1]} vs {p.first[2]}" if p and p.first else None
+
+
 def natural_pair_rows(a: RunAtlas) -> list[list]:
-    return [[p.torch_op, p.jax_op, p.status, len(p.disagree), ", ".join(p.depends) or None,
-             f"at {p.first[0]}: {p.first[1]} vs {p.first[2]}" if p.first else None]
-            for p in natural_pairs(a)]
+    compiled = {(p.torch_op, p.jax_op): p for p in natural_pairs(a, compiled=True)}
+    rows = []
+    for p in natural_pairs(a):
+        c = compiled.get((p.torch_op, p.jax_op))
+        rows.append([p.torch_op, p.jax_op, p.status, len(p.disagree), ", ".join(p.depends) or None,
+                     _first(p), c.status if c else None, _first(c)])
+    return rows
+
+
+def pairs_changed_by_compiling(a: RunAtlas) -> list[tuple[PairVerdict, PairVerdict]]:
+    """(eager verdict, compiled verdict) of each look-alike pair whose verdict or whose
+    inputs in disagreement change when both sides are compiled."""
+    compiled = {(p.torch_op, p.jax_op): p for p in natural_pairs(a, compiled=True)}
+    return [(p, compiled[(p.torch_op, p.jax_op)]) for p in natural_pairs(a)
+            if (p.torch_op, p.jax_op) in compiled
+            and (p.status, p.disagree) != (compiled[(p.torch_op, p.jax_op)].status,
+                                           compiled[(p.torch_op, p.jax_op)].disagree)]
 
 
 # --- findings -----------------------------------------------------------------------------
@@ -554,7 +752,9 @@ def findings(summary: Summary) -> list[Finding]:
     for table, fact_of, full, short in (
             ("natural_pairs", _pairs_fact, _pairs_text, _pairs_short),
             ("placement", _placement_fact, _placement_text, _placement_short),
-            ("compiled", _jit_fact, _jit_text, _jit_short),
+            ("compiled", _compiled_fact, _compiled_text, _compiled_short),
+            ("compiled", _compiled_forward_fact, _compiled_forward_text,
+             _compiled_forward_short),
             ("gradcheck", kink_check, _kink_text, _kink_short),
             ("subnormals", _arithmetic_fact, _arithmetic_text, _arithmetic_short)):
         text = stated_for_runs([(a.run, fact_of(a)) for a in summary.runs], runs, full, short)
@@ -640,9 +840,8 @@ def _atlas_tables(summary: Summary) -> list[Table]:
     j_extra, j_rows, j_notes = merge_run_rows(summary.runs, lambda a: atlas_rows(a, "jax"), 2)
     m = merge_run_rows(summary.runs, mode_rows, 3)
     p = merge_run_rows(summary.runs, placement_rows, 5)
-    jit = [a for a in summary.runs if any(pl.endswith("(jit)") for op in a.atlas()
-                                          for pl in op.placements)]
-    c = merge_run_rows(jit, jit_rows, 5) if jit else ([], [], [])
+    with_compiled = [a for a in summary.runs if a.compiled]
+    c = merge_run_rows(with_compiled, compiled_rows, 5) if with_compiled else ([], [], [])
     e = merge_run_rows(summary.runs, lambda a: collapse_rows(extended_rows(a), (2, 3, 4)), 2)
     return [
         Table("atlas_torch", "Zero-point atlas, torch: reverse-mode gradient at each kink",
@@ -663,15 +862,23 @@ def _atlas_tables(summary: Summary) -> list[Table]:
               "tensor or the batch row). " + where,
               p[0] + ["framework", "op", "dtype", "mode", "input", "values and where"], p[1],
               p[2] or ([] if p[1] else ["No cell depends on placement in these runs."])),
-        Table("compiled", "Where compiling changes a cell: jax.jit against eager",
-              "Every (op, dtype, mode, input) whose value is the same at every placement within "
-              "each execution but differs between JAX eager and jax.jit: a property of the "
-              "compiled mode, not of where the element sits. Only runs that measured jit are "
-              "compared" + (f" ({', '.join(a.run.tag or a.run.label for a in jit)})" if jit
-                            else " (none here: `python -m study run zero_point --full` measures "
-                                 "it)") + "; torch.compile is not yet in the atlas.",
-              c[0] + ["framework", "op", "dtypes", "mode", "input", "eager", "jit"], c[1],
-              c[2] or ([] if c[1] or not jit else ["No cell changes under jax.jit."])),
+        Table("compiled", "Does compilation change the convention? Compiled against eager",
+              "Every (op, dtype, mode, input) whose compiled cell differs from the eager one: "
+              "torch.compile (inductor, fullgraph) or jax.jit, value and reverse mode from one "
+              "compiled training step (forward, then backward), forward mode from jvp inside "
+              "the compiled function. The eager cell is read at the compiled run's placements "
+              "(" + ", ".join(sorted({f"{op.framework} {p}" for a in with_compiled
+                                       for op in a.compiled for p in op.placements}))
+              + "), so a difference is compilation's, not placement's. 'shares' groups the "
+              "rows: the kind of input, and whether only one side depends on the element's "
+              "position (a vector body against its scalar tail). A mode that raises for every "
+              "input is one row. Only runs that measured compiled code are compared"
+              + (f" ({', '.join(a.run.tag or a.run.label for a in with_compiled)})"
+                 if with_compiled else " (none here)") + ".",
+              c[0] + ["framework", "op", "dtypes", "mode", "input", "eager", "compiled",
+                      "shares"], c[1],
+              c[2] or ([] if c[1] or not with_compiled
+                       else ["No cell changes under compilation."])),
         Table("extended", "Where other dtypes differ from float32",
               "Every gradient (reverse, forward, second) at every probe input in float16, "
               "bfloat16 and float64, listed where it differs from the same run's float32 value "
@@ -692,13 +899,18 @@ def _porting_tables(summary: Summary) -> list[Table]:
               "every probe input as plain values (float32; NaN = NaN, −0 = +0); a cell that "
               "depends on placement matches nothing. The last column names the inputs where the "
               "op's own value depends on placement. Where no built-in matches, a custom rule of "
-              "ours that does is named.",
+              "ours that does is named. Only ops probed at the same inputs can match: each op "
+              "is probed at its own kinks and its look-alike's. 'both compiled' compares the "
+              "torch.compile and jax.jit cells on every input (blank where the op's compiled "
+              "value or gradient raises, or the run did not compile).",
               tj[0] + ["torch op", "JAX equivalent, every input", "JAX equivalent, subnormals aside",
-                       "inputs that depend on placement"], tj[1], tj[2]),
+                       "JAX equivalent, both compiled", "inputs that depend on placement"],
+              tj[1], tj[2]),
         Table("porting_jax_to_torch", "Porting guide, JAX → torch",
               "The same comparison from each JAX op to the torch ops.",
               jt[0] + ["JAX op", "torch equivalent, every input",
-                       "torch equivalent, subnormals aside", "inputs that depend on placement"],
+                       "torch equivalent, subnormals aside", "torch equivalent, both compiled",
+                       "inputs that depend on placement"],
               jt[1], jt[2]),
     ]
 
@@ -728,9 +940,12 @@ def _check_tables(summary: Summary) -> list[Table]:
               "compared on every probe input but the two subnormals (float32, reverse gradient). "
               "A pair whose only differences are placement-dependent cells 'depends on "
               "placement', never 'agrees'. 'first disagreement' is the first input where plain "
-              "values differ, torch then JAX.",
+              "values differ, torch then JAX. The last two columns compare the pair with both "
+              "ops compiled (torch.compile and jax.jit; blank where a run did not compile).",
               n[0] + ["torch op", "JAX op", "verdict", "inputs that disagree",
-                      "inputs that depend on placement", "first disagreement"], n[1], n[2]),
+                      "inputs that depend on placement", "first disagreement",
+                      "verdict, both compiled", "first disagreement, both compiled"],
+              n[1], n[2]),
     ]
 
 
@@ -799,14 +1014,19 @@ def heatmap_figure(summary: Summary) -> dict:
             ops = [op for op in a.atlas("float32") if op.framework == fw]
             if not ops:
                 continue
-            grid = [[op.cell("reverse", lab) for lab in ops[0].inputs] for op in ops]
-            first = [[cell_values(c)[0] for c in row] for row in grid]
+            labels = sorted({lab for op in ops for lab in op.inputs}, key=label_order)
+            grid = [[op.cell("reverse", lab) if lab in op.inputs else None for lab in labels]
+                    for op in ops]
+            first = [[None if c is None else cell_values(c)[0] for c in row] for row in grid]
             panels.append(HeatmapPanel(
                 f"{title}, {a.run.provenance['device']} ({name}): reverse gradient, float32",
-                [op.name for op in ops], ops[0].inputs,
-                np.array([[np.nan if isinstance(v, str) else v for v in row] for row in first]),
+                [op.name for op in ops], labels,
+                np.array([[np.nan if isinstance(v, str) or v is None else v for v in row]
+                          for row in first]),
                 np.array([[isinstance(v, str) for v in row] for row in first]),
-                np.array([[depends_on_placement(c) for c in row] for row in grid])))
+                np.array([[c is not None and depends_on_placement(c) for c in row]
+                          for row in grid]),
+                np.array([[c is None for c in row] for row in grid])))
     if not panels:
         return {}
     title = ("Zero-point atlas: the reverse-mode gradient of every op at every probe input, one "
@@ -839,11 +1059,12 @@ def comparable_cells(run: Run) -> dict:
             out[(("part", rec.get("part")), ("rule", rec.get("rule")), ("dtype", rec.get("dtype")),
                  ("path", "case_error"))] = rec["case_error"]
         elif rec.get("part") == "atlas" and "withdrawn" not in rec:
-            op = _op(rec)
-            for mode in (m for m in op.modes if m not in rec.get("withdrawn_fields", {})):
-                for label in op.inputs:
-                    out[(("op", op.name), ("dtype", op.dtype), ("mode", mode),
-                         ("input", label))] = _comparable(op.cell(mode, label))
+            for op in _ops(rec):
+                compiled = (("execution", "compiled"),) if op.compiler else ()
+                for mode in (m for m in op.modes if m not in rec.get("withdrawn_fields", {})):
+                    for label in op.inputs:
+                        out[(("op", op.name), ("dtype", op.dtype), ("mode", mode),
+                             ("input", label)) + compiled] = _comparable(op.cell(mode, label))
         elif rec.get("part") == "gradcheck" and "withdrawn" not in rec:
             for what in ("analytic", "finite_difference", "passed"):
                 out[(("rule", rec["name"]), ("x", rec["point"]), ("path", what))] = rec[what]

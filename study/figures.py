@@ -47,6 +47,7 @@ class HeatmapPanel:
     values: np.ndarray  # float; NaN where the value is NaN
     errors: np.ndarray  # bool: the mode raised
     dependent: np.ndarray  # bool: the value depends on placement (first value shown)
+    missing: np.ndarray | None = None  # bool: the op was not probed at this input (left blank)
 
 
 def heatmap(panels: list[HeatmapPanel], title: str) -> bytes:
@@ -63,9 +64,12 @@ def heatmap(panels: list[HeatmapPanel], title: str) -> bytes:
     cmap = ListedColormap([colour for _, colour in CATEGORIES])
     for ax, p in zip(axes[0], panels):
         codes = np.vectorize(category)(p.values, p.errors)
-        ax.imshow(codes, cmap=cmap, vmin=-0.5, vmax=len(CATEGORIES) - 0.5, aspect="auto",
+        shown = codes if p.missing is None else np.ma.masked_where(p.missing, codes)
+        ax.imshow(shown, cmap=cmap, vmin=-0.5, vmax=len(CATEGORIES) - 0.5, aspect="auto",
                   interpolation="nearest")
         for (i, j), code in np.ndenumerate(codes):
+            if p.missing is not None and p.missing[i, j]:
+                continue
             if code == 3:
                 ax.text(j, i, f"{p.values[i, j]:.2g}", ha="center", va="center", fontsize=6)
             if p.dependent[i, j]:

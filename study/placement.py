@@ -12,7 +12,8 @@ is measured
     strided     all inputs in a stride-2 view (x = base[:, 0] of an (n, 2) tensor; torch only)
     2-D rows    row i of an (n, FILL_LENGTH) batch filled with input i, every position read
 
-and in JAX eagerly or under jit (the placement's name then ends in " (jit)").
+eagerly (study.compiled measures compiled code at the same placements). Runs before 0.3.0
+measured jax.jit here too, as placements named "... (jit)"; the atlas's loader splits them off.
 
     >>> m = measure(by_key("torch_hardtanh"), [float("nan")], "float32", Device("cpu"), ("fill",))
     >>> summarise(m["reverse"][0])   # e.g. {"values": [0.0, 1.0], "where": {...}}
@@ -104,12 +105,11 @@ def _torch_modes(fn, array: np.ndarray, placement: str, dtype: str, device: Devi
     return {"value": value, "reverse": reverse, "forward": forward, "second": second}
 
 
-def _jax_mode_functions(fn, jit: bool) -> dict:
+def _jax_mode_functions(fn) -> dict:
     grad = jax.grad(lambda v: jnp.sum(fn(v)))
-    funcs = {"value": fn, "reverse": grad,
-             "forward": lambda v: jax.jvp(fn, (v,), (jnp.ones_like(v),))[1],
-             "second": jax.grad(lambda v: jnp.sum(grad(v)))}
-    return {m: jax.jit(f) for m, f in funcs.items()} if jit else funcs
+    return {"value": fn, "reverse": grad,
+            "forward": lambda v: jax.jvp(fn, (v,), (jnp.ones_like(v),))[1],
+            "second": jax.grad(lambda v: jnp.sum(grad(v)))}
 
 
 def _as_host(device: Device, result) -> np.ndarray:
@@ -126,8 +126,9 @@ def _run(thunk, device: Device):
 
 
 def measure(rule: Rule, values: list[float], dtype: str, device: Device,
-            placements: tuple[str, ...], jax_exec: tuple[str, ...] = ("eager",)) -> dict:
-    """{mode: [per input: {placement: [value per position] or error text}]}."""
+            placements: tuple[str, ...]) -> dict:
+    """{mode: [per input: {placement: [value per position] or error text}]}, eagerly
+    (study.compiled measures compiled code)."""
     n = len(values)
     out = {m: [{} for _ in range(n)] for m in MODES}
     if rule.framework == "torch":
@@ -139,15 +140,13 @@ def measure(rule: Rule, values: list[float], dtype: str, device: Device,
                 for i, vals in enumerate(_readout(placement, results, n)):
                     out[mode][i][placement] = vals
         return out
-    for exec_mode in jax_exec:
-        funcs = _jax_mode_functions(rule.fn, jit=exec_mode == "jit")
-        suffix = " (jit)" if exec_mode == "jit" else ""
-        for placement in (p for p in placements if p not in TORCH_ONLY):
-            arrays = [device.to_jax(a) for a in _arrays(placement, values, dtype)]
-            for mode in MODES:
-                results = [_run(lambda: funcs[mode](a), device) for a in arrays]
-                for i, vals in enumerate(_readout(placement, results, n)):
-                    out[mode][i][placement + suffix] = vals
+    funcs = _jax_mode_functions(rule.fn)
+    for placement in (p for p in placements if p not in TORCH_ONLY):
+        arrays = [device.to_jax(a) for a in _arrays(placement, values, dtype)]
+        for mode in MODES:
+            results = [_run(lambda: funcs[mode](a), device) for a in arrays]
+            for i, vals in enumerate(_readout(placement, results, n)):
+                out[mode][i][placement] = vals
     return out
 
 
@@ -191,6 +190,23 @@ def summarise(by_placement: dict) -> object:
         else:
             where[placement] = [[index(v), pos] for v, pos in _runs(vals)]
     return {"values": distinct, "where": where}
+
+
+def restrict(cell, placements) -> object:
+    """The cell as measured at these placements only (a plain cell is the same everywhere);
+    the cell unchanged where it names none of them."""
+    if not isinstance(cell, dict) or not set(placements) & set(cell["where"]):
+        return cell
+    return summarise({p: [cell["values"][i] for i, pos in runs for _ in _positions(pos)]
+                      for p, runs in cell["where"].items() if p in placements})
+
+
+def _positions(pos: str) -> range:
+    """'64-66' -> range(64, 67); '3' -> range(3, 4); 'all' (an error) -> one position."""
+    if pos == "all":
+        return range(1)
+    first, _, last = pos.partition("-")
+    return range(int(first), int(last or first) + 1)
 
 
 def depends_on_placement(cell) -> bool:

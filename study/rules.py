@@ -303,6 +303,28 @@ def _torch_builtins() -> list[Rule]:
           False),
         t("torch_softplus100", "F.softplus(x, beta=100)", lambda x: F.softplus(x, beta=100.0),
           (0.0,), False),
+    ] + _torch_piecewise()
+
+
+def _torch_piecewise() -> list[Rule]:
+    """torch.nn.functional's other piecewise activations, with their default parameters; kinks
+    are where the definition switches branch (softplus: beta * x = threshold = 20)."""
+    t = functools.partial(_builtin, "torch", relu_like=False)
+    return [
+        t("torch_hardswish", "F.hardswish", F.hardswish, (-3.0, 3.0)),
+        t("torch_hardsigmoid", "F.hardsigmoid", F.hardsigmoid, (-3.0, 3.0)),
+        t("torch_hardshrink", "F.hardshrink (λ=0.5)", F.hardshrink, (-0.5, 0.5)),
+        t("torch_softshrink", "F.softshrink (λ=0.5)", F.softshrink, (-0.5, 0.5)),
+        t("torch_elu", "F.elu", F.elu),
+        t("torch_celu", "F.celu", F.celu),
+        t("torch_selu", "F.selu", F.selu),
+        t("torch_prelu025", "F.prelu(x, 0.25)",
+          lambda x: F.prelu(x, torch.tensor(0.25, dtype=x.dtype, device=x.device))),
+        t("torch_rrelu_eval", "F.rrelu(x, training=False)", lambda x: F.rrelu(x, training=False)),
+        t("torch_threshold_1_20", "F.threshold(x, 1, 20)", lambda x: F.threshold(x, 1.0, 20.0),
+          (1.0,)),
+        t("torch_softplus", "F.softplus", F.softplus, (20.0,)),
+        t("torch_softsign", "F.softsign", F.softsign),
     ]
 
 
@@ -328,6 +350,26 @@ def _jax_builtins() -> list[Rule]:
           (0.0,), False),
         j("jax_softplus100", "jax.nn.softplus(100x)/100",
           lambda x: jax.nn.softplus(100 * x) / 100, (0.0,), False),
+    ] + _jax_piecewise()
+
+
+def _jax_piecewise() -> list[Rule]:
+    """jax.nn's other piecewise (or piecewise-looking) activations, default parameters.
+    softplus and squareplus are smooth: softplus is probed at torch's switch to the linear
+    branch (its look-alike's kink), squareplus at 0."""
+    j = functools.partial(_builtin, "jax", relu_like=False)
+    return [
+        j("jax_hard_silu", "jax.nn.hard_silu (= hard_swish)", jax.nn.hard_silu, (-3.0, 3.0)),
+        j("jax_hard_sigmoid", "jax.nn.hard_sigmoid", jax.nn.hard_sigmoid, (-3.0, 3.0)),
+        j("jax_elu", "jax.nn.elu", jax.nn.elu),
+        j("jax_celu", "jax.nn.celu", jax.nn.celu),
+        j("jax_selu", "jax.nn.selu", jax.nn.selu),
+        j("jax_leaky_relu025", "jax.nn.leaky_relu(x, 0.25)", lambda x: jax.nn.leaky_relu(x, 0.25)),
+        j("jax_sparse_plus", "jax.nn.sparse_plus", jax.nn.sparse_plus, (-1.0, 1.0)),
+        j("jax_sparse_sigmoid", "jax.nn.sparse_sigmoid", jax.nn.sparse_sigmoid, (-1.0, 1.0)),
+        j("jax_squareplus", "jax.nn.squareplus", jax.nn.squareplus),
+        j("jax_softplus", "jax.nn.softplus", jax.nn.softplus, (20.0,)),
+        j("jax_soft_sign", "jax.nn.soft_sign", jax.nn.soft_sign),
     ]
 
 

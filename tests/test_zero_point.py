@@ -65,10 +65,9 @@ def test_atlas_cells_contain_the_0d_measurement_of_every_op_and_input(cpu, sampl
 
 
 def test_porting_guide_and_pairs_hold_on_0d_measurements(cpu, sample_run):
-    inputs = probe_inputs("float32", zp.ALL_KINKS)
-
     def probe(key):  # value and reverse gradient of every input, each as a 0-d tensor
         rule = by_key(key)
+        inputs = probe_inputs("float32", zp.probed_kinks(rule))
         out = measure(rule, [v for _, v in inputs], "float32", cpu, ("0-d",))
         return {m: [summarise(c) for c in out[m]] for m in ("value", "reverse")}
 
@@ -87,6 +86,7 @@ def test_porting_guide_and_pairs_hold_on_0d_measurements(cpu, sample_run):
             checked += 1
     for torch_op, jax_op, verdict, *_ in tables["natural_pairs"].rows:
         a, b = probe(names[torch_op])["reverse"], probe(names[jax_op])["reverse"]
+        inputs = probe_inputs("float32", zp.probed_kinks(by_key(names[torch_op])))
         keep = [i for i, (lab, _) in enumerate(inputs) if not lab.endswith("min_subnormal")]
         same = all(same_value(a[i], b[i]) for i in keep)
         if verdict == "agree":
@@ -170,17 +170,74 @@ def test_forward_mode_is_flagged_where_it_disagrees_with_reverse_away_from_the_k
     assert "silently wrong" in zp_report.forward_text(wrong, "+0.0")
 
 
-def test_a_cell_that_differs_only_under_jit_is_a_mode_not_a_placement():
+def test_an_old_record_that_measured_jit_as_a_placement_loads_as_an_eager_and_a_compiled_op():
+    # Before 0.3.0 jax.jit was stored as placements "... (jit)": value NaN eagerly, 0 under jit
+    # (x * (x > 0) at NaN); the reverse cell depends on position eagerly and is 1 under jit.
     jit_only = {"values": [float("nan"), 0.0],
                 "where": {"0-d": [[0, "all"]], "fill": [[0, "0-66"]], "0-d (jit)": [[1, "all"]]}}
-    placed = {"values": [0.0, 1.0], "where": {"fill": [[0, "0-63"], [1, "64-66"]]}}
-    op = zp_report.OpAtlas("r", "x * (x > 0)", "jax", "builtin", None, [0.0], "float32", ["nan"],
-                           {"value": [jit_only], "reverse": [placed]}, None)
-    run = zp_report.RunAtlas(Run("zero_point", PROV, [], "x.json"), [op], [], 67, [])
+    placed = {"values": [0.0, 1.0], "where": {"fill": [[0, "0-63"], [1, "64-66"]],
+                                              "fill (jit)": [[1, "0-66"]]}}
+    rec = {"part": "atlas", "rule": "r", "name": "x * (x > 0)", "framework": "jax",
+           "kind": "builtin", "convention": None, "kinks": [0.0], "dtype": "float32",
+           "inputs": ["nan"], "modes": ["value", "reverse"], "value": [jit_only],
+           "reverse": [placed], "placements": ["0-d", "fill", "0-d (jit)", "fill (jit)"]}
+    eager, compiled = zp_report._ops(rec)
+    assert (eager.compiler, compiled.compiler) == (None, "jax.jit")
+    assert compiled.placements == ("0-d", "fill") and compiled.cell("value", "nan") == 0.0
+    assert math.isnan(eager.cell("value", "nan"))
+    run = zp_report.RunAtlas(Run("zero_point", PROV, [], "x.json"), [eager], [], 67, [],
+                             [compiled])
     assert [(mode, label) for _, mode, label, _ in zp_report.placement_cells(run)] == [
         ("reverse", "nan")]
-    (_, mode, label, cell), = zp_report.jit_cells(run)
-    assert (mode, label) == ("value", "nan") and cell["jit"] == 0.0 and math.isnan(cell["eager"])
+    changes = {(x.mode, x.shares) for x in zp_report.compiled_changes(run)}
+    assert changes == {("value", "NaN or ±inf"),
+                       ("reverse", "NaN or ±inf; eager depends on position")}
+
+
+def test_compiled_changes_read_the_eager_cell_at_the_compiled_placements_only():
+    # Eagerly 0 in the vector body and 1 in the tail of the fill, 0 in 2-D rows; compiled in
+    # 2-D rows it is 0: no change. Compiled in fill it is 1 everywhere: a change.
+    eager_cell = {"values": [0.0, 1.0], "where": {"fill": [[0, "0-63"], [1, "64-66"]],
+                                                  "2-D rows": [[0, "0-66"]]}}
+    eager = op_with(forward=[0.0] * 4, reverse=[0.0, 1.0, eager_cell, 0.0])
+    from dataclasses import replace
+    rows_only = replace(eager, modes={**eager.modes}, compiler="torch.compile",
+                        placements=("2-D rows",))
+    rows_only.modes["reverse"] = [0.0, 1.0, 0.0, 0.0]
+    in_fill = replace(rows_only, modes={**rows_only.modes}, placements=("fill",))
+    in_fill.modes["reverse"] = [0.0, 1.0, 1.0, 0.0]
+    for compiled, expected in ((rows_only, []), (in_fill, [("reverse", "+0.0")])):
+        run = zp_report.RunAtlas(Run("zero_point", PROV, [], "x.json"), [eager], [], 67, [],
+                                 [compiled])
+        assert [(x.mode, x.input) for x in zp_report.compiled_changes(run)] == expected
+
+
+def test_compiled_forward_mode_that_ignores_the_rule_is_flagged_and_eager_agreement_is_not():
+    # A c = 0 rule: eager forward raises, compiled gives 1 at +0 (wrong: flagged); a rule whose
+    # eager forward already gives the same wrong tangent is the eager finding's, not this one's.
+    eager = op_with(forward="NotImplementedError: jvp", reverse=[0.0, 1.0, 0.0, 0.0])
+    same = op_with(forward=[0.0, 1.0, 1.0, 1.0], reverse=[0.0, 1.0, 0.0, 0.0])
+    from dataclasses import replace
+    compiled = replace(eager, modes={**eager.modes, "forward": [0.0, 1.0, 1.0, 1.0]},
+                       compiler="torch.compile", placements=("fill",))
+    run = zp_report.RunAtlas(Run("zero_point", PROV, [], "x.json"), [eager], [], 67, [],
+                             [compiled])
+    (op, before, got), = zp_report.compiled_forward_wrong(run)
+    assert before.startswith("NotImplementedError") and got == 1.0
+    run.ops = [same]
+    assert zp_report.compiled_forward_wrong(run) == []
+
+
+def test_probe_labels_sort_by_value_with_zero_probes_in_place():
+    labels = ["nan", "+0.0", "3+ulp", "-3", "min_normal", "-min_subnormal", "-0.5-ulp", "-inf"]
+    assert sorted(labels, key=zp_report.label_order) == [
+        "-3", "-0.5-ulp", "-min_subnormal", "+0.0", "min_normal", "3+ulp", "nan", "-inf"]
+
+
+def test_every_look_alike_pair_is_probed_at_the_same_kinks():
+    for a, b in zp.NATURAL_PAIRS:
+        assert zp.probed_kinks(by_key(a)) == zp.probed_kinks(by_key(b)), (a, b)
+        assert set(by_key(a).kinks) <= set(zp.probed_kinks(by_key(a)))
 
 
 def test_the_conventions_table_gives_each_pair_at_its_kink_and_where_a_cell_changes():
