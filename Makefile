@@ -23,7 +23,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	touch $@
 
 report: $(BOOTSTRAP)
-	$(PYTHON) -m study run all $(ARGS)
+	$(PYTHON) -m study run all --jobs 2 $(ARGS)
 	$(PYTHON) -m study report
 
 run: $(BOOTSTRAP)

@@ -1,7 +1,7 @@
 """What custom rules cost: time and memory of ReLU rules and the two-layer net, both frameworks.
 
     python -m study run timing            # rules at 8, 10^6, 10^7 elements, seed and mid nets
-    python -m study run timing --quick    # up to 10^6, the seed net
+    python -m study run timing --quick    # 10^3 and 10^6, the seed net, no self-checks
     python -m study run timing --full     # up to 10^8, the large net, SGD steps
 
 Every rule of a framework and mode is timed at one size in one case, round by round (each
@@ -45,7 +45,7 @@ RULES = {"torch": ("torch_relu", "torch_myrelu_seed", "torch_custom_c0", "torch_
                  "jax_custom_bit_mask")}
 MODES = {"torch": ("eager", "compile"), "jax": ("op-by-op", "jit")}
 COMPILED = ("compile", "jit")
-SIZES = {"quick": (8, 10 ** 4, 10 ** 6), "standard": (8, 10 ** 6, 10 ** 7),
+SIZES = {"quick": (10 ** 3, 10 ** 6), "standard": (8, 10 ** 6, 10 ** 7),
          "full": (8, 10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6, 10 ** 7, 10 ** 8)}
 NETS = {"seed": (4, 3, 2, 2), "mid": (256, 256, 1024, 256), "large": (4096, 1024, 4096, 1024)}
 SCOPE_NETS = {"quick": ("seed",), "standard": ("seed", "mid"), "full": ("seed", "mid", "large")}
@@ -56,8 +56,8 @@ NET_RULES = {"torch": ("torch_relu", "torch_myrelu_seed", "torch_custom_c0", "to
 # and write the input gradient; y need not be written when only dx is asked for (a fused,
 # compiled step drops it)
 BYTES_PER_ELEMENT = 12
-BUDGET_S = 0.15  # timed rounds per rule and case, after warm-up; at least 5 rounds
-MIN_ROUNDS, MAX_ROUNDS = 5, 400
+BUDGET_S = 0.15  # timed rounds per rule and case, after warm-up; at least MIN_ROUNDS rounds
+MIN_ROUNDS, MAX_ROUNDS = 20, 400  # 20: enough rounds for a bootstrap interval of the median
 WARMUP_S = 0.25  # warm-up rounds of a case last this long (a fresh process starts cold)
 FRESH_BLOCKS = 10  # the fresh-process check alternates this many blocks of rounds
 TORCH_JAX_PAIRS = (("relu", "torch_relu", "jax_relu"),
@@ -86,7 +86,7 @@ TARGETS = [
                                  "fresh process, as a factor either way",
      "threshold": HARNESS_LIMIT, "sense": "≤"},
     {"key": "wall", "target": "wall time of the whole experiment (s)", "sense": "≤",
-     "threshold": {"quick": 60.0, "standard": 150.0, "full": 900.0}},
+     "threshold": {"quick": 45.0, "standard": 150.0, "full": 900.0}},
 ]
 
 
@@ -268,12 +268,27 @@ def _rules_records(base: dict, framework: str, mode: str, n: int, device,
              "interleaved_with": list(timings), **t} for key, t in timings.items()]
 
 
+# --quick is a fast look at the rules and the seed net: it leaves out the harness's checks
+QUICK_SKIPS = ("the fresh-process check", "the Timer cross-check", "the profile",
+               "the probes", "the shared dynamic wrapper")
+
+
+def _skipped(scope: str | None) -> list[str]:
+    if scope != "quick":
+        return []
+    print(f"[timing] --quick leaves out {', '.join(QUICK_SKIPS)} and the matmul rate",
+          file=sys.stderr, flush=True)
+    return list(QUICK_SKIPS) + ["the matmul rate"]
+
+
 def cases(scope: str) -> list[dict]:
     sizes = SIZES[scope]
-    out = [{"part": "plan"}] + [{"part": "machine", "n": n, "matmul": n == sizes[-1]}
-                                for n in sorted({min(10 ** 6, sizes[-1]), sizes[-1]})]
+    checks = scope != "quick"
+    out = [{"part": "plan", "scope": scope}] + [
+        {"part": "machine", "n": n, "matmul": checks and n == sizes[-1]}
+        for n in sorted({min(10 ** 6, sizes[-1]), sizes[-1]})]
     out += [{"part": "rules", "framework": fw, "mode": m, "n": n,
-             "fresh_check": m in COMPILED and n in sizes[-2:]}
+             "fresh_check": checks and m in COMPILED and n in sizes[-2:]}
             for fw in RULES for m in MODES[fw] for n in sizes]
     for net in SCOPE_NETS[scope]:
         for workload in SCOPE_WORKLOADS[scope] if net != "large" else ("fwd_bwd",):
@@ -288,6 +303,8 @@ def cases(scope: str) -> list[dict]:
                         out.append({"part": "net", "framework": fw, "mode": m, "rule": r,
                                     "net": net, "workload": workload})
     out += [{"part": "memory", "framework": fw, "rule": r} for fw in RULES for r in RULES[fw]]
+    if not checks:
+        return out
     out.append({"part": "cross_check", "n": 10 ** 6})
     out += [{"part": "profile", "mode": m, "n": 10 ** 6} for m in MODES["torch"]]
     out.append({"part": "probes", "n": 10 ** 6})
@@ -299,7 +316,8 @@ def run_case(device, part: str, **case) -> list[dict]:
     base = {"part": part, "device": device.name, "threads": set_equal_threads(), **case}
     if part == "plan":  # what the report reads as this run's design, never from today's code
         return [{**base, "targets": TARGETS, "reference_rules": REFERENCE_RELU,
-                 "torch_jax_pairs": TORCH_JAX_PAIRS, "harness_limit": HARNESS_LIMIT}]
+                 "torch_jax_pairs": TORCH_JAX_PAIRS, "harness_limit": HARNESS_LIMIT,
+                 "min_rounds": MIN_ROUNDS, "skipped": _skipped(case.get("scope"))}]
     if part == "rules":
         return _rules_records(base, case["framework"], case["mode"], case["n"], device,
                               case["fresh_check"])
@@ -327,7 +345,8 @@ def _interleaved(thunks: dict) -> dict:
 
 
 def _timed(thunk, sync, repeats=50, warmup=2):
-    t = time_thunk(thunk, sync, repeats=repeats, warmup=warmup, budget_s=BUDGET_S)
+    t = time_thunk(thunk, sync, repeats=max(repeats, MIN_ROUNDS), warmup=warmup,
+                   budget_s=BUDGET_S, min_repeats=MIN_ROUNDS)
     return {**t, "stats": summarize(t["times_s"]), "dispatch": summarize(t["dispatch_s"]),
             "budget_s": BUDGET_S}
 
@@ -536,6 +555,7 @@ EXPERIMENT = Experiment(
     name="timing", description=DESCRIPTION, question=QUESTION, seed=SEED,
     tables=timing_report.TABLE_IDS, scopes=("quick", "standard", "full"), cases=cases,
     run_case=run_case, summarise=timing_report.summarise, render=timing_report.render,
+    timed=True,
     comparison=Comparison(record_key=("part", "framework", "mode", "rule", "n", "net", "workload",
                                       "what"),
                           tolerance=timing_report.REPRODUCTION_TOLERANCE,

@@ -13,6 +13,7 @@ from study.reproduction import Spread
 from study.results import Run
 from study.runsets import identity, merge_run_rows, newest, stated_for_runs
 from study.tables import Table, format_cell
+from study.timing import median_interval, paired_ratio, unpaired_ratio
 
 TABLE_IDS = ("rule_times", "rule_ratios", "torch_vs_jax", "bandwidth", "saved_bytes", "compile",
              "net", "targets", "harness", "shared_dynamic", "cross_check", "profile")
@@ -36,6 +37,13 @@ class RuleTiming:
     xla_bytes_per_element: float | None  # what XLA's cost analysis counts for a jitted step
     interleaved: bool  # timed round by round with the other rules of its framework and mode
     dynamo: dict | None  # torch.compile's graphs, graph breaks and recompiles in its case
+    times: list[float] = field(default_factory=list)  # every timed round, in order (seconds)
+
+    @property
+    def time(self) -> dict:
+        """The time of the case: the median over its rounds with its 95% interval."""
+        return median_interval(self.times) if self.times else {
+            "median": self.stats["median"], "lo": None, "hi": None, "n": self.stats["n"]}
 
 
 @dataclass
@@ -104,7 +112,7 @@ def _rule(r: dict) -> RuleTiming:
                       r["dispatch"], r["first_call_s"], r["bytes_per_element"],
                       r.get("saved_bytes_per_element"), r.get("xla_bytes_per_element"),
                       "interleaved_with" in r,
-                      r.get("dynamo_counts_of_case"))
+                      r.get("dynamo_counts_of_case"), r.get("times_s", []))
 
 
 def _net(r: dict) -> NetTiming:
@@ -175,20 +183,39 @@ def sizes(t: RunTiming) -> list[int]:
 
 
 def ratio_spread(t: RunTiming, fw: str, mode: str, rule: str, n: int) -> Spread | None:
-    """The ratio of medians to the built-in with the range its quartiles give, [q1/q3, q3/q1]
-    (an interquartile range, not a confidence interval)."""
+    """The rule's time ÷ the built-in's, with its 95% bootstrap interval: the median of the
+    per-round ratios where the two were timed in the same rounds (interleaved), else the
+    ratio of medians, each side resampled on its own."""
     idx = t.index()
     a, b = idx.get((fw, mode, rule, n)), idx.get((fw, mode, t.references.get(fw), n))
-    if not (a and b):
+    if not (a and b and a.times and b.times):
         return None
-    x, r = a.stats, b.stats
-    return Spread(x["median"] / r["median"], x["q1"] / r["q3"], x["q3"] / r["q1"])
+    paired = a.interleaved and b.interleaved and len(a.times) == len(b.times)
+    r = (paired_ratio if paired else unpaired_ratio)(a.times, b.times)
+    return Spread(r["median"], r["lo"], r["hi"])
 
 
 def ratio(t: RunTiming, fw: str, mode: str, rule: str, n: int) -> float | None:
-    idx = t.index()
-    a, b = idx.get((fw, mode, rule, n)), idx.get((fw, mode, t.references.get(fw), n))
-    return a.stats["median"] / b.stats["median"] if a and b else None
+    spread = ratio_spread(t, fw, mode, rule, n)
+    return spread.value if spread else None
+
+
+def interval_text(value: float | None, lo: float | None, hi: float | None,
+                  digits: int = 3) -> str | None:
+    """'361 [352, 370]' at three significant figures; the value alone without an interval."""
+    if value is None:
+        return None
+    if lo is None:
+        return format_cell(value, digits)
+    return f"{format_cell(value, digits)} [{format_cell(lo, digits)}, {format_cell(hi, digits)}]"
+
+
+def time_text(r: "RuleTiming | None") -> str | None:
+    """The case's time in µs with its 95% interval."""
+    if r is None:
+        return None
+    c = r.time
+    return interval_text(*(None if v is None else v * 1e6 for v in (c["median"], c["lo"], c["hi"])))
 
 
 def copy_bandwidth(t: RunTiming, n: int | None = None) -> float | None:
@@ -326,14 +353,14 @@ def _harness_text(t: RunTiming, fw: str, mode: str, rule: str) -> str | None:
 
 def time_rows(t: RunTiming, all_sizes: list[int]) -> list[list]:
     idx, names = t.index(), t.names()
-    return [[fw, m, names.get(r, r)] + [_us(idx[(fw, m, r, n)].stats["median"])
-                                        if (fw, m, r, n) in idx else None for n in all_sizes]
+    return [[fw, m, names.get(r, r)] + [time_text(idx.get((fw, m, r, n))) for n in all_sizes]
             + [_harness_text(t, fw, m, r)] for fw, m, r in keys(t)]
 
 
 def time_detail(t: RunTiming) -> list[list]:
     harness = harness_ratios(t)
-    return [[r.framework, r.mode, r.name, r.n, _us(r.stats["median"]), _us(r.stats["q1"]),
+    return [[r.framework, r.mode, r.name, r.n, _us(r.stats["median"]), _us(r.time["lo"]),
+             _us(r.time["hi"]), _us(r.stats["q1"]),
              _us(r.stats["q3"]), _us(r.stats["iqr"]), r.stats["n"], _us(r.dispatch["median"]),
              _us(r.first_call_s), r.interleaved, harness.get((r.framework, r.mode, r.rule, r.n)),
              (r.dynamo or {}).get("graph_breaks"), (r.dynamo or {}).get("recompiles")]
@@ -342,16 +369,23 @@ def time_detail(t: RunTiming) -> list[list]:
 
 def ratio_rows(t: RunTiming, all_sizes: list[int]) -> list[list]:
     names = t.names()
-    return [[fw, m, names.get(r, r)] + [ratio(t, fw, m, r, n) for n in all_sizes]
+    return [[fw, m, names.get(r, r)] + [s.text(3) if (s := ratio_spread(t, fw, m, r, n)) else None
+                                        for n in all_sizes]
             for fw, m, r in keys(t) if r != t.references.get(fw)]
+
+
+def _unpaired_text(a: RuleTiming | None, b: RuleTiming | None) -> str | None:
+    if not (a and b and a.times and b.times):
+        return None
+    r = unpaired_ratio(a.times, b.times)
+    return interval_text(r["median"], r["lo"], r["hi"])
 
 
 def torch_jax_rows(t: RunTiming, all_sizes: list[int]) -> list[list]:
     idx, rows = t.index(), []
     for label, tr, jr in t.pairs:
         for tm, jm in (("eager", "op-by-op"), ("compile", "jit")):
-            vals = [idx[("torch", tm, tr, n)].stats["median"] / idx[("jax", jm, jr, n)].stats["median"]
-                    if ("torch", tm, tr, n) in idx and ("jax", jm, jr, n) in idx else None
+            vals = [_unpaired_text(idx.get(("torch", tm, tr, n)), idx.get(("jax", jm, jr, n)))
                     for n in all_sizes]
             if any(v is not None for v in vals):
                 rows.append([label, f"{tm} ÷ {jm}"] + vals)
@@ -421,12 +455,23 @@ def target_rows(t: RunTiming) -> list[list]:
     return rows
 
 
+def block_ratios(t: RunTiming, k: tuple) -> list[float]:
+    """In-run ÷ fresh of each alternating block of the harness check."""
+    mine, theirs = t.blocks.get(k), t.fresh.get(k, {}).get("block_medians")
+    return list(np.divide(mine, theirs)) if mine and theirs else []
+
+
 def harness_rows(t: RunTiming) -> list[list]:
     names, idx = t.names(), t.index()
-    return [[fw, m, names.get(r, r), n, _us(idx[(fw, m, r, n)].stats["median"]),
-             _us(t.fresh[(fw, m, r, n)]["stats"]["median"]), value,
-             off_by(value) <= t.harness_limit if t.harness_limit else None]
-            for (fw, m, r, n), value in harness_ratios(t).items()]
+    rows = []
+    for (fw, m, r, n), value in harness_ratios(t).items():
+        blocks = block_ratios(t, (fw, m, r, n))
+        rows.append([fw, m, names.get(r, r), n, _us(idx[(fw, m, r, n)].stats["median"]),
+                     _us(t.fresh[(fw, m, r, n)]["stats"]["median"]), value,
+                     f"{format_cell(min(blocks), 3)}–{format_cell(max(blocks), 3)} "
+                     f"({len(blocks)} blocks)" if blocks else None,
+                     off_by(value) <= t.harness_limit if t.harness_limit else None])
+    return rows
 
 
 def shared_dynamic_rows(t: RunTiming) -> list[list]:
@@ -439,11 +484,18 @@ def shared_dynamic_rows(t: RunTiming) -> list[list]:
     return rows
 
 
+def reference_time(t: RunTiming, n: int) -> RuleTiming | None:
+    """The case the cross-check and the profile measure again: the torch built-in, eager."""
+    return t.index().get(("torch", "eager", t.references.get("torch"), n))
+
+
 def cross_rows(t: RunTiming) -> list[list]:
     rows = []
     for c in t.cross:
         ours, theirs = float(np.median(c["ours_s"])), float(np.median(c["timer_s"]))
+        ref = reference_time(t, c["n"])
         rows.append([c["n"], c["rounds"], _us(ours), _us(theirs), ours / theirs,
+                     time_text(ref), theirs / ref.time["median"] if ref else None,
                      _us(min(c["ours_s"])), _us(max(c["ours_s"])), _us(min(c["timer_s"])),
                      _us(max(c["timer_s"])), c["timer_num_threads"]])
     return rows
@@ -506,28 +558,37 @@ def _time_tables(summary: Summary) -> list[Table]:
     budgets = sorted({b for r in summary.runs for b in r.budgets})
     interleaved = any(r.interleaved for run in summary.runs for r in run.rules)
     return [
-        Table("rule_times", "Forward plus backward of one rule: median time per call (µs)",
-              f"1-D float32 input; torch: torch.autograd.grad of the rule's output; JAX: jax.vjp "
-              f"then the vjp function. Median of synchronised repeats after warm-up "
+        Table("rule_times", "Forward plus backward of one rule: the time of each case (µs)",
+              f"The time of a case, as every table that shows a case shows it: warm calls on the "
+              f"same 1-D float32 inputs (after warm-up, compilation included, so the inputs sit "
+              f"in whatever cache holds them), each synchronised (block_until_ready / "
+              f"cuda.synchronize), the rules of a framework and mode timed round by round; the "
+              f"median over the rounds [its 95% percentile-bootstrap interval]. torch: "
+              f"torch.autograd.grad of the rule's output; JAX: jax.vjp then the vjp function "
               f"({_where(summary)}; timed for {', '.join(f'{b:g}' for b in budgets)} s per rule "
-              f"and case" + (", the rules of a framework and mode round by round where the CSV "
-                             "says interleaved" if interleaved else "") + "). The last column is "
+              f"and case, at least the repeats the CSV gives" + (
+                  "; interleaved where the CSV says so" if interleaved else "") + "). Tables "
+              "that time another regime (the cross-check, the profile) say so and give their "
+              "ratio to this time. The last column is "
               "the harness's check of itself: the in-run median ÷ the same case's median in a "
               "fresh process, at the two largest sizes. The CSV has quartiles, repeats, dispatch "
               "and first-call times, and torch.compile's graph breaks and recompiles per case.",
               t[0] + ["framework", "mode", "rule"] + [f"{c} (µs)" for c in cols]
               + ["in-run ÷ fresh"], t[1], t[2],
-              detail=(td[0] + ["framework", "mode", "rule", "n", "median µs", "q1 µs", "q3 µs",
+              detail=(td[0] + ["framework", "mode", "rule", "n", "median µs", "95% lo µs",
+                               "95% hi µs", "q1 µs", "q3 µs",
                                "IQR µs", "repeats", "dispatch median µs", "first call µs",
                                "interleaved", "in-run ÷ fresh", "graph breaks", "recompiles"],
                       td[1])),
         Table("rule_ratios", "Custom rule ÷ built-in, same framework, mode and size",
-              "Ratios of medians from the rule-times table, within one run (and one interleaved "
-              "case where the run interleaved).",
+              "The median over rounds of the per-round ratio rule ÷ built-in (the two timed in "
+              "the same rounds of one case) [its 95% bootstrap interval over rounds]; where a "
+              "run did not interleave, the ratio of the two medians with each side resampled.",
               rt[0] + ["framework", "mode", "rule"] + [f"{c} (÷)" for c in cols], rt[1], rt[2]),
         Table("torch_vs_jax", "torch ÷ JAX for the same work",
-              "Ratios of medians within one run: torch eager against JAX op-by-op, torch.compile "
-              "against jax.jit, both compiled for each size.",
+              "Ratios of the two cases' times within one run [95% bootstrap interval, each side "
+              "resampled on its own: the two were timed in different cases]: torch eager against "
+              "JAX op-by-op, torch.compile against jax.jit, both compiled for each size.",
               tj[0] + ["rules", "modes"] + [f"{c} (÷)" for c in cols], tj[1], tj[2]),
     ]
 
@@ -569,10 +630,6 @@ def _machine_tables(summary: Summary) -> list[Table]:
 def _check_tables(summary: Summary) -> list[Table]:
     nt = merge_run_rows(summary.runs, net_rows, 6)
     tg = merge_run_rows(summary.runs, target_rows, 1)
-    hs = merge_run_rows(summary.runs, harness_rows, 4)
-    cc = merge_run_rows(summary.runs, cross_rows, 1)
-    sd = merge_run_rows(summary.runs, shared_dynamic_rows, 2)
-    pr = merge_run_rows(summary.runs, profile_rows, 4)
     return [
         Table("net", "Two-layer net: forward plus backward (µs)",
               "Seed 001's loss sum((act(x @ w1) @ w2 − 1)²) in float32; shape is batch × in × "
@@ -584,15 +641,28 @@ def _check_tables(summary: Summary) -> list[Table]:
               "Each target as the run's plan states it, the value measured in the run, and by how "
               "much it is met (negative) or missed (positive).",
               tg[0] + ["target", "measured", "threshold", "met", "margin"], tg[1], tg[2]),
+    ] + _harness_tables(summary)
+
+
+def _harness_tables(summary: Summary) -> list[Table]:
+    """The harness's checks of itself, each a regime other than the case's time."""
+    hs = merge_run_rows(summary.runs, harness_rows, 4)
+    cc = merge_run_rows(summary.runs, cross_rows, 1)
+    sd = merge_run_rows(summary.runs, shared_dynamic_rows, 2)
+    pr = merge_run_rows(summary.runs, profile_rows, 4)
+    return [
         Table("harness", "The harness against itself: each compiled case in a fresh process",
               "Every compiled rule at the two largest sizes, timed in the run and, in alternating "
               "blocks of rounds, alone in a new Python process that prepared the same case; "
               "in-run ÷ fresh is the median over the blocks of the ratio of the two sides' block "
-              "medians, so the machine's drift between blocks cancels. A ratio far from 1, "
+              "medians, so the machine's drift between blocks cancels; the range of those block "
+              "ratios shows how far a single block can stray. A ratio far from 1, "
               "either way, means the run's history, not the rule, set the number; 'within the "
-              "limit' holds within the run's stated factor either way.",
+              "limit' holds within the run's stated factor either way (for the median ratio, "
+              "not for every block).",
               hs[0] + ["framework", "mode", "rule", "n", "in-run median µs", "fresh median µs",
-                       "in-run ÷ fresh", "within the limit"], hs[1], hs[2]),
+                       "in-run ÷ fresh", "block ratios, range", "within the limit"],
+              hs[1], hs[2]),
         Table("shared_dynamic", "The harness before it compiled per size, against it",
               "torch.compile(dynamic=True), one wrapper per rule first called at 8 elements and "
               "then timed at n, as the harness shared one across sizes before; against the same "
@@ -603,15 +673,21 @@ def _check_tables(summary: Summary) -> list[Table]:
                        "shared ÷ compiled for n", "first call, shared (µs)",
                        "first call, for n (µs)"], sd[1], sd[2]),
         Table("cross_check", "Our harness against torch.utils.benchmark.Timer (µs)",
-              "torch eager relu forward plus backward, the same thunk and synchronisation; the "
-              "two alternate round by round; the Timer gets the same thread count (its default "
-              "is one thread). Medians over rounds, and each side's range across rounds.",
+              "Another regime than the case's time: torch eager relu forward plus backward timed "
+              "alone (not interleaved with the other rules) by our harness and by the Timer, "
+              "the same thunk and synchronisation, the two alternating round by round; the Timer "
+              "gets the same thread count (its default is one thread). Medians over rounds, and "
+              "each side's range across rounds. 'the case's time' is the same case in the "
+              "rule-times table (interleaved with the other rules); the Timer's ratio to it is "
+              "the size of the regime's effect.",
               cc[0] + ["n", "rounds", "ours median µs", "Timer median µs", "ours ÷ Timer",
+                       "the case's time µs [95%]", "Timer ÷ the case's time",
                        "ours min µs", "ours max µs", "Timer min µs", "Timer max µs", "threads"],
               cc[1], cc[2]),
         Table("profile", "Where a call's time goes: torch.profiler, eager and compiled",
-              "torch.profiler around calls of the rule's forward plus backward after warm-up, per "
-              "call. For the compiled forward graph (CompiledFunction) and backward graph "
+              "Another regime than the case's time: torch.profiler around calls of the rule's "
+              "forward plus backward after warm-up, per call, with the profiler's own overhead "
+              "in every event (compare 'CPU total µs' with the rule-times table's case). For the compiled forward graph (CompiledFunction) and backward graph "
               "(CompiledFunctionBackward): the bytes per element their kernels move given what "
               "the compiled rule saves (forward: read x, write y and the saved tensor; backward: "
               "read it and g, write dx), the rate that is, and its fraction of the copy "
@@ -658,7 +734,7 @@ def _cost_text(fact) -> str:
         parts.append("eager, " + " and ".join(f"{_spread_text(v)} ({n})" for n, v in eager))
     if smallest:
         parts.append(f"a bit mask saves {smallest} B an element")
-    text = "; ".join(parts) + " (forward plus backward; median ratio [quartile range])"
+    text = "; ".join(parts) + " (forward plus backward; per-round ratio [95% interval])"
     return text[:1].upper() + text[1:]
 
 

@@ -1,12 +1,14 @@
 """Command line: `python -m study list | run NAME... | report | compare DIR | reference`."""
 import argparse
+import subprocess
+import time
 import os
 import sys
 
 from tabulate import tabulate
 
 import experiments
-from study import report, reproduction, results, runner
+from study import provenance, report, reproduction, results, runner
 from study.devices import DEVICE_CHOICES, resolve_devices
 from study.errors import StudyError
 from study.frameworks import use_shared_settings
@@ -54,13 +56,44 @@ def cmd_run(args) -> None:
         if lacking:
             offered = [e.name for e in experiments.all_experiments() if e.counts_inits]
             raise StudyError(f"--inits applies only to: {', '.join(offered)} (not {lacking[0]})")
+    if args.jobs < 1:
+        raise StudyError("--jobs must be a positive number of processes")
     devices = resolve_devices(args.device)
     for exp in chosen:
         results.ensure_writable(os.path.join(args.results_dir, exp.name))
     progress = runner.Progress(quiet=args.quiet)
+    untimed = [e for e in chosen if not e.timed]
+    if args.jobs > 1 and len(untimed) > 1:
+        _run_side_by_side(untimed, args)
+        chosen = [e for e in chosen if e.timed]
     for exp in chosen:
         runner.run_experiment(exp, devices, scope, progress, root=args.results_dir,
                               inits=args.inits)
+
+
+def _run_side_by_side(chosen: list, args) -> None:
+    """Experiments that measure no time, args.jobs processes at once (each `study run NAME`
+    with the same options; their progress lines name them). Each records in its provenance
+    the experiments that ran beside it."""
+    flags = ["--device", args.device, "--results-dir", args.results_dir]
+    flags += ["--quick"] * args.quick + ["--full"] * args.full + ["--quiet"] * args.quiet
+    flags += ["--inits", str(args.inits)] if args.inits is not None else []
+    waiting, running, failed = list(chosen), [], []
+    while waiting or running:
+        while waiting and len(running) < args.jobs:
+            exp = waiting.pop(0)
+            others = ",".join(e.name for e in chosen if e is not exp)
+            env = {**os.environ, provenance.CONCURRENT_ENV: f"{args.jobs}:{others}"}
+            running.append((exp.name, subprocess.Popen(
+                [sys.executable, "-m", "study", "run", exp.name, *flags], env=env)))
+        time.sleep(0.2)
+        for name, proc in list(running):
+            if proc.poll() is not None:
+                running.remove((name, proc))
+                if proc.returncode:
+                    failed.append(f"{name} (exit {proc.returncode})")
+    if failed:
+        raise StudyError(f"failed: {', '.join(failed)}; the others' result files are complete")
 
 
 def _load(folders: list[str], errata_file: str) -> tuple[list, list[str]]:
@@ -128,6 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="initialisations per setting, where an experiment counts them")
     run.add_argument("--results-dir", default=results.RESULTS_DIR,
                      help="where result files go (default: reports/results)")
+    run.add_argument("--jobs", type=int, default=1, metavar="N",
+                     help="run experiments that measure no time N at a time, then the timed "
+                          "ones alone (default: 1)")
     run.set_defaults(func=cmd_run)
     rep = sub.add_parser("report", help="render reports/REPORT.md from the result files")
     rep.add_argument("--results", nargs="+", metavar="DIR",

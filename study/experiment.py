@@ -75,6 +75,7 @@ class Experiment:
     scopes: tuple[str, ...] = ("quick", "standard")
     counts_inits: bool = False  # cases(scope, inits=K) takes --inits
     appendix: tuple[str, ...] = ()  # tables listed in reports/APPENDIX.md, not in REPORT.md
+    timed: bool = False  # measures wall time: never run beside another experiment (--jobs)
 
 
 class ContractError(TypeError):

@@ -83,6 +83,9 @@ def gpu_details(device: Device) -> dict | None:
             "jax_platform_version": jd.client.platform_version}
 
 
+CONCURRENT_ENV = "STUDY_CONCURRENT_WITH"
+
+
 def collect(device: Device, seed: int | None, scope: str) -> dict:
     """Provenance of one run of one experiment on one device."""
     status = _git("status", "--porcelain", "--", ".", ":(exclude)reports")
@@ -119,4 +122,9 @@ def collect(device: Device, seed: int | None, scope: str) -> dict:
         "seed": seed,
         "scope": scope,
         "argv": sys.argv[1:],
+        # `study run --jobs N`: "N:a,b": the pool of other experiments, N at a time, that
+        # shared the machine with this one (absent: it ran alone)
+        **({"side_by_side": {"jobs": int(os.environ[CONCURRENT_ENV].split(":")[0]),
+                             "with": os.environ[CONCURRENT_ENV].split(":")[1].split(",")}}
+           if os.environ.get(CONCURRENT_ENV) else {}),
     }

@@ -13,6 +13,7 @@ them within one run are steadier than ratios of times taken one after the other.
 (first_calls, warm_up, timed_rounds) can also be run in blocks that alternate with another
 process timing the same thunks (experiments/timing.py's fresh-process check).
 """
+import functools
 import gc
 import time
 
@@ -25,6 +26,62 @@ def summarize(times: list[float]) -> dict:
     q1, median, q3 = np.percentile(a, [25, 50, 75])
     return {"n": int(a.size), "median": float(median), "q1": float(q1), "q3": float(q3),
             "iqr": float(q3 - q1), "min": float(a.min())}
+
+
+CI_LEVEL = 0.95
+RESAMPLES = 2000
+
+
+def _resampled_medians(a: np.ndarray, rng, resamples: int) -> np.ndarray:
+    return np.median(a[rng.integers(0, a.size, (resamples, a.size))], axis=1)
+
+
+def _interval(medians: np.ndarray, level: float) -> tuple[float, float]:
+    lo, hi = np.percentile(medians, [50 * (1 - level), 50 * (1 + level)])
+    return float(lo), float(hi)
+
+
+def median_interval(values, level: float = CI_LEVEL, resamples: int = RESAMPLES,
+                    seed: int = 0) -> dict:
+    """{"median", "lo", "hi", "n"}: the median with its percentile-bootstrap interval
+    (resampling the values; a fixed seed, so a pure function of them)."""
+    return dict(_median_interval(tuple(float(v) for v in values), level, resamples, seed))
+
+
+@functools.lru_cache(maxsize=4096)  # a report asks for the same case's interval many times
+def _median_interval(values: tuple, level: float, resamples: int, seed: int) -> dict:
+    a = np.asarray(values, dtype=np.float64)
+    lo, hi = _interval(_resampled_medians(a, np.random.default_rng(seed), resamples), level)
+    return {"median": float(np.median(a)), "lo": lo, "hi": hi, "n": int(a.size)}
+
+
+def paired_ratio(a, b, level: float = CI_LEVEL, resamples: int = RESAMPLES,
+                 seed: int = 0) -> dict:
+    """a ÷ b for two thunks timed in the same rounds (a_i and b_i in round i): the median of
+    the per-round ratios with its bootstrap interval over rounds, so that drift between
+    rounds, which hits both, cancels."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.size != b.size:
+        raise ValueError(f"paired_ratio needs the same rounds: {a.size} against {b.size} times")
+    return median_interval(a / b, level, resamples, seed)
+
+
+def unpaired_ratio(a, b, level: float = CI_LEVEL, resamples: int = RESAMPLES,
+                   seed: int = 0) -> dict:
+    """median(a) ÷ median(b) for times taken in different cases, with the bootstrap interval
+    of that ratio, each side resampled on its own."""
+    return dict(_unpaired_ratio(tuple(map(float, a)), tuple(map(float, b)), level, resamples,
+                                seed))
+
+
+@functools.lru_cache(maxsize=4096)
+def _unpaired_ratio(a: tuple, b: tuple, level: float, resamples: int, seed: int) -> dict:
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    ratios = _resampled_medians(a, rng, resamples) / _resampled_medians(b, rng, resamples)
+    lo, hi = _interval(ratios, level)
+    return {"median": float(np.median(a) / np.median(b)), "lo": lo, "hi": hi,
+            "n": int(min(a.size, b.size))}
 
 
 def first_calls(thunks: dict) -> dict:

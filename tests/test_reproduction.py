@@ -1,8 +1,9 @@
 """Reproduction verdicts: cell by cell against the reference, timing as ratios within a run."""
 import copy
 import math
-
 from types import SimpleNamespace
+
+import numpy as np
 
 import experiments
 from study import report, reproduction
@@ -42,12 +43,13 @@ def test_nan_equals_nan_and_a_failed_case_is_a_cell():
 def test_timing_is_compared_as_ratios_within_a_run_never_as_absolute_times():
     timing = experiments.load("timing")
 
-    def rec(rule, seconds, spread=0.0):
-        stats = {"median": seconds, "q1": seconds * (1 - spread), "q3": seconds * (1 + spread),
-                 "iqr": 2 * spread * seconds, "n": 3, "min": seconds * (1 - spread)}
+    def rec(rule, seconds):  # 20 rounds of the same time: every per-round ratio is the ratio
+        stats = {"median": seconds, "q1": seconds, "q3": seconds, "iqr": 0.0, "n": 20,
+                 "min": seconds}
         return {"part": "rule", "framework": "torch", "mode": "eager", "rule": rule, "n": 1000,
                 "name": rule, "bytes_per_element": 12, "stats": stats, "dispatch": stats,
-                "first_call_s": seconds}
+                "first_call_s": seconds, "times_s": [seconds] * 20,
+                "interleaved_with": ["torch_relu", "torch_custom_c0"]}
     ours = Run("timing", PROV, [rec("torch_relu", 1e-3), rec("torch_custom_c0", 1.5e-3)], "x")
     slower_machine = Run("timing", {**PROV, "host": "slow"},
                          [rec("torch_relu", 4e-3), rec("torch_custom_c0", 6.4e-3)], "y")
@@ -92,23 +94,25 @@ def test_a_report_over_a_rerun_says_whether_it_reproduced_the_reference():
         report.render([ref], [], exps, [ref], figures=False)["REPORT.md"]
 
 
-def test_a_timing_ratio_reproduces_when_the_quartile_intervals_meet_within_the_tolerance():
+def test_a_timing_ratio_reproduces_when_the_95_percent_intervals_meet_within_the_tolerance():
     timing = experiments.load("timing")
 
-    def rule(name, seconds, spread):
-        stats = {"median": seconds, "q1": seconds * (1 - spread), "q3": seconds * (1 + spread)}
+    def rule(name, times):
+        stats = {"median": float(np.median(times)), "q1": min(times), "q3": max(times)}
         return {"part": "rule", "framework": "jax", "mode": "jit", "rule": name, "n": 10,
-                "name": name, "stats": stats, "dispatch": stats, "first_call_s": seconds,
-                "bytes_per_element": 12}
-    ours = Run("timing", PROV, [rule("jax_relu", 1.0, 0.0), rule("jax_custom_c0", 1.0, 0.0)], "x")
-    # a noisy rerun: median ratio 2 (100% off) but its quartiles give [2*0.5/1, 2*1.5/1] = [1, 3],
-    # which contains our 1: reproduced
+                "name": name, "stats": stats, "dispatch": stats, "first_call_s": 1.0,
+                "bytes_per_element": 12, "times_s": times,
+                "interleaved_with": ["jax_relu", "jax_custom_c0"]}
+    ones = [1.0] * 20
+    ours = Run("timing", PROV, [rule("jax_relu", ones), rule("jax_custom_c0", ones)], "x")
+    # a noisy rerun: per-round ratios 1 in ten rounds and 3 in ten, median 2 (100% off); a
+    # resample's median is 1, 2 or 3, so the 95% interval is [1, 3], which contains our 1
     noisy = Run("timing", {**PROV, "host": "b"},
-                [rule("jax_relu", 1.0, 0.0), rule("jax_custom_c0", 2.0, 0.5)], "y")
+                [rule("jax_relu", ones), rule("jax_custom_c0", [1.0, 3.0] * 10)], "y")
     assert reproduction.compare(timing, noisy, ours).verdict == "reproduced"
     # a tight rerun at ratio 1.3: interval [1.3, 1.3]; 1.3 > 1 * 1.25: different
     tight = Run("timing", {**PROV, "host": "b"},
-                [rule("jax_relu", 1.0, 0.0), rule("jax_custom_c0", 1.3, 0.0)], "y")
+                [rule("jax_relu", ones), rule("jax_custom_c0", [1.3] * 20)], "y")
     (_, mine, theirs), = reproduction.compare(timing, tight, ours).different
     assert reproduction.cell_text(mine) == "1.3 [1.3, 1.3]" and theirs.value == 1.0
 

@@ -1,5 +1,6 @@
 import threading
 import time
+from types import SimpleNamespace
 
 import jax.numpy as jnp
 import pytest
@@ -7,7 +8,8 @@ import torch
 
 from study.memory import jax_residual_bytes, torch_saved_bytes
 from study.rules import by_key
-from study.timing import summarize, time_thunk
+from study.timing import (median_interval, paired_ratio, summarize, time_thunk,
+                          unpaired_ratio)
 
 
 def test_harness_synchronises_so_dispatch_is_shorter_than_the_synchronised_time():
@@ -133,3 +135,37 @@ def test_in_run_over_fresh_is_the_ratio_of_the_two_medians():
     rec["fresh"]["block_medians"] = [2e-6, 6e-6, 2e-6]
     run, = timing_report.summarise([Run("timing", prov, [plan, rec], "x.json")]).runs
     assert timing_report.harness_ratios(run) == {("jax", "jit", "jax_relu", 10): 1.0}
+
+
+def test_a_paired_ratio_cancels_drift_that_hits_both_sides_of_a_round():
+    # Round i times b_i and then a_i = 2 b_i while the machine drifts 100-fold between rounds:
+    # every per-round ratio is 2, so the median is 2 and every resample's median is 2 too.
+    b = [10.0 ** (k % 3) for k in range(20)]
+    a = [2 * x for x in b]
+    assert paired_ratio(a, b) == {"median": 2.0, "lo": 2.0, "hi": 2.0, "n": 20}
+    # the same times compared as two separate samples carry the drift into the interval
+    apart = unpaired_ratio(a, b)
+    assert apart["median"] == 2.0 and apart["hi"] / apart["lo"] >= 10
+    with pytest.raises(ValueError, match="same rounds"):
+        paired_ratio(a, b[:-1])
+
+
+def test_the_interval_of_a_median_holds_the_median_and_collapses_on_equal_values():
+    assert median_interval([3.0] * 20) == {"median": 3.0, "lo": 3.0, "hi": 3.0, "n": 20}
+    # 1..21: median 11; a resample's median is one of the values, so the interval lies in them
+    got = median_interval(list(range(1, 22)))
+    assert got["median"] == 11 and 1 <= got["lo"] < 11 < got["hi"] <= 21
+    assert median_interval(list(range(1, 22))) == got  # a fixed seed: a pure function
+
+
+def test_quick_leaves_out_the_self_checks_and_says_so(capsys):
+    from experiments import timing
+    quick = timing.cases("quick")
+    assert not any(c.get("fresh_check") for c in quick)
+    assert {c["part"] for c in quick}.isdisjoint({"cross_check", "profile", "probes",
+                                                  "shared_dynamic"})
+    assert any(c.get("fresh_check") for c in timing.cases("standard"))
+    plan = timing.run_case(SimpleNamespace(name="cpu"), "plan", scope="quick")[0]
+    assert "the fresh-process check" in plan["skipped"]
+    assert "leaves out the fresh-process check" in capsys.readouterr().err
+    assert timing.run_case(SimpleNamespace(name="cpu"), "plan", scope="standard")[0]["skipped"] == []
