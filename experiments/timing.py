@@ -10,7 +10,7 @@ of the machine. Compiled modes compile each rule for each size, as jax.jit does:
 with dynamic=False after torch._dynamo.reset(), so no compiled graph, guard or size hint of an
 earlier case is in play; the first call of each is timed on its own (compilation included). Each
 repeat is synchronised (block_until_ready / cuda.synchronize) and also records its
-dispatch-only time. The harness checks itself: each compiled case at the two largest sizes is
+dispatch-only time. The harness checks itself: each compiled case at FRESH_SIZES is
 also prepared alone in a fresh process, and blocks of rounds alternate between the run and
 that process (this VM's speed drifts by up to 1.8× over seconds, so the two must be timed in
 alternation); the report shows in-run ÷ fresh per rule.
@@ -69,8 +69,10 @@ PROFILE = {"rule": "torch_relu", "calls": 10}  # torch.profiler around compiled 
 # One elementwise op alone, eager and compiled: what torch.compile's ReLU forward writes (y and
 # a bool mask) against the same comparison writing floats. Bytes read plus written an element.
 PROBES = {"x <= 0 (writes bool)": (lambda v: v <= 0, 5),
+          "(x <= 0).to(torch.uint8) (writes uint8)": (lambda v: (v <= 0).to(torch.uint8), 5),
           "(x <= 0).float() (writes float32)": (lambda v: (v <= 0).float(), 8),
           "x.clamp_min(0) (writes float32)": (lambda v: v.clamp_min(0), 8)}
+STEP_PROBE = "torch.relu forward plus backward"
 HARNESS_LIMIT = 1.15  # in-run ÷ fresh process, either way, beyond which a compiled cell is flagged
 # What the study's plan asks of the rules, measured in every run (never asserted in tests):
 TARGETS = [
@@ -82,7 +84,7 @@ TARGETS = [
                                        "of copy bandwidth", "threshold": 0.70, "sense": "≥"},
     {"key": "seed_net_eager", "target": "torch eager seed-size net: best custom ÷ built-in",
      "threshold": 1.2, "sense": "≤"},
-    {"key": "harness", "target": "every compiled cell at the two largest sizes: in-run ÷ "
+    {"key": "harness", "target": "every compiled cell the fresh-process check times: in-run ÷ "
                                  "fresh process, as a factor either way",
      "threshold": HARNESS_LIMIT, "sense": "≤"},
     {"key": "wall", "target": "wall time of the whole experiment (s)", "sense": "≤",
@@ -268,6 +270,9 @@ def _rules_records(base: dict, framework: str, mode: str, n: int, device,
              "interleaved_with": list(timings), **t} for key, t in timings.items()]
 
 
+# The fresh-process check at 10^6 (at 10^7 too with --full: there one torch.compile case
+# takes over a minute on this CPU, doubled by the check)
+FRESH_SIZES = {"quick": (), "standard": (10 ** 6,), "full": (10 ** 6, 10 ** 7)}
 # --quick is a fast look at the rules and the seed net: it leaves out the harness's checks
 QUICK_SKIPS = ("the fresh-process check", "the Timer cross-check", "the profile",
                "the probes", "the shared dynamic wrapper")
@@ -288,7 +293,7 @@ def cases(scope: str) -> list[dict]:
         {"part": "machine", "n": n, "matmul": checks and n == sizes[-1]}
         for n in sorted({min(10 ** 6, sizes[-1]), sizes[-1]})]
     out += [{"part": "rules", "framework": fw, "mode": m, "n": n,
-             "fresh_check": checks and m in COMPILED and n in sizes[-2:]}
+             "fresh_check": checks and m in COMPILED and n in FRESH_SIZES[scope]}
             for fw in RULES for m in MODES[fw] for n in sizes]
     for net in SCOPE_NETS[scope]:
         for workload in SCOPE_WORKLOADS[scope] if net != "large" else ("fwd_bwd",):
@@ -447,7 +452,7 @@ def machine_limits(device, n: int, base: dict, matmul: bool) -> list[dict]:
                 **_timed(lambda: copy_j(xj), _jax_sync)}]
     if not matmul:
         return records
-    m = 2048 if n >= 10 ** 6 else 128  # large enough to reach the machine's matmul rate
+    m = 1024 if n >= 10 ** 6 else 128  # large enough to reach the machine's matmul rate
     a_np = np.random.default_rng(SEED).standard_normal((m, m)).astype(np.float32)
     at, aj = device.to_torch(a_np), device.to_jax(a_np)
     mm_j = jax.jit(lambda a: a @ a)
@@ -513,18 +518,45 @@ def profile_record(base: dict, device, mode: str, n: int) -> dict:
             "saved_bytes_per_element": saved / n}
 
 
-def probe_records(base: dict, device, n: int) -> list[dict]:
-    """Each probe op on n float32 elements, eager and compiled (dynamic=False), interleaved."""
+SCALAR = "compile, simdlen=0"  # inductor's C++ vectorisation off: the one change tried
+
+
+def _compiled_with_code(op, args, scalar: bool):
+    """op compiled for these inputs (simdlen=0: without inductor's vector code), called once,
+    and the lines of its generated kernels that store to or load from a tensor."""
+    from torch._inductor.utils import run_and_get_code
     torch._dynamo.reset()
-    x = device.to_torch(_inputs(n)[0])
-    thunks = {}
-    for name, (op, _) in PROBES.items():
+    with torch._inductor.config.patch({"cpp.simdlen": 0} if scalar else {}):
         compiled = torch.compile(op, dynamic=False)
-        thunks[(name, "eager")] = (lambda op=op: op(x)), _torch_sync(device)
-        thunks[(name, "compile")] = (lambda f=compiled: f(x)), _torch_sync(device)
+        _, codes = run_and_get_code(compiled, *args)
+    lines = [ln.strip() for code in codes for ln in code.splitlines()
+             if re.search(r"\.store\(|::from\(|out_ptr\d+\[", ln)]
+    return compiled, lines
+
+
+def probe_records(base: dict, device, n: int) -> list[dict]:
+    """Each probe op on n float32 elements, and the rule's whole step (forward plus backward of
+    the built-in), eager and compiled (dynamic=False) with and without inductor's vector code,
+    interleaved; each compiled record keeps its kernels' store and load lines."""
+    x = device.to_torch(_inputs(n)[0])
+    xg, g = device.to_torch(_inputs(n)[0], requires_grad=True), device.to_torch(_inputs(n)[1])
+    relu = by_key(REFERENCE_RELU["torch"]).fn
+    ops = {name: (op, (x,), moved) for name, (op, moved) in PROBES.items()}
+    ops[STEP_PROBE] = (lambda v: torch.autograd.grad(relu(v), v, g)[0], (xg,), BYTES_PER_ELEMENT)
+    thunks, code = {}, {}
+    for name, (op, args, _) in ops.items():
+        thunks[(name, "eager")] = (lambda op=op, args=args: op(*args)), _torch_sync(device)
+        for mode, scalar in (("compile", False), (SCALAR, True)):
+            target = relu if name == STEP_PROBE else op
+            compiled, code[(name, mode)] = _compiled_with_code(target, (args[0],), scalar)
+            call = ((lambda f=compiled: torch.autograd.grad(f(xg), xg, g)[0])
+                    if name == STEP_PROBE else (lambda f=compiled, args=args: f(*args)))
+            thunks[(name, mode)] = call, _torch_sync(device)
     timings = _interleaved(thunks)
-    return [{**base, "probe": name, "mode": mode, "bytes_per_element": PROBES[name][1],
-             "stats": summarize(t["times_s"]), "first_call_s": t["first_call_s"]}
+    return [{**base, "probe": name, "mode": mode, "bytes_per_element": ops[name][2],
+             "stats": summarize(t["times_s"]), "first_call_s": t["first_call_s"],
+             "times_s": t["times_s"], **({"kernel_lines": code[(name, mode)]}
+                                         if (name, mode) in code else {})}
             for (name, mode), t in timings.items()]
 
 

@@ -83,7 +83,10 @@ def _run_side_by_side(chosen: list, args) -> None:
         while waiting and len(running) < args.jobs:
             exp = waiting.pop(0)
             others = ",".join(e.name for e in chosen if e is not exp)
-            env = {**os.environ, provenance.CONCURRENT_ENV: f"{args.jobs}:{others}"}
+            # idle OpenMP threads sleep instead of spinning, so that processes sharing the
+            # cores do not burn each other's time (no arithmetic changes)
+            env = {**os.environ, provenance.CONCURRENT_ENV: f"{args.jobs}:{others}",
+                   "OMP_WAIT_POLICY": "passive"}
             running.append((exp.name, subprocess.Popen(
                 [sys.executable, "-m", "study", "run", exp.name, *flags], env=env)))
         time.sleep(0.2)

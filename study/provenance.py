@@ -111,7 +111,8 @@ def collect(device: Device, seed: int | None, scope: str) -> dict:
         "jax_default_backend": jax.default_backend(),  # the host's (gpu on a GPU host)
         "jax_backend_version": device.jax_device.client.platform_version,
         "env": {k: os.environ.get(k, "") for k in ("XLA_PYTHON_CLIENT_PREALLOCATE",
-                                                  "ATEN_CPU_CAPABILITY", "CUDA_VISIBLE_DEVICES")},
+                                                  "ATEN_CPU_CAPABILITY", "CUDA_VISIBLE_DEVICES",
+                                                  "OMP_WAIT_POLICY")},
         "threads": {
             "torch_intra_op": torch.get_num_threads(),
             "torch_inter_op": torch.get_num_interop_threads(),
