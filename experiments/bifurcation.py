@@ -146,7 +146,6 @@ EXPERIMENT = Experiment(
     tables=("counts", "protocol", "batch_sweep", "kernels", "orders", "constant_rate"),
     scopes=("quick", "standard", "full"), cases=cases, run_case=run_case,
     summarise=bifurcation_report.summarise, render=bifurcation_checks.render, counts_inits=True,
-    timed=True,  # its cost column is seconds per initialisation
     comparison=Comparison(record_key=RECORD_KEY,
                           not_compared=("seconds",)),  # wall-clock time: the machine's
     appendix=("protocol", "batch_sweep", "kernels", "orders", "constant_rate"))

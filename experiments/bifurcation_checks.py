@@ -5,7 +5,7 @@ summary (experiments.bifurcation_report); render adds their table and findings.
 from dataclasses import dataclass
 
 from study.experiment import Finding, Rendered
-from study.runsets import holds_for, merge_run_rows
+from study.runsets import holds_for, merge_run_rows, tags
 from study.tables import Table, format_cell
 
 from experiments.bifurcation_report import Agreement, RunCounts, Summary
@@ -206,5 +206,21 @@ def render(summary: Summary) -> Rendered:
         extra = [f for f in (_kernel_finding(rc, runs), _batch_finding(rc, runs),
                              _kernel_probe_finding(summary, runs)) if f]
         findings = findings[:1] + extra + findings[1:]
+    shared = shared_machine_note([r.run for r in summary.runs])
+    for table in rendered.tables:
+        if table.id in ("counts", "protocol"):
+            table.notes += shared
     return Rendered(rendered.tables + [batch_table(summary), kernel_table(summary)], findings,
                     rendered.figures, rendered.answers)
+
+
+def shared_machine_note(runs) -> list[str]:
+    """Which runs shared the machine with other experiments (`study run --jobs`): their seconds
+    per initialisation are wall-clock times on a shared machine."""
+    shared = [r for r in runs if r.provenance.get("side_by_side")]
+    if not shared:
+        return []
+    jobs = sorted({r.provenance["side_by_side"]["jobs"] for r in shared})
+    return [f"Seconds per initialisation are wall-clock times; {tags(shared, runs)} ran beside "
+            f"other experiments ({' or '.join(map(str, jobs))} at a time, `study run --jobs`), so "
+            f"theirs include the sharing of the machine."]

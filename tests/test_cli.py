@@ -133,7 +133,14 @@ def test_jobs_runs_untimed_experiments_side_by_side_and_records_it(capsys, tmp_p
     assert rc == 2 and err.strip() == "error: --jobs must be a positive number of processes"
 
 
-def test_timed_experiments_never_run_side_by_side():
+def test_timing_never_runs_side_by_side_and_a_shared_wall_clock_is_named():
     import experiments
-    timed = {e.name for e in experiments.all_experiments() if e.timed}
-    assert {"timing", "bifurcation"} <= timed  # both report wall-clock costs
+    from study.results import Run
+    from experiments.bifurcation_checks import shared_machine_note
+    assert [e.name for e in experiments.all_experiments() if e.timed] == ["timing"]
+    alone = Run("bifurcation", {"utc": "t", "host": "h", "device": "cpu"}, [], "a.json")
+    beside = Run("bifurcation", {"utc": "u", "host": "h", "device": "cpu",
+                                 "side_by_side": {"jobs": 2, "with": ["zero_point"]}}, [], "b.json")
+    assert shared_machine_note([alone]) == []
+    note, = shared_machine_note([alone, beside])
+    assert "2 at a time" in note and "wall-clock" in note
