@@ -165,4 +165,4 @@ EXPERIMENT = Experiment(
                           derived_cells=zero_point_report.comparable_cells),
     appendix=("atlas_torch", "atlas_jax", "modes", "placement", "extended",
               "porting_torch_to_jax", "porting_jax_to_torch", "custom_conventions", "gradcheck",
-              "subnormals"))
+              "subnormals", "natural_pairs"))

@@ -183,7 +183,7 @@ def compiled_sentence(a: RunAtlas) -> str | None:
         mine = [x for x in changes if x.framework == fw]
         ops = list(dict.fromkeys(x.op for x in mine))
         if any(c.framework == fw for c in a.compiled):
-            parts.append(f"{len(mine)} cells in {len(ops)} {label} ops"
+            parts.append(f"{len(mine)} cells in {len(ops)} {label} op{'s' * (len(ops) != 1)}"
                          + (f" ({', '.join(ops[:2])}{', …' if len(ops) > 2 else ''})"
                             if ops else ""))
     pairs = pairs_changed_by_compiling(a)
