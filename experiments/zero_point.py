@@ -27,7 +27,7 @@ DESCRIPTION = "zero-point atlas: every op at its kinks, all dtypes, modes and pl
 QUESTION = ("What does each built-in and custom rule return at exactly x = 0 and at its other "
             "kinks, in each framework, dtype, mode and placement, and which torch/JAX look-alikes "
             "disagree?")
-TABLES = ("conventions", "atlas_torch", "atlas_jax", "modes", "placement", "compiled", "extended", "porting_torch_to_jax",
+TABLES = ("conventions", "atlas_torch", "atlas_jax", "modes", "placement", "compiled", "compiled_cells", "extended", "porting_torch_to_jax",
           "porting_jax_to_torch", "custom_conventions", "gradcheck", "releases", "natural_pairs",
           "subnormals")
 GRADCHECK_POINTS = (-0.5, 0.0, 0.5)
@@ -163,6 +163,6 @@ EXPERIMENT = Experiment(
     summarise=zero_point_report.summarise, render=zero_point_conventions.render,
     comparison=Comparison(record_key=("part", "rule", "dtype", "point"),
                           derived_cells=zero_point_report.comparable_cells),
-    appendix=("atlas_torch", "atlas_jax", "modes", "placement", "extended",
+    appendix=("atlas_torch", "atlas_jax", "modes", "placement", "compiled_cells", "extended",
               "porting_torch_to_jax", "porting_jax_to_torch", "custom_conventions", "gradcheck",
               "subnormals", "natural_pairs"))

@@ -169,7 +169,7 @@ def answer(summary: Summary, release_text: str | None) -> Answer | None:
     if compiled:
         text += f" {compiled}"
     return Answer("zero_point", text, ("conventions", "natural_pairs", "releases", "subnormals")
-                  + (("compiled",) if compiled else ()))
+                  + (("compiled", "compiled_cells") if compiled else ()))
 
 
 def compiled_sentence(a: RunAtlas) -> str | None:

@@ -393,11 +393,31 @@ def _pair_texts(a, b) -> list[str]:
     return [shorten(c, 60) if isinstance(c, str) else shown(c) for c in (a, b)]
 
 
-def compiled_rows(a: RunAtlas) -> list[list]:
-    """Rows that differ only in dtype are merged; grouped by what the cells share."""
+def compiled_detail(a: RunAtlas) -> list[list]:
+    """Every compiled cell that differs from eager, grouped by what the cells share."""
     rows = [[x.framework, x.op, x.dtype, x.mode, x.input] + _pair_texts(x.eager, x.compiled)
             + [x.shares] for x in compiled_changes(a)]
-    return collapse_rows(sorted(rows, key=lambda r: (r[7], r[0])), (2,))
+    return sorted(rows, key=lambda r: (r[7], r[0]))
+
+
+def compiled_groups(a: RunAtlas) -> list[list]:
+    """Per framework and what the cells share: how many cells, in which ops, dtypes, modes."""
+    groups: dict[tuple, list[CompiledChange]] = {}
+    for x in compiled_changes(a):
+        groups.setdefault((x.framework, x.shares.split(";")[0]), []).append(x)
+    rows = []
+    for (fw, shares), xs in sorted(groups.items(), key=lambda g: (g[0][0], -len(g[1]))):
+        ops = list(dict.fromkeys(x.op for x in xs))
+        rows.append([fw, shares, len(xs), ", ".join(ops[:4]) + (f" and {len(ops) - 4} more"
+                                                              if len(ops) > 4 else ""),
+                     ", ".join(dict.fromkeys(x.dtype for x in xs)),
+                     ", ".join(dict.fromkeys(x.mode for x in xs))])
+    return rows
+
+
+def compiled_rows(a: RunAtlas) -> list[list]:
+    """compiled_detail with the rows that differ only in dtype or mode merged."""
+    return collapse_rows(compiled_detail(a), (2, 3))
 
 
 def _compiled_fact(a: RunAtlas):
@@ -425,9 +445,8 @@ def _compiled_text(fact) -> str:
         if not cells:
             parts.append(f"nothing in {fw}")
             continue
-        parts.append(f"{cells} {fw} cells in {ops} ops (" + "; ".join(
-            f"{shares}: {n} in {', '.join(names[:3])}{', …' if len(names) > 3 else ''}"
-            for shares, n, names in groups) + ")")
+        parts.append(f"{cells} {fw} cells in {ops} op{'s' * (ops != 1)} ("
+                     + ", ".join(f"{shares}: {n}" for shares, n, _ in groups) + ")")
     return "Compiling changes float32 cells against eager at the same placements: " + "; ".join(parts)
 
 
@@ -685,8 +704,8 @@ def _pairs_text(fact) -> str:
 
 def _pairs_short(fact) -> str:
     n, at_kink, inputs, special, depends = fact
-    return (f"{at_kink} of {n} disagree at a kink (first at {', '.join(inputs) or 'none'}), "
-            f"{special} only at NaN or ±inf, {len(depends)} depend on placement")
+    return (f"{at_kink} of {n} disagree at a kink, {special} only at NaN or ±inf, "
+            f"{len(depends)} depend on placement")
 
 
 def _placement_fact(a: RunAtlas):
@@ -705,7 +724,8 @@ def _placement_text(fact) -> str:
 
 
 def _placement_short(fact) -> str:
-    return f"{len(fact)} ops, {', '.join(op for op, _ in fact)}"
+    names = [op for op, _ in fact]
+    return f"{len(fact)} ops, {', '.join(names[:3])}{', …' if len(names) > 3 else ''}"
 
 
 def _pattern(change: ReleaseChange) -> str:
@@ -840,8 +860,6 @@ def _atlas_tables(summary: Summary) -> list[Table]:
     j_extra, j_rows, j_notes = merge_run_rows(summary.runs, lambda a: atlas_rows(a, "jax"), 2)
     m = merge_run_rows(summary.runs, mode_rows, 3)
     p = merge_run_rows(summary.runs, placement_rows, 5)
-    with_compiled = [a for a in summary.runs if a.compiled]
-    c = merge_run_rows(with_compiled, compiled_rows, 5) if with_compiled else ([], [], [])
     e = merge_run_rows(summary.runs, lambda a: collapse_rows(extended_rows(a), (2, 3, 4)), 2)
     return [
         Table("atlas_torch", "Zero-point atlas, torch: reverse-mode gradient at each kink",
@@ -862,7 +880,36 @@ def _atlas_tables(summary: Summary) -> list[Table]:
               "tensor or the batch row). " + where,
               p[0] + ["framework", "op", "dtype", "mode", "input", "values and where"], p[1],
               p[2] or ([] if p[1] else ["No cell depends on placement in these runs."])),
-        Table("compiled", "Does compilation change the convention? Compiled against eager",
+        Table("extended", "Where other dtypes differ from float32",
+              "Every gradient (reverse, forward, second) at every probe input in float16, "
+              "bfloat16 and float64, listed where it differs from the same run's float32 value "
+              "once both are rounded to the coarser dtype (so a slope of 0.01 stored in float16 "
+              "is not a difference); rows that differ only in dtype, mode or input are merged. "
+              "NaN equals NaN and −0 equals +0 here.",
+              e[0] + ["framework", "op", "dtypes", "modes", "inputs", "value", "float32 value"],
+              e[1], e[2]),
+    ]
+
+
+def _compiled_tables(summary: Summary) -> list[Table]:
+    """What compiling changes: grouped, then every cell."""
+    with_compiled = [a for a in summary.runs if a.compiled]
+    c = merge_run_rows(with_compiled, compiled_rows, 5) if with_compiled else ([], [], [])
+    cd = merge_run_rows(with_compiled, compiled_detail, 5) if with_compiled else ([], [], [])
+    s_ = merge_run_rows(with_compiled, compiled_groups, 2) if with_compiled else ([], [], [])
+    return [
+        Table("compiled", "Does compilation change the convention? What compiling changes, grouped",
+              "Each group of cells whose compiled value differs from eager at the same "
+              "placements (torch.compile with inductor and fullgraph, or jax.jit; value and "
+              "reverse mode from a compiled training step, forward mode from jvp inside the "
+              "compiled function), by what the cells share: the kind of input, whether only one "
+              "side depends on the element's position, or an error on one side. 'cells' counts "
+              "(op, dtype, mode, input) cells, a mode that raises for every input counting once; "
+              "the listing of every cell is the next table.",
+              s_[0] + ["framework", "what the cells share", "cells", "ops", "dtypes", "modes"],
+              s_[1], s_[2] or ([] if s_[1] or not with_compiled
+                               else ["No cell changes under compilation."])),
+        Table("compiled_cells", "Every cell that compiling changes, compiled against eager",
               "Every (op, dtype, mode, input) whose compiled cell differs from the eager one: "
               "torch.compile (inductor, fullgraph) or jax.jit, value and reverse mode from one "
               "compiled training step (forward, then backward), forward mode from jvp inside "
@@ -872,21 +919,16 @@ def _atlas_tables(summary: Summary) -> list[Table]:
               + "), so a difference is compilation's, not placement's. 'shares' groups the "
               "rows: the kind of input, and whether only one side depends on the element's "
               "position (a vector body against its scalar tail). A mode that raises for every "
-              "input is one row. Only runs that measured compiled code are compared"
+              "input is one row; rows that differ only in dtype or mode are merged (the CSV lists each). "
+              "Only runs that measured compiled code are compared"
               + (f" ({', '.join(a.run.tag or a.run.label for a in with_compiled)})"
                  if with_compiled else " (none here)") + ".",
-              c[0] + ["framework", "op", "dtypes", "mode", "input", "eager", "compiled",
+              c[0] + ["framework", "op", "dtypes", "modes", "input", "eager", "compiled",
                       "shares"], c[1],
               c[2] or ([] if c[1] or not with_compiled
-                       else ["No cell changes under compilation."])),
-        Table("extended", "Where other dtypes differ from float32",
-              "Every gradient (reverse, forward, second) at every probe input in float16, "
-              "bfloat16 and float64, listed where it differs from the same run's float32 value "
-              "once both are rounded to the coarser dtype (so a slope of 0.01 stored in float16 "
-              "is not a difference); rows that differ only in dtype, mode or input are merged. "
-              "NaN equals NaN and −0 equals +0 here.",
-              e[0] + ["framework", "op", "dtypes", "modes", "inputs", "value", "float32 value"],
-              e[1], e[2]),
+                       else ["No cell changes under compilation."]),
+              detail=(cd[0] + ["framework", "op", "dtype", "mode", "input", "eager", "compiled",
+                               "shares"], cd[1])),
     ]
 
 
@@ -1039,7 +1081,8 @@ def heatmap_figure(summary: Summary) -> dict:
 
 
 def render(summary: Summary) -> Rendered:
-    return Rendered(_atlas_tables(summary) + _porting_tables(summary) + _check_tables(summary)
+    return Rendered(_atlas_tables(summary) + _compiled_tables(summary) + _porting_tables(summary)
+                    + _check_tables(summary)
                     + [_arithmetic_table(summary)], findings(summary), heatmap_figure(summary))
 
 
