@@ -23,8 +23,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	touch $@
 
 report: $(BOOTSTRAP)
-	$(PYTHON) -m study run all --jobs 2 $(ARGS)
-	$(PYTHON) -m study report
+	$(PYTHON) -m study run all --jobs 2 --report $(ARGS)
 
 run: $(BOOTSTRAP)
 	@test -n "$(EXP)" || { echo "error: make run needs EXP=NAME (see: $(PYTHON) -m study list)" >&2; exit 2; }

@@ -69,6 +69,9 @@ def cmd_run(args) -> None:
     for exp in chosen:
         runner.run_experiment(exp, devices, scope, progress, root=args.results_dir,
                               inits=args.inits)
+    if args.report:  # in this process: torch and JAX are loaded already
+        cmd_report(argparse.Namespace(results=[args.results_dir], errata=results.ERRATA_FILE,
+                                      reference=results.REFERENCE_DIR, out=REPORTS_DIR))
 
 
 def _run_side_by_side(chosen: list, args) -> None:
@@ -164,6 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="initialisations per setting, where an experiment counts them")
     run.add_argument("--results-dir", default=results.RESULTS_DIR,
                      help="where result files go (default: reports/results)")
+    run.add_argument("--report", action="store_true",
+                     help="then render reports/REPORT.md, as `study report` does")
     run.add_argument("--jobs", type=int, default=1, metavar="N",
                      help="run experiments that measure no time N at a time, then the timed "
                           "ones alone (default: 1)")

@@ -144,3 +144,13 @@ def test_timing_never_runs_side_by_side_and_a_shared_wall_clock_is_named():
     assert shared_machine_note([alone]) == []
     note, = shared_machine_note([alone, beside])
     assert "2 at a time" in note and "wall-clock" in note
+
+
+def test_run_with_report_renders_in_the_same_process(capsys, tmp_path, monkeypatch):
+    import study.cli
+    monkeypatch.setattr(study.cli, "REPORTS_DIR", str(tmp_path / "out"))
+    rc, out, err = run_cli(capsys, "run", "nonscalar_backward", "--device", "cpu", "--quiet",
+                           "--results-dir", str(tmp_path / "results"), "--report")
+    assert rc == 0, err
+    assert out.startswith(f"wrote {tmp_path / 'out' / 'REPORT.md'} from 1 result files")
+    assert "Seed 002: backward on a non-scalar output" in (tmp_path / "out" / "REPORT.md").read_text()
