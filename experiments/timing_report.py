@@ -17,7 +17,7 @@ from study.timing import median_interval, paired_ratio, unpaired_ratio
 
 TABLE_IDS = ("rule_times", "rule_ratios", "torch_vs_jax", "bandwidth", "saved_bytes", "compile",
              "net", "targets", "harness", "shared_dynamic", "cross_check", "profile")
-# A rerun's ratio reproduces ours when the two interquartile intervals overlap or lie within
+# A rerun's ratio reproduces ours when the two 95% intervals overlap or lie within
 # 25% of each other; see the README for how two runs on this machine compare.
 REPRODUCTION_TOLERANCE = 0.25
 
@@ -323,7 +323,7 @@ def target_values(t: RunTiming) -> dict[str, tuple[float | None, str]]:
 
 def comparable_cells(run: Run) -> dict:
     """What a rerun elsewhere can reproduce: ratios measured within the run, each with the
-    interval its quartiles give, and the bytes kept for backward."""
+    95% bootstrap interval, and the bytes kept for backward."""
     t = _run_timing(run)
     out = {}
     for fw, mode, rule in keys(t):

@@ -196,7 +196,7 @@ def _reproduction_section(runs, references, experiments, files) -> list[str]:
     lines += [wrap(f"**{sum(c.reproduced for c in reruns)} of {len(reruns)} runs reproduce the "
                    f"committed reference** (cells compared exactly, wall-clock seconds left "
                    f"out; timing as ratios measured within each run, equal when their "
-                   f"interquartile intervals overlap within the experiment's tolerance, never "
+                   f"intervals overlap within the experiment's tolerance, never "
                    f"as absolute times across machines)"
                    + (f"; {devices} more runs have no reference of their device and are "
                       f"compared with the other device's as a device comparison, not a "

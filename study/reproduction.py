@@ -4,8 +4,8 @@ A cell is one leaf value of one record, named by the record's identifying fields
 experiment's `comparison.record_key`) and its path inside the record; fields the comparison
 names as not compared (wall-clock seconds), and fields an erratum withdrew, are left out. An
 experiment whose raw values are not comparable across machines (timing) derives its cells
-instead: ratios measured within the run, each with the interval its quartiles give (a
-`Spread`), compared within the experiment's tolerance.
+instead: ratios measured within the run, each with its interval (a `Spread`: for timing, the
+95% bootstrap interval of the per-round ratio), compared within the experiment's tolerance.
 
 A run is compared with the reference run of its own device. Where the reference has none of
 that device, it is compared with the other device's and labelled a device comparison: what
