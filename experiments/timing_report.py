@@ -285,8 +285,8 @@ def harness_ratios(t: RunTiming) -> dict[tuple, float]:
     for k, fresh in t.fresh.items():
         if k not in idx:
             continue
-        mine, theirs = t.blocks.get(k), fresh.get("block_medians")
-        out[k] = (float(np.median(np.divide(mine, theirs))) if mine and theirs
+        blocks = block_ratios(t, k)
+        out[k] = (float(np.median(blocks)) if blocks
                   else idx[k].stats["median"] / fresh["stats"]["median"])
     return out
 

@@ -3,12 +3,12 @@ study's second question, and the cells a reader would otherwise mis-cite (subnor
 placements measured, a forward mode that is silently wrong). Pure functions of the summary.
 """
 from study.experiment import Answer
-from study.placement import depends_on_placement, restrict
+from study.placement import depends_on_placement
 from study.runsets import tag_order, tags
 from study.tables import Table
 
-from experiments.zero_point_report import (SPECIAL, RunAtlas, Summary, _differs,
-                                           _same_after_rounding, agree, compiled_changes,
+from experiments.zero_point_report import (SPECIAL, RunAtlas, Summary, _same_after_rounding,
+                                           agree, changed_by_compiling,
                                            forward_disagrees, kink_labels, look_alike_pairs,
                                            natural_pairs, pairs_changed_by_compiling, shown)
 
@@ -81,9 +81,7 @@ def _elsewhere(summary: Summary, side, mode: str, label: str) -> str:
     marks += [op.dtype for op in base_run.atlas() if op.rule == side.rule and op.dtype != "float32"
               and label in op.inputs and mode not in op.withdrawn
               and not _same_after_rounding(op.cell(mode, label), base, op.dtype)]
-    twin = base_run.compiled_twin(side)
-    if twin and mode in twin.modes and label in twin.inputs and not isinstance(twin.modes[mode], str) \
-            and _differs(restrict(base, twin.placements), twin.cell(mode, label)):
+    if changed_by_compiling(base_run, side.rule, "float32", mode, label):
         marks.append("compiled")
     others = [a.run for a in summary.runs if a is not base_run
               for op in a.atlas("float32") if op.rule == side.rule and label in op.inputs
@@ -177,7 +175,7 @@ def compiled_sentence(a: RunAtlas) -> str | None:
     verdict of 3 look-alike pairs.' from the primary run's compiled records."""
     if not a.compiled:
         return None
-    changes = [x for x in compiled_changes(a) if x.dtype == "float32"]
+    changes = [x for x in a.changes if x.dtype == "float32"]
     parts = []
     for fw, label in (("torch", "torch"), ("jax", "JAX")):
         mine = [x for x in changes if x.framework == fw]

@@ -4,6 +4,7 @@ summarise(runs) turns atlas and gradcheck records into typed data; render(summar
 atlas, modes, placement, extended-dtype, porting, custom-convention, gradcheck, release and
 look-alike tables, the findings and the heatmap from that data alone.
 """
+import functools
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -83,8 +84,10 @@ class RunAtlas:
         """The eager ops."""
         return [op for op in self.ops if dtype is None or op.dtype == dtype]
 
-    def compiled_twin(self, op: OpAtlas) -> OpAtlas | None:
-        return next((c for c in self.compiled if c.rule == op.rule and c.dtype == op.dtype), None)
+    @functools.cached_property
+    def changes(self) -> list["CompiledChange"]:
+        """Every cell compiling changes (compiled_changes), computed once per run."""
+        return compiled_changes(self)
 
 
 @dataclass
@@ -317,6 +320,7 @@ def placement_cells(a: RunAtlas) -> list[tuple[OpAtlas, str, str, dict]]:
 class CompiledChange:
     """A cell where compiled code differs from the same op run eagerly at the same placements."""
     framework: str
+    rule: str
     op: str
     kind: str  # builtin | custom
     dtype: str
@@ -325,6 +329,14 @@ class CompiledChange:
     eager: object
     compiled: object
     shares: str  # what the differing cells have in common
+
+
+EVERY_INPUT = "every input (shown: +0.0)"  # a mode that raises on one side for every input
+
+
+def changed_by_compiling(a: RunAtlas, rule: str, dtype: str, mode: str, label: str) -> bool:
+    return any((x.rule, x.dtype, x.mode) == (rule, dtype, mode) and x.input in (label, EVERY_INPUT)
+               for x in a.changes)
 
 
 def input_kind(label: str) -> str:
@@ -372,16 +384,16 @@ def compiled_changes(a: RunAtlas) -> list[CompiledChange]:
                               else "both raise, differently")
                     at_zero = lambda cells, op: (cells if isinstance(cells, str)  # noqa: E731
                                                  else op.cell(mode, "+0.0"))
-                    out.append(CompiledChange(c.framework, c.name, c.kind, c.dtype, mode,
-                                              "every input (shown: +0.0)", at_zero(ec, e),
-                                              at_zero(cc, c), shares))
+                    out.append(CompiledChange(c.framework, c.rule, c.name, c.kind, c.dtype, mode,
+                                              EVERY_INPUT, at_zero(ec, e), at_zero(cc, c),
+                                              shares))
                 continue
             for label in (lab for lab in c.inputs if lab in e.inputs):
                 before = restrict(e.cell(mode, label), c.placements)
                 after = c.cell(mode, label)
                 if _differs(before, after):
-                    out.append(CompiledChange(c.framework, c.name, c.kind, c.dtype, mode, label,
-                                              before, after, _shares(label, before, after)))
+                    out.append(CompiledChange(c.framework, c.rule, c.name, c.kind, c.dtype, mode,
+                                              label, before, after, _shares(label, before, after)))
     return out
 
 
@@ -396,14 +408,14 @@ def _pair_texts(a, b) -> list[str]:
 def compiled_detail(a: RunAtlas) -> list[list]:
     """Every compiled cell that differs from eager, grouped by what the cells share."""
     rows = [[x.framework, x.op, x.dtype, x.mode, x.input] + _pair_texts(x.eager, x.compiled)
-            + [x.shares] for x in compiled_changes(a)]
+            + [x.shares] for x in a.changes]
     return sorted(rows, key=lambda r: (r[7], r[0]))
 
 
 def compiled_groups(a: RunAtlas) -> list[list]:
     """Per framework and what the cells share: how many cells, in which ops, dtypes, modes."""
     groups: dict[tuple, list[CompiledChange]] = {}
-    for x in compiled_changes(a):
+    for x in a.changes:
         groups.setdefault((x.framework, x.shares.split(";")[0]), []).append(x)
     rows = []
     for (fw, shares), xs in sorted(groups.items(), key=lambda g: (g[0][0], -len(g[1]))):
@@ -422,7 +434,7 @@ def compiled_rows(a: RunAtlas) -> list[list]:
 
 def _compiled_fact(a: RunAtlas):
     """Per framework: (framework, cells, ops, ((shares, cells, ops), ...)) in float32."""
-    changes = [x for x in compiled_changes(a) if x.dtype == "float32"]
+    changes = [x for x in a.changes if x.dtype == "float32"]
     if not a.compiled:
         return None
     out = []
