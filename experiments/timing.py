@@ -19,15 +19,17 @@ import gc
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 import numpy as np
 import torch
 
-from experiments import timing_report
+from experiments import inductor_bool_mask, timing_report
 from study.devices import Device
 from study.experiment import Comparison, Experiment
 from study.memory import jax_residual_bytes, torch_saved_bytes
@@ -57,6 +59,7 @@ NET_RULES = {"torch": ("torch_relu", "torch_myrelu_seed", "torch_custom_c0", "to
 # compiled step drops it)
 BYTES_PER_ELEMENT = 12
 BUDGET_S = 0.15  # timed rounds per rule and case, after warm-up; at least MIN_ROUNDS rounds
+CHECK_BUDGET_S = 0.05  # the same for each thunk of the checks that take a case apart
 MIN_ROUNDS, MAX_ROUNDS = 20, 400  # 20: enough rounds for a bootstrap interval of the median
 WARMUP_S = 0.25  # warm-up rounds of a case last this long (a fresh process starts cold)
 FRESH_BLOCKS = 10  # the fresh-process check alternates this many blocks of rounds
@@ -66,13 +69,6 @@ TORCH_JAX_PAIRS = (("relu", "torch_relu", "jax_relu"),
                    ("bool mask", "torch_custom_bool_mask", "jax_custom_bool_mask"),
                    ("bit mask", "torch_custom_bit_mask", "jax_custom_bit_mask"))
 PROFILE = {"rule": "torch_relu", "calls": 10}  # torch.profiler around compiled and eager calls
-# One elementwise op alone, eager and compiled: what torch.compile's ReLU forward writes (y and
-# a bool mask) against the same comparison writing floats. Bytes read plus written an element.
-PROBES = {"x <= 0 (writes bool)": (lambda v: v <= 0, 5),
-          "(x <= 0).to(torch.uint8) (writes uint8)": (lambda v: (v <= 0).to(torch.uint8), 5),
-          "(x <= 0).float() (writes float32)": (lambda v: (v <= 0).float(), 8),
-          "x.clamp_min(0) (writes float32)": (lambda v: v.clamp_min(0), 8)}
-STEP_PROBE = "torch.relu forward plus backward"
 HARNESS_LIMIT = 1.15  # in-run ÷ fresh process, either way, beyond which a compiled cell is flagged
 # What the study's plan asks of the rules, measured in every run (never asserted in tests):
 TARGETS = [
@@ -275,7 +271,8 @@ def _rules_records(base: dict, framework: str, mode: str, n: int, device,
 FRESH_SIZES = {"quick": (), "standard": (10 ** 6,), "full": (10 ** 6, 10 ** 7)}
 # --quick is a fast look at the rules and the seed net: it leaves out the harness's checks
 QUICK_SKIPS = ("the fresh-process check", "the Timer cross-check", "the profile",
-               "the probes", "the shared dynamic wrapper")
+               "the probes", "the shared dynamic wrapper", "the eager cost taken apart",
+               "the page-fault check")
 
 
 def _skipped(scope: str | None) -> list[str]:
@@ -310,6 +307,9 @@ def cases(scope: str) -> list[dict]:
     out += [{"part": "memory", "framework": fw, "rule": r} for fw in RULES for r in RULES[fw]]
     if not checks:
         return out
+    out += [{"part": "eager_parts", "framework": fw, "n": n} for fw in RULES
+            for n in PARTS_SIZES[scope]]
+    out += [{"part": "page_faults", "n": n} for n in (10 ** 6, sizes[-1])]
     out.append({"part": "cross_check", "n": 10 ** 6})
     out += [{"part": "profile", "mode": m, "n": 10 ** 6} for m in MODES["torch"]]
     out.append({"part": "probes", "n": 10 ** 6})
@@ -333,6 +333,10 @@ def run_case(device, part: str, **case) -> list[dict]:
                  **memory_record(case["framework"], by_key(case["rule"]).fn, device)}]
     if part == "machine":
         return machine_limits(device, case["n"], base, case["matmul"])
+    if part == "eager_parts":
+        return eager_parts_records(base, device, case["framework"], case["n"])
+    if part == "page_faults":
+        return page_fault_records(base, device, case["n"])
     if part == "cross_check":
         return cross_check(device, case["n"], base)
     if part == "profile":
@@ -344,9 +348,9 @@ def run_case(device, part: str, **case) -> list[dict]:
     raise ValueError(f"unknown timing part {part!r}")
 
 
-def _interleaved(thunks: dict) -> dict:
-    """Thunks timed round by round, each for the rule budget."""
-    return time_interleaved(thunks, MAX_ROUNDS, 2, BUDGET_S * len(thunks), MIN_ROUNDS, WARMUP_S)
+def _interleaved(thunks: dict, budget_s: float = BUDGET_S) -> dict:
+    """Thunks timed round by round, each for budget_s (at least MIN_ROUNDS rounds)."""
+    return time_interleaved(thunks, MAX_ROUNDS, 2, budget_s * len(thunks), MIN_ROUNDS, WARMUP_S)
 
 
 def _timed(thunk, sync, repeats=50, warmup=2):
@@ -438,18 +442,58 @@ def memory_record(framework: str, fn, device, n: int = 1 << 20) -> dict:
     return out
 
 
-def machine_limits(device, n: int, base: dict, matmul: bool) -> list[dict]:
-    """Copy bandwidth at n elements in both frameworks (a fraction of it compares like with
-    like only at the same n: 10^6 floats sit in cache where 10^7 do not), and, where asked,
-    the matmul rate."""
-    x_np, _ = _inputs(n)
-    xt, out = device.to_torch(x_np), device.to_torch(np.empty_like(x_np))
+def minor_faults_per_call(thunk, sync, calls: int = 5) -> float:
+    """Minor page faults of this process per synchronised call (a fresh output buffer the
+    allocator takes from the kernel faults once a page when first written)."""
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(calls):
+        sync(thunk())
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / calls
+
+
+def _faulted(timings: dict, thunks: dict) -> dict:
+    return {k: {**t, "minor_faults_per_call": minor_faults_per_call(*thunks[k])}
+            for k, t in timings.items()}
+
+
+def copy_thunks(device, n: int) -> dict:
+    """{(what, into): (thunk, sync)}: n float32 elements copied by numpy, torch and JAX, each
+    into a buffer that already exists and into a new one. JAX writes into an existing buffer
+    only by donating it: the copy's result is the next call's destination."""
+    x_np = _inputs(n)[0]
+    out_np = np.empty_like(x_np)
+    xt, out_t = device.to_torch(x_np), device.to_torch(np.empty_like(x_np))
     xj = device.to_jax(x_np)
-    copy_j = jax.jit(lambda a: a + 0.0)  # a new buffer: read n, write n (x + 0.0 is no no-op)
-    records = [{**base, "what": "copy torch", "bytes": 2 * 4 * n,
-                **_timed(lambda: out.copy_(xt), _torch_sync(device))},
-               {**base, "what": "copy jax", "bytes": 2 * 4 * n,
-                **_timed(lambda: copy_j(xj), _jax_sync)}]
+    into_j = jax.jit(lambda src, dst: dst.at[:].set(src), donate_argnums=1)
+    new_j = jax.jit(lambda a: a + 0.0)  # x + 0.0 is no no-op: read n, write n
+    held = {"dst": device.to_jax(np.zeros_like(x_np))}
+
+    def donated():
+        held["dst"] = into_j(xj, held["dst"])
+        return held["dst"]
+    out = {("copy torch", "preallocated"): (lambda: out_t.copy_(xt), _torch_sync(device)),
+           ("copy torch", "new buffer"): (lambda: xt.clone(), _torch_sync(device)),
+           ("copy jax", "preallocated"): (donated, _jax_sync),
+           ("copy jax", "new buffer"): (lambda: new_j(xj), _jax_sync)}
+    if device.name == "cpu":  # numpy's copy is a host copy
+        out |= {("copy numpy", "preallocated"): (lambda: np.copyto(out_np, x_np) or out_np,
+                                                    lambda _: None),
+                ("copy numpy", "new buffer"): (lambda: x_np.copy(), lambda _: None)}
+    return out
+
+
+def machine_limits(device, n: int, base: dict, matmul: bool) -> list[dict]:
+    """Copy bandwidth at n elements (a fraction of it compares like with like only at the same
+    n: 10^6 floats sit in cache where 10^7 do not): numpy, torch and JAX, each into an
+    existing buffer and into a new one, interleaved, with the page faults each call takes.
+    The machine's copy bandwidth is the best copy into an existing buffer. Where asked, the
+    matmul rate."""
+    thunks = copy_thunks(device, n)
+    timings = _faulted(_interleaved(thunks, CHECK_BUDGET_S), thunks)
+    records = [{**base, "what": what, "into": into, "bytes": 2 * 4 * n,
+                "page_bytes": resource.getpagesize(),
+                "stats": summarize(t["times_s"]), "budget_s": CHECK_BUDGET_S, **t}
+               for (what, into), t in timings.items()]
     if not matmul:
         return records
     m = 1024 if n >= 10 ** 6 else 128  # large enough to reach the machine's matmul rate
@@ -460,6 +504,164 @@ def machine_limits(device, n: int, base: dict, matmul: bool) -> list[dict]:
                        **_timed(lambda: at @ at, _torch_sync(device))},
                       {**base, "what": "matmul jax", "flops": 2 * m ** 3,
                        **_timed(lambda: mm_j(aj), _jax_sync)}]
+
+
+# --- the eager cost taken apart -------------------------------------------------------------
+
+class ReLUOverBuiltinKernels(torch.autograd.Function):
+    """torch.relu's own kernels behind autograd.Function: forward torch.relu, backward
+    aten.threshold_backward on the saved output, as torch.relu's derivative formula does. Its
+    step over the built-in's is what autograd.Function itself costs."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.relu(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        y, = ctx.saved_tensors
+        return torch.ops.aten.threshold_backward(grad, y, 0)
+
+
+def _jax_relu_backward(x, g):
+    return lax.select(x > 0, g, lax.full_like(g, 0))  # jax.nn.relu's own jvp rule, transposed
+
+
+@jax.custom_vjp
+def jax_relu_over_builtin_ops(x):
+    return jax.nn.relu(x)
+
+
+jax_relu_over_builtin_ops.defvjp(lambda x: (jax.nn.relu(x), x),
+                                 lambda x, g: (_jax_relu_backward(x, g),))
+OVER_BUILTIN = {"torch": ("autograd.Function over torch.relu's kernels",
+                          ReLUOverBuiltinKernels.apply),
+                "jax": ("custom_vjp over jax.nn.relu's ops", jax_relu_over_builtin_ops)}
+EAGER = {"torch": "eager", "jax": "op-by-op"}
+PARTS_SIZES = {"quick": (), "standard": (10 ** 6,), "full": (10 ** 6, 10 ** 7)}
+
+
+class _Context:
+    """autograd's ctx, for calling a Function's forward and backward directly."""
+
+    def save_for_backward(self, *tensors):
+        self.saved_tensors = tensors
+
+
+def _torch_pieces(fn, x, g):
+    """(forward body, backward body) thunks of a rule written as autograd.Function, called
+    directly (no autograd), or None for another kind of rule."""
+    cls = getattr(fn, "__self__", None)
+    if not (isinstance(cls, type) and issubclass(cls, torch.autograd.Function)):
+        return None
+    modern = cls.setup_context is not torch.autograd.Function.setup_context
+    ctx = _Context()
+
+    def forward():
+        if not modern:
+            return cls.forward(ctx, x)
+        y = cls.forward(x)
+        cls.setup_context(ctx, (x,), y)
+        return y
+    with torch.no_grad():
+        forward()
+    return forward, lambda: cls.backward(ctx, g)
+
+
+def _jax_pieces(fn, x, g):
+    """(forward body, backward body) of a custom_vjp rule, op by op, or None."""
+    if not isinstance(fn, jax.custom_vjp):
+        return None
+    residual = fn.fwd(x)[1]
+    return (lambda: fn.fwd(x)), (lambda: fn.bwd(residual, g))
+
+
+def _step(framework: str, fn, x, g):
+    if framework == "torch":
+        return lambda: torch.autograd.grad(fn(x), x, g)[0]
+    return lambda: jax.vjp(fn, x)[1](g)[0]
+
+
+def _builtin_pieces(framework: str, x, g):
+    """(forward, backward) of the built-in: its own kernels, called directly."""
+    if framework == "torch":
+        y = torch.relu(x)
+        return (lambda: torch.relu(x)), (lambda: torch.ops.aten.threshold_backward(g, y, 0))
+    return (lambda: jax.nn.relu(x)), (lambda: _jax_relu_backward(x, g))
+
+
+def eager_part_thunks(framework: str, n: int, device) -> dict:
+    """{(rule, piece): (thunk, sync)}: the step (forward plus backward), the forward body
+    alone and the backward body alone of the built-in, of the built-in's own kernels behind
+    the framework's custom-rule API, and of each custom rule whose body can be called alone;
+    the backward body also on the same values sorted (every sign in one run), the one change
+    that shows whether its time depends on the pattern of signs."""
+    x_np, g_np = _inputs(n)
+    sync = _torch_sync(device) if framework == "torch" else _jax_sync
+    if framework == "torch":
+        xg, g = device.to_torch(x_np, requires_grad=True), device.to_torch(g_np)
+        xs = {"random": xg.detach(), "sorted": device.to_torch(np.sort(x_np))}
+        pieces_of = _torch_pieces
+    else:
+        xg, g = device.to_jax(x_np), device.to_jax(g_np)
+        xs = {"random": xg, "sorted": device.to_jax(np.sort(x_np))}
+        pieces_of = _jax_pieces
+    ref = REFERENCE_RELU[framework]
+    label, over = OVER_BUILTIN[framework]
+    rules = {ref: by_key(ref).fn, label: over} | {
+        key: by_key(key).fn for key in RULES[framework]
+        if key != ref and pieces_of(by_key(key).fn, xs["random"], g)}
+    out = {}
+    for rule, fn in rules.items():
+        pieces = {s: _builtin_pieces(framework, x, g) if rule == ref else pieces_of(fn, x, g)
+                  for s, x in xs.items()}
+        out[(rule, "step")] = _step(framework, fn, xg, g), sync
+        out[(rule, "forward")] = pieces["random"][0], sync
+        out[(rule, "backward")] = pieces["random"][1], sync
+        out[(rule, "backward, sorted signs")] = pieces["sorted"][1], sync
+    return out
+
+
+def eager_parts_records(base: dict, device, framework: str, n: int) -> list[dict]:
+    thunks = eager_part_thunks(framework, n, device)
+    timings = _faulted(_interleaved(thunks, CHECK_BUDGET_S), thunks)
+    names = {k: by_key(k).name for k in RULES[framework]}
+    return [{**base, "rule": rule, "name": names.get(rule, rule), "piece": piece,
+             "reference": REFERENCE_RELU[framework], "over_builtin": OVER_BUILTIN[framework][0],
+             "stats": summarize(t["times_s"]), "budget_s": CHECK_BUDGET_S, **t}
+            for (rule, piece), t in timings.items()]
+
+
+# --- the page-fault check: fresh outputs against preallocated ones --------------------------
+
+def page_fault_thunks(device, n: int) -> dict:
+    """torch.relu's step three ways on n elements: through autograd (fresh outputs), its two
+    kernels called directly (fresh outputs, no autograd), and the same kernels writing into
+    buffers that already exist (out= variants)."""
+    x_np, g_np = _inputs(n)
+    xg, g = device.to_torch(x_np, requires_grad=True), device.to_torch(g_np)
+    x = xg.detach()
+    y, dx = torch.empty_like(x), torch.empty_like(x)
+    sync = _torch_sync(device)
+
+    def kernels():
+        return torch.ops.aten.threshold_backward(g, torch.clamp_min(x, 0), 0)
+
+    def into():
+        torch.clamp_min(x, 0, out=y)
+        return torch.ops.aten.threshold_backward.grad_input(g, y, 0, grad_input=dx)
+    return {"torch.relu step (autograd, new outputs)": (_step("torch", torch.relu, xg, g), sync),
+            "its kernels, new outputs": (kernels, sync),
+            "its kernels, into existing outputs": (into, sync)}
+
+
+def page_fault_records(base: dict, device, n: int) -> list[dict]:
+    thunks = page_fault_thunks(device, n)
+    timings = _faulted(_interleaved(thunks, CHECK_BUDGET_S), thunks)
+    return [{**base, "way": way, "stats": summarize(t["times_s"]), "budget_s": CHECK_BUDGET_S, **t}
+            for way, t in timings.items()]
 
 
 CROSS_CHECK = {"rounds": 3, "timer_min_run_s": 0.2}
@@ -518,46 +720,22 @@ def profile_record(base: dict, device, mode: str, n: int) -> dict:
             "saved_bytes_per_element": saved / n}
 
 
-SCALAR = "compile, simdlen=0"  # inductor's C++ vectorisation off: the one change tried
-
-
-def _compiled_with_code(op, args, scalar: bool):
-    """op compiled for these inputs (simdlen=0: without inductor's vector code), called once,
-    and the lines of its generated kernels that store to or load from a tensor."""
-    from torch._inductor.utils import run_and_get_code
-    torch._dynamo.reset()
-    with torch._inductor.config.patch({"cpp.simdlen": 0} if scalar else {}):
-        compiled = torch.compile(op, dynamic=False)
-        _, codes = run_and_get_code(compiled, *args)
-    lines = [ln.strip() for code in codes for ln in code.splitlines()
-             if re.search(r"\.store\(|::from\(|out_ptr\d+\[", ln)]
-    return compiled, lines
-
-
 def probe_records(base: dict, device, n: int) -> list[dict]:
-    """Each probe op on n float32 elements, and the rule's whole step (forward plus backward of
-    the built-in), eager and compiled (dynamic=False) with and without inductor's vector code,
-    interleaved; each compiled record keeps its kernels' store and load lines."""
-    x = device.to_torch(_inputs(n)[0])
-    xg, g = device.to_torch(_inputs(n)[0], requires_grad=True), device.to_torch(_inputs(n)[1])
-    relu = by_key(REFERENCE_RELU["torch"]).fn
-    ops = {name: (op, (x,), moved) for name, (op, moved) in PROBES.items()}
-    ops[STEP_PROBE] = (lambda v: torch.autograd.grad(relu(v), v, g)[0], (xg,), BYTES_PER_ELEMENT)
-    thunks, code = {}, {}
-    for name, (op, args, _) in ops.items():
-        thunks[(name, "eager")] = (lambda op=op, args=args: op(*args)), _torch_sync(device)
-        for mode, scalar in (("compile", False), (SCALAR, True)):
-            target = relu if name == STEP_PROBE else op
-            compiled, code[(name, mode)] = _compiled_with_code(target, (args[0],), scalar)
-            call = ((lambda f=compiled: torch.autograd.grad(f(xg), xg, g)[0])
-                    if name == STEP_PROBE else (lambda f=compiled, args=args: f(*args)))
-            thunks[(name, mode)] = call, _torch_sync(device)
-    timings = _interleaved(thunks)
-    return [{**base, "probe": name, "mode": mode, "bytes_per_element": ops[name][2],
+    """The reproducer's ops (experiments/inductor_bool_mask.py), each alone and the rule's
+    whole step, eager and compiled with and without inductor's vector code, on random and on
+    sorted signs, interleaved; each compiled record keeps its kernels' store and load lines."""
+    torch._dynamo.reset()
+    calls, code = inductor_bool_mask.thunks(n, device.name)
+    roles, ways = inductor_bool_mask.roles(), inductor_bool_mask.compile_options(device.name)
+    timings = _interleaved({k: (call, _torch_sync(device)) for k, call in calls.items()},
+                           CHECK_BUDGET_S)
+    return [{**base, "probe": name, "mode": way, "signs": signs, "role": roles[name][1],
+             "bytes_per_element": roles[name][0], "compiled": way in ways,
+             "inductor_options": ways.get(way),
              "stats": summarize(t["times_s"]), "first_call_s": t["first_call_s"],
-             "times_s": t["times_s"], **({"kernel_lines": code[(name, mode)]}
-                                         if (name, mode) in code else {})}
-            for (name, mode), t in timings.items()]
+             "times_s": t["times_s"], **({"kernel_lines": code[(name, way)]}
+                                         if (name, way) in code else {})}
+            for (name, way, signs), t in timings.items()]
 
 
 def shared_dynamic_record(base: dict, device, key: str, n: int) -> dict:
@@ -593,4 +771,5 @@ EXPERIMENT = Experiment(
                           tolerance=timing_report.REPRODUCTION_TOLERANCE,
                           derived_cells=timing_report.comparable_cells),
     appendix=("rule_times", "rule_ratios", "torch_vs_jax", "bandwidth", "saved_bytes", "compile", "net",
-              "harness", "shared_dynamic", "cross_check", "profile"))
+              "harness", "shared_dynamic", "cross_check", "profile", "copies", "eager_parts",
+              "page_faults", "inductor_probe"))

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from experiments import timing_anatomy as anatomy
 from study.experiment import Answer, Finding, Rendered
 from study.reproduction import Spread
 from study.results import Run
@@ -16,7 +17,8 @@ from study.tables import Table, format_cell
 from study.timing import median_interval, paired_ratio, unpaired_ratio
 
 TABLE_IDS = ("rule_times", "rule_ratios", "torch_vs_jax", "bandwidth", "saved_bytes", "compile",
-             "net", "targets", "harness", "shared_dynamic", "cross_check", "profile")
+             "net", "targets", "harness", "shared_dynamic", "cross_check", "profile", "copies",
+             "eager_parts", "page_faults", "inductor_probe")
 # A rerun's ratio reproduces ours when the two 95% intervals overlap or lie within
 # 25% of each other; see the README for how two runs on this machine compare.
 REPRODUCTION_TOLERANCE = 0.25
@@ -81,10 +83,14 @@ class RunTiming:
     blocks: dict[tuple, list[float]]  # ... -> in-run block medians, alternating with fresh
     nets: list[NetTiming]
     memory: list[dict]
-    machine: list[dict]  # {"what", "bytes" or "flops", "median"}
+    machine: list[dict]  # {"what", "flops", "median"}: the matmul rate
+    copies: list[anatomy.Copy]
     cross: list[dict]
     profile: list[ProfileEvent]
-    probes: list[dict]  # one op alone, eager and compiled ({"probe", "mode", "stats", ...})
+    probes: list[anatomy.Probe]  # the compiled-torch reproducer's ops, eager and compiled
+    pieces: list[anatomy.Piece]  # the eager cost taken apart
+    over_builtin: dict[str, str]  # framework -> the built-in's ops behind its custom-rule API
+    ways: list[anatomy.Way]  # torch.relu's step with fresh and with existing outputs
     shared_dynamic: list[dict]  # {"rule", "name", "n", "ways": {way: {"stats", ...}}}
     targets: list[dict]
     references: dict[str, str]  # framework -> the built-in rule every ratio divides by
@@ -147,20 +153,15 @@ def _run_timing(run: Run) -> RunTiming:
         {(r["framework"], r["mode"], r["rule"], r["n"]): r["block_medians"]
          for r in part("rule") if "block_medians" in r},
         [_net(r) for r in part("net")], part("memory"),
-        [{"what": r["what"], "median": r["stats"]["median"], "n": r["n"],
-          **{k: r[k] for k in ("bytes", "flops") if k in r}} for r in part("machine")],
-        part("cross_check"), _profile_events(part("profile")),
-        part("probes") + _legacy_probes(part("compile_probe")), part("shared_dynamic"),
+        [{"what": r["what"], "median": r["stats"]["median"], "n": r["n"], "flops": r["flops"]}
+         for r in part("machine") if "flops" in r],
+        anatomy.copies_of(part("machine")), part("cross_check"), _profile_events(part("profile")),
+        anatomy.probes_of(part("probes"), part("compile_probe")), anatomy.pieces_of(part("eager_parts")),
+        {r["framework"]: r["over_builtin"] for r in part("eager_parts")},
+        anatomy.ways_of(part("page_faults")), part("shared_dynamic"),
         plan.get("targets", []), references, [tuple(p) for p in pairs],
         plan.get("harness_limit"), threads,
         sorted({r["budget_s"] for r in part("rule") if "budget_s" in r}))
-
-
-def _legacy_probes(recs: list[dict]) -> list[dict]:
-    """Runs before the probes part timed each op once eager, once compiled, in one record."""
-    return [{"probe": r["probe"], "mode": mode, "n": r["n"], "stats": r[key],
-             "bytes_per_element": None}
-            for r in recs for mode, key in (("eager", "eager"), ("compile", "compiled"))]
 
 
 def summarise(runs) -> Summary:
@@ -170,8 +171,7 @@ def summarise(runs) -> Summary:
 
 # --- derived quantities -------------------------------------------------------------------
 
-def size_label(n: int) -> str:
-    return f"10^{int(round(np.log10(n)))}" if n >= 10 and 10 ** round(np.log10(n)) == n else str(n)
+size_label = anatomy.size_label
 
 
 def keys(t: RunTiming) -> list[tuple[str, str, str]]:
@@ -219,12 +219,11 @@ def time_text(r: "RuleTiming | None") -> str | None:
 
 
 def copy_bandwidth(t: RunTiming, n: int | None = None) -> float | None:
-    """The faster framework's copy of n float32 elements, in bytes per second (n = None: the
-    largest size measured)."""
-    sizes_ = sorted({m["n"] for m in t.machine if "bytes" in m and "n" in m})
-    n = n if n is not None else (sizes_[-1] if sizes_ else None)
-    bws = [m["bytes"] / m["median"] for m in t.machine if "bytes" in m and m.get("n") == n]
-    return max(bws) if bws else None
+    """The machine's copy of n float32 elements, in bytes per second: the fastest copy into an
+    existing buffer, whichever library (n = None: the largest size measured)."""
+    n = n if n is not None else max((c.n for c in t.copies), default=None)
+    best = anatomy.machine_copy(t.copies, n)
+    return best.rate if best else None
 
 
 def peak_flops(t: RunTiming) -> float | None:
@@ -514,14 +513,6 @@ def profile_rows(t: RunTiming) -> list[list]:
         rows.append([e.mode, e.rule, e.n, e.event, e.calls, e.self_cpu_us, e.cpu_total_us,
                      e.self_device_us or None, moved, rate / 1e9 if rate else None,
                      rate / bw if rate and bw else None])
-    for p in t.probes:
-        bw = copy_bandwidth(t, p["n"])
-        per_s = p["n"] / p["stats"]["median"]
-        moved = p["bytes_per_element"]
-        rows.append([p["mode"], p["probe"], p["n"], "the op alone (no autograd)", 1.0, None,
-                     _us(p["stats"]["median"]), None, moved,
-                     moved * per_s / 1e9 if moved else None,
-                     moved * per_s / bw if moved and bw else None])
     return rows
 
 
@@ -536,17 +527,17 @@ def _where(summary: Summary) -> str:
     return "; ".join(dict.fromkeys(texts))
 
 
-def _limit_text(m: dict) -> str:
-    if "bytes" in m:
-        return f"{m['what']} {m['bytes'] / m['median'] / 1e9:.3g} GB/s at {size_label(m['n'])}"
-    return f"{m['what']} {m['flops'] / m['median'] / 1e9:.3g} GFLOP/s"
+def _limits(t: RunTiming) -> list[str]:
+    copies = [f"{c.what} {c.rate / 1e9:.3g} GB/s at {size_label(c.n)}"
+              for n in sorted({c.n for c in t.copies}) if (c := anatomy.machine_copy(t.copies, n))]
+    return copies + [f"{m['what']} {m['flops'] / m['median'] / 1e9:.3g} GFLOP/s" for m in t.machine]
 
 
 def _machine_text(summary: Summary) -> str:
     return "; ".join(
         f"{t.run.provenance['host']}/{t.run.provenance['device']}"
         f"{'' if t.run.scope == 'standard' else ', ' + t.run.scope + ' run'}: "
-        + ", ".join(_limit_text(m) for m in t.machine) for t in summary.runs)
+        + ", ".join(_limits(t)) for t in summary.runs)
 
 
 def _time_tables(summary: Summary) -> list[Table]:
@@ -605,8 +596,9 @@ def _machine_tables(summary: Summary) -> list[Table]:
               f"torch.compile, 16 + 2 × the bytes per element its graph saves (the forward graph "
               f"reads x and writes y and the saved tensor; the backward graph reads that and g and "
               f"writes dx). An eager step also moves its intermediates, which are not counted: "
-              f"its useful fraction is a lower bound on its traffic. Copy bandwidth counts bytes "
-              f"read plus written by a copy of the same size in the same run. Machine limits "
+              f"its useful fraction is a lower bound on its traffic. The copy bandwidth is the "
+              f"machine's copy (the copies table: the fastest copy into an existing buffer, "
+              f"bytes read plus written, at the same size in the same run). Machine limits "
               f"measured: {_machine_text(summary)}.",
               bw[0] + ["framework", "mode", "rule", "n", "useful GB/s", "useful ÷ copy",
                        "kernel bytes per element", "kernel bytes ÷ copy"], bw[1], bw[2]),
@@ -698,8 +690,63 @@ def _harness_tables(summary: Summary) -> list[Table]:
     ]
 
 
+def _anatomy_tables(summary: Summary) -> list[Table]:
+    """The checks that take a case apart, each timed round by round in one case."""
+    cp = merge_run_rows(summary.runs, lambda t: anatomy.copy_rows(t.copies), 3)
+    ep = merge_run_rows(summary.runs, lambda t: anatomy.part_rows(t.pieces, t.references), 3)
+    pf = merge_run_rows(summary.runs, lambda t: anatomy.fault_rows(t.ways), 2)
+    ip = merge_run_rows(summary.runs, lambda t: anatomy.probe_rows(t.probes), 3)
+    rounds = ("timed round by round in one case (at least the run's minimum of rounds); times "
+              "are medians over rounds [95% bootstrap interval], ratios the median of the "
+              "per-round ratios [95% interval over rounds]")
+    return [
+        Table("copies", "The machine's copy bandwidth: numpy, torch and JAX copies",
+              f"n float32 elements copied into a buffer that exists (numpy.copyto, "
+              f"torch copy_, and jax.jit writing into a donated buffer) and into a new one "
+              f"(numpy copy, torch clone, jax.jit x + 0.0), {rounds}. GB/s counts bytes read "
+              f"plus written. Minor page faults a call are this process's, over a few calls "
+              f"after timing. The machine's copy, used by every bandwidth fraction in this "
+              f"report, is the fastest copy into an existing buffer at that size.",
+              cp[0] + ["n", "copy", "into", "µs [95%]", "GB/s", "minor faults a call",
+                       "pages of output", "the machine's copy"], cp[1], cp[2]),
+        Table("eager_parts", "The eager cost of a custom rule, taken apart",
+              f"Each rule's step (forward plus backward through autograd / jax.vjp), its forward "
+              f"body alone and its backward body alone (a Function's forward and backward, a "
+              f"custom_vjp's fwd and bwd, called directly; for the built-in, its own kernels: "
+              f"torch.relu and aten.threshold_backward, jax.nn.relu and its jvp rule's select), "
+              f"and the backward body again on the same values sorted, so that each sign comes "
+              f"in one run; {rounds}. A row for the built-in's own ops behind the framework's "
+              f"custom-rule API measures what that API itself costs. 'step − forward − "
+              f"backward' is what autograd adds, round by round. Rules whose body cannot be "
+              f"called alone (torch.library custom_op, custom_vjp with nondiff_argnums) are "
+              f"not taken apart.",
+              ep[0] + ["framework", "n", "rule", "step µs [95%]", "forward µs [95%]",
+                       "backward µs [95%]", "step ÷ built-in's [95%]",
+                       "backward ÷ built-in's [95%]", "backward, random ÷ sorted signs [95%]",
+                       "step − forward − backward µs [95%]", "minor faults a step"],
+              ep[1], ep[2]),
+        Table("page_faults", "torch.relu's step with new outputs and with existing ones",
+              f"The eager step through autograd; its two kernels (clamp_min, threshold_backward) "
+              f"called directly, each writing a new tensor; and the same kernels writing into "
+              f"tensors that exist (out= variants); {rounds}; ratios to the autograd step.",
+              pf[0] + ["n", "way", "µs [95%]", "÷ the autograd step [95%]",
+                       "minor faults a call"], pf[1], pf[2]),
+        Table("inductor_probe", "Why compiled torch is slow on this CPU: the reproducer",
+              f"experiments/inductor_bool_mask.py, a reproducer small enough to hand upstream: "
+              f"each piece of what inductor makes of relu's forward plus backward, and the whole "
+              f"step, eager, compiled (dynamic=False) and compiled with inductor's C++ vector "
+              f"code off (cpp.simdlen=0, its own torch.compile), on random signs and on the same "
+              f"values sorted; {rounds}. The run's records keep each compiled kernel's store and "
+              f"load lines.",
+              ip[0] + ["op", "signs", "n", "eager µs [95%]", "compile µs [95%]",
+                       "simdlen=0 µs [95%]", "compile ÷ eager [95%]", "simdlen=0 ÷ eager [95%]"],
+              ip[1], ip[2]),
+    ]
+
+
 def tables(summary: Summary) -> list[Table]:
-    return _time_tables(summary) + _machine_tables(summary) + _check_tables(summary)
+    return (_time_tables(summary) + _machine_tables(summary) + _check_tables(summary)
+            + _anatomy_tables(summary))
 
 
 # --- findings and figure ------------------------------------------------------------------
@@ -744,46 +791,19 @@ def _cost_short(fact) -> str:
             f", eager {'/'.join(f'{format_cell(v.value, 3)}×' for _, v in eager)}")
 
 
-def _slowness_fact(t: RunTiming):
-    """Compiled ÷ eager of the torch built-in at 10^6, and of each probe, compiled as usual and
-    with inductor's vector code off (simdlen=0), with the store line of the mask's kernel."""
-    ref, idx = t.references.get("torch"), t.index()
-    eager, comp = idx.get(("torch", "eager", ref, 10 ** 6)), idx.get(("torch", "compile", ref, 10 ** 6))
-    probes = {(p["probe"], p["mode"]): p for p in t.probes if p.get("bytes_per_element")}
-    if not (eager and comp and probes):
-        return None
-
-    def over_eager(name, mode):
-        mine, base = probes.get((name, mode)), probes.get((name, "eager"))
-        return (format_cell(mine["stats"]["median"] / base["stats"]["median"], 3)
-                if mine and base else None)
-    names = tuple(dict.fromkeys(n for n, _ in probes))
-    bool_store = next((ln for (n, m), p in probes.items() if m == "compile" and "bool" in n
-                       for ln in p.get("kernel_lines", []) if ".store(" in ln), None)
-    harness = [v for (fw, m, _, _), v in harness_ratios(t).items() if m == "compile"]
-    return (format_cell(comp.stats["median"] / eager.stats["median"], 3),
-            tuple((n, over_eager(n, "compile"), over_eager(n, "compile, simdlen=0"))
-                  for n in names), bool_store,
-            (format_cell(min(harness), 3), format_cell(max(harness), 3)) if harness else None)
+def _probe_fact(t: RunTiming):
+    prov = t.run.provenance
+    release = (f"torch {prov.get('torch')} with {prov.get('torch_cpu_capability')} kernels"
+               if prov.get("torch_cpu_capability") else f"torch {prov.get('torch')}")
+    return anatomy.probe_fact(t.probes, release)
 
 
-def _slowness_text(fact) -> str:
-    ratio_, probes, bool_store, harness = fact
-    text = (f"Compiled with torch.compile, torch.relu (forward plus backward, 10^6 elements) "
-            f"takes {ratio_}× its eager time. Compiled ÷ eager of each probe (with inductor's "
-            f"vector code off, simdlen=0, in brackets): " + "; ".join(
-                f"{name} {c}×" + (f" [{s}×]" if s else "") for name, c, s in probes))
-    if bool_store:
-        text += f"; the bool kernel stores with `{bool_store}`"
-    writes_bool = next(((c, s) for name, c, s in probes if "bool" in name and c and s), None)
-    if writes_bool and abs(float(writes_bool[1]) / float(writes_bool[0]) - 1) < 0.2:
-        text += (". Turning the vector code off leaves the bool store as slow, so inductor's "
-                 "vectorisation is not the cause")
-    return text + (f"; in-run ÷ fresh {harness[0]}–{harness[1]}" if harness else "")
+def _parts_fact(t: RunTiming):
+    return anatomy.parts_fact(t.pieces, t.references, t.over_builtin)
 
 
-def _slowness_short(fact) -> str:
-    return f"{fact[0]}× eager"
+def _copy_fact(t: RunTiming):
+    return anatomy.copy_note(t.copies)
 
 
 def _shared_fact(t: RunTiming):
@@ -812,20 +832,30 @@ def _stated(summary: Summary, fact_of, full, short) -> str | None:
 
 
 def findings(summary: Summary) -> list[Finding]:
-    """What a rule costs. The harness's own checks (the shared compile wrapper, where a
-    compiled call's time goes) are notes under their tables: they are about the harness and
-    the compiler, not about the rules."""
-    text = _stated(summary, _cost_fact, _cost_text, _cost_short)
-    return [Finding(text, "targets")] if text else []
+    """What a rule costs, where its eager cost goes, and why compiled torch is slow on a CPU.
+    The harness's own checks (the shared compile wrapper, copies, page faults) are notes
+    under their tables: they are about the harness and the machine, not about the rules."""
+    out = []
+    for fact_of, full, short, table in ((_cost_fact, _cost_text, _cost_short, "targets"),
+                                        (_parts_fact, anatomy.parts_text, anatomy.parts_short,
+                                         "eager_parts"),
+                                        (_probe_fact, anatomy.probe_finding,
+                                         anatomy.probe_short, "inductor_probe")):
+        text = _stated(summary, fact_of, full, short)
+        if text:
+            out.append(Finding(text, table))
+    return out
 
 
 def harness_notes(summary: Summary) -> dict[str, list[str]]:
-    """{table id: [note]}: the shared-wrapper and profile facts, under their tables."""
+    """{table id: [note]}: the shared-wrapper, copy and page-fault facts, under their tables."""
     notes = {}
-    for table, fact_of, full, short in (("shared_dynamic", _shared_fact, _shared_text,
-                                         _shared_short),
-                                        ("profile", _slowness_fact, _slowness_text,
-                                         _slowness_short)):
+    for table, fact_of, full, short in (
+            ("shared_dynamic", _shared_fact, _shared_text, _shared_short),
+            ("inductor_probe", _probe_fact, anatomy.probe_text, anatomy.probe_short),
+            ("copies", _copy_fact, str, lambda text: text.split(";")[0]),
+            ("page_faults", lambda t: anatomy.faults_fact(t.ways), anatomy.faults_text,
+             anatomy.faults_short)):
         text = _stated(summary, fact_of, full, short)
         if text:
             notes[table] = [text]
@@ -834,8 +864,9 @@ def harness_notes(summary: Summary) -> dict[str, list[str]]:
 
 def answer(summary: Summary) -> Answer | None:
     text = _stated(summary, _cost_fact, _cost_text, _cost_short)
-    return Answer("cost", text + " The harness's own checks and the compiled-torch anomaly are "
-                  "under the harness and profile tables.", ("targets", "rule_ratios")) if text else None
+    return Answer("cost", text + " Where the eager cost goes, and why compiled torch is slow on "
+                  "this CPU, are the findings on the eager-cost and reproducer tables.",
+                  ("targets", "rule_ratios", "eager_parts", "inductor_probe")) if text else None
 
 
 def figure(summary: Summary) -> dict:

@@ -224,7 +224,7 @@ RENDERING_LAYER = ("study.report", "study.tables", "study.figures", "study.repro
                    "experiments.bifurcation_checks",
                    "study.runsets", "study.results", "study.provenance", "study.experiment",
                    "experiments.zero_point_report", "experiments.bifurcation_report",
-                   "experiments.timing_report")
+                   "experiments.timing_report", "experiments.timing_anatomy")
 
 
 def measurement_constants():

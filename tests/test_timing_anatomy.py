@@ -1,0 +1,165 @@
+"""The checks that take a timing case apart: what their thunks compute, against autograd and
+jax.vjp as the oracle, and their summaries on hand-made records."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import torch
+
+from experiments import inductor_bool_mask, timing, timing_anatomy as anatomy
+from study.devices import Device
+
+
+def _timed(times, faults=None):
+    return anatomy.Timed(tuple(times), faults, float(np.median(times)))
+
+
+def _copy(what, into, seconds, n=1000):
+    return anatomy.Copy(n, what, into, 8 * n, _timed([seconds] * 3), 4096)
+
+
+def test_the_machines_copy_is_the_fastest_copy_into_an_existing_buffer():
+    # numpy into an existing buffer (1 s) beats torch's (2 s); JAX's copy into a new buffer
+    # is faster still (0.5 s) but is not a copy into an existing buffer, so it is not the limit
+    copies = [_copy("copy torch", "preallocated", 2.0), _copy("copy numpy", "preallocated", 1.0),
+              _copy("copy jax", "new buffer", 0.5)]
+    assert anatomy.machine_copy(copies, 1000).what == "copy numpy"
+    assert anatomy.machine_copy(copies, 10) is None
+
+
+def test_copies_from_runs_before_the_into_field_keep_what_they_measured():
+    # the old harness copied torch with out.copy_(x) and JAX with jit(x + 0.0)
+    recs = [{"what": "copy torch", "n": 8, "bytes": 64, "stats": {"median": 1.0}},
+            {"what": "copy jax", "n": 8, "bytes": 64, "stats": {"median": 1.0}},
+            {"what": "matmul torch", "flops": 1, "stats": {"median": 1.0}}]
+    assert [c.into for c in anatomy.copies_of(recs)] == ["preallocated", "new buffer"]
+
+
+def test_a_paired_ratio_is_the_median_of_the_per_round_ratios():
+    # rounds (2, 4, 9) over (1, 2, 3): per-round ratios 2, 2, 3, median 2
+    r = _timed([2.0, 4.0, 9.0]).over(_timed([1.0, 2.0, 3.0]))
+    assert r["median"] == 2.0 and r["lo"] >= 2.0 and r["hi"] <= 3.0
+    assert _timed([1.0]).over(_timed([1.0, 2.0])) is None  # not timed in the same rounds
+
+
+def test_what_autograd_adds_is_step_minus_forward_minus_backward_round_by_round():
+    # step 10 µs, forward 2 µs, backward 3 µs in every round: autograd adds 5 µs
+    pieces = [anatomy.Piece("torch", 8, "r", "rule", piece, _timed([us * 1e-6] * 4))
+              for piece, us in (("step", 10), ("forward", 2), ("backward", 3),
+                                ("backward, sorted signs", 1.5))]
+    row, = anatomy.part_rows(pieces, {"torch": "r"})
+    assert row[:3] == ["torch", 8, "rule"]
+    assert row[8] == "2 [2, 2]"  # backward on random ÷ sorted signs: 3 / 1.5
+    assert row[9] == "5 [5, 5]"
+
+
+def _probe(role, way, signs, us):
+    return anatomy.Probe(f"the {role}", role, way, signs, 10 ** 6, _timed([us * 1e-6] * 5),
+                         ("out_ptr1.store(x)",))
+
+
+def _probes(bool_scalar_us):
+    eager, compiled, off = anatomy.EAGER, anatomy.COMPILED, anatomy.VECTOR_OFF
+    return [_probe("step", eager, "random", 100), _probe("step", eager, "sorted", 100),
+            _probe("step", compiled, "random", 1000), _probe("step", compiled, "sorted", 500),
+            _probe("step", off, "random", 600), _probe("step", off, "sorted", 200),
+            _probe("bool store", eager, "random", 50), _probe("bool store", compiled, "random", 500),
+            _probe("bool store", off, "random", bool_scalar_us)]
+
+
+def test_the_reproducers_finding_blames_the_vector_store_only_when_turning_it_off_helps():
+    # step: compiled 10x eager; vector code off 6x on random signs, 2x on sorted (3x apart)
+    fact = anatomy.probe_fact(_probes(bool_scalar_us=50), "torch t")
+    text = anatomy.probe_text(fact)
+    assert "at 10^6 elements takes 10× its eager time on random signs and 5× on sorted" in text
+    assert "10× eager compiled as usual" in text and "1× with inductor's vector code off" in text
+    assert "the vectorised bool store is one cause" in text
+    assert "random ÷ sorted signs is 3× for it" in text and "depends on the pattern" in text
+    assert "from 10× to 6× eager; eager stays faster" in text
+    same = anatomy.probe_text(anatomy.probe_fact(_probes(bool_scalar_us=500), "torch t"))
+    assert "one cause" not in same  # off or on, the store takes 10x eager
+    assert "Two causes" in anatomy.probe_finding(fact)
+    assert "The cause" in anatomy.probe_finding(anatomy.probe_fact(_probes(500), "torch t"))
+    legacy = anatomy.probes_of([], [{"probe": "x <= 0", "n": 8, "eager": {"median": 1.0},
+                                     "compiled": {"median": 2.0}}])
+    assert anatomy.probe_fact(legacy, "torch t") is None  # old runs: rows, no finding
+    assert anatomy.probe_rows(legacy) == [["x <= 0", "random", 8, "1000000", "2000000", None, None,
+                                           None]]
+
+
+def _grad(rule_fn, x, g):
+    x = x.detach().requires_grad_(True)
+    return torch.autograd.grad(rule_fn(x), x, g)[0]
+
+
+def test_each_torch_piece_computes_what_autograd_computes():
+    # the backward body alone, called outside autograd, gives autograd's dx for its rule
+    # (random signs and sorted ones); the built-in's kernels give torch.relu's
+    device = Device("cpu")
+    thunks = timing.eager_part_thunks("torch", 64, device)
+    x_np, g_np = timing._inputs(64)
+    x, g = torch.from_numpy(x_np), torch.from_numpy(g_np) * 1.0
+    expected = _grad(torch.relu, x, g)
+    for (rule, piece), (thunk, _) in thunks.items():
+        out = thunk()
+        if piece in ("step", "backward"):
+            torch.testing.assert_close(out, expected, rtol=0, atol=0, msg=f"{rule} {piece}")
+        if piece == "forward":
+            torch.testing.assert_close(out, torch.relu(x), rtol=0, atol=0)
+        if piece == "backward, sorted signs":
+            torch.testing.assert_close(out, (torch.from_numpy(np.sort(x_np)) > 0).float(),
+                                       rtol=0, atol=0, msg=rule)
+    assert {r for r, _ in thunks} >= {"torch_relu", timing.OVER_BUILTIN["torch"][0],
+                                      "torch_myrelu_seed", "torch_custom_bit_mask"}
+    assert "torch_custom_op_c0" not in {r for r, _ in thunks}  # its body is not a method
+
+
+def test_each_jax_piece_computes_what_jax_vjp_computes():
+    thunks = timing.eager_part_thunks("jax", 64, Device("cpu"))
+    x_np, g_np = timing._inputs(64)
+    expected = jax.vjp(jax.nn.relu, jnp.asarray(x_np))[1](jnp.asarray(g_np))[0]
+    for (rule, piece), (thunk, _) in thunks.items():
+        out = thunk()
+        if piece == "backward":
+            out = out[0] if isinstance(out, tuple) else out
+        if piece in ("step", "backward"):
+            np.testing.assert_array_equal(np.asarray(out), np.asarray(expected), err_msg=rule)
+    assert "jax_custom_nondiff_c0" not in {r for r, _ in thunks}
+
+
+def test_the_three_ways_of_the_page_fault_check_compute_the_same_gradient():
+    thunks = timing.page_fault_thunks(Device("cpu"), 64)
+    x_np, g_np = timing._inputs(64)
+    expected = _grad(torch.relu, torch.from_numpy(x_np), torch.from_numpy(g_np))
+    for way, (thunk, _) in thunks.items():
+        torch.testing.assert_close(thunk(), expected, rtol=0, atol=0, msg=way)
+
+
+def test_every_copy_copies():
+    for (what, into), (thunk, sync) in timing.copy_thunks(Device("cpu"), 64).items():
+        out = thunk()
+        sync(out)
+        np.testing.assert_array_equal(np.asarray(out), timing._inputs(64)[0],
+                                      err_msg=f"{what} {into}")
+
+
+def test_the_reproducer_sorts_the_same_values_and_compiles_without_vector_code_only_in_cpp():
+    random, sorted_ = (inductor_bool_mask.inputs(100, s) for s in inductor_bool_mask.SIGNS)
+    assert torch.equal(random["x"].sort().values, sorted_["x"])
+    assert torch.equal(sorted_["m"], sorted_["x"] <= 0)
+    assert set(inductor_bool_mask.compile_options("cpu")) == {"compile", "compile, simdlen=0"}
+    assert set(inductor_bool_mask.compile_options("cuda")) == {"compile"}
+
+
+@pytest.mark.parametrize("calls", [1, 3])
+def test_a_new_buffer_on_each_call_faults_and_an_existing_one_does_not(calls):
+    # 64 MiB written on each call (above glibc's largest mmap threshold, 32 MiB, so each new
+    # array is a fresh mapping that faults when first written, a page or a huge page at a
+    # time); a buffer written before is already mapped
+    src = np.ones(1 << 24, np.float32)
+    dst = np.empty_like(src)
+    np.copyto(dst, src)
+    existing = timing.minor_faults_per_call(lambda: np.copyto(dst, src), lambda _: None, calls)
+    fresh = timing.minor_faults_per_call(lambda: np.ones(1 << 24, np.float32), lambda _: None,
+                                         calls)
+    assert fresh >= 1 and fresh > existing
