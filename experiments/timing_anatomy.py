@@ -247,15 +247,15 @@ def parts_fact(pieces: list[Piece], references: dict[str, str], over_builtin: di
 def parts_text(fact) -> str:
     out = []
     for fw, n, api, api_ratio, steps, bodies, signs, in_bodies in fact:
-        text = f"{fw} at {n}: {api} takes {api_ratio} the built-in's step"
+        text = f"{fw} at {n}, {api} takes {api_ratio} the built-in's step"
         if bodies:
             text += f", custom backward bodies {bodies[0]}–{bodies[1]}× its backward"
         if signs:
-            text += f" and {signs[0]}–{signs[1]}× as long on random signs as on sorted"
+            text += f" ({signs[0]}–{signs[1]}× on random signs against sorted)"
         if in_bodies:
-            text += ", so the cost is in the bodies, not the API"
+            text += ": the cost is in the bodies, not the API"
         out.append(text)
-    return "Eager, taken apart (per-round ratios [95%]): " + "; ".join(out)
+    return "Eager, taken apart: " + "; ".join(out)
 
 
 def parts_short(fact) -> str:

@@ -864,8 +864,8 @@ def harness_notes(summary: Summary) -> dict[str, list[str]]:
 
 def answer(summary: Summary) -> Answer | None:
     text = _stated(summary, _cost_fact, _cost_text, _cost_short)
-    return Answer("cost", text + " Where the eager cost goes, and why compiled torch is slow on "
-                  "this CPU, are the findings on the eager-cost and reproducer tables.",
+    return Answer("cost", text + " The eager-cost and reproducer tables take the eager and the "
+                  "compiled torch costs apart.",
                   ("targets", "rule_ratios", "eager_parts", "inductor_probe")) if text else None
 
 

@@ -124,19 +124,53 @@ def _legend_section(layout: Layout) -> list[str]:
 
 # --- sections ---------------------------------------------------------------------------
 
+def _table_keys(experiments) -> list[tuple[str, str]]:
+    return ([(e.name, tid) for e in experiments for tid in e.tables]
+            + [(DEVICES, tid) for tid in DEVICE_TABLES])
+
+
 def _contents(experiments, layout: Layout) -> list[str]:
+    """Each section's tables by number, in the report and in the appendix; the table index
+    with every table's files is the appendix's."""
     lines = ["## Contents", "", "- [Answers](#answers) · [Runs](#runs) · [Findings](#findings) · "
              "[Reproduction](#reproduction) · [CPU against GPU](#cpu-against-gpu) · "
              "[Methodology](#methodology) · [Appendix](APPENDIX.md): long listings, every result "
-             "file and its provenance", "",
-             "| table | title | in | files |", "|---|---|---|---|"]
-    keys = [(e.name, tid) for e in experiments for tid in e.tables]
-    for key in keys + [(DEVICES, tid) for tid in DEVICE_TABLES]:
+             "file and its provenance, and the [table index](APPENDIX.md#tables) with each "
+             "table's md, tex and csv files", "",
+             "| section | tables in this report | tables in the appendix |", "|---|---|---|"]
+    sections = dict.fromkeys(name for name, _ in _table_keys(experiments))
+    for section in sections:
+        keys = [k for k in _table_keys(experiments) if k[0] == section]
+        here = ", ".join(f"[{layout.numbers[k]}]({layout.link(k)})" for k in keys
+                         if k not in layout.in_appendix) or "—"
+        there = [layout.numbers[k] for k in keys if k in layout.in_appendix]
+        target = "cpu-against-gpu-appendix" if section == DEVICES else anchor(section, "appendix")
+        lines.append(f"| {section} | {here} | "
+                     + (f"[{number_ranges(there)}](APPENDIX.md#{target})" if there else "—") + " |")
+    return lines + [""]
+
+
+def number_ranges(numbers: list[int]) -> str:
+    """[30, 31, 32, 34] -> '30–32, 34'."""
+    runs: list[list[int]] = []
+    for n in sorted(numbers):
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    return ", ".join(f"{r[0]}–{r[-1]}" if len(r) > 1 else f"{r[0]}" for r in runs)
+
+
+def _table_index(experiments, layout: Layout) -> list[str]:
+    lines = ['<a id="tables"></a>', "## Table index", "", "| table | title | in | files |",
+             "|---|---|---|---|"]
+    for key in _table_keys(experiments):
         a, table = anchor(*key), layout.built.get(key)
         files = (f"[md](tables/{a}.md) · [tex](tables/{a}.tex) · [csv](tables/{a}.csv)"
                  if table else "—")
         where = "appendix" if key in layout.in_appendix else "report"
-        lines.append(f"| [{layout.numbers[key]}]({layout.link(key)}) | "
+        link = f"#{a}" if key in layout.in_appendix else f"REPORT.md#{a}"
+        lines.append(f"| [{layout.numbers[key]}]({link}) | "
                      f"{table.title if table else 'no results yet'} | {where} | {files} |")
     return lines + [""]
 
@@ -526,7 +560,7 @@ def render(runs: list[Run], notes: list[str], experiments, references: list[Run]
               "too long for the report, keeping their numbers, then every failed case and the "
               "provenance of every result file. Run labels are those of the report's "
               "[run legend](REPORT.md#runs)."), ""]
-        + appendix + device_appendix + _provenance_section(runs, notes)).rstrip() + "\n"
+        + _table_index(experiments, layout) + appendix + device_appendix + _provenance_section(runs, notes)).rstrip() + "\n"
     return layout.files
 
 

@@ -54,15 +54,34 @@ def test_committed_report_is_exactly_what_its_committed_results_render_to(commit
             assert f"{sub}/{name}" in committed, f"reports/{sub}/{name} is left over"
 
 
-def test_contents_names_every_table_with_its_files_before_the_answers(committed):
+def _expand(ranges: str) -> set[int]:
+    out = set()
+    for part in filter(None, ranges.split(", ")):
+        lo, _, hi = part.partition("–")
+        out |= set(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def test_number_ranges_joins_consecutive_numbers():
+    assert report.number_ranges([34, 30, 31, 32]) == "30–32, 34"
+    assert _expand("30–32, 34") == {30, 31, 32, 34}
+
+
+def test_contents_link_every_table_before_the_answers_and_the_index_gives_its_files(committed):
     text = committed["REPORT.md"]
     contents = text.split("## Contents", 1)[1].split("## Answers", 1)[0]
+    index = committed["APPENDIX.md"].split("## Table index", 1)[1].split("\n## ", 1)[0]
+    linked = set()
+    for here, there in re.findall(r"^\| \w+ \| (.*) \| (.*) \|$", contents, re.M):
+        linked |= {int(n) for n in re.findall(r"\[(\d+)\]\(#", here)}
+        linked |= _expand(m.group(1)) if (m := re.match(r"\[([\d–, ]+)\]\(APPENDIX", there)) else set()
     numbers = report.number_tables(experiments.all_experiments())
+    assert linked == set(numbers.values())
     for (exp, tid), n in numbers.items():
         a = report.anchor(exp, tid)
-        assert f"| [{n}](#{a}) |" in contents or f"| [{n}](APPENDIX.md#{a}) |" in contents, a
+        assert f"| [{n}](REPORT.md#{a}) |" in index or f"| [{n}](#{a}) |" in index, a
         if f"tables/{a}.md" in committed:
-            assert f"[md](tables/{a}.md) · [tex](tables/{a}.tex) · [csv](tables/{a}.csv)" in contents
+            assert f"[md](tables/{a}.md) · [tex](tables/{a}.tex) · [csv](tables/{a}.csv)" in index
 
 
 def test_every_section_opens_with_its_question_and_rerun_command(committed):
