@@ -18,23 +18,21 @@ alternation); the report shows in-run ÷ fresh per rule.
 import gc
 import json
 import os
-import re
 import resource
 import subprocess
 import sys
 
 import jax
 import jax.numpy as jnp
-from jax import lax
 import numpy as np
 import torch
 
-from experiments import inductor_bool_mask, timing_report
+from experiments import timing_report
 from study.devices import Device
 from study.experiment import Comparison, Experiment
 from study.memory import jax_residual_bytes, torch_saved_bytes
 from study.rules import REFERENCE_RELU, by_key
-from study.timing import (first_calls, summarize, time_interleaved, time_thunk, timed_rounds,
+from study.timing import (first_calls, quartiles, time_interleaved, time_thunk, timed_rounds,
                           warm_up)
 
 DESCRIPTION = "time and memory of each rule and of the two-layer net, eager and compiled"
@@ -68,7 +66,6 @@ TORCH_JAX_PAIRS = (("relu", "torch_relu", "jax_relu"),
                    ("custom_op / nondiff_argnums", "torch_custom_op_c0", "jax_custom_nondiff_c0"),
                    ("bool mask", "torch_custom_bool_mask", "jax_custom_bool_mask"),
                    ("bit mask", "torch_custom_bit_mask", "jax_custom_bit_mask"))
-PROFILE = {"rule": "torch_relu", "calls": 10}  # torch.profiler around compiled and eager calls
 HARNESS_LIMIT = 1.15  # in-run ÷ fresh process, either way, beyond which a compiled cell is flagged
 # What the study's plan asks of the rules, measured in every run (never asserted in tests):
 TARGETS = [
@@ -95,15 +92,15 @@ def set_equal_threads() -> dict:
             "XLA_FLAGS": os.environ.get("XLA_FLAGS", "")}
 
 
-def _torch_sync(device):
+def torch_sync(device):
     return lambda out: device.synchronize()
 
 
-def _jax_sync(out):
+def jax_sync(out):
     return jax.block_until_ready(out)
 
 
-def _inputs(n: int) -> tuple[np.ndarray, np.ndarray]:
+def inputs(n: int) -> tuple[np.ndarray, np.ndarray]:
     return (np.random.default_rng(SEED).standard_normal(n).astype(np.float32),
             np.ones(n, np.float32))
 
@@ -120,14 +117,14 @@ def rule_thunks(framework: str, mode: str, keys, n: int, device) -> dict:
     float32 elements, compiled afresh for this size where the mode compiles; saved() gives the
     bytes the (compiled) rule keeps for backward, moved() the bytes XLA's cost analysis counts
     for a jitted step (None elsewhere)."""
-    x_np, g_np = _inputs(n)
+    x_np, g_np = inputs(n)
     out = {}
     if framework == "torch":
         x, g = device.to_torch(x_np, requires_grad=True), device.to_torch(g_np)
         for key in keys:
             fn = by_key(key).fn
             f = torch.compile(fn, dynamic=False) if mode == "compile" else fn
-            out[key] = ((lambda f=f: torch.autograd.grad(f(x), x, g)[0]), _torch_sync(device),
+            out[key] = ((lambda f=f: torch.autograd.grad(f(x), x, g)[0]), torch_sync(device),
                         lambda f=f: torch_saved_bytes(f, x), lambda: None)
         return out
     x, g = device.to_jax(x_np), device.to_jax(g_np)
@@ -135,7 +132,7 @@ def rule_thunks(framework: str, mode: str, keys, n: int, device) -> dict:
         fn = by_key(key).fn
         step = lambda a, b, fn=fn: jax.vjp(fn, a)[1](b)[0]  # noqa: E731
         f = jax.jit(step) if mode == "jit" else step
-        out[key] = ((lambda f=f: f(x, g)), _jax_sync,
+        out[key] = ((lambda f=f: f(x, g)), jax_sync,
                     lambda fn=fn: jax_residual_bytes(fn, x, jit=mode == "jit"),
                     (lambda f=f: _xla_bytes_accessed(f, x, g)) if mode == "jit" else lambda: None)
     return out
@@ -185,14 +182,14 @@ def time_rules(framework: str, mode: str, n: int, device, fresh: "FreshProcess |
     counts = _dynamo_counts() if mode == "compile" else None
     for key, t in timings.items():
         moved = made[key][3]()
-        t.update(stats=summarize(t["times_s"]), dispatch=summarize(t["dispatch_s"]),
+        t.update(stats=quartiles(t["times_s"]), dispatch=quartiles(t["dispatch_s"]),
                  saved_bytes_per_element=made[key][2]() / n,
                  xla_bytes_per_element=None if moved is None else moved / n,
                  dynamo_counts_of_case=counts)
         if fresh:
             every = [x for block in fresh_blocks[key] for x in block]
             t["block_medians"] = in_run_blocks[key]
-            t["fresh"] = {"stats": summarize(every), "first_call_s": fresh.first_calls[key],
+            t["fresh"] = {"stats": quartiles(every), "first_call_s": fresh.first_calls[key],
                           "blocks": blocks,
                           "block_medians": [float(np.median(b)) for b in fresh_blocks[key]]}
     return timings
@@ -253,7 +250,7 @@ def serve_fresh() -> None:
             print(json.dumps({k: b["times_s"] for k, b in block.items()}), flush=True)
 
 
-def _rules_records(base: dict, framework: str, mode: str, n: int, device,
+def _rules_records(base: dict, device, framework: str, mode: str, n: int,
                    fresh_check: bool) -> list[dict]:
     fresh = FreshProcess(device.name, framework, mode, n) if fresh_check else None
     try:
@@ -268,6 +265,8 @@ def _rules_records(base: dict, framework: str, mode: str, n: int, device,
 
 # The fresh-process check at 10^6 (at 10^7 too with --full: there one torch.compile case
 # takes over a minute on this CPU, doubled by the check)
+# the eager cost taken apart at these sizes
+PARTS_SIZES = {"quick": (), "standard": (10 ** 6,), "full": (10 ** 6, 10 ** 7)}
 FRESH_SIZES = {"quick": (), "standard": (10 ** 6,), "full": (10 ** 6, 10 ** 7)}
 # --quick is a fast look at the rules and the seed net: it leaves out the harness's checks
 QUICK_SKIPS = ("the fresh-process check", "the Timer cross-check", "the profile",
@@ -317,46 +316,47 @@ def cases(scope: str) -> list[dict]:
     return out
 
 
+def _plan_records(base: dict, device, scope: str) -> list[dict]:
+    """What the report reads as this run's design, never from today's code."""
+    return [{**base, "targets": TARGETS, "reference_rules": REFERENCE_RELU,
+             "torch_jax_pairs": TORCH_JAX_PAIRS, "harness_limit": HARNESS_LIMIT,
+             "min_rounds": MIN_ROUNDS, "skipped": _skipped(scope)}]
+
+
+def _memory_records(base: dict, device, framework: str, rule: str) -> list[dict]:
+    return [{**base, "name": by_key(rule).name, **memory_record(framework, by_key(rule).fn, device)}]
+
+
+def part_functions() -> dict:
+    """{part: records(base, device, **the case's other fields)}."""
+    from experiments import timing_checks as checks  # it imports this module's helpers
+    return {"plan": _plan_records, "rules": _rules_records, "net": net_records,
+            "memory": _memory_records, "machine": machine_limits,
+            "eager_parts": checks.eager_parts_records, "page_faults": checks.page_fault_records,
+            "cross_check": checks.cross_check, "profile": checks.profile_records,
+            "probes": checks.probe_records, "shared_dynamic": checks.shared_dynamic_records}
+
+
 def run_case(device, part: str, **case) -> list[dict]:
+    """The records of one case: its part's function, called with the case's fields."""
+    parts = part_functions()
+    if part not in parts:
+        raise ValueError(f"unknown timing part {part!r}")
     base = {"part": part, "device": device.name, "threads": set_equal_threads(), **case}
-    if part == "plan":  # what the report reads as this run's design, never from today's code
-        return [{**base, "targets": TARGETS, "reference_rules": REFERENCE_RELU,
-                 "torch_jax_pairs": TORCH_JAX_PAIRS, "harness_limit": HARNESS_LIMIT,
-                 "min_rounds": MIN_ROUNDS, "skipped": _skipped(case.get("scope"))}]
-    if part == "rules":
-        return _rules_records(base, case["framework"], case["mode"], case["n"], device,
-                              case["fresh_check"])
-    if part == "net":
-        return [net_record(base, device, **case)]
-    if part == "memory":
-        return [{**base, "name": by_key(case["rule"]).name,
-                 **memory_record(case["framework"], by_key(case["rule"]).fn, device)}]
-    if part == "machine":
-        return machine_limits(device, case["n"], base, case["matmul"])
-    if part == "eager_parts":
-        return eager_parts_records(base, device, case["framework"], case["n"])
-    if part == "page_faults":
-        return page_fault_records(base, device, case["n"])
-    if part == "cross_check":
-        return cross_check(device, case["n"], base)
-    if part == "profile":
-        return [profile_record(base, device, case["mode"], case["n"])]
-    if part == "probes":
-        return probe_records(base, device, case["n"])
-    if part == "shared_dynamic":
-        return [shared_dynamic_record(base, device, case["rule"], case["n"])]
-    raise ValueError(f"unknown timing part {part!r}")
+    return parts[part](base, device, **case)
 
 
-def _interleaved(thunks: dict, budget_s: float = BUDGET_S) -> dict:
-    """Thunks timed round by round, each for budget_s (at least MIN_ROUNDS rounds)."""
+def interleaved(thunks: dict, budget_s: float | None = None) -> dict:
+    """Thunks timed round by round, each for budget_s (BUDGET_S unless given; at least
+    MIN_ROUNDS rounds)."""
+    budget_s = BUDGET_S if budget_s is None else budget_s
     return time_interleaved(thunks, MAX_ROUNDS, 2, budget_s * len(thunks), MIN_ROUNDS, WARMUP_S)
 
 
-def _timed(thunk, sync, repeats=50, warmup=2):
+def timed(thunk, sync, repeats=50, warmup=2):
     t = time_thunk(thunk, sync, repeats=max(repeats, MIN_ROUNDS), warmup=warmup,
                    budget_s=BUDGET_S, min_repeats=MIN_ROUNDS)
-    return {**t, "stats": summarize(t["times_s"]), "dispatch": summarize(t["dispatch_s"]),
+    return {**t, "stats": quartiles(t["times_s"]), "dispatch": quartiles(t["dispatch_s"]),
             "budget_s": BUDGET_S}
 
 
@@ -386,7 +386,7 @@ def net_thunk(framework: str, mode: str, key: str, shape, workload: str, device)
                     w1.sub_(lr * g1)
                     w2.sub_(lr * g2)
             return g1
-        return step, _torch_sync(device)
+        return step, torch_sync(device)
     x = device.to_jax(x_np)
     params = [device.to_jax(w1_np), device.to_jax(w2_np)]
     grad = jax.grad(lambda p: jnp.sum((fn(x @ p[0]) @ p[1] - 1) ** 2))
@@ -399,23 +399,23 @@ def net_thunk(framework: str, mode: str, key: str, shape, workload: str, device)
         if workload == "sgd":
             state["p"] = out
         return out
-    return run, _jax_sync
+    return run, jax_sync
 
 
-def net_record(base: dict, device, framework: str, mode: str, rule: str, net: str,
-               workload: str) -> dict:
+def net_records(base: dict, device, framework: str, mode: str, rule: str, net: str,
+                workload: str) -> list[dict]:
     shape = NETS[net]
     thunk, sync = net_thunk(framework, mode, rule, shape, workload, device)
     b, i, h, o = shape
     flops = 3 * 2 * b * (i * h + h * o)  # forward matmuls, twice that for backward
-    return {**base, "name": by_key(rule).name, "shape": list(shape), "flops": flops,
-            **_timed(thunk, sync, repeats=20, warmup=0 if net == "large" else 2)}
+    return [{**base, "name": by_key(rule).name, "shape": list(shape), "flops": flops,
+             **timed(thunk, sync, repeats=20, warmup=0 if net == "large" else 2)}]
 
 
 def memory_record(framework: str, fn, device, n: int = 1 << 20) -> dict:
     """Bytes kept for backward per element, from what autograd / jax.vjp holds, and (on a
     device that reports it) the allocator's growth while the backward state is alive."""
-    x_np, _ = _inputs(n)
+    x_np, _ = inputs(n)
     if framework == "torch":
         x = device.to_torch(x_np)
         out = {"n": n, "torch_saved": torch_saved_bytes(fn, x)}
@@ -451,7 +451,7 @@ def minor_faults_per_call(thunk, sync, calls: int = 5) -> float:
     return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / calls
 
 
-def _faulted(timings: dict, thunks: dict) -> dict:
+def with_faults(timings: dict, thunks: dict) -> dict:
     return {k: {**t, "minor_faults_per_call": minor_faults_per_call(*thunks[k])}
             for k, t in timings.items()}
 
@@ -460,7 +460,7 @@ def copy_thunks(device, n: int) -> dict:
     """{(what, into): (thunk, sync)}: n float32 elements copied by numpy, torch and JAX, each
     into a buffer that already exists and into a new one. JAX writes into an existing buffer
     only by donating it: the copy's result is the next call's destination."""
-    x_np = _inputs(n)[0]
+    x_np = inputs(n)[0]
     out_np = np.empty_like(x_np)
     xt, out_t = device.to_torch(x_np), device.to_torch(np.empty_like(x_np))
     xj = device.to_jax(x_np)
@@ -471,10 +471,10 @@ def copy_thunks(device, n: int) -> dict:
     def donated():
         held["dst"] = into_j(xj, held["dst"])
         return held["dst"]
-    out = {("copy torch", "preallocated"): (lambda: out_t.copy_(xt), _torch_sync(device)),
-           ("copy torch", "new buffer"): (lambda: xt.clone(), _torch_sync(device)),
-           ("copy jax", "preallocated"): (donated, _jax_sync),
-           ("copy jax", "new buffer"): (lambda: new_j(xj), _jax_sync)}
+    out = {("copy torch", "preallocated"): (lambda: out_t.copy_(xt), torch_sync(device)),
+           ("copy torch", "new buffer"): (lambda: xt.clone(), torch_sync(device)),
+           ("copy jax", "preallocated"): (donated, jax_sync),
+           ("copy jax", "new buffer"): (lambda: new_j(xj), jax_sync)}
     if device.name == "cpu":  # numpy's copy is a host copy
         out |= {("copy numpy", "preallocated"): (lambda: np.copyto(out_np, x_np) or out_np,
                                                     lambda _: None),
@@ -482,17 +482,17 @@ def copy_thunks(device, n: int) -> dict:
     return out
 
 
-def machine_limits(device, n: int, base: dict, matmul: bool) -> list[dict]:
+def machine_limits(base: dict, device, n: int, matmul: bool) -> list[dict]:
     """Copy bandwidth at n elements (a fraction of it compares like with like only at the same
     n: 10^6 floats sit in cache where 10^7 do not): numpy, torch and JAX, each into an
     existing buffer and into a new one, interleaved, with the page faults each call takes.
     The machine's copy bandwidth is the best copy into an existing buffer. Where asked, the
     matmul rate."""
     thunks = copy_thunks(device, n)
-    timings = _faulted(_interleaved(thunks, CHECK_BUDGET_S), thunks)
+    timings = with_faults(interleaved(thunks, CHECK_BUDGET_S), thunks)
     records = [{**base, "what": what, "into": into, "bytes": 2 * 4 * n,
                 "page_bytes": resource.getpagesize(),
-                "stats": summarize(t["times_s"]), "budget_s": CHECK_BUDGET_S, **t}
+                "stats": quartiles(t["times_s"]), "budget_s": CHECK_BUDGET_S, **t}
                for (what, into), t in timings.items()]
     if not matmul:
         return records
@@ -501,264 +501,9 @@ def machine_limits(device, n: int, base: dict, matmul: bool) -> list[dict]:
     at, aj = device.to_torch(a_np), device.to_jax(a_np)
     mm_j = jax.jit(lambda a: a @ a)
     return records + [{**base, "what": "matmul torch", "flops": 2 * m ** 3,
-                       **_timed(lambda: at @ at, _torch_sync(device))},
+                       **timed(lambda: at @ at, torch_sync(device))},
                       {**base, "what": "matmul jax", "flops": 2 * m ** 3,
-                       **_timed(lambda: mm_j(aj), _jax_sync)}]
-
-
-# --- the eager cost taken apart -------------------------------------------------------------
-
-class ReLUOverBuiltinKernels(torch.autograd.Function):
-    """torch.relu's own kernels behind autograd.Function: forward torch.relu, backward
-    aten.threshold_backward on the saved output, as torch.relu's derivative formula does. Its
-    step over the built-in's is what autograd.Function itself costs."""
-
-    @staticmethod
-    def forward(ctx, x):
-        y = torch.relu(x)
-        ctx.save_for_backward(y)
-        return y
-
-    @staticmethod
-    def backward(ctx, grad):
-        y, = ctx.saved_tensors
-        return torch.ops.aten.threshold_backward(grad, y, 0)
-
-
-def _jax_relu_backward(x, g):
-    return lax.select(x > 0, g, lax.full_like(g, 0))  # jax.nn.relu's own jvp rule, transposed
-
-
-@jax.custom_vjp
-def jax_relu_over_builtin_ops(x):
-    return jax.nn.relu(x)
-
-
-jax_relu_over_builtin_ops.defvjp(lambda x: (jax.nn.relu(x), x),
-                                 lambda x, g: (_jax_relu_backward(x, g),))
-OVER_BUILTIN = {"torch": ("autograd.Function over torch.relu's kernels",
-                          ReLUOverBuiltinKernels.apply),
-                "jax": ("custom_vjp over jax.nn.relu's ops", jax_relu_over_builtin_ops)}
-EAGER = {"torch": "eager", "jax": "op-by-op"}
-PARTS_SIZES = {"quick": (), "standard": (10 ** 6,), "full": (10 ** 6, 10 ** 7)}
-
-
-class _Context:
-    """autograd's ctx, for calling a Function's forward and backward directly."""
-
-    def save_for_backward(self, *tensors):
-        self.saved_tensors = tensors
-
-
-def _torch_pieces(fn, x, g):
-    """(forward body, backward body) thunks of a rule written as autograd.Function, called
-    directly (no autograd), or None for another kind of rule."""
-    cls = getattr(fn, "__self__", None)
-    if not (isinstance(cls, type) and issubclass(cls, torch.autograd.Function)):
-        return None
-    modern = cls.setup_context is not torch.autograd.Function.setup_context
-    ctx = _Context()
-
-    def forward():
-        if not modern:
-            return cls.forward(ctx, x)
-        y = cls.forward(x)
-        cls.setup_context(ctx, (x,), y)
-        return y
-    with torch.no_grad():
-        forward()
-    return forward, lambda: cls.backward(ctx, g)
-
-
-def _jax_pieces(fn, x, g):
-    """(forward body, backward body) of a custom_vjp rule, op by op, or None."""
-    if not isinstance(fn, jax.custom_vjp):
-        return None
-    residual = fn.fwd(x)[1]
-    return (lambda: fn.fwd(x)), (lambda: fn.bwd(residual, g))
-
-
-def _step(framework: str, fn, x, g):
-    if framework == "torch":
-        return lambda: torch.autograd.grad(fn(x), x, g)[0]
-    return lambda: jax.vjp(fn, x)[1](g)[0]
-
-
-def _builtin_pieces(framework: str, x, g):
-    """(forward, backward) of the built-in: its own kernels, called directly."""
-    if framework == "torch":
-        y = torch.relu(x)
-        return (lambda: torch.relu(x)), (lambda: torch.ops.aten.threshold_backward(g, y, 0))
-    return (lambda: jax.nn.relu(x)), (lambda: _jax_relu_backward(x, g))
-
-
-def eager_part_thunks(framework: str, n: int, device) -> dict:
-    """{(rule, piece): (thunk, sync)}: the step (forward plus backward), the forward body
-    alone and the backward body alone of the built-in, of the built-in's own kernels behind
-    the framework's custom-rule API, and of each custom rule whose body can be called alone;
-    the backward body also on the same values sorted (every sign in one run), the one change
-    that shows whether its time depends on the pattern of signs."""
-    x_np, g_np = _inputs(n)
-    sync = _torch_sync(device) if framework == "torch" else _jax_sync
-    if framework == "torch":
-        xg, g = device.to_torch(x_np, requires_grad=True), device.to_torch(g_np)
-        xs = {"random": xg.detach(), "sorted": device.to_torch(np.sort(x_np))}
-        pieces_of = _torch_pieces
-    else:
-        xg, g = device.to_jax(x_np), device.to_jax(g_np)
-        xs = {"random": xg, "sorted": device.to_jax(np.sort(x_np))}
-        pieces_of = _jax_pieces
-    ref = REFERENCE_RELU[framework]
-    label, over = OVER_BUILTIN[framework]
-    rules = {ref: by_key(ref).fn, label: over} | {
-        key: by_key(key).fn for key in RULES[framework]
-        if key != ref and pieces_of(by_key(key).fn, xs["random"], g)}
-    out = {}
-    for rule, fn in rules.items():
-        pieces = {s: _builtin_pieces(framework, x, g) if rule == ref else pieces_of(fn, x, g)
-                  for s, x in xs.items()}
-        out[(rule, "step")] = _step(framework, fn, xg, g), sync
-        out[(rule, "forward")] = pieces["random"][0], sync
-        out[(rule, "backward")] = pieces["random"][1], sync
-        out[(rule, "backward, sorted signs")] = pieces["sorted"][1], sync
-    return out
-
-
-def eager_parts_records(base: dict, device, framework: str, n: int) -> list[dict]:
-    thunks = eager_part_thunks(framework, n, device)
-    timings = _faulted(_interleaved(thunks, CHECK_BUDGET_S), thunks)
-    names = {k: by_key(k).name for k in RULES[framework]}
-    return [{**base, "rule": rule, "name": names.get(rule, rule), "piece": piece,
-             "reference": REFERENCE_RELU[framework], "over_builtin": OVER_BUILTIN[framework][0],
-             "stats": summarize(t["times_s"]), "budget_s": CHECK_BUDGET_S, **t}
-            for (rule, piece), t in timings.items()]
-
-
-# --- the page-fault check: fresh outputs against preallocated ones --------------------------
-
-def page_fault_thunks(device, n: int) -> dict:
-    """torch.relu's step three ways on n elements: through autograd (fresh outputs), its two
-    kernels called directly (fresh outputs, no autograd), and the same kernels writing into
-    buffers that already exist (out= variants)."""
-    x_np, g_np = _inputs(n)
-    xg, g = device.to_torch(x_np, requires_grad=True), device.to_torch(g_np)
-    x = xg.detach()
-    y, dx = torch.empty_like(x), torch.empty_like(x)
-    sync = _torch_sync(device)
-
-    def kernels():
-        return torch.ops.aten.threshold_backward(g, torch.clamp_min(x, 0), 0)
-
-    def into():
-        torch.clamp_min(x, 0, out=y)
-        return torch.ops.aten.threshold_backward.grad_input(g, y, 0, grad_input=dx)
-    return {"torch.relu step (autograd, new outputs)": (_step("torch", torch.relu, xg, g), sync),
-            "its kernels, new outputs": (kernels, sync),
-            "its kernels, into existing outputs": (into, sync)}
-
-
-def page_fault_records(base: dict, device, n: int) -> list[dict]:
-    thunks = page_fault_thunks(device, n)
-    timings = _faulted(_interleaved(thunks, CHECK_BUDGET_S), thunks)
-    return [{**base, "way": way, "stats": summarize(t["times_s"]), "budget_s": CHECK_BUDGET_S, **t}
-            for way, t in timings.items()]
-
-
-CROSS_CHECK = {"rounds": 3, "timer_min_run_s": 0.2}
-
-
-def cross_check(device, n: int, base: dict) -> list[dict]:
-    """Our harness and torch.utils.benchmark.Timer on the same thunk, alternated round by
-    round so that the machine's drift hits both alike."""
-    import torch.utils.benchmark as benchmark
-    key = REFERENCE_RELU["torch"]
-    thunk, sync, *_ = rule_thunks("torch", "eager", [key], n, device)[key]
-    ours, theirs = [], []
-    rounds = CROSS_CHECK["rounds"]
-    for _ in range(rounds):
-        ours.append(_timed(thunk, sync)["stats"]["median"])
-        timer = benchmark.Timer(stmt="thunk(); sync(None)",
-                                globals={"thunk": thunk, "sync": sync},
-                                num_threads=torch.get_num_threads())
-        with torch.device("cpu"):  # the Timer's own statistics are host bookkeeping
-            theirs.append(timer.blocked_autorange(min_run_time=CROSS_CHECK["timer_min_run_s"])
-                          .median)
-    return [{**base, "ours_s": ours, "timer_s": theirs, "rounds": rounds,
-             "timer_num_threads": torch.get_num_threads()}]
-
-
-def _profiled_events(prof, calls: int) -> list[dict]:
-    events = {}
-    for e in prof.key_averages():
-        name = re.sub(r"(CompiledFxGraph) \w+", r"\1", e.key)
-        entry = events.setdefault(name, {"event": name, "calls": 0, "self_cpu_us": 0.0,
-                                         "cpu_total_us": 0.0, "self_device_us": 0.0})
-        entry["calls"] += e.count / calls
-        entry["self_cpu_us"] += e.self_cpu_time_total / calls
-        entry["cpu_total_us"] += e.cpu_time_total / calls
-        entry["self_device_us"] += getattr(e, "self_device_time_total", 0.0) / calls
-    return sorted(events.values(), key=lambda e: -(e["self_device_us"] or e["self_cpu_us"]))[:10]
-
-
-def profile_record(base: dict, device, mode: str, n: int) -> dict:
-    """torch.profiler around calls of one rule's forward plus backward, after warm-up: where
-    a call's time goes (the compiled forward and backward graphs, or the eager ops), and what
-    the rule keeps for backward, from which the bytes each kernel moves follow."""
-    from torch.profiler import ProfilerActivity, profile
-    key = PROFILE["rule"]
-    torch._dynamo.reset()
-    thunk, sync, saved_bytes, _ = rule_thunks("torch", mode, [key], n, device)[key]
-    for _ in range(3):
-        sync(thunk())
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.name == "cuda" else [])
-    with profile(activities=activities) as prof:
-        for _ in range(PROFILE["calls"]):
-            sync(thunk())
-    saved = saved_bytes()
-    return {**base, "framework": "torch", "rule": key, "name": by_key(key).name,
-            "calls": PROFILE["calls"], "events": _profiled_events(prof, PROFILE["calls"]),
-            "saved_bytes_per_element": saved / n}
-
-
-def probe_records(base: dict, device, n: int) -> list[dict]:
-    """The reproducer's ops (experiments/inductor_bool_mask.py), each alone and the rule's
-    whole step, eager and compiled with and without inductor's vector code, on random and on
-    sorted signs, interleaved; each compiled record keeps its kernels' store and load lines."""
-    torch._dynamo.reset()
-    calls, code = inductor_bool_mask.thunks(n, device.name)
-    roles, ways = inductor_bool_mask.roles(), inductor_bool_mask.compile_options(device.name)
-    timings = _interleaved({k: (call, _torch_sync(device)) for k, call in calls.items()},
-                           CHECK_BUDGET_S)
-    return [{**base, "probe": name, "mode": way, "signs": signs, "role": roles[name][1],
-             "bytes_per_element": roles[name][0], "compiled": way in ways,
-             "inductor_options": ways.get(way),
-             "stats": summarize(t["times_s"]), "first_call_s": t["first_call_s"],
-             "times_s": t["times_s"], **({"kernel_lines": code[(name, way)]}
-                                         if (name, way) in code else {})}
-            for (name, way, signs), t in timings.items()]
-
-
-def shared_dynamic_record(base: dict, device, key: str, n: int) -> dict:
-    """The harness before per-size compilation, against it: one torch.compile(dynamic=True)
-    wrapper first called at 8 elements, then timed at n, interleaved with the same rule
-    compiled for n alone (dynamic=False). Inductor picks a kernel's code from the sizes it
-    first sees (its size hints), so the shared wrapper runs code chosen for 8 elements."""
-    torch._dynamo.reset()
-    fn = by_key(key).fn
-    shared = torch.compile(fn, dynamic=True)
-    small = device.to_torch(_inputs(8)[0], requires_grad=True)
-    torch.autograd.grad(shared(small), small, device.to_torch(_inputs(8)[1]))
-    x_np, g_np = _inputs(n)
-    x, g = device.to_torch(x_np, requires_grad=True), device.to_torch(g_np)
-    per_size = torch.compile(fn, dynamic=False)
-    thunks = {"shared dynamic, first called at 8": (
-                  (lambda: torch.autograd.grad(shared(x), x, g)[0]), _torch_sync(device)),
-              "compiled for this size": (
-                  (lambda: torch.autograd.grad(per_size(x), x, g)[0]), _torch_sync(device))}
-    timings = _interleaved(thunks)
-    return {**base, "framework": "torch", "mode": "compile", "name": by_key(key).name,
-            "ways": {way: {"stats": summarize(t["times_s"]), "first_call_s": t["first_call_s"]}
-                     for way, t in timings.items()}}
+                       **timed(lambda: mm_j(aj), jax_sync)}]
 
 
 EXPERIMENT = Experiment(

@@ -381,18 +381,18 @@ def probe_finding(fact) -> str:
      scalar_signs, _) = fact
     causes = []
     if store_vec is not None and store_scalar is not None and store_vec > 2 * store_scalar:
-        causes.append(f"inductor's vectorised bool-mask store (x <= 0 alone: {_x(store_vec)} "
-                      f"eager, {_x(store_scalar)} with vector code off)")
+        causes.append(f"the vectorised bool-mask store (alone {_x(store_vec)} eager, "
+                      f"{_x(store_scalar)} with vector code off)")
     if scalar_signs is not None and scalar_signs > 1.5:
         causes.append(f"code whose time follows the signs (vector code off, the step takes "
                       f"{_x(scalar_step)} eager on random signs, {_x(scalar_step_sorted)} on "
                       f"sorted)")
     text = f"On {release}, compiled relu forward plus backward takes {_x(step)} eager at {n}"
     if causes:
-        text += (f". {'Two causes' if len(causes) == 2 else 'The cause'}, each shown by "
-                 f"changing one thing: " + ", and ".join(causes))
+        text += (f"; {'two causes' if len(causes) == 2 else 'the cause'}, each shown by "
+                 f"changing one thing: " + " and ".join(causes))
     if scalar_step is not None and scalar_step > 1:
-        text += ". Turning vector code off is no workaround: eager stays faster"
+        text += ". Vector code off is no workaround: eager stays faster"
     return text
 
 

@@ -792,10 +792,8 @@ def _cost_short(fact) -> str:
 
 
 def _probe_fact(t: RunTiming):
-    prov = t.run.provenance
-    release = (f"torch {prov.get('torch')} with {prov.get('torch_cpu_capability')} kernels"
-               if prov.get("torch_cpu_capability") else f"torch {prov.get('torch')}")
-    return anatomy.probe_fact(t.probes, release)
+    capability = t.run.provenance.get("torch_cpu_capability")  # the release: the run's label
+    return anatomy.probe_fact(t.probes, f"{capability} CPU kernels" if capability else "this CPU")
 
 
 def _parts_fact(t: RunTiming):

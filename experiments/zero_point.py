@@ -20,7 +20,7 @@ from study.conventions import DTYPES, MODES, probe_inputs, reverse_derivative
 from study.arithmetic import subnormal_arithmetic
 from study.compiled import COMPILED_MODES, COMPILERS, measure_compiled
 from study.experiment import Comparison, Experiment
-from study.placement import ALL_PLACEMENTS, FILL_LENGTH, measure, summarise
+from study.placement import ALL_PLACEMENTS, FILL_LENGTH, collapse, measure
 from study.rules import RULES, by_key
 
 DESCRIPTION = "zero-point atlas: every op at its kinks, all dtypes, modes and placements"
@@ -104,13 +104,13 @@ def _base(r, part: str, dtype: str, device) -> dict:
 
 
 def _atlas_record(r, dtype, device, inputs, execution, measured, modes) -> dict:
-    """One op's atlas record: per mode, one summarised cell per input (study.placement)."""
+    """One op's atlas record: per mode, one collapsed cell per input (study.placement.collapse)."""
     rec = {**_base(r, "atlas", dtype, device), "execution": execution,
            "inputs": [label for label, _ in inputs], "x": [v for _, v in inputs],
            "placements": sorted({p for cells in measured["value"] for p in cells}),
            "fill_length": FILL_LENGTH, "modes": list(modes), "look_alike": LOOK_ALIKE.get(r.key)}
     for mode in modes:
-        cells = [summarise(c) for c in measured[mode]]
+        cells = [collapse(c) for c in measured[mode]]
         same_error = isinstance(cells[0], str) and all(c == cells[0] for c in cells)
         rec[mode] = cells[0] if same_error else cells  # a mode-wide error is stored once
     return rec

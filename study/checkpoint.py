@@ -58,6 +58,7 @@ class Checkpoint:
 
     def start(self) -> None:
         """Write the header, keeping the cases already done (or none, if discarded)."""
+        os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
         with open(self.path, "w", encoding="utf-8") as f:
             f.write(json.dumps(self.header) + "\n")
             for index in sorted(self.done):

@@ -20,7 +20,7 @@ import torch
 from study.conventions import torch_dtype
 from study.devices import Device
 from study.errors import first_error_line
-from study.placement import _arrays, _as_host, _readout
+from study.placement import as_host, placed_arrays, read_placed
 from study.rules import Rule
 
 COMPILERS = {"torch": "torch.compile(backend='inductor', fullgraph=True)", "jax": "jax.jit"}
@@ -92,7 +92,7 @@ def _run_calls(batch, per_op_arrays: list[list], dtype: str, device: Device) -> 
         outs = batch([a[min(j, len(a) - 1)] for a in per_op_arrays], dtype, device)
         for k, out in enumerate(outs):
             if j < len(per_op_arrays[k]):
-                outputs[k].append(tuple(_as_host(device, o) for o in out))
+                outputs[k].append(tuple(as_host(device, o) for o in out))
     return outputs
 
 
@@ -118,13 +118,13 @@ def measure_compiled(rules: list[Rule], values: list[list[float]], dtype: str, d
     out = [{"outcome": {m: {} for m in COMPILED_MODES}, "graph_ops": {}} for _ in rules]
     for compiled_pass, modes in PASSES.items():
         for placement in placements:
-            arrays = [_arrays(placement, v, dtype) for v in values]
+            arrays = [placed_arrays(placement, v, dtype) for v in values]
             got = _in_groups(lambda fns: batch(fns, compiled_pass), [r.fn for r in rules],
                              arrays, dtype, device)
             for k, ((results, size), v) in enumerate(zip(got, values)):
                 for i, mode in enumerate(modes):
                     per_call = ([results] * len(arrays[k]) if isinstance(results, str)
                                 else [r[i] for r in results])
-                    out[k]["outcome"][mode][placement] = _readout(placement, per_call, len(v))
+                    out[k]["outcome"][mode][placement] = read_placed(placement, per_call, len(v))
                     out[k]["graph_ops"][mode] = size
     return out

@@ -9,7 +9,6 @@ its value (a kernel's vectorised body and its scalar tail may disagree), so stud
 probes each input at several placements.
 """
 import jax
-import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import torch
@@ -23,10 +22,6 @@ MODES = ("value", "reverse", "forward", "second")
 
 def torch_dtype(name: str) -> torch.dtype:
     return getattr(torch, name)
-
-
-def jax_dtype(name: str):
-    return getattr(jnp, name)
 
 
 def numpy_dtype(dtype: str):

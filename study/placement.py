@@ -16,7 +16,7 @@ eagerly (study.compiled measures compiled code at the same placements). Runs bef
 measured jax.jit here too, as placements named "... (jit)"; the atlas's loader splits them off.
 
     >>> m = measure(by_key("torch_hardtanh"), [float("nan")], "float32", Device("cpu"), ("fill",))
-    >>> summarise(m["reverse"][0])   # e.g. {"values": [0.0, 1.0], "where": {...}}
+    >>> collapse(m["reverse"][0])   # e.g. {"values": [0.0, 1.0], "where": {...}}
 """
 import math
 
@@ -39,7 +39,7 @@ ALL_PLACEMENTS = ("packed", "0-d", "1-element", "fill", "strided", "2-D rows")
 TORCH_ONLY = ("strided",)
 
 
-def _arrays(placement: str, values: list[float], dtype: str) -> list[np.ndarray]:
+def placed_arrays(placement: str, values: list[float], dtype: str) -> list[np.ndarray]:
     """The numpy inputs of one placement: one array per call."""
     nd = numpy_dtype(dtype)
     v = np.asarray(values, np.float64)
@@ -60,7 +60,7 @@ def _arrays(placement: str, values: list[float], dtype: str) -> list[np.ndarray]
     raise ValueError(f"unknown placement {placement!r}")
 
 
-def _readout(placement: str, outputs: list, n: int) -> list:
+def read_placed(placement: str, outputs: list, n: int) -> list:
     """Per input: the list of values at its positions (or an error string)."""
     def flat(o):
         return o if isinstance(o, str) else np.asarray(o, np.float64).reshape(-1).tolist()
@@ -112,7 +112,7 @@ def _jax_mode_functions(fn) -> dict:
             "second": jax.grad(lambda v: jnp.sum(grad(v)))}
 
 
-def _as_host(device: Device, result) -> np.ndarray:
+def as_host(device: Device, result) -> np.ndarray:
     if isinstance(result, torch.Tensor) and result._is_zerotensor():
         result = torch.zeros(result.shape, dtype=torch.float64, device=result.device)
     return device.to_numpy(result).astype(np.float64)
@@ -120,7 +120,7 @@ def _as_host(device: Device, result) -> np.ndarray:
 
 def _run(thunk, device: Device):
     try:
-        return _as_host(device, thunk())
+        return as_host(device, thunk())
     except Exception as exc:  # noqa: BLE001  a mode that raises is a measured outcome
         return first_error_line(exc)
 
@@ -133,19 +133,19 @@ def measure(rule: Rule, values: list[float], dtype: str, device: Device,
     out = {m: [{} for _ in range(n)] for m in MODES}
     if rule.framework == "torch":
         for placement in placements:
-            arrays = _arrays(placement, values, dtype)
+            arrays = placed_arrays(placement, values, dtype)
             for mode in MODES:
                 results = [_run(_torch_modes(rule.fn, a, placement, dtype, device)[mode], device)
                            for a in arrays]
-                for i, vals in enumerate(_readout(placement, results, n)):
+                for i, vals in enumerate(read_placed(placement, results, n)):
                     out[mode][i][placement] = vals
         return out
     funcs = _jax_mode_functions(rule.fn)
     for placement in (p for p in placements if p not in TORCH_ONLY):
-        arrays = [device.to_jax(a) for a in _arrays(placement, values, dtype)]
+        arrays = [device.to_jax(a) for a in placed_arrays(placement, values, dtype)]
         for mode in MODES:
             results = [_run(lambda: funcs[mode](a), device) for a in arrays]
-            for i, vals in enumerate(_readout(placement, results, n)):
+            for i, vals in enumerate(read_placed(placement, results, n)):
                 out[mode][i][placement] = vals
     return out
 
@@ -169,7 +169,7 @@ def _runs(values: list) -> list[tuple[object, str]]:
     return out
 
 
-def summarise(by_placement: dict) -> object:
+def collapse(by_placement: dict) -> object:
     """One input's results over placements, compactly: the value (or error text) when every
     placement and position agrees, else {"values": [...], "where": {placement: runs}} with
     runs [[index into values, "positions"], ...]."""
@@ -197,7 +197,7 @@ def restrict(cell, placements) -> object:
     the cell unchanged where it names none of them."""
     if not isinstance(cell, dict) or not set(placements) & set(cell["where"]):
         return cell
-    return summarise({p: [cell["values"][i] for i, pos in runs for _ in _positions(pos)]
+    return collapse({p: [cell["values"][i] for i, pos in runs for _ in _positions(pos)]
                       for p, runs in cell["where"].items() if p in placements})
 
 
@@ -214,7 +214,7 @@ def depends_on_placement(cell) -> bool:
 
 
 def cell_values(cell) -> list:
-    """Every value a summarised cell takes."""
+    """Every value a collapsed cell takes."""
     return list(cell["values"]) if isinstance(cell, dict) else [cell]
 
 

@@ -99,10 +99,14 @@ def ensure_writable(folder: str) -> None:
 
 def write_run(experiment: str, provenance: dict, records: list, root: str = RESULTS_DIR) -> str:
     folder = os.path.join(root, experiment)
-    ensure_writable(folder)
     path = os.path.join(folder, result_filename(provenance))
     doc = {"experiment": experiment, "provenance": provenance, "records": records}
-    write_text_atomically(path, json.dumps(doc, indent=1, sort_keys=True, default=jsonable) + "\n")
+    try:
+        os.makedirs(folder, exist_ok=True)
+        write_text_atomically(path, json.dumps(doc, indent=1, sort_keys=True, default=jsonable)
+                              + "\n")
+    except OSError as e:
+        raise StudyError(f"cannot write results to {folder}: {e.strerror or e}") from None
     return path
 
 

@@ -23,11 +23,19 @@ def cases_of(experiment, scope: str, inits: int | None = None) -> list[dict]:
     return experiment.cases(scope, inits=inits) if experiment.counts_inits else experiment.cases(scope)
 
 
+# Errors that say the experiment's own code is wrong (a typo, a missing key, a broken
+# assumption), never a measured failure of a framework: they stop the run, not become a result.
+CODE_ERRORS = (NameError, KeyError, AssertionError, ImportError, SyntaxError)
+
+
 def run_case(experiment, device: Device, case: dict, progress: Progress | None = None) -> list[dict]:
-    """One case's records; a case that raises gives one record with its error instead."""
+    """One case's records; a case that raises gives one record with its error instead, unless
+    the error is one of CODE_ERRORS."""
     try:
         with device.as_default():
             return experiment.run_case(device, **case)
+    except CODE_ERRORS:
+        raise
     except Exception as exc:  # noqa: BLE001  a failed case is a result, shown in the report
         if progress:
             progress("".join(traceback.format_exception_only(exc)).strip())
@@ -65,8 +73,7 @@ def run_cases(experiment, device: Device, cases: list[dict], progress: Progress,
 
 def run_experiment(experiment, devices: list[Device], scope: str, progress: Progress,
                    root: str = results.RESULTS_DIR, inits: int | None = None) -> list[str]:
-    results.ensure_writable(f"{root}/{experiment.name}")
-    paths = []
+    paths = []  # the caller checked that root is writable (study.cli, before any work)
     for device in devices:
         prov = provenance.collect(device, experiment.seed, scope)
         cases = cases_of(experiment, scope, inits)

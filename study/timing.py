@@ -1,7 +1,7 @@
 """One timing harness for both frameworks.
 
     >>> t = time_thunk(lambda: jnp.ones(10) * 2, jax.block_until_ready, repeats=20)
-    >>> summarize(t["times_s"])["median"]
+    >>> quartiles(t["times_s"])["median"]
 
 The first call is timed on its own (it includes compilation); then warm-up calls; then timed
 repeats with garbage collection off. Each repeat records the dispatch-only time (until the
@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 
-def summarize(times: list[float]) -> dict:
+def quartiles(times: list[float]) -> dict:
     """Median and interquartile range (numpy's linear interpolation), a pure function."""
     a = np.asarray(times, dtype=np.float64)
     q1, median, q3 = np.percentile(a, [25, 50, 75])

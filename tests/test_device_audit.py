@@ -80,7 +80,8 @@ AUDIT = {  # experiment -> a few quick cases, one per code path
                 mode=("eager", "op-by-op", "jit"))
         + _pick(cs, part="memory", rule=("torch_custom_bool_mask", "jax_custom_bit_mask"))
         + [{**c, "n": 1000} for c in _pick(cs, part="cross_check")]
-        + [{**c, "n": 1000} for c in _pick(cs, part="profile", mode="eager")]),
+        + [{**c, "n": 1000} for c in _pick(cs, part="profile", mode="eager")]
+        + [{**c, "n": 1000} for c in _pick(cs, part=("eager_parts", "page_faults"))]),
 }
 
 
@@ -107,11 +108,14 @@ def test_experiment_computes_only_on_its_device(name, monkeypatch):
         monkeypatch.setattr("experiments.timing.BUDGET_S", 0.0)
         monkeypatch.setattr("experiments.timing.MIN_ROUNDS", 1)
         monkeypatch.setattr("experiments.timing.WARMUP_S", 0.0)
-        monkeypatch.setattr("experiments.timing.CROSS_CHECK", {"rounds": 1, "timer_min_run_s": 0.01})
+        monkeypatch.setattr("experiments.timing.CHECK_BUDGET_S", 0.0)
+        monkeypatch.setattr("experiments.timing_checks.CROSS_CHECK",
+                            {"rounds": 1, "timer_min_run_s": 0.01})
         monkeypatch.setattr("experiments.timing.RULES", {  # one built-in, one custom rule each
             "torch": ("torch_relu", "torch_custom_op_c0"), "jax": ("jax_relu", "jax_custom_bit_mask")})
     device = Device("cpu")
-    chosen = AUDIT[name](exp.cases("quick"))
+    # the quick scope, but timing's checks (cross-check, profile, eager parts) only in standard
+    chosen = AUDIT[name](exp.cases("standard" if name == "timing" else "quick"))
     assert chosen, "the audit must run something"
     clean = run_audited(exp, device, chosen)
     with strays_go_elsewhere(device):

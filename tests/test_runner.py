@@ -2,6 +2,8 @@ import io
 import os
 from types import SimpleNamespace
 
+import pytest
+
 from study.devices import Device
 from study.runner import Progress, cases_of, run_cases
 
@@ -24,6 +26,18 @@ def test_a_failing_case_is_recorded_with_its_error_and_the_run_goes_on():
     quiet = io.StringIO()
     run_cases(experiment, Device("cpu"), cases_of(experiment, "standard"), Progress(quiet=True, stream=quiet))
     assert quiet.getvalue() == ""
+
+
+@pytest.mark.parametrize("error", [NameError("name 'timed' is not defined"), KeyError("n")])
+def test_a_bug_in_the_experiments_code_stops_the_run_instead_of_becoming_a_result(error):
+    def run_case(device, k):
+        raise error
+
+    experiment = SimpleNamespace(name="fake", cases=lambda scope: [{"k": 0}],
+                                 run_case=run_case, counts_inits=False)
+    with pytest.raises(type(error)):
+        run_cases(experiment, Device("cpu"), cases_of(experiment, "standard"),
+                  Progress(quiet=True))
 
 
 def test_a_failed_case_shows_in_its_experiments_section():

@@ -40,7 +40,6 @@ def test_transform_cells_are_computed_so_a_wrong_backward_turns_ticks_into_cross
     assert set(must_run_backward) <= set(ticked)
     for col in must_run_backward:
         assert bad[col]["status"] == "wrong", col
-    assert bad["eager grad"]["status"] == "wrong"
 
 
 def test_nonscalar_numbers_follow_the_chain_rule_on_a_fresh_random_a(cpu):

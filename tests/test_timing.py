@@ -8,7 +8,7 @@ import torch
 
 from study.memory import jax_residual_bytes, torch_saved_bytes
 from study.rules import by_key
-from study.timing import (median_interval, paired_ratio, summarize, time_thunk,
+from study.timing import (median_interval, paired_ratio, quartiles, time_thunk,
                           unpaired_ratio)
 
 
@@ -32,10 +32,10 @@ def test_budget_stops_early_but_keeps_the_minimum_number_of_repeats():
 
 def test_statistics_on_hand_computed_fixtures():
     # numpy's linear interpolation: for [1, 2, 3, 4], positions 0.75, 1.5, 2.25 of 0..3
-    s = summarize([4.0, 1.0, 3.0, 2.0])
+    s = quartiles([4.0, 1.0, 3.0, 2.0])
     assert (s["median"], s["q1"], s["q3"], s["iqr"], s["min"], s["n"]) == \
         (2.5, 1.75, 3.25, 1.5, 1.0, 4)
-    assert summarize([7.0])["iqr"] == 0.0
+    assert quartiles([7.0])["iqr"] == 0.0
 
 
 N = 1 << 16
@@ -169,3 +169,16 @@ def test_quick_leaves_out_the_self_checks_and_says_so(capsys):
     assert "the fresh-process check" in plan["skipped"]
     assert "leaves out the fresh-process check" in capsys.readouterr().err
     assert timing.run_case(SimpleNamespace(name="cpu"), "plan", scope="standard")[0]["skipped"] == []
+
+
+@pytest.mark.parametrize("scope", ["quick", "standard", "full"])
+def test_every_case_has_a_part_function_that_takes_its_fields(scope):
+    import inspect
+
+    from experiments import timing
+    functions = timing.part_functions()
+    for case in timing.cases(scope):
+        fields = {k: v for k, v in case.items() if k != "part"}
+        inspect.signature(functions[case["part"]]).bind({}, None, **fields)  # raises if not
+    with pytest.raises(ValueError, match="unknown timing part 'nope'"):
+        timing.run_case(SimpleNamespace(name="cpu"), "nope")

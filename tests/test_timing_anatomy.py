@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from experiments import inductor_bool_mask, timing, timing_anatomy as anatomy
+from experiments import inductor_bool_mask, timing, timing_anatomy as anatomy, timing_checks
 from study.devices import Device
 
 
@@ -78,8 +78,8 @@ def test_the_reproducers_finding_blames_the_vector_store_only_when_turning_it_of
     assert "from 10× to 6× eager; eager stays faster" in text
     same = anatomy.probe_text(anatomy.probe_fact(_probes(bool_scalar_us=500), "torch t"))
     assert "one cause" not in same  # off or on, the store takes 10x eager
-    assert "Two causes" in anatomy.probe_finding(fact)
-    assert "The cause" in anatomy.probe_finding(anatomy.probe_fact(_probes(500), "torch t"))
+    assert "two causes" in anatomy.probe_finding(fact)
+    assert "the cause" in anatomy.probe_finding(anatomy.probe_fact(_probes(500), "torch t"))
     legacy = anatomy.probes_of([], [{"probe": "x <= 0", "n": 8, "eager": {"median": 1.0},
                                      "compiled": {"median": 2.0}}])
     assert anatomy.probe_fact(legacy, "torch t") is None  # old runs: rows, no finding
@@ -96,8 +96,8 @@ def test_each_torch_piece_computes_what_autograd_computes():
     # the backward body alone, called outside autograd, gives autograd's dx for its rule
     # (random signs and sorted ones); the built-in's kernels give torch.relu's
     device = Device("cpu")
-    thunks = timing.eager_part_thunks("torch", 64, device)
-    x_np, g_np = timing._inputs(64)
+    thunks = timing_checks.eager_part_thunks("torch", 64, device)
+    x_np, g_np = timing.inputs(64)
     x, g = torch.from_numpy(x_np), torch.from_numpy(g_np) * 1.0
     expected = _grad(torch.relu, x, g)
     for (rule, piece), (thunk, _) in thunks.items():
@@ -109,14 +109,14 @@ def test_each_torch_piece_computes_what_autograd_computes():
         if piece == "backward, sorted signs":
             torch.testing.assert_close(out, (torch.from_numpy(np.sort(x_np)) > 0).float(),
                                        rtol=0, atol=0, msg=rule)
-    assert {r for r, _ in thunks} >= {"torch_relu", timing.OVER_BUILTIN["torch"][0],
+    assert {r for r, _ in thunks} >= {"torch_relu", timing_checks.OVER_BUILTIN["torch"][0],
                                       "torch_myrelu_seed", "torch_custom_bit_mask"}
     assert "torch_custom_op_c0" not in {r for r, _ in thunks}  # its body is not a method
 
 
 def test_each_jax_piece_computes_what_jax_vjp_computes():
-    thunks = timing.eager_part_thunks("jax", 64, Device("cpu"))
-    x_np, g_np = timing._inputs(64)
+    thunks = timing_checks.eager_part_thunks("jax", 64, Device("cpu"))
+    x_np, g_np = timing.inputs(64)
     expected = jax.vjp(jax.nn.relu, jnp.asarray(x_np))[1](jnp.asarray(g_np))[0]
     for (rule, piece), (thunk, _) in thunks.items():
         out = thunk()
@@ -128,8 +128,8 @@ def test_each_jax_piece_computes_what_jax_vjp_computes():
 
 
 def test_the_three_ways_of_the_page_fault_check_compute_the_same_gradient():
-    thunks = timing.page_fault_thunks(Device("cpu"), 64)
-    x_np, g_np = timing._inputs(64)
+    thunks = timing_checks.page_fault_thunks(Device("cpu"), 64)
+    x_np, g_np = timing.inputs(64)
     expected = _grad(torch.relu, torch.from_numpy(x_np), torch.from_numpy(g_np))
     for way, (thunk, _) in thunks.items():
         torch.testing.assert_close(thunk(), expected, rtol=0, atol=0, msg=way)
@@ -139,7 +139,7 @@ def test_every_copy_copies():
     for (what, into), (thunk, sync) in timing.copy_thunks(Device("cpu"), 64).items():
         out = thunk()
         sync(out)
-        np.testing.assert_array_equal(np.asarray(out), timing._inputs(64)[0],
+        np.testing.assert_array_equal(np.asarray(out), timing.inputs(64)[0],
                                       err_msg=f"{what} {into}")
 
 

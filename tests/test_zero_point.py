@@ -14,8 +14,8 @@ import experiments.zero_point as zp
 import experiments.zero_point_report as zp_report
 import study.rules as rules_module
 from study.conventions import DTYPES, probe_inputs, reverse_derivative
-from study.placement import (ALL_PLACEMENTS, FILL_LENGTH, cell_values, depends_on_placement,
-                             describe_where, measure, same_value, summarise)
+from study.placement import (ALL_PLACEMENTS, FILL_LENGTH, cell_values, collapse,
+                             depends_on_placement, describe_where, measure, same_value)
 from study.results import Run
 from study.rules import RULES, Rule, by_key
 
@@ -44,15 +44,37 @@ def test_custom_rules_return_their_convention_at_zero_everywhere(cpu, rule, dtyp
     placements = ALL_PLACEMENTS if rule.framework == "torch" else ("0-d",)
     out = measure(rule, [0.0, -0.0], dtype, cpu, placements)
     for cells in out["reverse"]:
-        assert summarise(cells) == rule.convention, cells
-    # forward mode is unsupported for some styles (an error), else it must agree; a
-    # torch.library.custom_op has no forward rule of ours at all, so what torch does there is
-    # measured (the transform matrix), not asserted
+        assert collapse(cells) == rule.convention, cells
+    # forward mode: what the rule's definition promises (its jvp's convention, or the error the
+    # framework raises for a rule without one); a torch.library.custom_op has no forward rule
+    # of ours at all, so what torch does there is measured (the transform matrix), not asserted
     if "custom_op" in rule.key:
         return
+    promised = forward_mode_promise(rule)
     for cells in out["forward"]:
-        c = summarise(cells)
-        assert isinstance(c, str) or c == rule.convention, c
+        c = collapse(cells)
+        if isinstance(promised, str):
+            assert isinstance(c, str) and promised in c, c
+        else:
+            assert c == promised, c
+
+
+def forward_mode_promise(rule: Rule):
+    """The convention of the rule's own forward-mode rule, or a phrase of the error its
+    framework documents for a rule that has none."""
+    import functools
+
+    import jax
+    fn = rule.fn.func if isinstance(rule.fn, functools.partial) else rule.fn
+    if rule.framework == "jax":
+        return rule.convention if isinstance(fn, jax.custom_jvp) else (
+            "can't apply forward-mode autodiff (jvp) to a custom_vjp function")
+    cls = fn.__self__
+    if cls.jvp is not torch.autograd.Function.jvp:
+        return rule.convention
+    if cls.setup_context is torch.autograd.Function.setup_context:  # the legacy style
+        return "it must override the setup_context staticmethod"
+    return "You must implement the jvp function"
 
 
 def test_atlas_cells_contain_the_0d_measurement_of_every_op_and_input(cpu, sample_run):
@@ -69,7 +91,7 @@ def test_porting_guide_and_pairs_hold_on_0d_measurements(cpu, sample_run):
         rule = by_key(key)
         inputs = probe_inputs("float32", zp.probed_kinks(rule))
         out = measure(rule, [v for _, v in inputs], "float32", cpu, ("0-d",))
-        return {m: [summarise(c) for c in out[m]] for m in ("value", "reverse")}
+        return {m: [collapse(c) for c in out[m]] for m in ("value", "reverse")}
 
     names = {r.name: r.key for r in RULES}
     tables = tables_of([sample_run])
@@ -115,7 +137,7 @@ def test_a_planted_placement_dependence_is_found_and_reported(cpu):
 
     rule = Rule("torch_by_rank", "torch", "by rank", "custom", ByRank.apply, 0.5)
     out = measure(rule, [2.0], "float32", cpu, ALL_PLACEMENTS)
-    cell = summarise(out["reverse"][0])
+    cell = collapse(out["reverse"][0])
     assert depends_on_placement(cell) and sorted(cell["values"]) == [0.5, 1.0]
     assert cell["where"]["0-d"] == [[cell["values"].index(1.0), "0"]]
     assert describe_where(cell).count(" at ") == 2
@@ -123,11 +145,11 @@ def test_a_planted_placement_dependence_is_found_and_reported(cpu):
 
 def test_position_runs_are_reported_as_ranges():
     vals = [0.0] * 64 + [1.0] * (FILL_LENGTH - 64)
-    cell = summarise({"fill": vals, "0-d": [1.0]})
+    cell = collapse({"fill": vals, "0-d": [1.0]})
     assert cell["values"] == [0.0, 1.0]
     assert cell["where"]["fill"] == [[0, "0-63"], [1, f"64-{FILL_LENGTH - 1}"]]
     assert describe_where(cell) == f"0 at fill 0-63; 1 at fill 64-{FILL_LENGTH - 1}, 0-d"
-    nan_cell = summarise({"a": [math.nan, math.nan], "b": [math.nan]})
+    nan_cell = collapse({"a": [math.nan, math.nan], "b": [math.nan]})
     assert math.isnan(nan_cell)
 
 

@@ -1,0 +1,272 @@
+"""The timing experiment's checks, each readable alone: the eager cost of a custom rule taken
+apart, torch.relu's step with new against existing outputs, the compiled-torch reproducer, and
+the harness's checks of itself (torch.utils.benchmark.Timer, torch.profiler, the shared dynamic
+compile wrapper). experiments/timing.py times the rules and runs these as parts of its cases;
+the fresh-process check stays there, since it alternates with the rules' own rounds.
+"""
+import re
+
+import jax
+import numpy as np
+import torch
+from jax import lax
+
+from experiments import inductor_bool_mask, timing
+from experiments.timing import (inputs, interleaved, jax_sync, rule_thunks, timed, torch_sync,
+                                with_faults)
+from study.rules import REFERENCE_RELU, by_key
+from study.timing import quartiles
+
+PROFILE = {"rule": "torch_relu", "calls": 10}  # torch.profiler around compiled and eager calls
+# --- the eager cost taken apart -------------------------------------------------------------
+
+class ReLUOverBuiltinKernels(torch.autograd.Function):
+    """torch.relu's own kernels behind autograd.Function: forward torch.relu, backward
+    aten.threshold_backward on the saved output, as torch.relu's derivative formula does. Its
+    step over the built-in's is what autograd.Function itself costs."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.relu(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        y, = ctx.saved_tensors
+        return torch.ops.aten.threshold_backward(grad, y, 0)
+
+
+def _jax_relu_backward(x, g):
+    return lax.select(x > 0, g, lax.full_like(g, 0))  # jax.nn.relu's own jvp rule, transposed
+
+
+@jax.custom_vjp
+def jax_relu_over_builtin_ops(x):
+    return jax.nn.relu(x)
+
+
+jax_relu_over_builtin_ops.defvjp(lambda x: (jax.nn.relu(x), x),
+                                 lambda x, g: (_jax_relu_backward(x, g),))
+OVER_BUILTIN = {"torch": ("autograd.Function over torch.relu's kernels",
+                          ReLUOverBuiltinKernels.apply),
+                "jax": ("custom_vjp over jax.nn.relu's ops", jax_relu_over_builtin_ops)}
+
+
+class _Context:
+    """autograd's ctx, for calling a Function's forward and backward directly."""
+
+    def save_for_backward(self, *tensors):
+        self.saved_tensors = tensors
+
+
+def _torch_pieces(fn, x, g):
+    """(forward body, backward body) thunks of a rule written as autograd.Function, called
+    directly (no autograd), or None for another kind of rule."""
+    cls = getattr(fn, "__self__", None)
+    if not (isinstance(cls, type) and issubclass(cls, torch.autograd.Function)):
+        return None
+    modern = cls.setup_context is not torch.autograd.Function.setup_context
+    ctx = _Context()
+
+    def forward():
+        if not modern:
+            return cls.forward(ctx, x)
+        y = cls.forward(x)
+        cls.setup_context(ctx, (x,), y)
+        return y
+    with torch.no_grad():
+        forward()
+    return forward, lambda: cls.backward(ctx, g)
+
+
+def _jax_pieces(fn, x, g):
+    """(forward body, backward body) of a custom_vjp rule, op by op, or None."""
+    if not isinstance(fn, jax.custom_vjp):
+        return None
+    residual = fn.fwd(x)[1]
+    return (lambda: fn.fwd(x)), (lambda: fn.bwd(residual, g))
+
+
+def grad_step(framework: str, fn, x, g):
+    if framework == "torch":
+        return lambda: torch.autograd.grad(fn(x), x, g)[0]
+    return lambda: jax.vjp(fn, x)[1](g)[0]
+
+
+def _builtin_pieces(framework: str, x, g):
+    """(forward, backward) of the built-in: its own kernels, called directly."""
+    if framework == "torch":
+        y = torch.relu(x)
+        return (lambda: torch.relu(x)), (lambda: torch.ops.aten.threshold_backward(g, y, 0))
+    return (lambda: jax.nn.relu(x)), (lambda: _jax_relu_backward(x, g))
+
+
+def eager_part_thunks(framework: str, n: int, device) -> dict:
+    """{(rule, piece): (thunk, sync)}: the step (forward plus backward), the forward body
+    alone and the backward body alone of the built-in, of the built-in's own kernels behind
+    the framework's custom-rule API, and of each custom rule whose body can be called alone;
+    the backward body also on the same values sorted (every sign in one run), the one change
+    that shows whether its time depends on the pattern of signs."""
+    x_np, g_np = inputs(n)
+    sync = torch_sync(device) if framework == "torch" else jax_sync
+    if framework == "torch":
+        xg, g = device.to_torch(x_np, requires_grad=True), device.to_torch(g_np)
+        xs = {"random": xg.detach(), "sorted": device.to_torch(np.sort(x_np))}
+        pieces_of = _torch_pieces
+    else:
+        xg, g = device.to_jax(x_np), device.to_jax(g_np)
+        xs = {"random": xg, "sorted": device.to_jax(np.sort(x_np))}
+        pieces_of = _jax_pieces
+    ref = REFERENCE_RELU[framework]
+    label, over = OVER_BUILTIN[framework]
+    rules = {ref: by_key(ref).fn, label: over} | {
+        key: by_key(key).fn for key in timing.RULES[framework]
+        if key != ref and pieces_of(by_key(key).fn, xs["random"], g)}
+    out = {}
+    for rule, fn in rules.items():
+        pieces = {s: _builtin_pieces(framework, x, g) if rule == ref else pieces_of(fn, x, g)
+                  for s, x in xs.items()}
+        out[(rule, "step")] = grad_step(framework, fn, xg, g), sync
+        out[(rule, "forward")] = pieces["random"][0], sync
+        out[(rule, "backward")] = pieces["random"][1], sync
+        out[(rule, "backward, sorted signs")] = pieces["sorted"][1], sync
+    return out
+
+
+def eager_parts_records(base: dict, device, framework: str, n: int) -> list[dict]:
+    thunks = eager_part_thunks(framework, n, device)
+    timings = with_faults(interleaved(thunks, timing.CHECK_BUDGET_S), thunks)
+    names = {k: by_key(k).name for k in timing.RULES[framework]}
+    return [{**base, "rule": rule, "name": names.get(rule, rule), "piece": piece,
+             "reference": REFERENCE_RELU[framework], "over_builtin": OVER_BUILTIN[framework][0],
+             "stats": quartiles(t["times_s"]), "budget_s": timing.CHECK_BUDGET_S, **t}
+            for (rule, piece), t in timings.items()]
+
+
+# --- the page-fault check: fresh outputs against preallocated ones --------------------------
+
+def page_fault_thunks(device, n: int) -> dict:
+    """torch.relu's step three ways on n elements: through autograd (fresh outputs), its two
+    kernels called directly (fresh outputs, no autograd), and the same kernels writing into
+    buffers that already exist (out= variants)."""
+    x_np, g_np = inputs(n)
+    xg, g = device.to_torch(x_np, requires_grad=True), device.to_torch(g_np)
+    x = xg.detach()
+    y, dx = torch.empty_like(x), torch.empty_like(x)
+    sync = torch_sync(device)
+
+    def kernels():
+        return torch.ops.aten.threshold_backward(g, torch.clamp_min(x, 0), 0)
+
+    def into():
+        torch.clamp_min(x, 0, out=y)
+        return torch.ops.aten.threshold_backward.grad_input(g, y, 0, grad_input=dx)
+    return {"torch.relu step (autograd, new outputs)": (grad_step("torch", torch.relu, xg, g), sync),
+            "its kernels, new outputs": (kernels, sync),
+            "its kernels, into existing outputs": (into, sync)}
+
+
+def page_fault_records(base: dict, device, n: int) -> list[dict]:
+    thunks = page_fault_thunks(device, n)
+    timings = with_faults(interleaved(thunks, timing.CHECK_BUDGET_S), thunks)
+    return [{**base, "way": way, "stats": quartiles(t["times_s"]),
+             "budget_s": timing.CHECK_BUDGET_S, **t}
+            for way, t in timings.items()]
+
+
+CROSS_CHECK = {"rounds": 3, "timer_min_run_s": 0.2}
+
+
+def cross_check(base: dict, device, n: int) -> list[dict]:
+    """Our harness and torch.utils.benchmark.Timer on the same thunk, alternated round by
+    round so that the machine's drift hits both alike."""
+    import torch.utils.benchmark as benchmark
+    key = REFERENCE_RELU["torch"]
+    thunk, sync, *_ = rule_thunks("torch", "eager", [key], n, device)[key]
+    ours, theirs = [], []
+    rounds = CROSS_CHECK["rounds"]
+    for _ in range(rounds):
+        ours.append(timed(thunk, sync)["stats"]["median"])
+        timer = benchmark.Timer(stmt="thunk(); sync(None)",
+                                globals={"thunk": thunk, "sync": sync},
+                                num_threads=torch.get_num_threads())
+        with torch.device("cpu"):  # the Timer's own statistics are host bookkeeping
+            theirs.append(timer.blocked_autorange(min_run_time=CROSS_CHECK["timer_min_run_s"])
+                          .median)
+    return [{**base, "ours_s": ours, "timer_s": theirs, "rounds": rounds,
+             "timer_num_threads": torch.get_num_threads()}]
+
+
+def _profiled_events(prof, calls: int) -> list[dict]:
+    events = {}
+    for e in prof.key_averages():
+        name = re.sub(r"(CompiledFxGraph) \w+", r"\1", e.key)
+        entry = events.setdefault(name, {"event": name, "calls": 0, "self_cpu_us": 0.0,
+                                         "cpu_total_us": 0.0, "self_device_us": 0.0})
+        entry["calls"] += e.count / calls
+        entry["self_cpu_us"] += e.self_cpu_time_total / calls
+        entry["cpu_total_us"] += e.cpu_time_total / calls
+        entry["self_device_us"] += getattr(e, "self_device_time_total", 0.0) / calls
+    return sorted(events.values(), key=lambda e: -(e["self_device_us"] or e["self_cpu_us"]))[:10]
+
+
+def profile_records(base: dict, device, mode: str, n: int) -> list[dict]:
+    """torch.profiler around calls of one rule's forward plus backward, after warm-up: where
+    a call's time goes (the compiled forward and backward graphs, or the eager ops), and what
+    the rule keeps for backward, from which the bytes each kernel moves follow."""
+    from torch.profiler import ProfilerActivity, profile
+    key = PROFILE["rule"]
+    torch._dynamo.reset()
+    thunk, sync, saved_bytes, _ = rule_thunks("torch", mode, [key], n, device)[key]
+    for _ in range(3):
+        sync(thunk())
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.name == "cuda" else [])
+    with profile(activities=activities) as prof:
+        for _ in range(PROFILE["calls"]):
+            sync(thunk())
+    saved = saved_bytes()
+    return [{**base, "framework": "torch", "rule": key, "name": by_key(key).name,
+             "calls": PROFILE["calls"], "events": _profiled_events(prof, PROFILE["calls"]),
+             "saved_bytes_per_element": saved / n}]
+
+
+def probe_records(base: dict, device, n: int) -> list[dict]:
+    """The reproducer's ops (experiments/inductor_bool_mask.py), each alone and the rule's
+    whole step, eager and compiled with and without inductor's vector code, on random and on
+    sorted signs, interleaved; each compiled record keeps its kernels' store and load lines."""
+    torch._dynamo.reset()
+    calls, code = inductor_bool_mask.thunks(n, device.name)
+    roles, ways = inductor_bool_mask.roles(), inductor_bool_mask.compile_options(device.name)
+    timings = interleaved({k: (call, torch_sync(device)) for k, call in calls.items()},
+                           timing.CHECK_BUDGET_S)
+    return [{**base, "probe": name, "mode": way, "signs": signs, "role": roles[name][1],
+             "bytes_per_element": roles[name][0], "compiled": way in ways,
+             "inductor_options": ways.get(way),
+             "stats": quartiles(t["times_s"]), "first_call_s": t["first_call_s"],
+             "times_s": t["times_s"], **({"kernel_lines": code[(name, way)]}
+                                         if (name, way) in code else {})}
+            for (name, way, signs), t in timings.items()]
+
+
+def shared_dynamic_records(base: dict, device, rule: str, n: int) -> list[dict]:
+    """The harness before per-size compilation, against it: one torch.compile(dynamic=True)
+    wrapper first called at 8 elements, then timed at n, interleaved with the same rule
+    compiled for n alone (dynamic=False). Inductor picks a kernel's code from the sizes it
+    first sees (its size hints), so the shared wrapper runs code chosen for 8 elements."""
+    torch._dynamo.reset()
+    fn = by_key(rule).fn
+    shared = torch.compile(fn, dynamic=True)
+    small = device.to_torch(inputs(8)[0], requires_grad=True)
+    torch.autograd.grad(shared(small), small, device.to_torch(inputs(8)[1]))
+    x_np, g_np = inputs(n)
+    x, g = device.to_torch(x_np, requires_grad=True), device.to_torch(g_np)
+    per_size = torch.compile(fn, dynamic=False)
+    thunks = {"shared dynamic, first called at 8": (
+                  (lambda: torch.autograd.grad(shared(x), x, g)[0]), torch_sync(device)),
+              "compiled for this size": (
+                  (lambda: torch.autograd.grad(per_size(x), x, g)[0]), torch_sync(device))}
+    timings = interleaved(thunks)
+    return [{**base, "framework": "torch", "mode": "compile", "name": by_key(rule).name,
+             "ways": {way: {"stats": quartiles(t["times_s"]), "first_call_s": t["first_call_s"]}
+                      for way, t in timings.items()}}]
