@@ -146,9 +146,15 @@ def copy_rows(copies: list[Copy]) -> list[list]:
     rows = []
     for c in copies:
         best = machine_copy(copies, c.n)
-        rows.append([c.n, c.what, c.into, c.timed.text(), c.rate / 1e9, c.timed.faults,
-                     c.bytes / 2 / c.page_bytes if c.page_bytes else None, c is best])
+        rows.append([c.n, c.what, c.into, c.timed.text(), format_cell(c.rate / 1e9, 3),
+                     c.timed.faults, -(-c.bytes // 2 // c.page_bytes) if c.page_bytes else None,
+                     c is best])
     return rows
+
+
+def copy_short(note: str) -> str:
+    """The machine's copy alone: 'copy torch into an existing buffer, 1702 GB/s'."""
+    return note.split(";")[0].split("the machine's copy is ", 1)[-1]
 
 
 def copy_note(copies: list[Copy]) -> str | None:
@@ -167,7 +173,7 @@ def copy_note(copies: list[Copy]) -> str | None:
             parts.append(f"{what} {format_cell(r['median'], 3)}× [{format_cell(r['lo'], 3)}, "
                          f"{format_cell(r['hi'], 3)}] with {format_cell(new.timed.faults, 4)} "
                          f"minor faults a call against {format_cell(old.timed.faults, 3)}")
-    pages = (f" (the output has {format_cell(best.bytes / 2 / best.page_bytes, 4)} pages of "
+    pages = (f" (the output spans {-(-best.bytes // 2 // best.page_bytes)} pages of "
              f"{best.page_bytes} B)" if best and best.page_bytes else "")
     text = (f"At {size_label(n)} elements the machine's copy is {best.what} into an existing buffer, "
             f"{format_cell(best.rate / 1e9, 3)} GB/s" if best else f"At {n} elements")

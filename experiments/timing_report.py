@@ -851,7 +851,7 @@ def harness_notes(summary: Summary) -> dict[str, list[str]]:
     for table, fact_of, full, short in (
             ("shared_dynamic", _shared_fact, _shared_text, _shared_short),
             ("inductor_probe", _probe_fact, anatomy.probe_text, anatomy.probe_short),
-            ("copies", _copy_fact, str, lambda text: text.split(";")[0]),
+            ("copies", _copy_fact, str, anatomy.copy_short),
             ("page_faults", lambda t: anatomy.faults_fact(t.ways), anatomy.faults_text,
              anatomy.faults_short)):
         text = _stated(summary, fact_of, full, short)

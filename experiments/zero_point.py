@@ -165,4 +165,4 @@ EXPERIMENT = Experiment(
                           derived_cells=zero_point_report.comparable_cells),
     appendix=("atlas_torch", "atlas_jax", "modes", "placement", "compiled_cells", "extended",
               "porting_torch_to_jax", "porting_jax_to_torch", "custom_conventions", "gradcheck",
-              "subnormals", "natural_pairs"))
+              "subnormals", "natural_pairs", "releases"))

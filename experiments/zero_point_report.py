@@ -261,17 +261,19 @@ def _changes_between(by_version: dict[str, dict], framework: str, device: str) -
     for key in sorted(set.intersection(*(set(v) for v in by_version.values()))):
         ops = [by_version[v][key] for v in names]
         for mode in (m for m in ops[0].modes if not any(m in op.withdrawn for op in ops)):
+            shown = f"{mode}, compiled" if key[2] else mode
             for label in (lab for lab in ops[0].inputs if lab in ops[-1].inputs):
                 cells = [op.cell(mode, label) for op in ops]
                 if _changed(cells):
-                    out.append(ReleaseChange(framework, ops[0].name, device, key[1], mode, label,
+                    out.append(ReleaseChange(framework, ops[0].name, device, key[1], shown, label,
                                              list(zip(names, cells))))
     return out
 
 
 def _release_changes(atlases: list[RunAtlas]) -> tuple[dict[str, list[str]], list]:
     """Cells that differ between releases of the framework an op belongs to, among runs of
-    the same machine, device and scope."""
+    the same machine, device and scope: eager cells, and compiled cells against the same
+    compiler's."""
     versions: dict[str, set] = {"torch": set(), "jax": set()}
     groups: dict[tuple, list[RunAtlas]] = {}
     for a in atlases:
@@ -283,9 +285,10 @@ def _release_changes(atlases: list[RunAtlas]) -> tuple[dict[str, list[str]], lis
             for a in group:
                 version = a.run.provenance[fw]
                 versions[fw].add(version)
-                for op in a.atlas():
+                for op in a.atlas() + a.compiled:
                     if op.framework == fw:
-                        by_version.setdefault(version, {}).setdefault((op.rule, op.dtype), op)
+                        by_version.setdefault(version, {}).setdefault(
+                            (op.rule, op.dtype, op.compiler or ""), op)
             if len(by_version) > 1:
                 changes += _changes_between(by_version, fw, device)
     return {k: sorted(v) for k, v in versions.items()}, changes
@@ -755,13 +758,19 @@ def _release_finding(summary: Summary) -> Finding | None:
         return None
     parts = []
     for fw in dict.fromkeys(c.framework for c in changes):
-        mine = [c for c in changes if c.framework == fw]
-        patterns: dict[str, int] = {}
-        for c in mine:
-            patterns[_pattern(c)] = patterns.get(_pattern(c), 0) + 1
-        common = max(patterns, key=patterns.get)
-        parts.append(f"{len(mine)} {fw} cells changed, in {', '.join(dict.fromkeys(c.op for c in mine))}"
-                     f" ({patterns[common]} of them: {common})")
+        for compiled in (False, True):
+            mine = [c for c in changes if c.framework == fw
+                    and c.mode.endswith(", compiled") == compiled]
+            if not mine:
+                continue
+            patterns: dict[str, int] = {}
+            for c in mine:
+                patterns[_pattern(c)] = patterns.get(_pattern(c), 0) + 1
+            common = max(patterns, key=patterns.get)
+            ops = list(dict.fromkeys(c.op for c in mine))
+            parts.append(f"{len(mine)} {fw} cells changed {'compiled' if compiled else 'eagerly'}"
+                         f", in {len(ops)} ops ({', '.join(ops[:3])}{', …' if len(ops) > 3 else ''};"
+                         f" {patterns[common]} of them: {common})")
     return Finding(f"Between the releases measured, {'; '.join(parts)}.", "releases")
 
 
@@ -858,8 +867,10 @@ def _release_table(summary: Summary) -> Table:
     return Table("releases", "Conventions that changed between releases",
                  f"Every cell (any dtype, mode, input and placement) that differs between the "
                  f"measured releases of the framework the op belongs to, among runs of one machine "
-                 f"(host and CPU), device and scope ({measured}); rows that differ only in dtype, "
-                 f"mode or input are merged.",
+                 f"(host and CPU), device and scope ({measured}): eager cells, and compiled cells "
+                 f"(mode '…, compiled': torch.compile or jax.jit, as the atlas compiles) against "
+                 f"the same compiler's in the other release; rows that differ only in dtype, mode "
+                 f"or input are merged.",
                  ["framework", "op", "device", "dtypes", "modes", "inputs", "by release"],
                  collapse_rows(rows, (3, 4, 5)), notes, detail=(
                      ["framework", "op", "device", "dtype", "mode", "input", "by release"], rows))
