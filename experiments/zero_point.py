@@ -21,7 +21,7 @@ from study.arithmetic import subnormal_arithmetic
 from study.compiled import COMPILED_MODES, COMPILERS, measure_compiled
 from study.experiment import Comparison, Experiment
 from study.placement import ALL_PLACEMENTS, FILL_LENGTH, collapse, measure
-from study.rules import RULES, by_key
+from study.rules import RULES, by_key, documented_derivatives
 
 DESCRIPTION = "zero-point atlas: every op at its kinks, all dtypes, modes and placements"
 QUESTION = ("What does each built-in and custom rule return at exactly x = 0 and at its other "
@@ -108,7 +108,8 @@ def _atlas_record(r, dtype, device, inputs, execution, measured, modes) -> dict:
     rec = {**_base(r, "atlas", dtype, device), "execution": execution,
            "inputs": [label for label, _ in inputs], "x": [v for _, v in inputs],
            "placements": sorted({p for cells in measured["value"] for p in cells}),
-           "fill_length": FILL_LENGTH, "modes": list(modes), "look_alike": LOOK_ALIKE.get(r.key)}
+           "fill_length": FILL_LENGTH, "modes": list(modes), "look_alike": LOOK_ALIKE.get(r.key),
+           "documented": [[k, v] for k, v in documented_derivatives(r).items()]}
     for mode in modes:
         cells = [collapse(c) for c in measured[mode]]
         same_error = isinstance(cells[0], str) and all(c == cells[0] for c in cells)

@@ -3,7 +3,7 @@ study's second question, and the cells a reader would otherwise mis-cite (subnor
 placements measured, a forward mode that is silently wrong). Pure functions of the summary.
 """
 from study.experiment import Answer
-from study.placement import depends_on_placement
+from study.placement import depends_on_placement, same_value
 from study.runsets import tag_order, tags
 from study.tables import Table
 
@@ -213,6 +213,31 @@ FLUSH_NOTED = ("atlas_jax", "porting_torch_to_jax", "porting_jax_to_torch", "ext
 PLACEMENT_NOTED = ("atlas_torch", "atlas_jax", "placement", "natural_pairs")
 
 
+def documented_note(summary: Summary) -> list[str]:
+    """The derivatives ops' own docstrings declare at a kink, against the float32 reverse-mode
+    measurement there (at 0: at -0.0 and +0.0), in the main run; runs before the docstrings
+    were read say nothing."""
+    a = primary(summary)
+    ops = [op for op in a.atlas("float32") if op.documented is not None]
+    if not ops:
+        return []
+    declared = [op for op in ops if op.documented]
+    clauses = []
+    for op in declared:
+        for k, v in op.documented:
+            labels = ["-0.0", "+0.0"] if k == 0 else [f"{k:g}"]
+            got = [op.cell("reverse", lab) for lab in labels if lab in op.inputs]
+            agree = all(same_value(g, v) for g in got) if got else None
+            clauses.append(f"{op.name}: {v:g} at {k:g}, measured "
+                           f"{' and '.join(shown(g) for g in got) or 'not probed'}"
+                           + ("" if agree is None else " (agrees)" if agree else " (differs)"))
+    frameworks = sorted({op.framework for op in ops})
+    return [f"Derivatives the ops' own docstrings declare at a kink (read from the installed "
+            f"releases, run {a.run.tag or a.run.label}): " + ("; ".join(clauses) if clauses else "none")
+            + f"; the other {len(ops) - len(declared)} ops of {' and '.join(frameworks)} "
+              f"declare none in their docstrings."]
+
+
 def render(summary: Summary):
     """zero_point_report's tables and findings, with the compact conventions table first, the
     notes a reader needs beside the cells they qualify, and the answer."""
@@ -222,6 +247,8 @@ def render(summary: Summary):
     for table in rendered.tables:
         table.notes += (flush_note(summary) if table.id in FLUSH_NOTED else []) + (
             placements_note(summary) if table.id in PLACEMENT_NOTED else [])
+    conventions = conventions_table(summary)
+    conventions.notes += documented_note(summary)
     found = answer(summary, release_sentence(summary))
-    return Rendered([conventions_table(summary)] + rendered.tables, rendered.findings,
+    return Rendered([conventions] + rendered.tables, rendered.findings,
                     rendered.figures, [found] if found else [])

@@ -36,6 +36,8 @@ class OpAtlas:
     withdrawn: tuple[str, ...] = ()  # modes an erratum withdrew: not results, never compared
     placements: tuple[str, ...] = ()  # where each input was measured (study.placement)
     compiler: str | None = None  # None: eager; else torch.compile(...) or jax.jit
+    # (kink, derivative) its docstring declares; None: the run did not read docstrings
+    documented: tuple[tuple[float, float], ...] | None = None
 
     def cell(self, mode: str, label: str):
         """A value, an error line, or a placement-dependent {"values", "where"}."""
@@ -127,7 +129,8 @@ def _op(rec: dict) -> OpAtlas:
                    rec["kinks"], rec["dtype"], rec["inputs"],
                    {m: rec[m] for m in rec.get("modes", ATLAS_MODES)}, look_alike,
                    tuple(rec.get("withdrawn_fields", ())), tuple(rec.get("placements", ())),
-                   rec.get("compiler") if rec.get("execution") == "compiled" else None)
+                   rec.get("compiler") if rec.get("execution") == "compiled" else None,
+                   tuple(tuple(kv) for kv in rec["documented"]) if "documented" in rec else None)
 
 
 JIT_SUFFIX = " (jit)"  # runs before 0.3.0 recorded jax.jit as placements "... (jit)"

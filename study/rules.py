@@ -11,6 +11,7 @@ gradient at exactly x == 0. A built-in's convention is measured, never declared 
 Adding a rule is one line in `_torch_builtins`, `_jax_builtins` or `RULES`.
 """
 import functools
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -451,6 +452,15 @@ def relu_rules(framework: str | None = None) -> list[Rule]:
 
 
 REFERENCE_RELU = {"torch": "torch_relu", "jax": "jax_relu"}
+
+# ':math:`\\nabla \\mathrm{relu}(0) = 0`', as jax.nn.relu's docstring declares its convention
+_DOCUMENTED = re.compile(r"\\nabla\s*\\mathrm\{\w+\}\((-?\d+(?:\.\d+)?)\)\s*=\s*(-?\d+(?:\.\d+)?)")
+
+
+def documented_derivatives(rule: Rule) -> dict[float, float]:
+    """{kink: derivative} that the op's own docstring, in the installed release, declares
+    (jax.nn.relu's: 0 at 0); {} where it declares none. Read at run time, never typed here."""
+    return {float(k): float(v) for k, v in _DOCUMENTED.findall(getattr(rule.fn, "__doc__", "") or "")}
 
 
 def reference_relu(framework: str) -> Rule:

@@ -77,6 +77,23 @@ def forward_mode_promise(rule: Rule):
     return "You must implement the jvp function"
 
 
+def test_a_docstrings_declared_derivative_is_read_from_its_math():
+    def op(x):
+        r"""Like jax.nn.relu6's: :math:`\nabla \mathrm{relu}(0) = 0` and
+        :math:`\nabla \mathrm{relu}(6) = 0.5`."""
+    rule = Rule("fake", "jax", "fake", "builtin", op)
+    assert rules_module.documented_derivatives(rule) == {0.0: 0.0, 6.0: 0.5}
+    assert rules_module.documented_derivatives(Rule("f", "jax", "f", "builtin", lambda x: x)) == {}
+
+
+def test_the_conventions_note_checks_every_declared_derivative_against_the_measurement(sample_run):
+    note = next(n for n in tables_of([sample_run])["conventions"].notes if "docstrings" in n)
+    declared = [by_key(k) for k in SAMPLE if rules_module.documented_derivatives(by_key(k))]
+    for rule in declared:
+        assert f"{rule.name}: " in note
+    assert f"the other {len(SAMPLE) - len(declared)} ops" in note
+
+
 def test_atlas_cells_contain_the_0d_measurement_of_every_op_and_input(cpu, sample_run):
     for rec in (r for r in sample_run.records if r["part"] == "atlas"):
         rule, op = by_key(rec["rule"]), zp_report._op(rec)
