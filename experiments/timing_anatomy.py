@@ -404,3 +404,31 @@ def probe_finding(fact) -> str:
 
 def probe_short(fact) -> str:
     return f"{_x(fact[2])} eager"
+
+
+# --- what a rerun elsewhere can reproduce ---------------------------------------------------------
+
+def comparable_ratios(pieces: list[Piece], references: dict[str, str], ways: list[Way],
+                      probes: list[Probe]) -> dict[tuple, dict]:
+    """{cell name: paired ratio} of the checks, each measured within one case: a rule's step
+    and backward body over the built-in's, each way of torch.relu's step over the autograd
+    step, and each compiled probe over its eager time."""
+    out: dict[tuple, dict] = {}
+    grouped = _by_rule(pieces)
+    for (fw, n, rule), of in grouped.items():
+        ref = grouped.get((fw, n, references.get(fw)), {})
+        for piece in ("step", "backward"):
+            if rule != references.get(fw) and piece in of and piece in ref:
+                r = of[piece].timed.over(ref[piece].timed)
+                if r:
+                    out[(("ratio", f"{fw} {rule} {piece} ÷ built-in's"), ("n", size_label(n)))] = r
+    for w in ways:
+        base = next(b for b in ways if b.n == w.n)
+        if w is not base and (r := w.timed.over(base.timed)):
+            out[(("ratio", f"{w.way} ÷ {base.way}"), ("n", size_label(w.n)))] = r
+    eager = {(p.op, p.signs): p for p in probes if p.way == EAGER}
+    for p in probes:
+        e = eager.get((p.op, p.signs))
+        if p.way != EAGER and e and (r := p.timed.over(e.timed)):
+            out[(("ratio", f"{p.op} {p.way} ÷ eager"), ("signs", p.signs))] = r
+    return out

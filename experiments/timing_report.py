@@ -333,6 +333,8 @@ def comparable_cells(run: Run) -> dict:
     for m in t.memory:
         value = m["torch_saved"] if m["framework"] == "torch" else m["jax_jit_vjp"]
         out[(("saved bytes per element", m["rule"]),)] = value / m["n"]
+    for name, r in anatomy.comparable_ratios(t.pieces, t.references, t.ways, t.probes).items():
+        out[name] = Spread(r["median"], r["lo"], r["hi"])
     return out
 
 

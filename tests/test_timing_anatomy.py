@@ -163,3 +163,16 @@ def test_a_new_buffer_on_each_call_faults_and_an_existing_one_does_not(calls):
     fresh = timing.minor_faults_per_call(lambda: np.ones(1 << 24, np.float32), lambda _: None,
                                          calls)
     assert fresh >= 1 and fresh > existing
+
+
+def test_a_rerun_compares_each_checks_ratio_measured_within_one_case():
+    # step 2x the built-in's in every round, backward 3x; compiled probe 10x its eager time
+    pieces = [anatomy.Piece("torch", 10 ** 6, rule, rule, piece, _timed([us * 1e-6] * 3))
+              for rule, piece, us in (("ref", "step", 1), ("ref", "backward", 1),
+                                      ("mine", "step", 2), ("mine", "backward", 3))]
+    probes = [_probe("bool store", anatomy.EAGER, "random", 1),
+              _probe("bool store", anatomy.COMPILED, "random", 10)]
+    ratios = anatomy.comparable_ratios(pieces, {"torch": "ref"}, [], probes)
+    medians = {dict(k)["ratio"]: r["median"] for k, r in ratios.items()}
+    assert medians == {"torch mine step ÷ built-in's": 2.0, "torch mine backward ÷ built-in's": 3.0,
+                       "the bool store compiled ÷ eager": 10.0}
