@@ -2,8 +2,9 @@
 
 Each cuda run is paired with a cpu run of the same experiment and scope: of the same releases
 and machine (host and CPU model) where there is one, else the closest (same torch, then the
-newest), marked as differing in releases or machine. Cells are compared as study.reproduction compares a rerun (timing is
-left out: its numbers are compared within a run, never across devices). Each differing cell
+newest), marked as differing in releases or machine. Cells are compared by
+study.reproduction.compare_cells, as a rerun is (timing is left out: its numbers are compared
+within a run, never across devices). Each differing cell
 is put in a group by what it shows, a pure function of its name and its two values:
 
 - subnormal: at ±min_subnormal, or a value that is subnormal in the cell's dtype;
@@ -18,7 +19,7 @@ from functools import cache
 
 from study.conventions import finfo
 from study.errors import looks_like_error
-from study.reproduction import cells_of, equal
+from study.reproduction import cells_of, compare_cells
 from study.results import Run
 from study.runsets import machine
 
@@ -64,18 +65,14 @@ def pairs(runs: list[Run], experiments) -> list[DevicePair]:
         cpu = _partner(cuda, runs)
         if cpu is None:
             continue
-        exp = by_name[cuda.experiment]
-        mine, theirs = cells_of_run(cpu), cells_of_run(cuda)
-        shared = [n for n in mine if n in theirs]
-        different = [(n, mine[n], theirs[n]) for n in shared
-                     if not equal(mine[n], theirs[n], exp.comparison.tolerance)]
+        c = compare_cells(cells_of_run(cpu), cells_of_run(cuda),
+                          by_name[cuda.experiment].comparison.tolerance)
         out.append(DevicePair(
             cuda.experiment, cpu, cuda,
             (cpu.provenance["torch"], cpu.provenance["jax"]) == (cuda.provenance["torch"],
                                                                  cuda.provenance["jax"]),
-            machine(cpu) == machine(cuda), len(shared) - len(different),
-            different, len([n for n in mine if n not in theirs]),
-            len([n for n in theirs if n not in mine])))
+            machine(cpu) == machine(cuda), c.equal, c.different, len(c.only_ours),
+            len(c.only_theirs)))
     return out
 
 

@@ -108,6 +108,29 @@ def equal(a, b, tolerance: float = 0.0) -> bool:
 
 
 @dataclass
+class CellComparison:
+    """Two runs' cells side by side: the one comparison behind reruns and devices."""
+    equal: int = 0
+    different: list[tuple[CellName, object, object]] = field(default_factory=list)
+    only_ours: list[CellName] = field(default_factory=list)
+    only_theirs: list[CellName] = field(default_factory=list)
+
+
+def compare_cells(ours: dict, theirs: dict, tolerance: float = 0.0) -> CellComparison:
+    """Every cell named on both sides, equal (see `equal`) or different, and those on one."""
+    out = CellComparison()
+    for name, value in ours.items():
+        if name not in theirs:
+            out.only_ours.append(name)
+        elif equal(value, theirs[name], tolerance):
+            out.equal += 1
+        else:
+            out.different.append((name, value, theirs[name]))
+    out.only_theirs = [name for name in theirs if name not in ours]
+    return out
+
+
+@dataclass
 class RunComparison:
     run: Run
     reference: Run | None
@@ -138,19 +161,11 @@ class RunComparison:
 
 def compare(experiment, run: Run, reference: Run | None,
             kind: str = REPRODUCTION) -> RunComparison:
-    result = RunComparison(run, reference, kind)
     if reference is None:
-        return result
-    ours, theirs = cells_of(experiment, run), cells_of(experiment, reference)
-    for name, value in ours.items():
-        if name not in theirs:
-            result.only_here.append(name)
-        elif equal(value, theirs[name], experiment.comparison.tolerance):
-            result.equal += 1
-        else:
-            result.different.append((name, value, theirs[name]))
-    result.only_reference = [name for name in theirs if name not in ours]
-    return result
+        return RunComparison(run, reference, kind)
+    c = compare_cells(cells_of(experiment, run), cells_of(experiment, reference),
+                      experiment.comparison.tolerance)
+    return RunComparison(run, reference, kind, c.equal, c.different, c.only_ours, c.only_theirs)
 
 
 def is_reference_run(run: Run, references: list[Run]) -> bool:

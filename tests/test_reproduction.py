@@ -135,3 +135,16 @@ def test_a_rerun_on_the_reference_host_is_told_apart_by_its_date():
                copy.deepcopy(ref.records), "results/nonscalar_backward/vm.json")
     section = report.render([mine], [], exps, [ref], figures=False)["REPORT.md"].split("## Reproduction", 1)[1]
     assert "2027-03-04 05:06 UTC | " in section and "2026-01-01 00:00 UTC | " in section
+
+
+def test_one_cell_comparison_counts_equal_different_and_one_sided_cells():
+    from study.reproduction import Spread, compare_cells
+    a = (("x", 1),)
+    b, c, d = (("x", 2),), (("x", 3),), (("x", 4),)
+    ours = {a: 1.0, b: Spread(2.0, 1.9, 2.1), c: "error: x"}
+    theirs = {a: 1.0, b: Spread(3.0, 2.9, 3.1), d: 0.0}
+    got = compare_cells(ours, theirs, tolerance=0.25)
+    # 2.1 x 1.25 = 2.6 < 2.9: the two intervals are more than 25% apart
+    assert (got.equal, got.only_ours, got.only_theirs) == (1, [c], [d])
+    assert got.different == [(b, ours[b], theirs[b])]
+    assert compare_cells(ours, theirs, tolerance=0.5).different == []  # 2.1 x 1.5 = 3.15
