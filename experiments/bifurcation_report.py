@@ -12,7 +12,7 @@ from functools import cache
 
 from study.experiment import Answer, Finding, Rendered
 from study.results import Run
-from study.runsets import distinguish, holds_for, identity, merge_run_rows, tags
+from study.runsets import holds_for, identity, merge_run_rows, stated_for_runs
 from study.tables import Table, format_cell
 
 
@@ -695,8 +695,8 @@ def _count_text(fact) -> str:
                         for fw, o in observed)
     theirs = f"{papers[0]}–{papers[-1]}" if len(papers) > 1 else f"{papers[0]}" if papers else "none"
     return (f"At {setting}, float32, {seen} of {k} initialisations bifurcate in {images} images; "
-            f"at the paper's 60000 a constant rate predicts "
-            f"{' and '.join(_interval_text(p, 3) for p, _ in predictions)}, a rate varying by "
+            f"at the paper's 60000 one constant rate predicts "
+            f"{' and '.join(_interval_text(p, 3) for p, _ in predictions)}, rates varying by "
             f"initialisation {' and '.join(m or '—' for _, m in predictions)}, against their "
             f"{theirs} ({', '.join(f'{fw} {v}' for fw, v in verdicts)})")
 
@@ -752,22 +752,15 @@ def _count_finding(ordered: list[RunCounts], runs: list[Run]) -> Finding | None:
     """The largest run's headline prediction (and every run that gives the same), then the
     other runs' central predictions in brief, runs that agree together."""
     facts = [(rc.run, _count_fact(rc)) for rc in ordered]
-    facts = [(run, fact) for run, fact in facts if fact]
-    if not facts:
-        return None
-    having = [run for run, _ in facts]
-    groups: dict = {}
-    for run, fact in facts:
-        groups.setdefault(repr(fact), (fact, []))[1].append(run)
-    (main, main_runs), *others = groups.values()
-    who = [holds_for(main_runs, having)]
-    if others:
-        ks = {fact[1] for fact, _ in others}
-        briefs = [f"{tags(group, having) if all(r.tag for r in group) else distinguish(group, having)} "
-                  + "/".join(f"{format_cell(o[0], 3)}" for _, o in fact[3]) for fact, group in others]
-        who.append((f"K = {ks.pop()}" if len(ks) == 1 else "other runs")
-                   + f", torch/JAX: {', '.join(briefs)}")
-    return Finding(f"{_count_text(main)} ({'; '.join(who)}).", "counts")
+    having = [run for run, fact in facts if fact]
+    text = stated_for_runs(facts, having, _count_text, _count_brief, lead=ordered[0].run,
+                           by_label=True)
+    return Finding(f"{text}.", "counts") if text else None
+
+
+def _count_brief(fact) -> str:
+    """'2/1 of 60': another run's observed counts at the headline, torch/JAX of its K."""
+    return "/".join(f"{format_cell(o[0], 3)}" for _, o in fact[3]) + f" of {fact[1]}"
 
 
 def findings(summary: Summary) -> list[Finding]:

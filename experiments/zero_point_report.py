@@ -717,7 +717,10 @@ def _pairs_text(fact) -> str:
     n, at_kink, inputs, special, depends = fact
     text = (f"{at_kink} of {n} look-alike torch/JAX pairs disagree at a kink, 1 ulp from one or "
             f"at ±0 (first at {', '.join(inputs) or 'none'}), {special} more only at NaN or ±inf")
-    return text + (f", and {'; '.join(depends)} depend on placement" if depends else "")
+    if not depends:
+        return text
+    return text + (f", and {depends[0]} depends on placement" if len(depends) == 1 else
+                   f", and {len(depends)} depend on placement ({depends[0]}, …)")
 
 
 def _pairs_short(fact) -> str:
@@ -737,8 +740,9 @@ def _placement_fact(a: RunAtlas):
 
 
 def _placement_text(fact) -> str:
-    return (f"Where an element sits changes the value of {len(fact)} ops: "
-            + ", ".join(f"{op} (at {', '.join(inputs)})" for op, inputs in fact))
+    shown_ = ", ".join(f"{op} (at {', '.join(inputs)})" for op, inputs in fact[:4])
+    return (f"Where an element sits changes the value of {len(fact)} ops: {shown_}"
+            + (f", … (all {len(fact)} in the table)" if len(fact) > 4 else ""))
 
 
 def _placement_short(fact) -> str:
@@ -759,7 +763,7 @@ def _release_finding(summary: Summary) -> Finding | None:
     changes = summary.release_changes
     if not changes:
         return None
-    parts = []
+    parts, said = [], set()
     for fw in dict.fromkeys(c.framework for c in changes):
         for compiled in (False, True):
             mine = [c for c in changes if c.framework == fw
@@ -771,9 +775,11 @@ def _release_finding(summary: Summary) -> Finding | None:
                 patterns[_pattern(c)] = patterns.get(_pattern(c), 0) + 1
             common = max(patterns, key=patterns.get)
             ops = list(dict.fromkeys(c.op for c in mine))
+            pattern = "the same" if common in said else common
+            said.add(common)
             parts.append(f"{len(mine)} {fw} cells changed {'compiled' if compiled else 'eagerly'}"
-                         f", in {len(ops)} ops ({', '.join(ops[:3])}{', …' if len(ops) > 3 else ''};"
-                         f" {patterns[common]} of them: {common})")
+                         f" in {len(ops)} ops ({ops[0]}{', …' if len(ops) > 1 else ''};"
+                         f" {patterns[common]} of them: {pattern})")
     return Finding(f"Between the releases measured, {'; '.join(parts)}.", "releases")
 
 

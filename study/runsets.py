@@ -150,22 +150,28 @@ def holds_for(group: list[Run], runs: list[Run]) -> str:
     return distinguish(group, runs) or f"{len(group)} of {len(runs)} runs"
 
 
-def stated_for_runs(values: list[tuple[Run, object]], runs: list[Run], full, short) -> str | None:
-    """A fact that each run gives a value for, stated once: the most common value in full,
-    then which runs give it, then each other value in short with the runs that give it:
-    'relu − clamp is −38 (all but torch 2.14.1; torch 2.14.1: 0 everywhere)'. Runs whose
-    value is None say nothing."""
+def stated_for_runs(values: list[tuple[Run, object]], runs: list[Run], full, short,
+                    lead: Run | None = None, by_label: bool = False) -> str | None:
+    """A fact that each run gives a value for, stated once: the most common value in full (or,
+    given `lead`, the run with the most data, that run's value), then which runs give it, then
+    each other value in short with the runs that give it: 'relu − clamp is −38 (all but torch
+    2.14.1; torch 2.14.1: 0 everywhere)'; with `by_label`, those others by their legend labels
+    alone ('G1, G2: 2/1'). Runs whose value is None say nothing."""
     groups: dict = {}
     for run, value in values:
         if value is not None:
             groups.setdefault(repr(value), (value, []))[1].append(run)
     if not groups:
         return None
-    ordered = sorted(groups.values(), key=lambda vg: -len(vg[1]))
+    ordered = sorted(groups.values(), key=lambda vg: (not any(r is lead for r in vg[1]),
+                                                      -len(vg[1])))
     (value, group), rest = ordered[0], ordered[1:]
     scope = [run for _, g in ordered for run in g] if len(runs) > 1 else runs
-    parts = [holds_for(group, scope)] + [f"{distinguish(g, scope) or f'{len(g)} runs'}: {short(v)}"
-                                         for v, g in rest]
+    def named(g):
+        if by_label and all(r.tag for r in g):
+            return tags(g, scope)
+        return distinguish(g, scope) or f"{len(g)} runs"
+    parts = [holds_for(group, scope)] + [f"{named(g)}: {short(v)}" for v, g in rest]
     return f"{full(value)} ({'; '.join(parts)})"
 
 
