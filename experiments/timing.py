@@ -21,6 +21,7 @@ import os
 import resource
 import subprocess
 import sys
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -112,11 +113,16 @@ def _xla_bytes_accessed(jitted, *args) -> float | None:
     return float(cost["bytes accessed"]) if cost and "bytes accessed" in cost else None
 
 
-def rule_thunks(framework: str, mode: str, keys, n: int, device) -> dict:
-    """{rule: (call, sync, saved, moved)}: forward plus backward of each rule on the same n
-    float32 elements, compiled afresh for this size where the mode compiles; saved() gives the
-    bytes the (compiled) rule keeps for backward, moved() the bytes XLA's cost analysis counts
-    for a jitted step (None elsewhere)."""
+class RuleThunk(NamedTuple):
+    call: Callable  # forward plus backward, once
+    sync: Callable  # waits for call's result
+    saved: Callable  # -> bytes the (compiled) rule keeps for backward
+    moved: Callable  # -> bytes XLA's cost analysis counts for a jitted step (None elsewhere)
+
+
+def rule_thunks(framework: str, mode: str, keys, n: int, device) -> dict[str, RuleThunk]:
+    """{rule: RuleThunk}: forward plus backward of each rule on the same n float32 elements,
+    compiled afresh for this size where the mode compiles."""
     x_np, g_np = inputs(n)
     out = {}
     if framework == "torch":
@@ -124,17 +130,19 @@ def rule_thunks(framework: str, mode: str, keys, n: int, device) -> dict:
         for key in keys:
             fn = by_key(key).fn
             f = torch.compile(fn, dynamic=False) if mode == "compile" else fn
-            out[key] = ((lambda f=f: torch.autograd.grad(f(x), x, g)[0]), torch_sync(device),
-                        lambda f=f: torch_saved_bytes(f, x), lambda: None)
+            out[key] = RuleThunk((lambda f=f: torch.autograd.grad(f(x), x, g)[0]),
+                                 torch_sync(device), lambda f=f: torch_saved_bytes(f, x),
+                                 lambda: None)
         return out
     x, g = device.to_jax(x_np), device.to_jax(g_np)
     for key in keys:
         fn = by_key(key).fn
         step = lambda a, b, fn=fn: jax.vjp(fn, a)[1](b)[0]  # noqa: E731
         f = jax.jit(step) if mode == "jit" else step
-        out[key] = ((lambda f=f: f(x, g)), jax_sync,
-                    lambda fn=fn: jax_residual_bytes(fn, x, jit=mode == "jit"),
-                    (lambda f=f: _xla_bytes_accessed(f, x, g)) if mode == "jit" else lambda: None)
+        out[key] = RuleThunk((lambda f=f: f(x, g)), jax_sync,
+                             lambda fn=fn: jax_residual_bytes(fn, x, jit=mode == "jit"),
+                             (lambda f=f: _xla_bytes_accessed(f, x, g)) if mode == "jit"
+                             else lambda: None)
     return out
 
 
@@ -153,7 +161,7 @@ def _prepared(framework: str, mode: str, n: int, device, rules=None) -> tuple[di
         from torch._dynamo.utils import counters
         counters.clear()
     made = rule_thunks(framework, mode, rules or RULES[framework], n, device)
-    thunks = {k: (call, sync) for k, (call, sync, *_) in made.items()}
+    thunks = {k: (t.call, t.sync) for k, t in made.items()}
     timings = first_calls(thunks)
     warm_up(thunks, 2 if n < 10 ** 7 else 1, WARMUP_S)
     return thunks, timings, made
@@ -181,9 +189,9 @@ def time_rules(framework: str, mode: str, n: int, device, fresh: "FreshProcess |
                 fresh_blocks[key].append(times)
     counts = _dynamo_counts() if mode == "compile" else None
     for key, t in timings.items():
-        moved = made[key][3]()
+        moved = made[key].moved()
         t.update(stats=quartiles(t["times_s"]), dispatch=quartiles(t["dispatch_s"]),
-                 saved_bytes_per_element=made[key][2]() / n,
+                 saved_bytes_per_element=made[key].saved() / n,
                  xla_bytes_per_element=None if moved is None else moved / n,
                  dynamo_counts_of_case=counts)
         if fresh:

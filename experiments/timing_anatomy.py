@@ -5,7 +5,7 @@ outputs (page faults), and the compiled-torch reproducer (experiments/inductor_b
 Each check times its thunks round by round in one case, so every ratio here is paired: the
 median of the per-round ratios with its 95% bootstrap interval over rounds.
 """
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 import numpy as np
 
@@ -223,6 +223,19 @@ def _span(values: list[float]) -> tuple[str, str] | None:
     return (format_cell(min(values), 3), format_cell(max(values), 3)) if values else None
 
 
+@dataclass(frozen=True)
+class PartsFact:
+    """One framework's eager cost taken apart, at its smallest size taken apart."""
+    framework: str
+    n: str  # '10^6'
+    api: str  # the built-in's own ops behind the custom-rule API
+    api_ratio: str | None  # its step ÷ the built-in's, with the interval
+    steps: tuple[str, str] | None  # the custom rules' steps ÷ the built-in's: lowest, highest
+    bodies: tuple[str, str] | None  # their backward bodies ÷ the built-in's backward
+    signs: tuple[str, str] | None  # their backward bodies, random ÷ sorted signs
+    in_bodies: bool  # the API costs at most 1.1x and every body at least 2x
+
+
 def parts_fact(pieces: list[Piece], references: dict[str, str], over_builtin: dict[str, str]):
     """Per framework at its smallest size taken apart: the API over the built-in's own ops ÷
     the built-in (step), the custom rules' steps and backward bodies ÷ the built-in's, and
@@ -243,29 +256,30 @@ def parts_fact(pieces: list[Piece], references: dict[str, str], over_builtin: di
         api_ratio = api["step"].timed.over(ref["step"].timed)
         bodies = medians("backward", lambda of: ref.get("backward"))
         in_bodies = bool(api_ratio and bodies and api_ratio["hi"] <= 1.1 and min(bodies) >= 2)
-        facts.append((fw, size_label(n), api["step"].name, ratio_text(api_ratio),
-                      _span(medians("step", lambda of: ref.get("step"))), _span(bodies),
-                      _span(medians("backward", lambda of: of.get("backward, sorted signs"))),
-                      in_bodies))
+        facts.append(PartsFact(fw, size_label(n), api["step"].name, ratio_text(api_ratio),
+                               _span(medians("step", lambda of: ref.get("step"))), _span(bodies),
+                               _span(medians("backward",
+                                             lambda of: of.get("backward, sorted signs"))),
+                               in_bodies))
     return tuple(facts) or None
 
 
-def parts_text(fact) -> str:
+def parts_text(facts: tuple[PartsFact, ...]) -> str:
     out = []
-    for fw, n, api, api_ratio, steps, bodies, signs, in_bodies in fact:
-        text = f"{fw} at {n}, {api} takes {api_ratio} the built-in's step"
-        if bodies:
-            text += f", custom backward bodies {bodies[0]}–{bodies[1]}× its backward"
-        if signs:
-            text += f" ({signs[0]}–{signs[1]}× on random signs against sorted)"
-        if in_bodies:
+    for f in facts:
+        text = f"{f.framework} at {f.n}, {f.api} takes {f.api_ratio} the built-in's step"
+        if f.bodies:
+            text += f", custom backward bodies {f.bodies[0]}–{f.bodies[1]}× its backward"
+        if f.signs:
+            text += f" ({f.signs[0]}–{f.signs[1]}× on random signs against sorted)"
+        if f.in_bodies:
             text += ": the cost is in the bodies, not the API"
         out.append(text)
     return "Eager, taken apart: " + "; ".join(out)
 
 
-def parts_short(fact) -> str:
-    return ", ".join(f"{fw} API {api_ratio.split(' ')[0]}×" for fw, _, _, api_ratio, *_ in fact)
+def parts_short(facts: tuple[PartsFact, ...]) -> str:
+    return ", ".join(f"{f.framework} API {(f.api_ratio or '—').split(' ')[0]}×" for f in facts)
 
 
 # --- fresh outputs against existing ones --------------------------------------------------------
@@ -323,7 +337,23 @@ def _over(at: dict, a: tuple, b: tuple) -> float | None:
     return r["median"] if r else None
 
 
-def probe_fact(probes: list[Probe], release: str):
+@dataclass(frozen=True)
+class ProbeFact:
+    """What the reproducer shows, as ratios of per-round medians (None: not measured)."""
+    release: str  # the CPU kernels the run used
+    n: str
+    step: float | None  # the step compiled ÷ eager, random signs
+    step_sorted: float | None  # the same on sorted signs
+    store: float | None  # the bool store compiled ÷ eager
+    store_vector_off: float | None  # the same with inductor's vector code off
+    store_line: str | None  # the generated line that stores the mask
+    step_vector_off: float | None  # the step with vector code off ÷ eager, random signs
+    step_vector_off_sorted: float | None  # the same on sorted signs
+    vector_off_signs: float | None  # the step with vector code off, random ÷ sorted signs
+    where_signs: float | None  # eager torch.where on a bool mask, random ÷ sorted signs
+
+
+def probe_fact(probes: list[Probe], release: str) -> ProbeFact | None:
     """The whole step compiled ÷ eager (random and sorted signs); the bool store compiled with
     and without vector code ÷ eager, and the line that stores it; the step with vector code
     off ÷ eager on random and sorted signs, and random ÷ sorted; eager torch.where on a bool
@@ -334,7 +364,8 @@ def probe_fact(probes: list[Probe], release: str):
     store = at.get(("bool store", COMPILED, "random"))
     line = next((ln for ln in store.kernel_lines if ".store(" in ln and "out_ptr" in ln),
                 None) if store else None
-    return (release, size_label(at[("step", COMPILED, "random")].n),
+    return ProbeFact(
+            release, size_label(at[("step", COMPILED, "random")].n),
             _over(at, ("step", COMPILED, "random"), ("step", EAGER, "random")),
             _over(at, ("step", COMPILED, "sorted"), ("step", EAGER, "sorted")),
             _over(at, ("bool store", COMPILED, "random"), ("bool store", EAGER, "random")),
@@ -350,9 +381,9 @@ def _x(v: float | None) -> str:
     return "—" if v is None else f"{format_cell(v, 3)}×"
 
 
-def probe_text(fact) -> str:
+def probe_text(f: ProbeFact) -> str:
     (release, n, step, step_sorted, store_vec, store_scalar, line, scalar_step,
-     scalar_step_sorted, scalar_signs, where_signs) = fact
+     scalar_step_sorted, scalar_signs, where_signs) = astuple(f)
     text = (f"On {release}, torch.compile of relu forward plus backward at {n} elements takes "
             f"{_x(step)} its "
             f"eager time on random signs and {_x(step_sorted)} on sorted ones.")
@@ -380,11 +411,12 @@ def probe_text(fact) -> str:
     return text.rstrip(".")
 
 
-def probe_finding(fact) -> str:
+def probe_finding(f: ProbeFact) -> str:
     """The reproducer's result in two sentences: which of the two changes (vector code off,
     sorted signs) moves the time, and whether turning vector code off is a workaround."""
-    (release, n, step, _, store_vec, store_scalar, _, scalar_step, scalar_step_sorted,
-     scalar_signs, _) = fact
+    release, n, step, store_vec, store_scalar = f.release, f.n, f.step, f.store, f.store_vector_off
+    scalar_step, scalar_step_sorted = f.step_vector_off, f.step_vector_off_sorted
+    scalar_signs = f.vector_off_signs
     causes = []
     if store_vec is not None and store_scalar is not None and store_vec > 2 * store_scalar:
         causes.append(f"the vectorised bool-mask store (alone {_x(store_vec)} eager, "
@@ -402,8 +434,8 @@ def probe_finding(fact) -> str:
     return text
 
 
-def probe_short(fact) -> str:
-    return f"{_x(fact[2])} eager"
+def probe_short(f: ProbeFact) -> str:
+    return f"{_x(f.step)} eager"
 
 
 # --- what a rerun elsewhere can reproduce ---------------------------------------------------------

@@ -183,7 +183,8 @@ def cross_check(base: dict, device, n: int) -> list[dict]:
     round so that the machine's drift hits both alike."""
     import torch.utils.benchmark as benchmark
     key = REFERENCE_RELU["torch"]
-    thunk, sync, *_ = rule_thunks("torch", "eager", [key], n, device)[key]
+    made = rule_thunks("torch", "eager", [key], n, device)[key]
+    thunk, sync = made.call, made.sync
     ours, theirs = [], []
     rounds = CROSS_CHECK["rounds"]
     for _ in range(rounds):
@@ -218,7 +219,8 @@ def profile_records(base: dict, device, mode: str, n: int) -> list[dict]:
     from torch.profiler import ProfilerActivity, profile
     key = PROFILE["rule"]
     torch._dynamo.reset()
-    thunk, sync, saved_bytes, _ = rule_thunks("torch", mode, [key], n, device)[key]
+    made = rule_thunks("torch", mode, [key], n, device)[key]
+    thunk, sync, saved_bytes = made.call, made.sync, made.saved
     for _ in range(3):
         sync(thunk())
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.name == "cuda" else [])
