@@ -136,7 +136,7 @@ def eager_part_thunks(framework: str, n: int, device) -> dict:
 
 def eager_parts_records(base: dict, device, framework: str, n: int) -> list[dict]:
     thunks = eager_part_thunks(framework, n, device)
-    timings = with_faults(interleaved(thunks, timing.CHECK_BUDGET_S), thunks)
+    timings = with_faults(interleaved(thunks, timing.CHECK_BUDGET_S))
     names = {k: by_key(k).name for k in timing.RULES[framework]}
     return [{**base, "rule": rule, "name": names.get(rule, rule), "piece": piece,
              "reference": REFERENCE_RELU[framework], "over_builtin": OVER_BUILTIN[framework][0],
@@ -169,7 +169,7 @@ def page_fault_thunks(device, n: int) -> dict:
 
 def page_fault_records(base: dict, device, n: int) -> list[dict]:
     thunks = page_fault_thunks(device, n)
-    timings = with_faults(interleaved(thunks, timing.CHECK_BUDGET_S), thunks)
+    timings = with_faults(interleaved(thunks, timing.CHECK_BUDGET_S))
     return [{**base, "way": way, "stats": quartiles(t["times_s"]),
              "budget_s": timing.CHECK_BUDGET_S, **t}
             for way, t in timings.items()]

@@ -40,6 +40,7 @@ class RuleTiming:
     interleaved: bool  # timed round by round with the other rules of its framework and mode
     dynamo: dict | None  # torch.compile's graphs, graph breaks and recompiles in its case
     times: list[float] = field(default_factory=list)  # every timed round, in order (seconds)
+    faults: float | None = None  # median minor page faults a call (runs before: not counted)
 
     @property
     def time(self) -> dict:
@@ -118,7 +119,8 @@ def _rule(r: dict) -> RuleTiming:
                       r["dispatch"], r["first_call_s"], r["bytes_per_element"],
                       r.get("saved_bytes_per_element"), r.get("xla_bytes_per_element"),
                       "interleaved_with" in r,
-                      r.get("dynamo_counts_of_case"), r.get("times_s", []))
+                      r.get("dynamo_counts_of_case"), r.get("times_s", []),
+                      float(np.median(r["minor_faults"])) if r.get("minor_faults") else None)
 
 
 def _net(r: dict) -> NetTiming:
@@ -364,7 +366,7 @@ def time_detail(t: RunTiming) -> list[list]:
              _us(r.time["hi"]), _us(r.stats["q1"]),
              _us(r.stats["q3"]), _us(r.stats["iqr"]), r.stats["n"], _us(r.dispatch["median"]),
              _us(r.first_call_s), r.interleaved, harness.get((r.framework, r.mode, r.rule, r.n)),
-             (r.dynamo or {}).get("graph_breaks"), (r.dynamo or {}).get("recompiles")]
+             (r.dynamo or {}).get("graph_breaks"), (r.dynamo or {}).get("recompiles"), r.faults]
             for r in t.rules]
 
 
@@ -571,7 +573,8 @@ def _time_tables(summary: Summary) -> list[Table]:
               detail=(td[0] + ["framework", "mode", "rule", "n", "median µs", "95% lo µs",
                                "95% hi µs", "q1 µs", "q3 µs",
                                "IQR µs", "repeats", "dispatch median µs", "first call µs",
-                               "interleaved", "in-run ÷ fresh", "graph breaks", "recompiles"],
+                               "interleaved", "in-run ÷ fresh", "graph breaks", "recompiles",
+                               "minor faults a call (median)"],
                       td[1])),
         Table("rule_ratios", "Custom rule ÷ built-in, same framework, mode and size",
               "The median over rounds of the per-round ratio rule ÷ built-in (the two timed in "

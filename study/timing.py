@@ -15,6 +15,7 @@ process timing the same thunks (experiments/timing.py's fresh-process check).
 """
 import functools
 import gc
+import resource
 import time
 
 import numpy as np
@@ -103,12 +104,17 @@ def warm_up(thunks: dict, rounds: int, seconds: float = 0.0) -> None:
         done += 1
 
 
+def _minor_faults() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
 def timed_rounds(thunks: dict, out: dict, rounds: int, budget_s: float | None = None,
                  min_rounds: int = 3, collect: bool = True) -> None:
     """Rounds in which every thunk runs once, in order, appended to out's times, with
     garbage collection off, until `rounds` or the budget (after min_rounds). A full
     collection first, unless `collect` is false (a later block of the same case: with torch
-    and JAX loaded, one takes about 0.1 s)."""
+    and JAX loaded, one takes about 0.1 s). Each call's minor page faults (this process's,
+    counted outside the timed window) go to out[name]["minor_faults"]."""
     enabled = gc.isenabled()
     if collect:
         gc.collect()
@@ -117,12 +123,15 @@ def timed_rounds(thunks: dict, out: dict, rounds: int, budget_s: float | None = 
         start = time.perf_counter()
         for i in range(rounds):
             for name, (thunk, sync) in thunks.items():
+                faults = _minor_faults()
                 t0 = time.perf_counter()
                 result = thunk()
                 t1 = time.perf_counter()
                 sync(result)
+                t2 = time.perf_counter()
                 out[name]["dispatch_s"].append(t1 - t0)
-                out[name]["times_s"].append(time.perf_counter() - t0)
+                out[name]["times_s"].append(t2 - t0)
+                out[name].setdefault("minor_faults", []).append(_minor_faults() - faults)
             if budget_s is not None and i + 1 >= min_rounds and time.perf_counter() - start > budget_s:
                 break
     finally:

@@ -3,7 +3,6 @@ jax.vjp as the oracle, and their summaries on hand-made records."""
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
 import torch
 
 from experiments import inductor_bool_mask, timing, timing_anatomy as anatomy, timing_checks
@@ -151,18 +150,20 @@ def test_the_reproducer_sorts_the_same_values_and_compiles_without_vector_code_o
     assert set(inductor_bool_mask.compile_options("cuda")) == {"compile"}
 
 
-@pytest.mark.parametrize("calls", [1, 3])
-def test_a_new_buffer_on_each_call_faults_and_an_existing_one_does_not(calls):
+def test_the_harness_counts_each_calls_page_faults_a_new_buffer_faults_an_existing_one_not():
     # 64 MiB written on each call (above glibc's largest mmap threshold, 32 MiB, so each new
     # array is a fresh mapping that faults when first written, a page or a huge page at a
     # time); a buffer written before is already mapped
+    from study.timing import time_interleaved
     src = np.ones(1 << 24, np.float32)
     dst = np.empty_like(src)
     np.copyto(dst, src)
-    existing = timing.minor_faults_per_call(lambda: np.copyto(dst, src), lambda _: None, calls)
-    fresh = timing.minor_faults_per_call(lambda: np.ones(1 << 24, np.float32), lambda _: None,
-                                         calls)
-    assert fresh >= 1 and fresh > existing
+    got = timing.with_faults(time_interleaved(
+        {"existing": (lambda: np.copyto(dst, src), lambda _: None),
+         "fresh": (lambda: np.ones(1 << 24, np.float32), lambda _: None)}, rounds=3))
+    assert len(got["fresh"]["minor_faults"]) == 3
+    assert got["fresh"]["minor_faults_per_call"] >= 1
+    assert got["fresh"]["minor_faults_per_call"] > got["existing"]["minor_faults_per_call"]
 
 
 def test_a_rerun_compares_each_checks_ratio_measured_within_one_case():
