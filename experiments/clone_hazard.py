@@ -308,4 +308,5 @@ def render(summary: Summary) -> Rendered:
 EXPERIMENT = Experiment(
     name="clone_hazard", description=DESCRIPTION, question=QUESTION, seed=None,
     tables=("hazard",), cases=cases, run_case=run_case, summarise=summarise, render=render,
-    comparison=Comparison(record_key=("case", "dtype")))
+    comparison=Comparison(record_key=("case", "dtype"),
+                          error_fields=("error", "gradcheck_catches")))

@@ -10,7 +10,7 @@ import numpy as np
 
 from experiments import timing_anatomy as anatomy
 from study.experiment import Answer, Finding, Rendered
-from study.reproduction import Spread
+from study.cells import Value
 from study.results import Run
 from study.runsets import identity, merge_run_rows, newest, stated_for_runs
 from study.tables import Table, format_cell
@@ -184,7 +184,7 @@ def sizes(t: RunTiming) -> list[int]:
     return sorted({r.n for r in t.rules})
 
 
-def ratio_spread(t: RunTiming, fw: str, mode: str, rule: str, n: int) -> Spread | None:
+def ratio_spread(t: RunTiming, fw: str, mode: str, rule: str, n: int) -> Value | None:
     """The rule's time ÷ the built-in's, with its 95% bootstrap interval: the median of the
     per-round ratios where the two were timed in the same rounds (interleaved), else the
     ratio of medians, each side resampled on its own."""
@@ -194,7 +194,7 @@ def ratio_spread(t: RunTiming, fw: str, mode: str, rule: str, n: int) -> Spread 
         return None
     paired = a.interleaved and b.interleaved and len(a.times) == len(b.times)
     r = (paired_ratio if paired else unpaired_ratio)(a.times, b.times)
-    return Spread(r["median"], r["lo"], r["hi"])
+    return Value(r["median"], r["lo"], r["hi"])
 
 
 def ratio(t: RunTiming, fw: str, mode: str, rule: str, n: int) -> float | None:
@@ -334,9 +334,9 @@ def comparable_cells(run: Run) -> dict:
                 out[(("ratio", f"{fw} {mode} {rule} ÷ built-in"), ("n", size_label(n)))] = spread
     for m in t.memory:
         value = m["torch_saved"] if m["framework"] == "torch" else m["jax_jit_vjp"]
-        out[(("saved bytes per element", m["rule"]),)] = value / m["n"]
+        out[(("saved bytes per element", m["rule"]),)] = Value(value / m["n"])
     for name, r in anatomy.comparable_ratios(t.pieces, t.references, t.ways, t.probes).items():
-        out[name] = Spread(r["median"], r["lo"], r["hi"])
+        out[name] = Value(r["median"], r["lo"], r["hi"])
     return out
 
 
@@ -756,7 +756,7 @@ def tables(summary: Summary) -> list[Table]:
 
 # --- findings and figure ------------------------------------------------------------------
 
-def _spread_text(spread: Spread | None) -> str:
+def _spread_text(spread: Value | None) -> str:
     return "—" if spread is None else (f"{format_cell(spread.value, 3)}× [{format_cell(spread.lo, 3)}"
                                        f", {format_cell(spread.hi, 3)}]")
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from study.cells import Cell, Error, Placed, Value
 from study.conventions import numpy_dtype
 from study.experiment import Finding, Rendered
 from study.placement import (cell_values, depends_on_placement, describe_where, restrict,
@@ -188,14 +189,18 @@ def summarise(runs) -> Summary:
 
 # --- cells --------------------------------------------------------------------------------
 
+def atlas_cell(c) -> Cell:
+    """A stored atlas cell, typed: in the atlas a string is always a mode's error line, and a
+    {"values", "where"} dict a placement-dependent cell (study.placement.collapse)."""
+    if depends_on_placement(c):
+        return Placed(tuple(atlas_cell(v) for v in c["values"]), describe_where(c))
+    return Error(c) if isinstance(c, str) else Value(c)
+
+
 def shown(c) -> str:
     """A cell as the atlas shows it: the value, or its values marked as placement-dependent."""
-    if depends_on_placement(c):
-        digits = distinct_digits(c["values"])
-        texts = sorted(format_cell(v, digits) if not isinstance(v, str) else shorten(v, 30)
-                       for v in c["values"])
-        return " or ".join(texts) + " (placement)"
-    return c if isinstance(c, str) else format_cell(c)
+    cell = atlas_cell(c)
+    return cell.values_text() if isinstance(cell, Placed) else cell.text()
 
 
 def agree(a, b) -> bool | None:
@@ -1120,31 +1125,28 @@ def render(summary: Summary) -> Rendered:
 
 # --- what a rerun is compared on ----------------------------------------------------------
 
-def _comparable(cell):
-    """A placement-dependent cell as text (its values and where), so NaN matches NaN."""
-    return f"{shown(cell)} at {describe_where(cell)}" if depends_on_placement(cell) else cell
-
-
 def comparable_cells(run: Run) -> dict:
     """Every atlas cell by (op, dtype, mode, input), every numeric check by (rule, x, what),
-    and every failed case; fields an erratum withdrew are left out."""
+    and every failed case, typed (study.cells); fields an erratum withdrew are left out."""
     out = {}
     for rec in run.records:
         if "case_error" in rec:
             out[(("part", rec.get("part")), ("rule", rec.get("rule")), ("dtype", rec.get("dtype")),
-                 ("path", "case_error"))] = rec["case_error"]
+                 ("path", "case_error"))] = Error(rec["case_error"])
         elif rec.get("part") == "atlas" and "withdrawn" not in rec:
             for op in _ops(rec):
                 compiled = (("execution", "compiled"),) if op.compiler else ()
                 for mode in (m for m in op.modes if m not in rec.get("withdrawn_fields", {})):
                     for label in op.inputs:
                         out[(("op", op.name), ("dtype", op.dtype), ("mode", mode),
-                             ("input", label)) + compiled] = _comparable(op.cell(mode, label))
+                             ("input", label)) + compiled] = atlas_cell(op.cell(mode, label))
         elif rec.get("part") == "gradcheck" and "withdrawn" not in rec:
             for what in ("analytic", "finite_difference", "passed"):
-                out[(("rule", rec["name"]), ("x", rec["point"]), ("path", what))] = rec[what]
+                v = rec[what]
+                out[(("rule", rec["name"]), ("x", rec["point"]), ("path", what))] = \
+                    Error(v) if isinstance(v, str) else Value(v)
         elif rec.get("part") == "arithmetic" and "withdrawn" not in rec:
             for what in ("subnormal_is_positive", "subnormal_times_one", "half_min_normal"):
                 out[(("probe", "subnormal arithmetic"), ("framework", rec["framework"]),
-                     ("exec", rec["exec"]), ("dtype", rec["dtype"]), ("path", what))] = rec[what]
+                     ("exec", rec["exec"]), ("dtype", rec["dtype"]), ("path", what))] = Value(rec[what])
     return out

@@ -142,7 +142,7 @@ def cmd_compare(args) -> None:
     for c in comps:
         for name, a, b in c.different[:args.show]:
             print(f"{c.run.experiment}: {reproduction.name_text(name)}: "
-                  f"{reproduction.cell_text(a, None)} vs {reproduction.cell_text(b, None)}")
+                  f"{a.text(None)} vs {b.text(None)}")
     if args.strict and not all(c.reproduced for c in comps if c.kind == reproduction.REPRODUCTION):
         sys.exit(1)
 

@@ -8,17 +8,17 @@ within a run, never across devices). Each differing cell
 is put in a group by what it shows, a pure function of its name and its two values:
 
 - subnormal: at ±min_subnormal, or a value that is subnormal in the cell's dtype;
-- placement: one device's value depends on where the element sits;
+- placement: one device's value depends on where the element sits (a Placed cell);
 - last bits: both finite and within a few units in the last place of the dtype;
-- error: one device raised;
+- error: one device raised (an Error cell);
 - other.
 """
 import math
 from dataclasses import dataclass
 from functools import cache
 
+from study.cells import Cell, Error, Placed, Value
 from study.conventions import finfo
-from study.errors import looks_like_error
 from study.reproduction import cells_of, compare_cells
 from study.results import Run
 from study.runsets import machine
@@ -35,7 +35,7 @@ class DevicePair:
     same_releases: bool
     same_machine: bool  # the same host and CPU model
     equal: int
-    different: list[tuple[tuple, object, object]]  # (cell name, cpu value, cuda value)
+    different: list[tuple[tuple, Cell, Cell]]  # (cell name, cpu cell, cuda cell)
     only_cpu: int
     only_cuda: int
 
@@ -83,6 +83,10 @@ def _limits(dtype: str) -> tuple[float, float]:
     return float(fi.smallest_normal), float(fi.eps)
 
 
+def _number(cell: Cell):
+    return cell.value if isinstance(cell, Value) else None
+
+
 def _is_subnormal(value, dtype: str | None) -> bool:
     if not isinstance(value, float) or value == 0 or not math.isfinite(value) or dtype is None:
         return False
@@ -98,18 +102,19 @@ def _within_ulps(a, b, dtype: str | None) -> bool:
     return abs(a - b) <= ULPS * eps * max(abs(a), abs(b))
 
 
-def group_of(name: tuple, a, b) -> str:
+def group_of(name: tuple, a: Cell, b: Cell) -> str:
     fields = dict(name)
     dtype = fields.get("dtype")
     dtype = dtype if dtype in ("float16", "bfloat16", "float32", "float64") else None
-    if "subnormal" in str(fields.get("input", "")) or _is_subnormal(a, dtype) \
-            or _is_subnormal(b, dtype):
+    x, y = _number(a), _number(b)
+    if "subnormal" in str(fields.get("input", "")) or _is_subnormal(x, dtype) \
+            or _is_subnormal(y, dtype):
         return "subnormal"
-    if any(isinstance(v, str) and "(placement)" in v for v in (a, b)):
+    if isinstance(a, Placed) or isinstance(b, Placed):
         return "placement"
-    if _within_ulps(a, b, dtype):
+    if _within_ulps(x, y, dtype):
         return "last bits"
-    if any(isinstance(v, str) and looks_like_error(v) for v in (a, b)):
+    if isinstance(a, Error) or isinstance(b, Error):
         return "error"
     return "other"
 

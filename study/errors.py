@@ -15,5 +15,6 @@ _ERROR_LINE = re.compile(r"^[A-Z]\w*(Error|Exception|Escape|Exit)\b")
 
 
 def looks_like_error(text: str) -> bool:
-    """Whether a recorded string is an error line as first_error_line writes it."""
+    """Whether a string reads as an error line as first_error_line writes it: the tests' check
+    that every recorded error was typed as one (study.cells.Error), never how one is found."""
     return bool(_ERROR_LINE.match(text))

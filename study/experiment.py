@@ -57,7 +57,8 @@ class Comparison:
     record_key: tuple[str, ...]  # the record fields that name a cell
     not_compared: tuple[str, ...] = ()  # fields that vary with the machine, not the result
     tolerance: float = 0.0  # relative, for derived cells
-    derived_cells: Callable | None = None  # run -> {name: value}, instead of raw record leaves
+    derived_cells: Callable | None = None  # run -> {name: study.cells.Cell}, not record leaves
+    error_fields: tuple[str, ...] = ()  # record fields whose string values are error lines
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from study import device_comparison, reproduction
 from study.atomic import write_text_atomically
+from study.cells import pair_texts
 from study.errors import first_error_line
 from study.experiment import QUESTIONS, Answer, Finding, Rendered
 from study.results import Run
@@ -198,7 +199,7 @@ def _reproduction_rows(comps, everyone) -> tuple[list[list], list[list]]:
     rows, diffs = [], []
     for c in comps:
         shown = "; ".join(f"{shorten(reproduction.name_text(name), 70)}: "
-                          + " vs ".join(reproduction.pair_texts(a, b))
+                          + " vs ".join(pair_texts(a, b))
                           for name, a, b in c.different[:MAX_DIFFERENCES_SHOWN])
         yours = run_name(c.run, everyone)
         theirs = run_name(c.reference, everyone) if c.reference else None
@@ -209,8 +210,7 @@ def _reproduction_rows(comps, everyone) -> tuple[list[list], list[list]]:
                      len(c.only_here), len(c.only_reference), c.verdict,
                      shorten(shown, 150) or None])
         diffs += [[c.run.experiment, c.kind, c.run.path, c.reference.path,
-                   reproduction.name_text(name), reproduction.cell_text(a, None),
-                   reproduction.cell_text(b, None)] for name, a, b in c.different]
+                   reproduction.name_text(name), a.text(None), b.text(None)] for name, a, b in c.different]
     return rows, diffs
 
 
@@ -273,7 +273,7 @@ def _device_rows(pairs, everyone) -> tuple[list[list], list[list]]:
             fields = dict(name)
             what = reproduction.name_text(tuple((k, v) for k, v in name if k != "dtype"))
             cells.append([device_comparison.group_of(name, a, b), p.experiment, what,
-                          fields.get("dtype"), *reproduction.pair_texts(a, b)])
+                          fields.get("dtype"), *pair_texts(a, b)])
     return summary, cells
 
 

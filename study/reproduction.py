@@ -4,49 +4,26 @@ A cell is one leaf value of one record, named by the record's identifying fields
 experiment's `comparison.record_key`) and its path inside the record; fields the comparison
 names as not compared (wall-clock seconds), and fields an erratum withdrew, are left out. An
 experiment whose raw values are not comparable across machines (timing) derives its cells
-instead: ratios measured within the run, each with its interval (a `Spread`: for timing, the
-95% bootstrap interval of the per-round ratio), compared within the experiment's tolerance.
+instead: ratios measured within the run, each with its interval (a study.cells.Value with lo
+and hi: for timing, the 95% bootstrap interval of the per-round ratio), compared within the
+experiment's tolerance. Every cell is typed (study.cells): a failed case's line, and a string
+in a field the experiment's comparison names as an error field, are Errors.
 
 A run is compared with the reference run of its own device. Where the reference has none of
 that device, it is compared with the other device's and labelled a device comparison: what
 differs then is a property of the devices, not a failed reproduction.
 """
-import math
 from dataclasses import dataclass, field
 
+from study.cells import Cell, Error, Value, Withdrawn, equal
 from study.results import Run
-from study.tables import MARKDOWN_DIGITS, distinct_digits, format_cell
 
 ALWAYS_IGNORED = ("device", "threads", "withdrawn_fields")
 REPRODUCTION, DEVICE_COMPARISON = "reproduction", "device comparison"
 
 
-@dataclass(frozen=True)
-class Spread:
-    """A measured positive value with the interval its run's spread gives, e.g. a ratio of
-    medians with [q1 / q3, q3 / q1] of the two timings."""
-    value: float
-    lo: float
-    hi: float
-
-    def text(self, digits: int | None) -> str:
-        return f"{format_cell(self.value, digits)} [{format_cell(self.lo, digits)}, " \
-               f"{format_cell(self.hi, digits)}]"
-
-
 # A cell's name: (field, value) pairs that say which record, then ("path", where in it).
 CellName = tuple[tuple[str, object], ...]
-
-
-def cell_text(value, digits: int | None = MARKDOWN_DIGITS) -> str:
-    return value.text(digits) if isinstance(value, Spread) else format_cell(value, digits)
-
-
-def pair_texts(a, b) -> tuple[str, str]:
-    """Two cells that are compared, with as many figures as it takes to tell them apart."""
-    spreads = [(v.value, v.lo, v.hi) if isinstance(v, Spread) else v for v in (a, b)]
-    digits = distinct_digits(spreads)
-    return cell_text(a, digits), cell_text(b, digits)
 
 
 def name_text(name: CellName) -> str:
@@ -56,68 +33,62 @@ def name_text(name: CellName) -> str:
     return f"{fields} :: {path}" if path is not None else fields
 
 
-def _flatten(value, path: str, out: dict) -> None:
+def _flatten(value, path: str, out: dict, error: bool) -> None:
+    """Leaves as cells. `error`: a string here is an error line. In a {"status": "error",
+    "detail": line} step (how transforms records a raised step), the detail is one too."""
     if isinstance(value, dict):
         for k in sorted(value):
-            _flatten(value[k], f"{path}.{k}" if path else str(k), out)
+            _flatten(value[k], f"{path}.{k}" if path else str(k), out,
+                     error or (k == "detail" and value.get("status") == "error"))
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            _flatten(v, f"{path}[{i}]", out)
+            _flatten(v, f"{path}[{i}]", out, error)
     else:
-        out[path] = value
+        out[path] = Error(value) if error and isinstance(value, str) else Value(value)
 
 
-def record_cells(records: list[dict], key_fields: tuple[str, ...],
-                 ignored: tuple[str, ...] = ()) -> dict[CellName, object]:
-    """{name: leaf} over every record (failed cases included; withdrawn ones left out)."""
-    out: dict[CellName, object] = {}
+def record_cells(records: list[dict], key_fields: tuple[str, ...], ignored: tuple[str, ...] = (),
+                 error_fields: tuple[str, ...] = ()) -> dict[CellName, Cell]:
+    """{name: cell} over every record's leaves (failed cases included; withdrawn records and
+    fields left out). A failed case's line and strings in `error_fields` are Errors."""
+    out: dict[CellName, Cell] = {}
+    errors = {"case_error", *error_fields}
     for rec in records:
         if "withdrawn" in rec:
             continue
         ident = tuple((k, rec[k]) for k in key_fields if k in rec)
         skip = set(key_fields) | set(ignored) | set(ALWAYS_IGNORED) | set(rec.get("withdrawn_fields", ()))
-        leaves: dict[str, object] = {}
+        leaves: dict[str, Cell] = {}
         for name, value in rec.items():
             if name not in skip:
-                _flatten(value, name, leaves)
+                _flatten(value, name, leaves, name in errors)
         for path, leaf in leaves.items():
             out[ident + (("path", path),)] = leaf
     return out
 
 
-def cells_of(experiment, run: Run) -> dict[CellName, object]:
+def cells_of(experiment, run: Run) -> dict[CellName, Cell]:
     comparison = experiment.comparison
     if comparison.derived_cells is not None:
         return comparison.derived_cells(run)
-    return record_cells(run.records, comparison.record_key, comparison.not_compared)
-
-
-def equal(a, b, tolerance: float = 0.0) -> bool:
-    """Exact equality (NaN equals NaN, -0 equals +0), or within a relative tolerance; two
-    Spreads are equal when their intervals overlap or lie within the tolerance of each other."""
-    if isinstance(a, Spread) and isinstance(b, Spread):
-        return a.lo <= b.hi * (1 + tolerance) and b.lo <= a.hi * (1 + tolerance)
-    if isinstance(a, bool) or isinstance(b, bool) or not (
-            isinstance(a, (int, float)) and isinstance(b, (int, float))):
-        return a == b
-    if math.isnan(a) or math.isnan(b):
-        return math.isnan(a) and math.isnan(b)
-    if tolerance and a > 0 and b > 0:
-        return abs(math.log(a / b)) <= math.log1p(tolerance)
-    return a == b
+    return record_cells(run.records, comparison.record_key, comparison.not_compared,
+                        comparison.error_fields)
 
 
 @dataclass
 class CellComparison:
     """Two runs' cells side by side: the one comparison behind reruns and devices."""
     equal: int = 0
-    different: list[tuple[CellName, object, object]] = field(default_factory=list)
+    different: list[tuple[CellName, Cell, Cell]] = field(default_factory=list)
     only_ours: list[CellName] = field(default_factory=list)
     only_theirs: list[CellName] = field(default_factory=list)
 
 
 def compare_cells(ours: dict, theirs: dict, tolerance: float = 0.0) -> CellComparison:
-    """Every cell named on both sides, equal (see `equal`) or different, and those on one."""
+    """Every cell named on both sides, equal (study.cells.equal) or different, and those on
+    one. A withdrawn cell is left out, as if it were not there."""
+    ours = {k: v for k, v in ours.items() if not isinstance(v, Withdrawn)}
+    theirs = {k: v for k, v in theirs.items() if not isinstance(v, Withdrawn)}
     out = CellComparison()
     for name, value in ours.items():
         if name not in theirs:
@@ -136,7 +107,7 @@ class RunComparison:
     reference: Run | None
     kind: str = REPRODUCTION  # or DEVICE_COMPARISON: the reference is of the other device
     equal: int = 0
-    different: list[tuple[CellName, object, object]] = field(default_factory=list)
+    different: list[tuple[CellName, Cell, Cell]] = field(default_factory=list)
     only_here: list[CellName] = field(default_factory=list)
     only_reference: list[CellName] = field(default_factory=list)
 

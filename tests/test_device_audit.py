@@ -22,6 +22,7 @@ from jax._src import array as jax_array
 
 import experiments
 from study import runner
+from study.cells import Error
 from study.devices import Device, DeviceEscape
 from study.errors import looks_like_error
 from study.reproduction import name_text, record_cells
@@ -90,11 +91,11 @@ def test_every_experiment_has_an_audit():
 
 
 def errors_in(records: list[dict], key: tuple[str, ...] = ("rule",)) -> dict[str, str]:
-    """Every error a run recorded: failed cases and cells whose value is an error line."""
+    """Every error a run recorded: failed cases, and any leaf that reads as an error line,
+    in whichever field it landed (the audit looks for errors nothing declared)."""
     cells = record_cells(records, key)
-    return {name: value for name, value in cells.items()
-            if isinstance(value, str) and (dict(name).get("path") == "case_error"
-                                           or looks_like_error(value))}
+    return {name: cell.text() for name, cell in cells.items()
+            if isinstance(cell, Error) or isinstance(cell.value, str) and looks_like_error(cell.value)}
 
 
 def run_audited(exp, device: Device, cases: list[dict]) -> list[list[dict]]:

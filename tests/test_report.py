@@ -14,9 +14,10 @@ import subprocess
 import pytest
 
 import experiments
-from study import report, reproduction, results
+from study import report, results
 from study.tables import (Table, collapse_rows, format_cell, latex_escape, shorten, to_csv, to_latex,
                           to_markdown)
+from study.cells import Value, pair_texts
 from study.experiment import QUESTIONS
 from tests.conftest import listed_result_files, load_listed, reference_runs
 
@@ -284,8 +285,8 @@ def test_values_that_differ_never_print_equal():
     # 3.72e-44 and 3.72004e-44 agree to 4 figures: the row shows 6, the CSV every digit
     t = Table("t", "T", "cap", ["cpu", "cuda", "same"], [[3.72e-44, 3.72004e-44, 1.0]])
     assert "| 3.72e-44 | 3.72004e-44 | 1 |" in to_markdown(t)
-    assert reproduction.pair_texts(3.72e-44, 3.72004e-44) == ("3.72e-44", "3.72004e-44")
-    assert reproduction.pair_texts(0.25, 0.25) == ("0.25", "0.25")
+    assert pair_texts(Value(3.72e-44), Value(3.72004e-44)) == ("3.72e-44", "3.72004e-44")
+    assert pair_texts(Value(0.25), Value(0.25)) == ("0.25", "0.25")
     from experiments.zero_point_report import shown
     assert shown({"values": [6.0078125, 6.00781], "where": {}}) == "6.00781 or 6.007812 (placement)"
 

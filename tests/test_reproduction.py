@@ -7,6 +7,7 @@ import numpy as np
 
 import experiments
 from study import report, reproduction
+from study.cells import Error, Value, Withdrawn
 from study.experiment import Comparison
 from study.results import Run
 
@@ -27,7 +28,7 @@ def test_cells_equal_different_and_one_sided_are_counted():
                host="alice")
     c = reproduction.compare(Exp, mine, ref)
     assert c.equal == 1 and [(reproduction.name_text(n), a, b) for n, a, b in c.different] \
-        == [("case=a :: v[1]", 2.5, 2.0)]
+        == [("case=a :: v[1]", Value(2.5), Value(2.0))]
     assert [reproduction.name_text(n) for n in c.only_here] == ["case=c :: v"]
     assert [reproduction.name_text(n) for n in c.only_reference] == ["case=b :: v"]
     assert c.verdict == "differs in 1 of 2 cells"
@@ -114,7 +115,7 @@ def test_a_timing_ratio_reproduces_when_the_95_percent_intervals_meet_within_the
     tight = Run("timing", {**PROV, "host": "b"},
                 [rule("jax_relu", ones), rule("jax_custom_c0", [1.3] * 20)], "y")
     (_, mine, theirs), = reproduction.compare(timing, tight, ours).different
-    assert reproduction.cell_text(mine) == "1.3 [1.3, 1.3]" and theirs.value == 1.0
+    assert mine.text() == "1.3 [1.3, 1.3]" and theirs.value == 1.0
 
 
 def test_wall_clock_seconds_are_not_a_cell_of_the_bifurcation_count():
@@ -138,13 +139,45 @@ def test_a_rerun_on_the_reference_host_is_told_apart_by_its_date():
 
 
 def test_one_cell_comparison_counts_equal_different_and_one_sided_cells():
-    from study.reproduction import Spread, compare_cells
+    from study.reproduction import compare_cells
     a = (("x", 1),)
-    b, c, d = (("x", 2),), (("x", 3),), (("x", 4),)
-    ours = {a: 1.0, b: Spread(2.0, 1.9, 2.1), c: "error: x"}
-    theirs = {a: 1.0, b: Spread(3.0, 2.9, 3.1), d: 0.0}
+    b, c, d, e = (("x", 2),), (("x", 3),), (("x", 4),), (("x", 5),)
+    ours = {a: Value(1.0), b: Value(2.0, 1.9, 2.1), c: Error("ValueError: x"), e: Withdrawn("w")}
+    theirs = {a: Value(1.0), b: Value(3.0, 2.9, 3.1), d: Value(0.0), e: Value(1.0)}
     got = compare_cells(ours, theirs, tolerance=0.25)
     # 2.1 x 1.25 = 2.6 < 2.9: the two intervals are more than 25% apart
-    assert (got.equal, got.only_ours, got.only_theirs) == (1, [c], [d])
+    # a withdrawn cell is not there: theirs at e has nothing of ours to meet
+    assert (got.equal, got.only_ours, got.only_theirs) == (1, [c], [d, e])
     assert got.different == [(b, ours[b], theirs[b])]
     assert compare_cells(ours, theirs, tolerance=0.5).different == []  # 2.1 x 1.5 = 3.15
+
+
+def test_every_cell_of_every_committed_run_is_typed_and_no_error_hides_as_a_value():
+    # every experiment's cells, over every committed result file (reference and results, cuda
+    # and older runs included): a Cell, a Value holds a scalar, a Placed cell holds Values and
+    # Errors; and no Value holds a string that reads as an error line (study.errors'
+    # pattern, the independent check that every recorded error was typed as one)
+    from study import results
+    from study.cells import CELL_TYPES, Placed
+    from study.errors import looks_like_error
+    known = set(experiments.NAMES)
+    runs = [r for root in (results.RESULTS_DIR, results.REFERENCE_DIR)
+            for r in results.apply_errata(results.load_runs([root], known)[0],
+                                          results.load_errata())]
+    seen, problems = set(), []
+    for r in runs:
+        exp = experiments.load(r.experiment)
+        for name, cell in reproduction.cells_of(exp, r).items():
+            seen.add((r.experiment, type(cell).__name__))
+            inner = cell.values if isinstance(cell, Placed) else (cell,)
+            if not isinstance(cell, CELL_TYPES) or not all(
+                    isinstance(c, (Value, Error)) for c in inner):
+                problems.append((r.path, name, cell))
+            elif any(isinstance(c, Value) and (isinstance(c.value, (list, dict)) or (
+                    isinstance(c.value, str) and looks_like_error(c.value))) for c in inner):
+                problems.append((r.path, name, cell))
+    assert not problems, problems[:3]
+    assert {e for e, _ in seen} == known
+    # the experiments that record errors have them typed as Errors
+    assert {("zero_point", "Error"), ("zero_point", "Placed"), ("transforms", "Error"),
+            ("nonscalar_backward", "Error")} <= seen

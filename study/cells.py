@@ -1,0 +1,114 @@
+"""A cell, typed: what a rerun, a device pair and the report compare, never a sniffed string.
+
+    Value      a number, a flag or a label; a ratio carries its 95% interval (lo, hi)
+    Error      the first line of what a mode or a case raised (study.errors.first_error_line)
+    Placed     values that depend on where the element sits (study.placement), and where
+    Withdrawn  a cell an erratum withdrew, and why; never compared
+
+Result files keep their JSON shapes; the experiment that wrote a record turns its leaves into
+cells (study.reproduction.record_cells, or an experiment's own derived cells).
+"""
+import math
+from dataclasses import dataclass
+
+from study.tables import MARKDOWN_DIGITS, distinct_digits, format_cell, shorten
+
+Scalar = float | int | bool | str | None
+
+
+@dataclass(frozen=True)
+class Value:
+    value: Scalar
+    lo: float | None = None  # the 95% interval, where the value has one
+    hi: float | None = None
+
+    def numbers(self) -> tuple:
+        return (self.value,) if self.lo is None else (self.value, self.lo, self.hi)
+
+    def text(self, digits: int | None = MARKDOWN_DIGITS) -> str:
+        if self.lo is None:
+            return format_cell(self.value, digits)
+        return (f"{format_cell(self.value, digits)} [{format_cell(self.lo, digits)}, "
+                f"{format_cell(self.hi, digits)}]")
+
+
+@dataclass(frozen=True)
+class Error:
+    line: str
+
+    def numbers(self) -> tuple:
+        return ()
+
+    def text(self, digits: int | None = MARKDOWN_DIGITS) -> str:
+        return self.line
+
+
+@dataclass(frozen=True)
+class Placed:
+    values: tuple  # each a Value or an Error, in the order the placements first show them
+    where: str  # study.placement.describe_where: which value at which placement and position
+
+    def numbers(self) -> tuple:
+        return ()
+
+    def values_text(self) -> str:
+        """'0 or 1 (placement)': each value, with as many figures as tell them apart."""
+        digits = distinct_digits([v.value for v in self.values if isinstance(v, Value)])
+        return " or ".join(sorted(v.text(digits) if isinstance(v, Value) else shorten(v.line, 30)
+                                  for v in self.values)) + " (placement)"
+
+    def text(self, digits: int | None = MARKDOWN_DIGITS) -> str:
+        return f"{self.values_text()} at {self.where}"
+
+
+@dataclass(frozen=True)
+class Withdrawn:
+    why: str
+
+    def numbers(self) -> tuple:
+        return ()
+
+    def text(self, digits: int | None = MARKDOWN_DIGITS) -> str:
+        return f"withdrawn: {self.why}"
+
+
+Cell = Value | Error | Placed | Withdrawn
+CELL_TYPES = (Value, Error, Placed, Withdrawn)
+
+
+def _same_number(a, b, tolerance: float) -> bool:
+    """Exact (NaN equals NaN, -0 equals +0), or within a relative tolerance."""
+    if isinstance(a, bool) or isinstance(b, bool) or not (
+            isinstance(a, (int, float)) and isinstance(b, (int, float))):
+        return a == b
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    if tolerance and a > 0 and b > 0:
+        return abs(math.log(a / b)) <= math.log1p(tolerance)
+    return a == b
+
+
+def equal(a: Cell, b: Cell, tolerance: float = 0.0) -> bool:
+    """Two cells say the same: values exactly (or within a relative tolerance), two intervals
+    that overlap or lie within the tolerance of each other, the same error line, the same
+    values at the same places."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, Value):
+        if a.lo is not None and b.lo is not None:
+            return a.lo <= b.hi * (1 + tolerance) and b.lo <= a.hi * (1 + tolerance)
+        return (a.lo is None) == (b.lo is None) and _same_number(a.value, b.value, tolerance)
+    if isinstance(a, Placed):
+        return (a.where == b.where and len(a.values) == len(b.values)
+                and all(equal(x, y) for x, y in zip(a.values, b.values)))
+    return a == b
+
+
+def text(cell: Cell, digits: int | None = MARKDOWN_DIGITS) -> str:
+    return cell.text(digits)
+
+
+def pair_texts(a: Cell, b: Cell) -> tuple[str, str]:
+    """Two cells that are compared, with as many figures as it takes to tell them apart."""
+    digits = distinct_digits([a.numbers(), b.numbers()])
+    return a.text(digits), b.text(digits)
