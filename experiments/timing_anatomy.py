@@ -98,10 +98,8 @@ def _timed(r: dict) -> Timed:
 
 
 def copies_of(records: list[dict]) -> list[Copy]:
-    """Copy records; a run before copies named where they write had torch copy into an
-    existing buffer and jax.jit's x + 0.0 into a new one."""
-    return [Copy(r["n"], r["what"], r.get("into", PREALLOCATED if r["what"] == "copy torch"
-                                          else "new buffer"), r["bytes"], _timed(r),
+    """Copy records."""
+    return [Copy(r["n"], r["what"], r["into"], r["bytes"], _timed(r),
                  r.get("page_bytes")) for r in records if "bytes" in r]
 
 
@@ -122,16 +120,13 @@ def _way(r: dict) -> str | None:
     return VECTOR_OFF if (r.get("inductor_options") or {}).get("cpp.simdlen") == 0 else COMPILED
 
 
-def probes_of(records: list[dict], legacy: list[dict] = ()) -> list[Probe]:
-    """Probe records, and the compile_probe records of earlier runs: one op timed once eager
-    and once compiled, on random signs, in one record. Probe records without the 'compiled'
-    flag are left out: that harness reset dynamo before each compile, so a wrapper compiled
-    earlier recompiled at its first call under whatever settings were then in force, and
-    its cells do not say which code they timed."""
+def probes_of(records: list[dict]) -> list[Probe]:
+    """Probe records (experiments.upgrades turns earlier runs' compile_probe records into
+    them). Those without the 'compiled' flag are left out: that harness reset dynamo before
+    each compile, so a wrapper compiled earlier recompiled at its first call under whatever
+    settings were then in force, and its cells do not say which code they timed."""
     return [Probe(r["probe"], r.get("role"), way, r.get("signs", "random"), r["n"], _timed(r),
-                  tuple(r.get("kernel_lines", ()))) for r in records if (way := _way(r))] + [
-        Probe(r["probe"], None, way, "random", r["n"], Timed((), None, r[key]["median"]), ())
-        for r in legacy for way, key in ((EAGER, "eager"), (COMPILED, "compiled"))]
+                  tuple(r.get("kernel_lines", ()))) for r in records if (way := _way(r))]
 
 
 # --- copies -----------------------------------------------------------------------------------

@@ -139,15 +139,9 @@ def _run_timing(run: Run) -> RunTiming:
 
     def part(name):
         return [r for r in recs if r.get("part") == name]
-    plan = next(iter(part("plan")), {})
+    plan = next(iter(part("plan")), {})  # experiments.upgrades gives older runs theirs
     threads = next((r["threads"] for r in recs if "threads" in r), {})
-    # runs before the plan record divided by each framework's relu and paired rules like this
-    references = plan.get("reference_rules", {"torch": "torch_relu", "jax": "jax_relu"})
-    pairs = plan.get("torch_jax_pairs", [
-        ("relu", "torch_relu", "jax_relu"), ("custom c=0", "torch_custom_c0", "jax_custom_c0"),
-        ("custom_op / nondiff_argnums", "torch_custom_op_c0", "jax_custom_nondiff_c0"),
-        ("bool mask", "torch_custom_bool_mask", "jax_custom_bool_mask"),
-        ("bit mask", "torch_custom_bit_mask", "jax_custom_bit_mask")])
+    references, pairs = plan.get("reference_rules", {}), plan.get("torch_jax_pairs", [])
     return RunTiming(
         identity(run), [_rule(r) for r in part("rule")],
         {(r["framework"], r["mode"], r["rule"], r["n"]): r["fresh"]
@@ -158,7 +152,7 @@ def _run_timing(run: Run) -> RunTiming:
         [{"what": r["what"], "median": r["stats"]["median"], "n": r["n"], "flops": r["flops"]}
          for r in part("machine") if "flops" in r],
         anatomy.copies_of(part("machine")), part("cross_check"), _profile_events(part("profile")),
-        anatomy.probes_of(part("probes"), part("compile_probe")), anatomy.pieces_of(part("eager_parts")),
+        anatomy.probes_of(part("probes")), anatomy.pieces_of(part("eager_parts")),
         {r["framework"]: r["over_builtin"] for r in part("eager_parts")},
         anatomy.ways_of(part("page_faults")), part("shared_dynamic"),
         plan.get("targets", []), references, [tuple(p) for p in pairs],

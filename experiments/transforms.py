@@ -226,11 +226,6 @@ class Summary:
     runs: list[RunStyles]
 
 
-def _is_builtin(rec: dict) -> bool:
-    # runs before records carried the rule's kind: the framework relus were the references
-    return rec["kind"] == "builtin" if "kind" in rec else rec["rule"] in ("torch_relu", "jax_relu")
-
-
 def summarise(runs) -> Summary:
     recs = [r for run in runs for r in run.ok_records()]
     codes: dict[str, str] = {}
@@ -242,7 +237,7 @@ def summarise(runs) -> Summary:
     return Summary(
         next((r["columns"] for r in recs), []), sorted({r["compile_backend"] for r in recs}),
         codes, [RunStyles(identity(run), [
-            StyleCells(i, r["style"], r["rule"], r["framework"], _is_builtin(r), r["convention"],
+            StyleCells(i, r["style"], r["rule"], r["framework"], r["kind"] == "builtin", r["convention"],
                        {c: r["cells"][c] for c in r["columns"]})
             for i, r in enumerate(run.ok_records(), 1)]) for run in runs])
 

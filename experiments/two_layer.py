@@ -94,14 +94,9 @@ class Summary:
     runs: list[RunGradients]
 
 
-def _reference_of(rec: dict) -> str:
-    # runs before records named their reference subtracted from each framework's relu
-    return rec.get("reference_rule") or {"torch": "torch_relu", "jax": "jax_relu"}[rec["framework"]]
-
-
 def _rule_gradients(r: dict) -> RuleGradients:
     return RuleGradients(r["dataset"], r["rule"], r["name"], r["framework"], r["kind"],
-                         r["convention"], r["measured_at_0"], _reference_of(r), r["loss"],
+                         r["convention"], r["measured_at_0"], r["reference_rule"], r["loss"],
                          r["grad_w1"], r["grad_w2"], r["preactivation_zeros"],
                          r.get("zero_positions"), r["shapes"]["x"])
 

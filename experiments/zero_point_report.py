@@ -5,7 +5,7 @@ atlas, modes, placement, extended-dtype, porting, custom-convention, gradcheck, 
 look-alike tables, the findings and the heatmap from that data alone.
 """
 import functools
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -111,57 +111,13 @@ class Summary:
     release_changes: list[ReleaseChange]
 
 
-# Ops a porting user takes as the same function, as the study listed them before atlas records
-# named their look-alike (9aa9177 and earlier).
-_LOOK_ALIKES_BEFORE_RECORDED = {
-    "torch_relu": "jax_relu", "torch_relu6": "jax_relu6", "torch_hardtanh": "jax_hard_tanh",
-    "torch_abs": "jax_abs", "torch_clamp_min0": "jax_clip0", "torch_clamp_0_6": "jax_clip_0_6",
-    "torch_maximum0": "jax_maximum0", "torch_where_gt": "jax_where_gt",
-    "torch_where_ge": "jax_where_ge", "torch_mul_mask": "jax_mul_mask",
-    "torch_abs_average": "jax_abs_average", "torch_leaky_relu0": "jax_leaky_relu0",
-    "torch_leaky_relu001": "jax_leaky_relu001", "torch_myrelu_seed": "jax_seed_relu",
-    "torch_custom_op_c0": "jax_custom_nondiff_c0"}
-
-
 def _op(rec: dict) -> OpAtlas:
-    look_alike = (rec["look_alike"] if "look_alike" in rec
-                  else _LOOK_ALIKES_BEFORE_RECORDED.get(rec["rule"]))
     return OpAtlas(rec["rule"], rec["name"], rec["framework"], rec["kind"], rec["convention"],
                    rec["kinks"], rec["dtype"], rec["inputs"],
-                   {m: rec[m] for m in rec.get("modes", ATLAS_MODES)}, look_alike,
+                   {m: rec[m] for m in rec.get("modes", ATLAS_MODES)}, rec["look_alike"],
                    tuple(rec.get("withdrawn_fields", ())), tuple(rec.get("placements", ())),
                    rec.get("compiler") if rec.get("execution") == "compiled" else None,
                    tuple(tuple(kv) for kv in rec["documented"]) if "documented" in rec else None)
-
-
-JIT_SUFFIX = " (jit)"  # runs before 0.3.0 recorded jax.jit as placements "... (jit)"
-
-
-def _ops(rec: dict) -> list[OpAtlas]:
-    """The record's op; a record from before 0.3.0 that measured jax.jit as placements is
-    split into its eager op and its compiled one."""
-    op = _op(rec)
-    jit = tuple(p for p in op.placements if p.endswith(JIT_SUFFIX))
-    if not jit:
-        return [op]
-    eager = tuple(p for p in op.placements if p not in jit)
-
-    def part(keep, rename):
-        modes = {}
-        for m, cells in op.modes.items():
-            modes[m] = cells if isinstance(cells, str) else [
-                _renamed(restrict(c, keep), rename) for c in cells]
-        return modes
-    return [replace(op, modes=part(eager, False), placements=eager),
-            replace(op, modes=part(jit, True), compiler="jax.jit",
-                    placements=tuple(p[:-len(JIT_SUFFIX)] for p in jit))]
-
-
-def _renamed(cell, strip: bool):
-    if not strip or not depends_on_placement(cell):
-        return cell
-    return {"values": cell["values"],
-            "where": {p[:-len(JIT_SUFFIX)]: runs for p, runs in cell["where"].items()}}
 
 
 def _check(rec: dict) -> GradcheckPoint:
@@ -174,7 +130,7 @@ def summarise(runs) -> Summary:
     atlases = []
     for run in runs:
         recs = run.ok_records()
-        ops = [op for r in recs if r.get("part") == "atlas" for op in _ops(r)]
+        ops = [_op(r) for r in recs if r.get("part") == "atlas"]
         atlases.append(RunAtlas(
             identity(run), [op for op in ops if op.compiler is None],
             [_check(r) for r in recs if r.get("part") == "gradcheck"],
@@ -1134,12 +1090,12 @@ def comparable_cells(run: Run) -> dict:
             out[(("part", rec.get("part")), ("rule", rec.get("rule")), ("dtype", rec.get("dtype")),
                  ("path", "case_error"))] = Error(rec["case_error"])
         elif rec.get("part") == "atlas" and "withdrawn" not in rec:
-            for op in _ops(rec):
-                compiled = (("execution", "compiled"),) if op.compiler else ()
-                for mode in (m for m in op.modes if m not in rec.get("withdrawn_fields", {})):
-                    for label in op.inputs:
-                        out[(("op", op.name), ("dtype", op.dtype), ("mode", mode),
-                             ("input", label)) + compiled] = atlas_cell(op.cell(mode, label))
+            op = _op(rec)
+            compiled = (("execution", "compiled"),) if op.compiler else ()
+            for mode in (m for m in op.modes if m not in rec.get("withdrawn_fields", {})):
+                for label in op.inputs:
+                    out[(("op", op.name), ("dtype", op.dtype), ("mode", mode),
+                         ("input", label)) + compiled] = atlas_cell(op.cell(mode, label))
         elif rec.get("part") == "gradcheck" and "withdrawn" not in rec:
             for what in ("analytic", "finite_difference", "passed"):
                 v = rec[what]

@@ -104,7 +104,7 @@ def _run_side_by_side(chosen: list, args) -> None:
 
 def _load(folders: list[str], errata_file: str) -> tuple[list, list[str]]:
     runs, notes = results.load_runs(folders, set(experiments.NAMES))
-    return results.apply_errata(runs, results.load_errata(errata_file)), notes
+    return results.ready(runs, results.load_errata(errata_file)), notes
 
 
 def _references(folder: str | None, errata_file: str) -> list:

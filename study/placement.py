@@ -12,8 +12,7 @@ is measured
     strided     all inputs in a stride-2 view (x = base[:, 0] of an (n, 2) tensor; torch only)
     2-D rows    row i of an (n, FILL_LENGTH) batch filled with input i, every position read
 
-eagerly (study.compiled measures compiled code at the same placements). Runs before 0.3.0
-measured jax.jit here too, as placements named "... (jit)"; the atlas's loader splits them off.
+eagerly (study.compiled measures compiled code at the same placements).
 
     >>> m = measure(by_key("torch_hardtanh"), [float("nan")], "float32", Device("cpu"), ("fill",))
     >>> collapse(m["reverse"][0])   # e.g. {"values": [0.0, 1.0], "where": {...}}

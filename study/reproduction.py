@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from study.cells import Cell, Error, Value, Withdrawn, equal
 from study.results import Run
 
-ALWAYS_IGNORED = ("device", "threads", "withdrawn_fields")
+ALWAYS_IGNORED = ("device", "threads", "withdrawn_fields", "upgraded_fields")
 REPRODUCTION, DEVICE_COMPARISON = "reproduction", "device comparison"
 
 
@@ -57,7 +57,8 @@ def record_cells(records: list[dict], key_fields: tuple[str, ...], ignored: tupl
         if "withdrawn" in rec:
             continue
         ident = tuple((k, rec[k]) for k in key_fields if k in rec)
-        skip = set(key_fields) | set(ignored) | set(ALWAYS_IGNORED) | set(rec.get("withdrawn_fields", ()))
+        skip = (set(key_fields) | set(ignored) | set(ALWAYS_IGNORED)
+                | set(rec.get("withdrawn_fields", ())) | set(rec.get("upgraded_fields", ())))
         leaves: dict[str, Cell] = {}
         for name, value in rec.items():
             if name not in skip:

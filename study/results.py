@@ -208,6 +208,14 @@ def apply_errata(runs: list[Run], errata: list[dict]) -> list[Run]:
     return out
 
 
+def ready(runs: list[Run], errata: list[dict]) -> list[Run]:
+    """Loaded runs as the study reads them: errata applied to the records as stored, then
+    older record shapes brought up to date (experiments.upgrades)."""
+    from experiments.upgrades import upgrade
+    return [replace(run, records=upgrade(run.experiment, run.records))
+            for run in apply_errata(runs, errata)]
+
+
 def promote_to_reference(results_dir: str = RESULTS_DIR, reference_dir: str = REFERENCE_DIR,
                          known: set[str] | None = None) -> list[str]:
     """Make the runs under results_dir the reference: replace reference_dir's files with

@@ -44,7 +44,7 @@ def load_listed(paths: list[str], reports_dir: str):
     known = set(experiments.NAMES)
     runs = [results._load_one(os.path.join(reports_dir, p), p, known) for p in paths]
     errata = results.load_errata(os.path.join(reports_dir, "errata.json"))
-    return results.apply_errata(sorted(runs, key=lambda r: (r.experiment, r.label)), errata)
+    return results.ready(sorted(runs, key=lambda r: (r.experiment, r.label)), errata)
 
 
 def reference_runs():
@@ -53,4 +53,4 @@ def reference_runs():
     import experiments
     from study import results
     runs, _ = results.load_runs([results.REFERENCE_DIR], set(experiments.NAMES))
-    return results.apply_errata(runs, results.load_errata())
+    return results.ready(runs, results.load_errata())

@@ -13,6 +13,8 @@ from study.results import Run
 
 PROV = {"utc": "2026-01-01T00:00:00+00:00", "host": "vm", "device": "cpu", "torch": "1",
         "jax": "2", "scope": "standard"}
+# a timing run's plan: each framework's relu is the rule every other is divided by
+PLAN = {"part": "plan", "reference_rules": {"torch": "torch_relu", "jax": "jax_relu"}}
 
 
 Exp = SimpleNamespace(name="fake", comparison=Comparison(record_key=("case",)))
@@ -51,13 +53,13 @@ def test_timing_is_compared_as_ratios_within_a_run_never_as_absolute_times():
                 "name": rule, "bytes_per_element": 12, "stats": stats, "dispatch": stats,
                 "first_call_s": seconds, "times_s": [seconds] * 20,
                 "interleaved_with": ["torch_relu", "torch_custom_c0"]}
-    ours = Run("timing", PROV, [rec("torch_relu", 1e-3), rec("torch_custom_c0", 1.5e-3)], "x")
+    ours = Run("timing", PROV, [PLAN, rec("torch_relu", 1e-3), rec("torch_custom_c0", 1.5e-3)], "x")
     slower_machine = Run("timing", {**PROV, "host": "slow"},
-                         [rec("torch_relu", 4e-3), rec("torch_custom_c0", 6.4e-3)], "y")
+                         [PLAN, rec("torch_relu", 4e-3), rec("torch_custom_c0", 6.4e-3)], "y")
     c = reproduction.compare(timing, slower_machine, ours)
     assert c.verdict == "reproduced"  # 1.6 against 1.5: within 25%, at 4x the absolute time
     much_worse = Run("timing", {**PROV, "host": "slow"},
-                     [rec("torch_relu", 4e-3), rec("torch_custom_c0", 12e-3)], "y")
+                     [PLAN, rec("torch_relu", 4e-3), rec("torch_custom_c0", 12e-3)], "y")
     assert reproduction.compare(timing, much_worse, ours).different
 
 
@@ -105,15 +107,15 @@ def test_a_timing_ratio_reproduces_when_the_95_percent_intervals_meet_within_the
                 "bytes_per_element": 12, "times_s": times,
                 "interleaved_with": ["jax_relu", "jax_custom_c0"]}
     ones = [1.0] * 20
-    ours = Run("timing", PROV, [rule("jax_relu", ones), rule("jax_custom_c0", ones)], "x")
+    ours = Run("timing", PROV, [PLAN, rule("jax_relu", ones), rule("jax_custom_c0", ones)], "x")
     # a noisy rerun: per-round ratios 1 in ten rounds and 3 in ten, median 2 (100% off); a
     # resample's median is 1, 2 or 3, so the 95% interval is [1, 3], which contains our 1
     noisy = Run("timing", {**PROV, "host": "b"},
-                [rule("jax_relu", ones), rule("jax_custom_c0", [1.0, 3.0] * 10)], "y")
+                [PLAN, rule("jax_relu", ones), rule("jax_custom_c0", [1.0, 3.0] * 10)], "y")
     assert reproduction.compare(timing, noisy, ours).verdict == "reproduced"
     # a tight rerun at ratio 1.3: interval [1.3, 1.3]; 1.3 > 1 * 1.25: different
     tight = Run("timing", {**PROV, "host": "b"},
-                [rule("jax_relu", ones), rule("jax_custom_c0", [1.3] * 20)], "y")
+                [PLAN, rule("jax_relu", ones), rule("jax_custom_c0", [1.3] * 20)], "y")
     (_, mine, theirs), = reproduction.compare(timing, tight, ours).different
     assert mine.text() == "1.3 [1.3, 1.3]" and theirs.value == 1.0
 
@@ -162,8 +164,7 @@ def test_every_cell_of_every_committed_run_is_typed_and_no_error_hides_as_a_valu
     from study.errors import looks_like_error
     known = set(experiments.NAMES)
     runs = [r for root in (results.RESULTS_DIR, results.REFERENCE_DIR)
-            for r in results.apply_errata(results.load_runs([root], known)[0],
-                                          results.load_errata())]
+            for r in results.ready(results.load_runs([root], known)[0], results.load_errata())]
     seen, problems = set(), []
     for r in runs:
         exp = experiments.load(r.experiment)

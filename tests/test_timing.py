@@ -72,7 +72,9 @@ def test_bandwidth_fraction_counts_the_bytes_the_work_must_move():
     from experiments import timing_report
     from study.results import Run
     n, t = 10 ** 6, 1e-3
-    recs = [{"part": "machine", "what": "copy torch", "bytes": 8 * n, "n": n, "stats": _stats(t)},
+    recs = [{"part": "plan", "reference_rules": {"torch": "torch_relu", "jax": "jax_relu"}},
+            {"part": "machine", "what": "copy torch", "into": "preallocated", "bytes": 8 * n,
+             "n": n, "stats": _stats(t)},
             {"part": "rule", "framework": "torch", "mode": "compile", "rule": "torch_relu",
              "name": "torch.relu", "n": n, "bytes_per_element": 12, "stats": _stats(1.5 * t),
              "dispatch": _stats(1e-6), "first_call_s": 1.0, "saved_bytes_per_element": 1.0}]

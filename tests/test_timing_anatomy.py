@@ -28,10 +28,12 @@ def test_the_machines_copy_is_the_fastest_copy_into_an_existing_buffer():
 
 def test_copies_from_runs_before_the_into_field_keep_what_they_measured():
     # the old harness copied torch with out.copy_(x) and JAX with jit(x + 0.0)
-    recs = [{"what": "copy torch", "n": 8, "bytes": 64, "stats": {"median": 1.0}},
-            {"what": "copy jax", "n": 8, "bytes": 64, "stats": {"median": 1.0}},
-            {"what": "matmul torch", "flops": 1, "stats": {"median": 1.0}}]
-    assert [c.into for c in anatomy.copies_of(recs)] == ["preallocated", "new buffer"]
+    from experiments.upgrades import upgrade
+    recs = [{"part": "machine", "what": "copy torch", "n": 8, "bytes": 64, "stats": {"median": 1.0}},
+            {"part": "machine", "what": "copy jax", "n": 8, "bytes": 64, "stats": {"median": 1.0}},
+            {"part": "machine", "what": "matmul torch", "flops": 1, "stats": {"median": 1.0}}]
+    assert [c.into for c in anatomy.copies_of(upgrade("timing", recs))] == ["preallocated",
+                                                                           "new buffer"]
 
 
 def test_a_paired_ratio_is_the_median_of_the_per_round_ratios():
@@ -79,11 +81,6 @@ def test_the_reproducers_finding_blames_the_vector_store_only_when_turning_it_of
     assert "one cause" not in same  # off or on, the store takes 10x eager
     assert "two causes" in anatomy.probe_finding(fact)
     assert "the cause" in anatomy.probe_finding(anatomy.probe_fact(_probes(500), "torch t"))
-    legacy = anatomy.probes_of([], [{"probe": "x <= 0", "n": 8, "eager": {"median": 1.0},
-                                     "compiled": {"median": 2.0}}])
-    assert anatomy.probe_fact(legacy, "torch t") is None  # old runs: rows, no finding
-    assert anatomy.probe_rows(legacy) == [["x <= 0", "random", 8, "1000000", "2000000", None, None,
-                                           None]]
 
 
 def _grad(rule_fn, x, g):

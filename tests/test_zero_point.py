@@ -209,30 +209,6 @@ def test_forward_mode_is_flagged_where_it_disagrees_with_reverse_away_from_the_k
     assert "silently wrong" in zp_report.forward_text(wrong, "+0.0")
 
 
-def test_an_old_record_that_measured_jit_as_a_placement_loads_as_an_eager_and_a_compiled_op():
-    # Before 0.3.0 jax.jit was stored as placements "... (jit)": value NaN eagerly, 0 under jit
-    # (x * (x > 0) at NaN); the reverse cell depends on position eagerly and is 1 under jit.
-    jit_only = {"values": [float("nan"), 0.0],
-                "where": {"0-d": [[0, "all"]], "fill": [[0, "0-66"]], "0-d (jit)": [[1, "all"]]}}
-    placed = {"values": [0.0, 1.0], "where": {"fill": [[0, "0-63"], [1, "64-66"]],
-                                              "fill (jit)": [[1, "0-66"]]}}
-    rec = {"part": "atlas", "rule": "r", "name": "x * (x > 0)", "framework": "jax",
-           "kind": "builtin", "convention": None, "kinks": [0.0], "dtype": "float32",
-           "inputs": ["nan"], "modes": ["value", "reverse"], "value": [jit_only],
-           "reverse": [placed], "placements": ["0-d", "fill", "0-d (jit)", "fill (jit)"]}
-    eager, compiled = zp_report._ops(rec)
-    assert (eager.compiler, compiled.compiler) == (None, "jax.jit")
-    assert compiled.placements == ("0-d", "fill") and compiled.cell("value", "nan") == 0.0
-    assert math.isnan(eager.cell("value", "nan"))
-    run = zp_report.RunAtlas(Run("zero_point", PROV, [], "x.json"), [eager], [], 67, [],
-                             [compiled])
-    assert [(mode, label) for _, mode, label, _ in zp_report.placement_cells(run)] == [
-        ("reverse", "nan")]
-    changes = {(x.mode, x.shares) for x in zp_report.compiled_changes(run)}
-    assert changes == {("value", "NaN or ±inf"),
-                       ("reverse", "NaN or ±inf; eager depends on position")}
-
-
 def test_compiled_changes_read_the_eager_cell_at_the_compiled_placements_only():
     # Eagerly 0 in the vector body and 1 in the tail of the fill, 0 in 2-D rows; compiled in
     # 2-D rows it is 0: no change. Compiled in fill it is 1 everywhere: a change.

@@ -1,0 +1,76 @@
+"""Result files written by older code, brought to today's record shapes in one place.
+
+study.results.ready applies `upgrade(experiment, records)` to every loaded run after its errata
+(which name records as they were stored), so summaries, comparisons and the report read one
+shape. Each step fills in only what the older code left implicit, with the value that code
+used, and lists the fields it filled under "upgraded_fields" (never compared as cells); it
+never changes a measured number. Failed and withdrawn records are left as stored. The files on
+disk keep what was measured.
+"""
+# zero_point before atlas records named their look-alike (9aa9177 and earlier): the pairs the
+# study then listed
+_LOOK_ALIKES = {
+    "torch_relu": "jax_relu", "torch_relu6": "jax_relu6", "torch_hardtanh": "jax_hard_tanh",
+    "torch_abs": "jax_abs", "torch_clamp_min0": "jax_clip0", "torch_clamp_0_6": "jax_clip_0_6",
+    "torch_maximum0": "jax_maximum0", "torch_where_gt": "jax_where_gt",
+    "torch_where_ge": "jax_where_ge", "torch_mul_mask": "jax_mul_mask",
+    "torch_abs_average": "jax_abs_average", "torch_leaky_relu0": "jax_leaky_relu0",
+    "torch_leaky_relu001": "jax_leaky_relu001", "torch_myrelu_seed": "jax_seed_relu",
+    "torch_custom_op_c0": "jax_custom_nondiff_c0"}
+
+# timing before its plan record: each framework's relu was the reference, and these pairs were
+# compared across frameworks
+_TIMING_PLAN = {
+    "part": "plan",
+    "reference_rules": {"torch": "torch_relu", "jax": "jax_relu"},
+    "torch_jax_pairs": [
+        ["relu", "torch_relu", "jax_relu"], ["custom c=0", "torch_custom_c0", "jax_custom_c0"],
+        ["custom_op / nondiff_argnums", "torch_custom_op_c0", "jax_custom_nondiff_c0"],
+        ["bool mask", "torch_custom_bool_mask", "jax_custom_bool_mask"],
+        ["bit mask", "torch_custom_bit_mask", "jax_custom_bit_mask"]]}
+
+_BUILTIN_RELUS = {"torch": "torch_relu", "jax": "jax_relu"}
+
+
+def _zero_point(rec: dict) -> dict:
+    if rec.get("part") == "atlas" and "look_alike" not in rec:
+        return {"look_alike": _LOOK_ALIKES.get(rec["rule"])}
+    return {}
+
+
+def _timing(rec: dict) -> dict:
+    if rec.get("part") == "machine" and "what" in rec and "into" not in rec:
+        # torch copied into an existing buffer; jax.jit's x + 0.0 wrote a new one
+        return {"into": "preallocated" if rec["what"] == "copy torch" else "new buffer"}
+    return {}
+
+
+def _transforms(rec: dict) -> dict:
+    if "kind" not in rec and "rule" in rec:
+        return {"kind": "builtin" if rec["rule"] in _BUILTIN_RELUS.values() else "custom"}
+    return {}
+
+
+def _two_layer(rec: dict) -> dict:
+    if "reference_rule" not in rec and "framework" in rec:
+        return {"reference_rule": _BUILTIN_RELUS[rec["framework"]]}
+    return {}
+
+
+_FILLS = {"zero_point": _zero_point, "timing": _timing, "transforms": _transforms,
+          "two_layer": _two_layer}
+
+
+def upgrade(experiment: str, records: list[dict]) -> list[dict]:
+    """The records in today's shapes (the same records where nothing is old)."""
+    fill = _FILLS.get(experiment)
+    if fill is None:
+        return records
+    out = []
+    for rec in records:
+        filled = {} if "case_error" in rec or "withdrawn" in rec else fill(rec)
+        out.append({**rec, **filled, "upgraded_fields": sorted(filled)} if filled else rec)
+    if experiment == "timing" and any("case_error" not in r and "withdrawn" not in r for r in out) \
+            and not any(r.get("part") == "plan" for r in out):
+        out.append({**_TIMING_PLAN, "upgraded_fields": sorted(_TIMING_PLAN)})
+    return out

@@ -1,0 +1,50 @@
+"""Older result files brought to today's record shapes in one place (experiments.upgrades),
+on hand-made records in the shapes older code wrote."""
+from experiments.upgrades import upgrade
+from study import reproduction
+from study.results import Run, ready
+
+PROV = {"utc": "2026-01-01T00:00:00+00:00", "host": "vm", "device": "cuda", "torch": "1",
+        "jax": "2", "scope": "standard", "git_commit": "old"}
+
+
+def test_fields_older_code_left_implicit_are_filled_and_listed_and_nothing_measured_changes():
+    atlas = {"part": "atlas", "rule": "torch_relu6", "reverse": [0.0, 1.0]}
+    got, = upgrade("zero_point", [atlas])
+    # before atlas records named it, torch_relu6's look-alike was jax_relu6 (the old list)
+    assert got == {**atlas, "look_alike": "jax_relu6", "upgraded_fields": ["look_alike"]}
+    got, = upgrade("two_layer", [{"framework": "jax", "rule": "jax_custom_c0", "loss": 1.5}])
+    assert got["reference_rule"] == "jax_relu" and got["loss"] == 1.5
+    builtin, custom = upgrade("transforms", [{"rule": "torch_relu"}, {"rule": "torch_custom_c0"}])
+    assert (builtin["kind"], custom["kind"]) == ("builtin", "custom")
+    # a record already in today's shape, a failed case and a withdrawn one stay as stored
+    today = {"part": "atlas", "rule": "r", "look_alike": None}
+    failed = {"rule": "torch_relu", "case_error": "RuntimeError: x"}
+    withdrawn = {"rule": "torch_relu", "withdrawn": "why"}
+    assert upgrade("zero_point", [today]) == [today]
+    assert upgrade("transforms", [failed, withdrawn]) == [failed, withdrawn]
+    assert upgrade("clone_hazard", [failed]) == [failed]
+
+
+def test_a_timing_run_before_the_plan_record_gets_the_plan_it_used():
+    copy = {"part": "machine", "what": "copy torch", "n": 8, "bytes": 64}
+    recs = upgrade("timing", [copy])
+    assert recs[0]["into"] == "preallocated" and recs[0]["upgraded_fields"] == ["into"]
+    plan, = [r for r in recs if r.get("part") == "plan"]
+    assert plan["reference_rules"] == {"torch": "torch_relu", "jax": "jax_relu"}
+    assert upgrade("timing", [{"part": "plan", "reference_rules": {}}]) == \
+        [{"part": "plan", "reference_rules": {}}]
+
+
+def test_errata_match_records_as_stored_and_filled_fields_are_never_cells():
+    stored = {"framework": "torch", "rule": "torch_custom_c0", "dataset": "d", "dtype": "float32",
+              "loss": 2.0}
+    errata = [{"experiment": "two_layer", "runs": {"git_commit": "old"},
+               "records": {"rule": "torch_custom_c0", "reference_rule": None}, "why": "w"}]
+    # the erratum names the record by a field it lacked when stored (reference_rule: None):
+    # applied before the upgrade, it matches
+    run, = ready([Run("two_layer", PROV, [stored], "x")], errata)
+    assert run.records[0]["withdrawn"] == "w"
+    run, = ready([Run("two_layer", PROV, [stored], "x")], [])
+    cells = reproduction.record_cells(run.records, ("dataset", "rule", "dtype"))
+    assert {dict(name)["path"] for name in cells} == {"framework", "loss"}
