@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from jax.test_util import check_grads
 
-from experiments import zero_point_conventions, zero_point_report
+from experiments import zero_point_atlas, zero_point_conventions
 from study.conventions import DTYPES, MODES, probe_inputs, reverse_derivative
 from study.arithmetic import subnormal_arithmetic
 from study.compiled import COMPILED_MODES, COMPILERS, measure_compiled
@@ -161,9 +161,9 @@ def _gradcheck(rule, x0: float, device) -> dict:
 EXPERIMENT = Experiment(
     name="zero_point", description=DESCRIPTION, question=QUESTION, seed=None, tables=TABLES,
     scopes=("quick", "standard", "full"), cases=cases, run_case=run_case,
-    summarise=zero_point_report.summarise, render=zero_point_conventions.render,
+    summarise=zero_point_atlas.summarise, render=zero_point_conventions.render,
     comparison=Comparison(record_key=("part", "rule", "dtype", "point"),
-                          derived_cells=zero_point_report.comparable_cells),
+                          derived_cells=zero_point_atlas.comparable_cells),
     appendix=("atlas_torch", "atlas_jax", "modes", "placement", "compiled_cells", "extended",
               "porting_torch_to_jax", "porting_jax_to_torch", "custom_conventions", "gradcheck",
               "subnormals", "natural_pairs", "releases"))

@@ -2,15 +2,16 @@
 study's second question, and the cells a reader would otherwise mis-cite (subnormal flushing,
 placements measured, a forward mode that is silently wrong). Pure functions of the summary.
 """
-from study.experiment import Answer
-from study.placement import depends_on_placement, same_value
+from study.experiment import Answer, Finding
+from study.placement import depends_on_placement, describe_where, same_value
 from study.runsets import tag_order, tags
-from study.tables import Table
+from study.tables import Table, collapse_rows
 
-from experiments.zero_point_report import (SPECIAL, RunAtlas, Summary, _same_after_rounding,
-                                           agree, changed_by_compiling,
-                                           forward_disagrees, kink_labels, look_alike_pairs,
-                                           natural_pairs, pairs_changed_by_compiling, shown)
+from experiments.zero_point_atlas import (SPECIAL, ReleaseChange, RunAtlas, Summary, agree,
+                                          forward_disagrees, kink_labels, same_after_rounding,
+                                          shown)
+from experiments.zero_point_compiled import (changed_by_compiling, look_alike_pairs,
+                                             natural_pairs, pairs_changed_by_compiling)
 
 
 def primary(summary: Summary) -> RunAtlas:
@@ -80,7 +81,7 @@ def _elsewhere(summary: Summary, side, mode: str, label: str) -> str:
     marks = ["placement"] if depends_on_placement(base) else []
     marks += [op.dtype for op in base_run.atlas() if op.rule == side.rule and op.dtype != "float32"
               and label in op.inputs and mode not in op.withdrawn
-              and not _same_after_rounding(op.cell(mode, label), base, op.dtype)]
+              and not same_after_rounding(op.cell(mode, label), base, op.dtype)]
     if changed_by_compiling(base_run, side.rule, "float32", mode, label):
         marks.append("compiled")
     others = [a.run for a in summary.runs if a is not base_run
@@ -190,6 +191,61 @@ def compiled_sentence(a: RunAtlas) -> str | None:
             f"disagree elsewhere when both sides are compiled"
             + (f" ({', '.join(f'{e.torch_op} vs {e.jax_op}' for e, _ in pairs[:2])})"
                if pairs else "") + ".")
+
+
+def release_pattern(change: ReleaseChange) -> str:
+    """'1 in torch 2.11.0+cu130 and 2.13.0+cpu, 0 in 2.14.1+cu130'."""
+    by_value: dict[str, list[str]] = {}
+    for version, cell in change.by_release:
+        by_value.setdefault(shown(cell), []).append(version)
+    return ", ".join(f"{value} in {change.framework} {' and '.join(versions)}"
+                     for value, versions in by_value.items())
+
+
+def release_finding(summary: Summary) -> Finding | None:
+    changes = summary.release_changes
+    if not changes:
+        return None
+    parts, said = [], set()
+    for fw in dict.fromkeys(c.framework for c in changes):
+        for compiled in (False, True):
+            mine = [c for c in changes if c.framework == fw
+                    and c.mode.endswith(", compiled") == compiled]
+            if not mine:
+                continue
+            patterns: dict[str, int] = {}
+            for c in mine:
+                patterns[release_pattern(c)] = patterns.get(release_pattern(c), 0) + 1
+            common = max(patterns, key=patterns.get)
+            ops = list(dict.fromkeys(c.op for c in mine))
+            pattern = "the same" if common in said else common
+            said.add(common)
+            parts.append(f"{len(mine)} {fw} cells changed {'compiled' if compiled else 'eagerly'}"
+                         f" in {len(ops)} ops ({ops[0]}{', …' if len(ops) > 1 else ''};"
+                         f" {patterns[common]} of them: {pattern})")
+    return Finding(f"Between the releases measured, {'; '.join(parts)}.", "releases")
+
+
+def release_table(summary: Summary) -> Table:
+    rows = [[c.framework, c.op, c.device, c.dtype, c.mode, c.input, "; ".join(
+        f"{c.framework} {v}: {shown(cell)}" + (f" [{describe_where(cell, 80)}]"
+                                              if depends_on_placement(cell) else "")
+        for v, cell in c.by_release)] for c in summary.release_changes]
+    measured = "; ".join(f"{fw}: {', '.join(v)}" for fw, v in summary.releases.items())
+    notes = ([f"Only one release of each framework has been measured ({measured}); run "
+              f"`make matrix` to add others."]
+             if all(len(v) < 2 for v in summary.releases.values())
+             else [] if rows else [f"No cell differs between the releases measured ({measured})."])
+    return Table("releases", "Conventions that changed between releases",
+                 f"Every cell (any dtype, mode, input and placement) that differs between the "
+                 f"measured releases of the framework the op belongs to, among runs of one machine "
+                 f"(host and CPU), device and scope ({measured}): eager cells, and compiled cells "
+                 f"(mode '…, compiled': torch.compile or jax.jit, as the atlas compiles) against "
+                 f"the same compiler's in the other release; rows that differ only in dtype, mode "
+                 f"or input are merged.",
+                 ["framework", "op", "device", "dtypes", "modes", "inputs", "by release"],
+                 collapse_rows(rows, (3, 4, 5)), notes, detail=(
+                     ["framework", "op", "device", "dtype", "mode", "input", "by release"], rows))
 
 
 def release_sentence(summary: Summary) -> str | None:

@@ -244,7 +244,8 @@ RENDERING_LAYER = ("study.report", "study.tables", "study.figures", "study.repro
                    "study.device_comparison", "experiments.zero_point_conventions",
                    "experiments.bifurcation_checks",
                    "study.runsets", "study.results", "study.provenance", "study.experiment",
-                   "experiments.zero_point_report", "experiments.bifurcation_report",
+                   "experiments.zero_point_report", "experiments.zero_point_atlas",
+                   "experiments.zero_point_compiled", "study.cells", "experiments.bifurcation_report",
                    "experiments.timing_report", "experiments.timing_anatomy")
 
 
@@ -287,7 +288,7 @@ def test_values_that_differ_never_print_equal():
     assert "| 3.72e-44 | 3.72004e-44 | 1 |" in to_markdown(t)
     assert pair_texts(Value(3.72e-44), Value(3.72004e-44)) == ("3.72e-44", "3.72004e-44")
     assert pair_texts(Value(0.25), Value(0.25)) == ("0.25", "0.25")
-    from experiments.zero_point_report import shown
+    from experiments.zero_point_atlas import shown
     assert shown({"values": [6.0078125, 6.00781], "where": {}}) == "6.00781 or 6.007812 (placement)"
 
 

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 import experiments.zero_point as zp
-import experiments.zero_point_report as zp_report
+import experiments.zero_point_atlas as zp_atlas
+import experiments.zero_point_compiled as zp_compiled
 import study.rules as rules_module
 from study.conventions import DTYPES, probe_inputs, reverse_derivative
 from study.placement import (ALL_PLACEMENTS, FILL_LENGTH, cell_values, collapse,
@@ -96,7 +97,7 @@ def test_the_conventions_note_checks_every_declared_derivative_against_the_measu
 
 def test_atlas_cells_contain_the_0d_measurement_of_every_op_and_input(cpu, sample_run):
     for rec in (r for r in sample_run.records if r["part"] == "atlas"):
-        rule, op = by_key(rec["rule"]), zp_report._op(rec)
+        rule, op = by_key(rec["rule"]), zp_atlas._op(rec)
         for label, x in zip(rec["inputs"], rec["x"]):
             got = reverse_derivative(rule, x, rec["dtype"], cpu)
             cell = op.cell("reverse", label)
@@ -189,12 +190,12 @@ def test_an_op_added_to_the_registry_appears_in_the_atlas_with_no_other_change(c
     records = [rec for case in zp.cases("quick") for rec in zp.run_case(cpu, **case)]
     tables = tables_of([Run("zero_point", PROV, records, "x.json")])
     row = next(r for r in tables["atlas_torch"].rows if r[0] == new.name)
-    assert row[3] == zp_report.shown(2 * clamp_at_0)  # derived from this torch's own clamp
+    assert row[3] == zp_atlas.shown(2 * clamp_at_0)  # derived from this torch's own clamp
 
 
 def op_with(forward: list, reverse: list, labels=("-1", "1", "+0.0", "nan")):
     """A hand-made atlas op at kink 0, with the given forward and reverse cells."""
-    return zp_report.OpAtlas("r", "op", "torch", "custom", 0.0, [0.0], "float32", list(labels),
+    return zp_atlas.OpAtlas("r", "op", "torch", "custom", 0.0, [0.0], "float32", list(labels),
                              {"value": [0.0] * len(labels), "reverse": reverse, "forward": forward,
                               "second": [0.0] * len(labels)}, None)
 
@@ -204,9 +205,9 @@ def test_forward_mode_is_flagged_where_it_disagrees_with_reverse_away_from_the_k
     # two modes say at the kink (+0.0) or at NaN, where conventions may differ
     wrong = op_with(forward=[0.0, 0.0, 0.0, 0.0], reverse=[0.0, 1.0, 0.0, 0.0])
     right = op_with(forward=[0.0, 1.0, 1.0, 1.0], reverse=[0.0, 1.0, 0.0, float("nan")])
-    assert zp_report.forward_disagrees(wrong) == ["1"]
-    assert zp_report.forward_disagrees(right) == []
-    assert "silently wrong" in zp_report.forward_text(wrong, "+0.0")
+    assert zp_atlas.forward_disagrees(wrong) == ["1"]
+    assert zp_atlas.forward_disagrees(right) == []
+    assert "silently wrong" in zp_atlas.forward_text(wrong, "+0.0")
 
 
 def test_compiled_changes_read_the_eager_cell_at_the_compiled_placements_only():
@@ -222,9 +223,9 @@ def test_compiled_changes_read_the_eager_cell_at_the_compiled_placements_only():
     in_fill = replace(rows_only, modes={**rows_only.modes}, placements=("fill",))
     in_fill.modes["reverse"] = [0.0, 1.0, 1.0, 0.0]
     for compiled, expected in ((rows_only, []), (in_fill, [("reverse", "+0.0")])):
-        run = zp_report.RunAtlas(Run("zero_point", PROV, [], "x.json"), [eager], [], 67, [],
+        run = zp_atlas.RunAtlas(Run("zero_point", PROV, [], "x.json"), [eager], [], 67, [],
                                  [compiled])
-        assert [(x.mode, x.input) for x in zp_report.compiled_changes(run)] == expected
+        assert [(x.mode, x.input) for x in zp_compiled.compiled_changes(run)] == expected
 
 
 def test_compiled_forward_mode_that_ignores_the_rule_is_flagged_and_eager_agreement_is_not():
@@ -235,17 +236,17 @@ def test_compiled_forward_mode_that_ignores_the_rule_is_flagged_and_eager_agreem
     from dataclasses import replace
     compiled = replace(eager, modes={**eager.modes, "forward": [0.0, 1.0, 1.0, 1.0]},
                        compiler="torch.compile", placements=("fill",))
-    run = zp_report.RunAtlas(Run("zero_point", PROV, [], "x.json"), [eager], [], 67, [],
+    run = zp_atlas.RunAtlas(Run("zero_point", PROV, [], "x.json"), [eager], [], 67, [],
                              [compiled])
-    (op, before, got), = zp_report.compiled_forward_wrong(run)
+    (op, before, got), = zp_compiled.compiled_forward_wrong(run)
     assert before.startswith("NotImplementedError") and got == 1.0
     run.ops = [same]
-    assert zp_report.compiled_forward_wrong(run) == []
+    assert zp_compiled.compiled_forward_wrong(run) == []
 
 
 def test_probe_labels_sort_by_value_with_zero_probes_in_place():
     labels = ["nan", "+0.0", "3+ulp", "-3", "min_normal", "-min_subnormal", "-0.5-ulp", "-inf"]
-    assert sorted(labels, key=zp_report.label_order) == [
+    assert sorted(labels, key=zp_atlas.label_order) == [
         "-3", "-0.5-ulp", "-min_subnormal", "+0.0", "min_normal", "3+ulp", "nan", "-inf"]
 
 
@@ -261,16 +262,16 @@ def test_the_conventions_table_gives_each_pair_at_its_kink_and_where_a_cell_chan
     labels = ["-min_subnormal", "+0.0", "+min_subnormal"]
 
     def op(rule, framework, look_alike, grad_at_0):
-        return zp_report.OpAtlas(rule, rule, framework, "builtin", None, [0.0], "float32", labels,
+        return zp_atlas.OpAtlas(rule, rule, framework, "builtin", None, [0.0], "float32", labels,
                                  {"value": [0.0, 0.0, 0.0], "reverse": [0.0, grad_at_0, 1.0],
                                   "forward": [0.0, grad_at_0, 1.0], "second": [0.0] * 3},
                                  look_alike)
 
     def run(tag, torch_grad):
-        return zp_report.RunAtlas(replace(Run("zero_point", PROV, [], f"{tag}.json"), tag=tag),
+        return zp_atlas.RunAtlas(replace(Run("zero_point", PROV, [], f"{tag}.json"), tag=tag),
                                   [op("clamp", "torch", "clip", torch_grad),
                                    op("clip", "jax", "clamp", 0.5)], [], 67, [])
-    summary = zp_report.Summary([run("C2", 0.0), run("C1", 1.0)], {}, [])
+    summary = zp_atlas.Summary([run("C2", 0.0), run("C1", 1.0)], {}, [])
     # read from C1, the first in the legend; C2's torch derivative at 0 differs, so it is named
     assert conventions_rows(summary) == [["clamp", "clip", 0.0, "0", "1", "0", "0.5", False,
                                           "torch d/dx: C2"]]

@@ -1,0 +1,301 @@
+"""The zero-point atlas's summary: pure functions of loaded runs.
+
+summarise(runs) turns atlas, gradcheck and arithmetic records into typed data (one RunAtlas per
+run, the release changes across runs); the atlas's cells as study.cells types, and what a
+rerun is compared on (comparable_cells).
+"""
+import functools
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from study.cells import Cell, Error, Placed, Value
+from study.conventions import numpy_dtype
+from study.placement import depends_on_placement, describe_where, same_value
+from study.results import Run
+from study.runsets import identity, machine
+from study.tables import shorten
+
+ATLAS_MODES = ("value", "reverse", "forward", "second")  # the atlas record's mode fields
+
+
+@dataclass
+class OpAtlas:
+    """One op in one dtype: every mode's cell at every probe input."""
+    rule: str
+    name: str
+    framework: str
+    kind: str
+    convention: float | None
+    kinks: list[float]
+    dtype: str
+    inputs: list[str]
+    modes: dict[str, object]  # mode -> [cell per input], or one error line for every input
+    look_alike: str | None  # the other framework's op a porting user would take as this one
+    withdrawn: tuple[str, ...] = ()  # modes an erratum withdrew: not results, never compared
+    placements: tuple[str, ...] = ()  # where each input was measured (study.placement)
+    compiler: str | None = None  # None: eager; else torch.compile(...) or jax.jit
+    # (kink, derivative) its docstring declares; None: the run did not read docstrings
+    documented: tuple[tuple[float, float], ...] | None = None
+
+    def cell(self, mode: str, label: str):
+        """A value, an error line, or a placement-dependent {"values", "where"}."""
+        cells = self.modes[mode]
+        return cells if isinstance(cells, str) else cells[self.inputs.index(label)]
+
+
+@dataclass
+class GradcheckPoint:
+    framework: str
+    rule: str
+    name: str
+    convention: float
+    point: float
+    analytic: float
+    finite_difference: float
+    passed: bool | str
+    fd_eps: float
+
+
+@dataclass
+class Arithmetic:
+    """Whether the framework on the device flushes subnormals (study.arithmetic)."""
+    framework: str
+    exec: str
+    dtype: str
+    subnormal_is_positive: bool  # False: subnormal inputs are read as 0
+    subnormal_times_one: float
+    half_min_normal: float  # 0: subnormal results are flushed to 0
+
+    @property
+    def flushes(self) -> bool:
+        return not self.subnormal_is_positive or self.half_min_normal == 0
+
+
+@dataclass
+class RunAtlas:
+    run: Run  # identity only
+    ops: list[OpAtlas]
+    checks: list[GradcheckPoint]
+    fill_length: int | None
+    arithmetic: list[Arithmetic]
+    compiled: list[OpAtlas] = field(default_factory=list)  # the same ops, compiled
+
+    def atlas(self, dtype: str | None = None) -> list[OpAtlas]:
+        """The eager ops."""
+        return [op for op in self.ops if dtype is None or op.dtype == dtype]
+
+    @functools.cached_property
+    def changes(self) -> list:
+        """Every cell compiling changes (zero_point_compiled.compiled_changes: a list of
+        CompiledChange), computed once per run."""
+        from experiments.zero_point_compiled import compiled_changes  # it reads RunAtlas
+        return compiled_changes(self)
+
+
+@dataclass
+class ReleaseChange:
+    framework: str
+    op: str
+    device: str
+    dtype: str
+    mode: str
+    input: str
+    by_release: list[tuple[str, object]]  # (release, cell)
+
+
+@dataclass
+class Summary:
+    runs: list[RunAtlas]
+    releases: dict[str, list[str]]  # framework -> releases measured
+    release_changes: list[ReleaseChange]
+
+
+def _op(rec: dict) -> OpAtlas:
+    return OpAtlas(rec["rule"], rec["name"], rec["framework"], rec["kind"], rec["convention"],
+                   rec["kinks"], rec["dtype"], rec["inputs"],
+                   {m: rec[m] for m in rec.get("modes", ATLAS_MODES)}, rec["look_alike"],
+                   tuple(rec.get("withdrawn_fields", ())), tuple(rec.get("placements", ())),
+                   rec.get("compiler") if rec.get("execution") == "compiled" else None,
+                   tuple(tuple(kv) for kv in rec["documented"]) if "documented" in rec else None)
+
+
+def _check(rec: dict) -> GradcheckPoint:
+    return GradcheckPoint(rec["framework"], rec["rule"], rec["name"], rec["convention"],
+                          rec["point"], rec["analytic"], rec["finite_difference"], rec["passed"],
+                          rec["fd_eps"])
+
+
+def summarise(runs) -> Summary:
+    atlases = []
+    for run in runs:
+        recs = run.ok_records()
+        ops = [_op(r) for r in recs if r.get("part") == "atlas"]
+        atlases.append(RunAtlas(
+            identity(run), [op for op in ops if op.compiler is None],
+            [_check(r) for r in recs if r.get("part") == "gradcheck"],
+            next((r["fill_length"] for r in recs if "fill_length" in r), None),
+            [Arithmetic(r["framework"], r["exec"], r["dtype"], r["subnormal_is_positive"],
+                        r["subnormal_times_one"], r["half_min_normal"])
+             for r in recs if r.get("part") == "arithmetic"],
+            [op for op in ops if op.compiler is not None]))
+    releases, changes = _release_changes(atlases)
+    return Summary(atlases, releases, changes)
+
+
+def atlas_cell(c) -> Cell:
+    """A stored atlas cell, typed: in the atlas a string is always a mode's error line, and a
+    {"values", "where"} dict a placement-dependent cell (study.placement.collapse)."""
+    if depends_on_placement(c):
+        return Placed(tuple(atlas_cell(v) for v in c["values"]), describe_where(c))
+    return Error(c) if isinstance(c, str) else Value(c)
+
+
+def shown(c) -> str:
+    """A cell as the atlas shows it: the value, or its values marked as placement-dependent."""
+    cell = atlas_cell(c)
+    return cell.values_text() if isinstance(cell, Placed) else cell.text()
+
+
+def agree(a, b) -> bool | None:
+    """True/False for two plain cells; None when either depends on placement."""
+    if depends_on_placement(a) or depends_on_placement(b):
+        return None
+    return same_value(a, b)
+
+
+def kink_labels(k: float) -> list[str]:
+    """The probe labels at a kink and 1 ulp either side (at 0: the smallest subnormals)."""
+    return (["-min_subnormal", "+0.0", "+min_subnormal"] if k == 0
+            else [f"{k:g}-ulp", f"{k:g}", f"{k:g}+ulp"])
+
+
+_ZERO_PROBES = ("-min_subnormal", "-0.0", "+0.0", "+min_subnormal", "min_normal")
+
+
+def label_order(label: str) -> tuple:
+    """Probe labels in the order of their values: kinks with their ulps, the probes at 0 in
+    place, NaN and the infinities last."""
+    if label in SPECIAL:
+        return (2, SPECIAL.index(label), 0.0)
+    if label in _ZERO_PROBES:
+        return (0, 0.0, _ZERO_PROBES.index(label) - 2)
+    value = label[:-4] if label.endswith(("-ulp", "+ulp")) else label
+    step = -1 if label.endswith("-ulp") else 1 if label.endswith("+ulp") else 0
+    return (0, float(value), step)
+
+
+def subnormal_label(label: str) -> bool:
+    return label.endswith("min_subnormal")
+
+
+SPECIAL = ("nan", "+inf", "-inf")  # inputs that are not kinks: a disagreement there is NaN/inf handling
+
+
+def forward_disagrees(op) -> list[str]:
+    """Inputs away from every kink (and from ±0, ±inf, NaN and subnormals) where forward mode
+    and reverse mode give different derivatives: an elementwise op's two modes must agree
+    there, so forward mode is silently wrong."""
+    near = {lab for k in op.kinks for lab in kink_labels(k)} | {"-0.0", "+0.0", *SPECIAL}
+    if any(isinstance(op.modes.get(m, ""), str) for m in ("forward", "reverse")):
+        return []
+    return [lab for lab in op.inputs if lab not in near and not lab.endswith("min_subnormal")
+            and agree(op.cell("forward", lab), op.cell("reverse", lab)) is False]
+
+
+def forward_text(op, label: str, width: int = 60) -> str:
+    """The forward-mode cell, marked where forward mode is silently wrong."""
+    wrong = forward_disagrees(op)
+    text = shorten(shown(op.cell("forward", label)), width)
+    return text + (f" ✗ silently wrong (≠ reverse at {wrong[0]})" if wrong else "")
+
+
+def _changed(cells: list) -> bool:
+    return any(shown(c) != shown(cells[0]) or describe_where(c) != describe_where(cells[0])
+               for c in cells)
+
+
+def _changes_between(by_version: dict[str, dict], framework: str, device: str) -> list:
+    out = []
+    names = sorted(by_version)
+    for key in sorted(set.intersection(*(set(v) for v in by_version.values()))):
+        ops = [by_version[v][key] for v in names]
+        for mode in (m for m in ops[0].modes if not any(m in op.withdrawn for op in ops)):
+            shown = f"{mode}, compiled" if key[2] else mode
+            for label in (lab for lab in ops[0].inputs if lab in ops[-1].inputs):
+                cells = [op.cell(mode, label) for op in ops]
+                if _changed(cells):
+                    out.append(ReleaseChange(framework, ops[0].name, device, key[1], shown, label,
+                                             list(zip(names, cells))))
+    return out
+
+
+def _release_changes(atlases: list[RunAtlas]) -> tuple[dict[str, list[str]], list]:
+    """Cells that differ between releases of the framework an op belongs to, among runs of
+    the same machine, device and scope: eager cells, and compiled cells against the same
+    compiler's."""
+    versions: dict[str, set] = {"torch": set(), "jax": set()}
+    groups: dict[tuple, list[RunAtlas]] = {}
+    for a in atlases:
+        groups.setdefault((machine(a.run), a.run.provenance["device"], a.run.scope), []).append(a)
+    changes = []
+    for (_, device, _), group in groups.items():
+        for fw in versions:
+            by_version: dict[str, dict] = {}
+            for a in group:
+                version = a.run.provenance[fw]
+                versions[fw].add(version)
+                for op in a.atlas() + a.compiled:
+                    if op.framework == fw:
+                        by_version.setdefault(version, {}).setdefault(
+                            (op.rule, op.dtype, op.compiler or ""), op)
+            if len(by_version) > 1:
+                changes += _changes_between(by_version, fw, device)
+    return {k: sorted(v) for k, v in versions.items()}, changes
+
+
+def input_kind(label: str) -> str:
+    if label in SPECIAL:
+        return "NaN or ±inf"
+    if subnormal_label(label):
+        return "a subnormal input"
+    if label.endswith("ulp") or label == "min_normal":
+        return "next to a kink"
+    return "at a kink or ±0"
+
+
+def same_after_rounding(a, b, dtype: str) -> bool:
+    """Equal once both are rounded to the coarser of dtype and float32: a constant like 0.01
+    is stored differently in each dtype, which is not a convention."""
+    if depends_on_placement(a) or depends_on_placement(b) or isinstance(a, str) \
+            or isinstance(b, str):
+        return shown(a) == shown(b)  # the same set of values: where they occur is placement
+    coarse = numpy_dtype(dtype if dtype in ("float16", "bfloat16") else "float32")
+    return same_value(float(np.asarray(a).astype(coarse)), float(np.asarray(b).astype(coarse)))
+
+
+def comparable_cells(run: Run) -> dict:
+    """Every atlas cell by (op, dtype, mode, input), every numeric check by (rule, x, what),
+    and every failed case, typed (study.cells); fields an erratum withdrew are left out."""
+    out = {}
+    for rec in run.records:
+        if "case_error" in rec:
+            out[(("part", rec.get("part")), ("rule", rec.get("rule")), ("dtype", rec.get("dtype")),
+                 ("path", "case_error"))] = Error(rec["case_error"])
+        elif rec.get("part") == "atlas" and "withdrawn" not in rec:
+            op = _op(rec)
+            compiled = (("execution", "compiled"),) if op.compiler else ()
+            for mode in (m for m in op.modes if m not in rec.get("withdrawn_fields", {})):
+                for label in op.inputs:
+                    out[(("op", op.name), ("dtype", op.dtype), ("mode", mode),
+                         ("input", label)) + compiled] = atlas_cell(op.cell(mode, label))
+        elif rec.get("part") == "gradcheck" and "withdrawn" not in rec:
+            for what in ("analytic", "finite_difference", "passed"):
+                v = rec[what]
+                out[(("rule", rec["name"]), ("x", rec["point"]), ("path", what))] = \
+                    Error(v) if isinstance(v, str) else Value(v)
+        elif rec.get("part") == "arithmetic" and "withdrawn" not in rec:
+            for what in ("subnormal_is_positive", "subnormal_times_one", "half_min_normal"):
+                out[(("probe", "subnormal arithmetic"), ("framework", rec["framework"]),
+                     ("exec", rec["exec"]), ("dtype", rec["dtype"]), ("path", what))] = Value(rec[what])
+    return out

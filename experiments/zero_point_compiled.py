@@ -1,0 +1,322 @@
+"""Does compilation change the convention? The atlas's compiled cells against eager ones,
+and the look-alike pairs eagerly and compiled: rows, facts and the two tables.
+"""
+from dataclasses import dataclass
+
+from experiments.zero_point_atlas import (SPECIAL, OpAtlas, RunAtlas, Summary, agree,
+                                          input_kind, shown, subnormal_label)
+from study.placement import (cell_values, depends_on_placement, describe_where, restrict,
+                             same_value)
+from study.runsets import merge_run_rows
+from study.tables import Table, collapse_rows, distinct_digits, format_cell, shorten
+
+@dataclass(frozen=True)
+class CompiledChange:
+    """A cell where compiled code differs from the same op run eagerly at the same placements."""
+    framework: str
+    rule: str
+    op: str
+    kind: str  # builtin | custom
+    dtype: str
+    mode: str
+    input: str  # a probe label, or "every input" where one side raises for all
+    eager: object
+    compiled: object
+    shares: str  # what the differing cells have in common
+
+
+EVERY_INPUT = "every input (shown: +0.0)"  # a mode that raises on one side for every input
+
+
+def changed_by_compiling(a: RunAtlas, rule: str, dtype: str, mode: str, label: str) -> bool:
+    return any((x.rule, x.dtype, x.mode) == (rule, dtype, mode) and x.input in (label, EVERY_INPUT)
+               for x in a.changes)
+
+
+def _value_set(cell) -> set:
+    return {"nan" if isinstance(v, float) and v != v else v + 0.0 if isinstance(v, float) else v
+            for v in cell_values(cell)}
+
+
+def _differs(eager, compiled) -> bool:
+    return (_value_set(eager) != _value_set(compiled)
+            or describe_where(eager) != describe_where(compiled))
+
+
+def _shares(label: str, eager, compiled) -> str:
+    where = ("; eager depends on position" if depends_on_placement(eager)
+             and not depends_on_placement(compiled) else "; compiled depends on position"
+             if depends_on_placement(compiled) and not depends_on_placement(eager) else "")
+    return input_kind(label) + where
+
+
+def compiled_changes(a: RunAtlas) -> list[CompiledChange]:
+    """Every cell where the compiled op differs from the eager one, the eager cell read at the
+    compiled op's placements (study.placement.restrict)."""
+    eager = {(op.rule, op.dtype): op for op in a.atlas()}
+    out = []
+    for c in a.compiled:
+        e = eager.get((c.rule, c.dtype))
+        if e is None:
+            continue
+        for mode in (m for m in c.modes if m in e.modes and m not in c.withdrawn + e.withdrawn):
+            ec, cc = e.modes[mode], c.modes[mode]
+            if isinstance(ec, str) or isinstance(cc, str):
+                if ec != cc:
+                    shares = ("eager raises, compiled returns values" if not isinstance(cc, str)
+                              else "compiled raises" if not isinstance(ec, str)
+                              else "both raise, differently")
+                    at_zero = lambda cells, op: (cells if isinstance(cells, str)  # noqa: E731
+                                                 else op.cell(mode, "+0.0"))
+                    out.append(CompiledChange(c.framework, c.rule, c.name, c.kind, c.dtype, mode,
+                                              EVERY_INPUT, at_zero(ec, e), at_zero(cc, c),
+                                              shares))
+                continue
+            for label in (lab for lab in c.inputs if lab in e.inputs):
+                before = restrict(e.cell(mode, label), c.placements)
+                after = c.cell(mode, label)
+                if _differs(before, after):
+                    out.append(CompiledChange(c.framework, c.rule, c.name, c.kind, c.dtype, mode,
+                                              label, before, after, _shares(label, before, after)))
+    return out
+
+
+def _pair_texts(a, b) -> list[str]:
+    """Two cells as text that never print equal when they differ (errors shortened)."""
+    if all(isinstance(c, float) for c in (a, b)):
+        digits = distinct_digits([a, b])
+        return [format_cell(a, digits), format_cell(b, digits)]
+    return [shorten(c, 60) if isinstance(c, str) else shown(c) for c in (a, b)]
+
+
+def compiled_detail(a: RunAtlas) -> list[list]:
+    """Every compiled cell that differs from eager, grouped by what the cells share."""
+    rows = [[x.framework, x.op, x.dtype, x.mode, x.input] + _pair_texts(x.eager, x.compiled)
+            + [x.shares] for x in a.changes]
+    return sorted(rows, key=lambda r: (r[7], r[0]))
+
+
+def compiled_groups(a: RunAtlas) -> list[list]:
+    """Per framework and what the cells share: how many cells, in which ops, dtypes, modes."""
+    groups: dict[tuple, list[CompiledChange]] = {}
+    for x in a.changes:
+        groups.setdefault((x.framework, x.shares.split(";")[0]), []).append(x)
+    rows = []
+    for (fw, shares), xs in sorted(groups.items(), key=lambda g: (g[0][0], -len(g[1]))):
+        ops = list(dict.fromkeys(x.op for x in xs))
+        rows.append([fw, shares, len(xs), ", ".join(ops[:4]) + (f" and {len(ops) - 4} more"
+                                                              if len(ops) > 4 else ""),
+                     ", ".join(dict.fromkeys(x.dtype for x in xs)),
+                     ", ".join(dict.fromkeys(x.mode for x in xs))])
+    return rows
+
+
+def compiled_rows(a: RunAtlas) -> list[list]:
+    """compiled_detail with the rows that differ only in dtype or mode merged."""
+    return collapse_rows(compiled_detail(a), (2, 3))
+
+
+def compiled_fact(a: RunAtlas):
+    """Per framework: (framework, cells, ops, ((shares, cells, ops), ...)) in float32."""
+    changes = [x for x in a.changes if x.dtype == "float32"]
+    if not a.compiled:
+        return None
+    out = []
+    for fw in ("torch", "jax"):
+        mine = [x for x in changes if x.framework == fw]
+        if not any(c.framework == fw for c in a.compiled):
+            continue
+        groups = {}
+        for x in mine:
+            groups.setdefault(x.shares.split(";")[0], []).append(x)
+        out.append((fw, len(mine), len({x.op for x in mine}), tuple(
+            (shares, len(xs), tuple(dict.fromkeys(x.op for x in xs)))
+            for shares, xs in sorted(groups.items(), key=lambda g: -len(g[1])))))
+    return tuple(out)
+
+
+def compiled_text(fact) -> str:
+    parts = []
+    for fw, cells, ops, groups in fact:
+        if not cells:
+            parts.append(f"nothing in {fw}")
+            continue
+        parts.append(f"{cells} {fw} cells in {ops} op{'s' * (ops != 1)} ("
+                     + ", ".join(f"{shares}: {n}" for shares, n, _ in groups) + ")")
+    return "Compiling changes float32 cells against eager at the same placements: " + "; ".join(parts)
+
+
+def compiled_short(fact) -> str:
+    return "; ".join(f"{fw}: {cells} cells in {ops} ops" for fw, cells, ops, _ in fact)
+
+
+def compiled_forward_wrong(a: RunAtlas) -> list[tuple[OpAtlas, object, object]]:
+    """Custom rules whose compiled forward mode at +0 is a number other than the rule's
+    declared convention and other than eager's (which may raise): (compiled op, eager forward
+    at +0, compiled forward at +0)."""
+    eager = {(op.rule, op.dtype): op for op in a.atlas("float32")}
+    out = []
+    for c in (c for c in a.compiled if c.kind == "custom" and c.dtype == "float32"
+              and "forward" in c.modes and (c.rule, c.dtype) in eager):
+        got = c.cell("forward", "+0.0")
+        before = eager[(c.rule, c.dtype)].cell("forward", "+0.0")
+        if isinstance(got, float) and not same_value(got, c.convention) \
+                and not (isinstance(before, float) and same_value(before, got)):
+            out.append((c, before, got))
+    return out
+
+
+def compiled_forward_fact(a: RunAtlas):
+    wrong = compiled_forward_wrong(a)
+    if not wrong:
+        return None
+    raised = [c.name for c, e, _ in wrong if isinstance(e, str)]
+    declared = [c.name for c, e, _ in wrong if isinstance(e, float)
+                and same_value(e, c.convention)]
+    return (len(wrong), tuple(dict.fromkeys(shown(g) for _, _, g in wrong)), len(raised),
+            tuple(c.name for c, _, _ in wrong), wrong[0][0].compiler, len(declared))
+
+
+def compiled_forward_text(fact) -> str:
+    n, tangents, raised, names, compiler, declared = fact
+    return (f"Under {compiler}, forward mode ignores the custom rule: {n} custom rules "
+            f"({', '.join(names[:2])}{', …' if n > 2 else ''}) give tangent "
+            f"{' or '.join(tangents)} at x = +0 instead of their declared convention, with no "
+            f"error or warning, where eagerly {raised} of them raise and {declared} give their "
+            f"convention")
+
+
+def compiled_forward_short(fact) -> str:
+    return f"{fact[0]} rules, tangent {' or '.join(fact[1])} at +0"
+
+
+@dataclass
+class PairVerdict:
+    torch_op: str
+    jax_op: str
+    disagree: list[str]  # inputs where the plain values differ
+    depends: list[str]  # inputs where either side depends on placement
+    first: tuple[str, str, str] | None  # (input, torch cell, JAX cell) of the first difference
+
+    @property
+    def status(self) -> str:
+        return ("disagree" if self.disagree else "depends on placement" if self.depends
+                else "agree")
+
+
+def look_alike_pairs(a: RunAtlas, compiled: bool = False) -> list[tuple[OpAtlas, OpAtlas]]:
+    """(torch op, its look-alike JAX op) in float32, where the run measured both (compiled:
+    both compiled)."""
+    ops = [op for op in (a.compiled if compiled else a.atlas()) if op.dtype == "float32"]
+    f32 = {op.rule: op for op in ops}
+    return [(t, f32[t.look_alike]) for t in ops
+            if t.framework == "torch" and t.look_alike in f32]
+
+
+def natural_pairs(a: RunAtlas, compiled: bool = False) -> list[PairVerdict]:
+    """Each torch op against its look-alike JAX op, reverse gradient in float32, subnormals
+    aside; both eager, or both compiled."""
+    out = []
+    for t, j in look_alike_pairs(a, compiled):
+        labels = [lab for lab in t.inputs if not subnormal_label(lab)]
+        verdicts = [(lab, agree(t.cell("reverse", lab), j.cell("reverse", lab))) for lab in labels]
+        diffs = [lab for lab, ok in verdicts if ok is False]
+        first = ((diffs[0], shown(t.cell("reverse", diffs[0])), shown(j.cell("reverse", diffs[0])))
+                 if diffs else None)
+        out.append(PairVerdict(t.name, j.name, diffs, [lab for lab, ok in verdicts if ok is None],
+                               first))
+    return out
+
+
+def _first(p: PairVerdict | None) -> str | None:
+    return f"at {p.first[0]}: {p.first[1]} vs {p.first[2]}" if p and p.first else None
+
+
+def natural_pair_rows(a: RunAtlas) -> list[list]:
+    compiled = {(p.torch_op, p.jax_op): p for p in natural_pairs(a, compiled=True)}
+    rows = []
+    for p in natural_pairs(a):
+        c = compiled.get((p.torch_op, p.jax_op))
+        rows.append([p.torch_op, p.jax_op, p.status, len(p.disagree), ", ".join(p.depends) or None,
+                     _first(p), c.status if c else None, _first(c)])
+    return rows
+
+
+def pairs_changed_by_compiling(a: RunAtlas) -> list[tuple[PairVerdict, PairVerdict]]:
+    """(eager verdict, compiled verdict) of each look-alike pair whose verdict or whose
+    inputs in disagreement change when both sides are compiled."""
+    compiled = {(p.torch_op, p.jax_op): p for p in natural_pairs(a, compiled=True)}
+    return [(p, compiled[(p.torch_op, p.jax_op)]) for p in natural_pairs(a)
+            if (p.torch_op, p.jax_op) in compiled
+            and (p.status, p.disagree) != (compiled[(p.torch_op, p.jax_op)].status,
+                                           compiled[(p.torch_op, p.jax_op)].disagree)]
+
+
+def pairs_fact(a: RunAtlas):
+    pairs = natural_pairs(a)
+    if not pairs:
+        return None
+    at_kink = [p for p in pairs if any(lab not in SPECIAL for lab in p.disagree)]
+    special = [p for p in pairs if p.disagree and p not in at_kink]
+    return (len(pairs), len(at_kink),
+            tuple(dict.fromkeys(next(lab for lab in p.disagree if lab not in SPECIAL)
+                                for p in at_kink)), len(special),
+            tuple(f"{p.torch_op} vs {p.jax_op}" for p in pairs
+                  if p.status == "depends on placement"))
+
+
+def pairs_text(fact) -> str:
+    n, at_kink, inputs, special, depends = fact
+    text = (f"{at_kink} of {n} look-alike torch/JAX pairs disagree at a kink, 1 ulp from one or "
+            f"at ±0 (first at {', '.join(inputs) or 'none'}), {special} more only at NaN or ±inf")
+    if not depends:
+        return text
+    return text + (f", and {depends[0]} depends on placement" if len(depends) == 1 else
+                   f", and {len(depends)} depend on placement ({depends[0]}, …)")
+
+
+def pairs_short(fact) -> str:
+    n, at_kink, inputs, special, depends = fact
+    return (f"{at_kink} of {n} disagree at a kink, {special} only at NaN or ±inf, "
+            f"{len(depends)} depend on placement")
+
+
+def compiled_tables(summary: Summary) -> list[Table]:
+    """What compiling changes: grouped, then every cell."""
+    with_compiled = [a for a in summary.runs if a.compiled]
+    c = merge_run_rows(with_compiled, compiled_rows, 5) if with_compiled else ([], [], [])
+    cd = merge_run_rows(with_compiled, compiled_detail, 5) if with_compiled else ([], [], [])
+    s_ = merge_run_rows(with_compiled, compiled_groups, 2) if with_compiled else ([], [], [])
+    return [
+        Table("compiled", "Does compilation change the convention? What compiling changes, grouped",
+              "Each group of cells whose compiled value differs from eager at the same "
+              "placements (torch.compile with inductor and fullgraph, or jax.jit; value and "
+              "reverse mode from a compiled training step, forward mode from jvp inside the "
+              "compiled function), by what the cells share: the kind of input, whether only one "
+              "side depends on the element's position, or an error on one side. 'cells' counts "
+              "(op, dtype, mode, input) cells, a mode that raises for every input counting once; "
+              "the listing of every cell is the next table.",
+              s_[0] + ["framework", "what the cells share", "cells", "ops", "dtypes", "modes"],
+              s_[1], s_[2] or ([] if s_[1] or not with_compiled
+                               else ["No cell changes under compilation."])),
+        Table("compiled_cells", "Every cell that compiling changes, compiled against eager",
+              "Every (op, dtype, mode, input) whose compiled cell differs from the eager one: "
+              "torch.compile (inductor, fullgraph) or jax.jit, value and reverse mode from one "
+              "compiled training step (forward, then backward), forward mode from jvp inside "
+              "the compiled function. The eager cell is read at the compiled run's placements "
+              "(" + ", ".join(sorted({f"{op.framework} {p}" for a in with_compiled
+                                       for op in a.compiled for p in op.placements}))
+              + "), so a difference is compilation's, not placement's. 'shares' groups the "
+              "rows: the kind of input, and whether only one side depends on the element's "
+              "position (a vector body against its scalar tail). A mode that raises for every "
+              "input is one row; rows that differ only in dtype or mode are merged (the CSV lists each). "
+              "Only runs that measured compiled code are compared"
+              + (f" ({', '.join(a.run.tag or a.run.label for a in with_compiled)})"
+                 if with_compiled else " (none here)") + ".",
+              c[0] + ["framework", "op", "dtypes", "modes", "input", "eager", "compiled",
+                      "shares"], c[1],
+              c[2] or ([] if c[1] or not with_compiled
+                       else ["No cell changes under compilation."]),
+              detail=(cd[0] + ["framework", "op", "dtype", "mode", "input", "eager", "compiled",
+                               "shares"], cd[1])),
+    ]
