@@ -14,7 +14,7 @@ import csv
 import os
 import time
 
-from experiments import bifurcation_checks, bifurcation_report
+from experiments import bifurcation_checks, bifurcation_summary
 from study.bifurcation import (device_batches, init_params, layer_probe, layer_sizes,
                                minibatch_edges, mnist_5k, run_init)
 from study.experiment import Comparison, Experiment
@@ -145,7 +145,7 @@ EXPERIMENT = Experiment(
     name="bifurcation", description=DESCRIPTION, question=QUESTION, seed=SEED,
     tables=("counts", "protocol", "batch_sweep", "kernels", "orders", "constant_rate"),
     scopes=("quick", "standard", "full"), cases=cases, run_case=run_case,
-    summarise=bifurcation_report.summarise, render=bifurcation_checks.render, counts_inits=True,
+    summarise=bifurcation_summary.summarise, render=bifurcation_checks.render, counts_inits=True,
     comparison=Comparison(record_key=RECORD_KEY,
                           not_compared=("seconds",)),  # wall-clock time: the machine's
     appendix=("protocol", "batch_sweep", "kernels", "orders", "constant_rate"))

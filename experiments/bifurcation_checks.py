@@ -1,6 +1,6 @@
 """Bifurcation claims sized to their data: which settings are one measurement, and whether
 torch and JAX flag the same initialisations more often than chance. Pure functions of the
-summary (experiments.bifurcation_report); render adds their table and findings.
+summary (experiments.bifurcation_summary); render adds their table and findings.
 """
 from dataclasses import dataclass
 
@@ -8,7 +8,7 @@ from study.experiment import Finding, Rendered
 from study.runsets import holds_for, merge_run_rows, tags
 from study.tables import Table, format_cell
 
-from experiments.bifurcation_report import Agreement, RunCounts, Summary
+from experiments.bifurcation_summary import Agreement, RunCounts, Summary
 
 
 @dataclass(frozen=True)
@@ -201,7 +201,7 @@ def render(summary: Summary) -> Rendered:
     rendered = bifurcation_report.render(summary)
     findings = rendered.findings
     if summary.runs:
-        rc = max(summary.runs, key=bifurcation_report._total_inits)
+        rc = max(summary.runs, key=bifurcation_report.total_inits)
         runs = [r.run for r in summary.runs]
         extra = [f for f in (_kernel_finding(rc, runs), _batch_finding(rc, runs),
                              _kernel_probe_finding(summary, runs)) if f]

@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 import torch
 
-from experiments import timing_report
+from experiments import timing_report, timing_summary
 from study.devices import Device
 from study.experiment import Comparison, Experiment
 from study.memory import jax_residual_bytes, torch_saved_bytes
@@ -510,13 +510,13 @@ def machine_limits(base: dict, device, n: int, matmul: bool) -> list[dict]:
 
 EXPERIMENT = Experiment(
     name="timing", description=DESCRIPTION, question=QUESTION, seed=SEED,
-    tables=timing_report.TABLE_IDS, scopes=("quick", "standard", "full"), cases=cases,
-    run_case=run_case, summarise=timing_report.summarise, render=timing_report.render,
+    tables=timing_summary.TABLE_IDS, scopes=("quick", "standard", "full"), cases=cases,
+    run_case=run_case, summarise=timing_summary.summarise, render=timing_report.render,
     timed=True,
     comparison=Comparison(record_key=("part", "framework", "mode", "rule", "n", "net", "workload",
                                       "what"),
-                          tolerance=timing_report.REPRODUCTION_TOLERANCE,
-                          derived_cells=timing_report.comparable_cells),
+                          tolerance=timing_summary.REPRODUCTION_TOLERANCE,
+                          derived_cells=timing_summary.comparable_cells),
     appendix=("rule_times", "rule_ratios", "torch_vs_jax", "bandwidth", "saved_bytes", "compile", "net",
               "harness", "shared_dynamic", "cross_check", "profile", "copies", "eager_parts",
               "page_faults", "inductor_probe"))

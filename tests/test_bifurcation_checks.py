@@ -5,8 +5,8 @@ from types import SimpleNamespace
 import pytest
 
 from experiments.bifurcation_checks import batch_overlaps, distinct_weights, independence
-from experiments.bifurcation_report import (Agreement, Estimate, Outcomes, PaperCount,
-                                            mixture_estimate, rate_estimate)
+from experiments.bifurcation_summary import (Agreement, Estimate, Outcomes, PaperCount,
+                                             mixture_estimate, rate_estimate)
 
 
 def agreement(setting, inits, both, torch_only, jax_only):

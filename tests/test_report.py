@@ -246,7 +246,9 @@ RENDERING_LAYER = ("study.report", "study.tables", "study.figures", "study.repro
                    "study.runsets", "study.results", "study.provenance", "study.experiment",
                    "experiments.zero_point_report", "experiments.zero_point_atlas",
                    "experiments.zero_point_compiled", "study.cells", "experiments.bifurcation_report",
-                   "experiments.timing_report", "experiments.timing_anatomy")
+                   "experiments.bifurcation_summary",
+                   "experiments.timing_report", "experiments.timing_anatomy",
+                   "experiments.timing_summary", "experiments.timing_findings")
 
 
 def measurement_constants():

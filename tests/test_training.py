@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import experiments.bifurcation as bif_exp
-import experiments.bifurcation_report as bif_report
+import experiments.bifurcation_summary as bif_summary
 from study import bifurcation as bif
 from study.nets import seed_two_layer_data
 from study.rules import by_key
@@ -140,18 +140,18 @@ def test_minibatches_copied_once_per_case_hold_what_each_initialisation_used_to_
 def test_rate_estimate_on_hand_computed_fixtures():
     # No event among 10 initialisations of 5000 images: the likelihood is exp(-50000 r), so
     # the 95% likelihood-ratio bound solves 2 * 50000 r = 3.8415.
-    est = bif_report.rate_estimate([], [5000] * 10)
+    est = bif_summary.rate_estimate([], [5000] * 10)
     assert est["rate"] == 0 and math.isclose(est["upper"], 3.8414588 / 100000, rel_tol=1e-6)
     # One minibatch covering the pass, 3 events of 10: the binomial MLE p = 0.3, so
     # r = -ln(0.7) / 5000.
-    est = bif_report.rate_estimate([(0, 5000)] * 3, [5000] * 7)
+    est = bif_summary.rate_estimate([(0, 5000)] * 3, [5000] * 7)
     assert math.isclose(est["rate"], -math.log(0.7) / 5000, rel_tol=1e-6)
     assert est["lower"] < est["rate"] < est["upper"]
     # Every initialisation in its first minibatch: the rate has no finite maximum.
-    est = bif_report.rate_estimate([(0, 256)] * 4, [])
+    est = bif_summary.rate_estimate([(0, 256)] * 4, [])
     assert est["rate"] == math.inf and est["lower"] > 0
-    assert bif_report.predicted_count(math.inf, 60000, 1000) == 1000
-    assert math.isclose(bif_report.predicted_count(-math.log(0.5) / 60000, 60000, 1000), 500)
+    assert bif_summary.predicted_count(math.inf, 60000, 1000) == 1000
+    assert math.isclose(bif_summary.predicted_count(-math.log(0.5) / 60000, 60000, 1000), 500)
 
 
 def test_paper_counts_come_from_the_vendored_csvs():

@@ -1,0 +1,339 @@
+"""The timing experiment's summary: pure functions of loaded runs.
+
+summarise(runs) turns timing records into typed data (one RunTiming per run); the ratios with
+their intervals, bandwidth fractions, the harness check (in-run ÷ fresh process), the targets
+and what a rerun is compared on (comparable_cells) are computed from it.
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from experiments import timing_anatomy as anatomy
+from study.cells import Value
+from study.results import Run
+from study.runsets import identity
+from study.tables import format_cell
+from study.timing import median_interval, paired_ratio, unpaired_ratio
+
+TABLE_IDS = ("rule_times", "rule_ratios", "torch_vs_jax", "bandwidth", "saved_bytes", "compile",
+             "net", "targets", "harness", "shared_dynamic", "cross_check", "profile", "copies",
+             "eager_parts", "page_faults", "inductor_probe")
+
+
+# A rerun's ratio reproduces ours when the two 95% intervals overlap or lie within
+# 25% of each other; see the README for how two runs on this machine compare.
+REPRODUCTION_TOLERANCE = 0.25
+
+
+@dataclass
+class RuleTiming:
+    framework: str
+    mode: str
+    rule: str
+    name: str
+    n: int
+    stats: dict  # median, q1, q3, iqr, n, min (seconds)
+    dispatch: dict
+    first_call_s: float
+    bytes_per_element: int  # useful bytes: read x and g, write dx
+    saved_bytes_per_element: float | None  # what this mode's rule keeps for backward
+    xla_bytes_per_element: float | None  # what XLA's cost analysis counts for a jitted step
+    interleaved: bool  # timed round by round with the other rules of its framework and mode
+    dynamo: dict | None  # torch.compile's graphs, graph breaks and recompiles in its case
+    times: list[float] = field(default_factory=list)  # every timed round, in order (seconds)
+    faults: float | None = None  # median minor page faults a call (runs before: not counted)
+
+    @property
+    def time(self) -> dict:
+        """The time of the case: the median over its rounds with its 95% interval."""
+        return median_interval(self.times) if self.times else {
+            "median": self.stats["median"], "lo": None, "hi": None, "n": self.stats["n"]}
+
+
+@dataclass
+class NetTiming:
+    net: str
+    shape: list[int]
+    workload: str
+    framework: str
+    mode: str
+    rule: str
+    name: str
+    stats: dict
+    flops: int
+    first_call_s: float
+
+
+@dataclass
+class ProfileEvent:
+    mode: str
+    rule: str
+    n: int
+    event: str
+    calls: float  # per profiled call of the step
+    self_cpu_us: float
+    cpu_total_us: float
+    self_device_us: float
+    saved_bytes_per_element: float
+
+
+@dataclass
+class RunTiming:
+    run: Run  # identity only
+    rules: list[RuleTiming]
+    fresh: dict[tuple, dict]  # (framework, mode, rule, n) -> the same case in a fresh process
+    blocks: dict[tuple, list[float]]  # ... -> in-run block medians, alternating with fresh
+    nets: list[NetTiming]
+    memory: list[dict]
+    machine: list[dict]  # {"what", "flops", "median"}: the matmul rate
+    copies: list[anatomy.Copy]
+    cross: list[dict]
+    profile: list[ProfileEvent]
+    probes: list[anatomy.Probe]  # the compiled-torch reproducer's ops, eager and compiled
+    pieces: list[anatomy.Piece]  # the eager cost taken apart
+    over_builtin: dict[str, str]  # framework -> the built-in's ops behind its custom-rule API
+    ways: list[anatomy.Way]  # torch.relu's step with fresh and with existing outputs
+    shared_dynamic: list[dict]  # {"rule", "name", "n", "ways": {way: {"stats", ...}}}
+    targets: list[dict]
+    references: dict[str, str]  # framework -> the built-in rule every ratio divides by
+    pairs: list[tuple[str, str, str]]  # (label, torch rule, JAX rule) doing the same work
+    harness_limit: float | None  # in-run ÷ fresh beyond which a compiled cell is flagged
+    threads: dict
+    budgets: list[float]
+
+    def index(self) -> dict[tuple, RuleTiming]:
+        return {(r.framework, r.mode, r.rule, r.n): r for r in self.rules}
+
+    def names(self) -> dict[str, str]:
+        return {r.rule: r.name for r in self.rules} | {m["rule"]: m["name"] for m in self.memory
+                                                        if "name" in m}
+
+
+@dataclass
+class Summary:
+    runs: list[RunTiming]
+    sizes: list[int] = field(default_factory=list)
+
+
+def _rule(r: dict) -> RuleTiming:
+    return RuleTiming(r["framework"], r["mode"], r["rule"], r["name"], r["n"], r["stats"],
+                      r["dispatch"], r["first_call_s"], r["bytes_per_element"],
+                      r.get("saved_bytes_per_element"), r.get("xla_bytes_per_element"),
+                      "interleaved_with" in r,
+                      r.get("dynamo_counts_of_case"), r.get("times_s", []),
+                      float(np.median(r["minor_faults"])) if r.get("minor_faults") else None)
+
+
+def _net(r: dict) -> NetTiming:
+    return NetTiming(r["net"], r["shape"], r["workload"], r["framework"], r["mode"], r["rule"],
+                     r.get("name", r["rule"]), r["stats"], r["flops"], r["first_call_s"])
+
+
+def _profile_events(recs: list[dict]) -> list[ProfileEvent]:
+    return [ProfileEvent(r["mode"], r["rule"], r["n"], e["event"], e["calls"], e["self_cpu_us"],
+                         e["cpu_total_us"], e["self_device_us"], r["saved_bytes_per_element"])
+            for r in recs for e in r["events"]]
+
+
+def _run_timing(run: Run) -> RunTiming:
+    recs = run.ok_records()
+
+    def part(name):
+        return [r for r in recs if r.get("part") == name]
+    plan = next(iter(part("plan")), {})  # experiments.upgrades gives older runs theirs
+    threads = next((r["threads"] for r in recs if "threads" in r), {})
+    references, pairs = plan.get("reference_rules", {}), plan.get("torch_jax_pairs", [])
+    return RunTiming(
+        identity(run), [_rule(r) for r in part("rule")],
+        {(r["framework"], r["mode"], r["rule"], r["n"]): r["fresh"]
+         for r in part("rule") if "fresh" in r},
+        {(r["framework"], r["mode"], r["rule"], r["n"]): r["block_medians"]
+         for r in part("rule") if "block_medians" in r},
+        [_net(r) for r in part("net")], part("memory"),
+        [{"what": r["what"], "median": r["stats"]["median"], "n": r["n"], "flops": r["flops"]}
+         for r in part("machine") if "flops" in r],
+        anatomy.copies_of(part("machine")), part("cross_check"), _profile_events(part("profile")),
+        anatomy.probes_of(part("probes")), anatomy.pieces_of(part("eager_parts")),
+        {r["framework"]: r["over_builtin"] for r in part("eager_parts")},
+        anatomy.ways_of(part("page_faults")), part("shared_dynamic"),
+        plan.get("targets", []), references, [tuple(p) for p in pairs],
+        plan.get("harness_limit"), threads,
+        sorted({r["budget_s"] for r in part("rule") if "budget_s" in r}))
+
+
+def summarise(runs) -> Summary:
+    timings = [_run_timing(run) for run in runs]
+    return Summary(timings, sorted({r.n for t in timings for r in t.rules}))
+
+
+size_label = anatomy.size_label
+
+
+def keys(t: RunTiming) -> list[tuple[str, str, str]]:
+    return list(dict.fromkeys((r.framework, r.mode, r.rule) for r in t.rules))
+
+
+def sizes(t: RunTiming) -> list[int]:
+    return sorted({r.n for r in t.rules})
+
+
+def ratio_spread(t: RunTiming, fw: str, mode: str, rule: str, n: int) -> Value | None:
+    """The rule's time ÷ the built-in's, with its 95% bootstrap interval: the median of the
+    per-round ratios where the two were timed in the same rounds (interleaved), else the
+    ratio of medians, each side resampled on its own."""
+    idx = t.index()
+    a, b = idx.get((fw, mode, rule, n)), idx.get((fw, mode, t.references.get(fw), n))
+    if not (a and b and a.times and b.times):
+        return None
+    paired = a.interleaved and b.interleaved and len(a.times) == len(b.times)
+    r = (paired_ratio if paired else unpaired_ratio)(a.times, b.times)
+    return Value(r["median"], r["lo"], r["hi"])
+
+
+def ratio(t: RunTiming, fw: str, mode: str, rule: str, n: int) -> float | None:
+    spread = ratio_spread(t, fw, mode, rule, n)
+    return spread.value if spread else None
+
+
+def interval_text(value: float | None, lo: float | None, hi: float | None,
+                  digits: int = 3) -> str | None:
+    """'361 [352, 370]' at three significant figures; the value alone without an interval."""
+    if value is None:
+        return None
+    if lo is None:
+        return format_cell(value, digits)
+    return f"{format_cell(value, digits)} [{format_cell(lo, digits)}, {format_cell(hi, digits)}]"
+
+
+def time_text(r: "RuleTiming | None") -> str | None:
+    """The case's time in µs with its 95% interval."""
+    if r is None:
+        return None
+    c = r.time
+    return interval_text(*(None if v is None else v * 1e6 for v in (c["median"], c["lo"], c["hi"])))
+
+
+def copy_bandwidth(t: RunTiming, n: int | None = None) -> float | None:
+    """The machine's copy of n float32 elements, in bytes per second: the fastest copy into an
+    existing buffer, whichever library (n = None: the largest size measured)."""
+    n = n if n is not None else max((c.n for c in t.copies), default=None)
+    best = anatomy.machine_copy(t.copies, n)
+    return best.rate if best else None
+
+
+def peak_flops(t: RunTiming) -> float | None:
+    f = [m["flops"] / m["median"] for m in t.machine if "flops" in m]
+    return max(f) if f else None
+
+
+def kernel_bytes(r: RuleTiming) -> float | None:
+    """Bytes per element the rule's kernels move: for a jitted step, what XLA's cost analysis
+    counts; for a compiled torch step, its forward graph reads x and writes y and the saved
+    tensor, and its backward graph reads that and g and writes dx. None where the run did not
+    record it (and for eager steps, whose intermediates are not counted)."""
+    if r.mode == "jit":
+        return r.xla_bytes_per_element
+    if r.mode != "compile" or r.saved_bytes_per_element is None:
+        return None
+    return 16 + 2 * r.saved_bytes_per_element
+
+
+def fractions(t: RunTiming) -> dict[tuple[str, str, str], tuple[float, float | None]]:
+    """(fw, mode, rule) -> (useful, kernel) bytes per second over the copy bandwidth, at
+    the largest size."""
+    largest = max(sizes(t), default=None)
+    bw = copy_bandwidth(t, largest)
+    if not bw:
+        return {}
+    out = {}
+    for r in (r for r in t.rules if r.n == largest):
+        per_s = r.n / r.stats["median"] / bw
+        kb = kernel_bytes(r)
+        out[(r.framework, r.mode, r.rule)] = (r.bytes_per_element * per_s,
+                                              kb * per_s if kb is not None else None)
+    return out
+
+
+def best_custom(t: RunTiming, fw: str, mode: str, min_n: int = 10 ** 6):
+    """(rule, worst ratio over sizes >= min_n) of the custom rule with the lowest worst ratio."""
+    scores = {}
+    for f, m, rule in keys(t):
+        if (f, m) != (fw, mode) or rule == t.references.get(fw):
+            continue
+        ratios = [ratio(t, fw, mode, rule, n) for n in sizes(t) if n >= min_n]
+        if ratios and None not in ratios:
+            scores[rule] = max(ratios)
+    return min(scores.items(), key=lambda kv: kv[1]) if scores else (None, None)
+
+
+def off_by(ratio_: float) -> float:
+    """How far a ratio is from 1, as a factor of at least 1, either way."""
+    return max(ratio_, 1 / ratio_)
+
+
+def block_ratios(t: RunTiming, k: tuple) -> list[float]:
+    """In-run ÷ fresh of each alternating block of the harness check."""
+    mine, theirs = t.blocks.get(k), t.fresh.get(k, {}).get("block_medians")
+    return list(np.divide(mine, theirs)) if mine and theirs else []
+
+
+def harness_ratios(t: RunTiming) -> dict[tuple, float]:
+    """(fw, mode, rule, n) -> in-run ÷ fresh-process time of the same case: the median over
+    the alternating blocks of the ratio of the two sides' block medians (each block pair is
+    timed seconds apart, so the machine's drift cancels), else the ratio of the medians."""
+    idx, out = t.index(), {}
+    for k, fresh in t.fresh.items():
+        if k not in idx:
+            continue
+        blocks = block_ratios(t, k)
+        out[k] = (float(np.median(blocks)) if blocks
+                  else idx[k].stats["median"] / fresh["stats"]["median"])
+    return out
+
+
+def target_values(t: RunTiming) -> dict[str, tuple[float | None, str]]:
+    """key -> (measured value, what it is of) for each target the run states."""
+    names = t.names()
+    out = {}
+    for key, (fw, mode) in (("compile_ratio", ("torch", "compile")), ("jit_ratio", ("jax", "jit"))):
+        rule, worst = best_custom(t, fw, mode)
+        out[key] = (worst, f"best custom: {names.get(rule, rule)}")
+    compiled = {k: v for k, v in fractions(t).items() if k[1] in ("compile", "jit")}
+    if compiled:
+        (fw, m, rule), (frac, _) = max(compiled.items(), key=lambda kv: kv[1][0])
+        out["copy_fraction"] = (frac, f"{fw} {m} {names.get(rule, rule)}")
+    seed = {(n.framework, n.mode, n.rule): n.stats["median"] for n in t.nets
+            if n.net == "seed" and n.workload == "fwd_bwd"}
+    base = seed.get(("torch", "eager", t.references.get("torch")))
+    if base:
+        ratios = {r: v / base for (fw, m, r), v in seed.items()
+                  if (fw, m) == ("torch", "eager") and r != t.references.get("torch")}
+        if ratios:
+            best = min(ratios, key=ratios.get)
+            out["seed_net_eager"] = (ratios[best], f"best: {names.get(best, best)}")
+    harness = harness_ratios(t)
+    if harness:
+        worst = max(harness, key=lambda k: off_by(harness[k]))
+        out["harness"] = (off_by(harness[worst]),
+                          f"worst: {worst[0]} {worst[1]} {names.get(worst[2], worst[2])} at "
+                          f"{size_label(worst[3])}, in-run ÷ fresh {format_cell(harness[worst])}")
+    out["wall"] = (t.run.provenance.get("wall_s"), f"{t.run.scope} run")
+    return out
+
+
+def comparable_cells(run: Run) -> dict:
+    """What a rerun elsewhere can reproduce: ratios measured within the run, each with the
+    95% bootstrap interval, and the bytes kept for backward."""
+    t = _run_timing(run)
+    out = {}
+    for fw, mode, rule in keys(t):
+        for n in sizes(t):
+            spread = ratio_spread(t, fw, mode, rule, n) if rule != t.references.get(fw) else None
+            if spread:
+                out[(("ratio", f"{fw} {mode} {rule} ÷ built-in"), ("n", size_label(n)))] = spread
+    for m in t.memory:
+        value = m["torch_saved"] if m["framework"] == "torch" else m["jax_jit_vjp"]
+        out[(("saved bytes per element", m["rule"]),)] = Value(value / m["n"])
+    for name, r in anatomy.comparable_ratios(t.pieces, t.references, t.ways, t.probes).items():
+        out[name] = Value(r["median"], r["lo"], r["hi"])
+    return out
