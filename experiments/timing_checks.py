@@ -1,10 +1,12 @@
-"""The timing experiment's checks, each readable alone: the eager cost of a custom rule taken
-apart, torch.relu's step with new against existing outputs, the compiled-torch reproducer, and
+"""The timing experiment's checks, each readable alone: the machine's copy bandwidth (the
+fastest copy into an existing buffer, with each copy's page faults), the eager cost of a custom
+rule taken apart, torch.relu's step with new against existing outputs, the compiled-torch reproducer, and
 the harness's checks of itself (torch.utils.benchmark.Timer, torch.profiler, the shared dynamic
 compile wrapper). experiments/timing.py times the rules and runs these as parts of its cases;
 the fresh-process check stays there, since it alternates with the rules' own rounds.
 """
 import re
+import resource
 
 import jax
 import numpy as np
@@ -12,8 +14,7 @@ import torch
 from jax import lax
 
 from experiments import inductor_bool_mask, timing
-from experiments.timing import (inputs, interleaved, jax_sync, rule_thunks, timed, torch_sync,
-                                with_faults)
+from experiments.timing import inputs, interleaved, jax_sync, rule_thunks, timed, torch_sync
 from study.rules import REFERENCE_RELU, by_key
 from study.timing import quartiles
 
@@ -100,6 +101,67 @@ def _builtin_pieces(framework: str, x, g):
         y = torch.relu(x)
         return (lambda: torch.relu(x)), (lambda: torch.ops.aten.threshold_backward(g, y, 0))
     return (lambda: jax.nn.relu(x)), (lambda: _jax_relu_backward(x, g))
+
+
+
+# --- the machine's limits: copies into existing and new buffers, the matmul rate ----------
+
+def with_faults(timings: dict) -> dict:
+    """Each timing with its minor page faults a call: the median over its timed calls (a
+    fresh output buffer the allocator takes from the kernel faults once a page when first
+    written; study.timing counts each call's faults outside the timed window)."""
+    return {k: {**t, "minor_faults_per_call": float(np.median(t["minor_faults"]))}
+            for k, t in timings.items()}
+
+
+def copy_thunks(device, n: int) -> dict:
+    """{(what, into): (thunk, sync)}: n float32 elements copied by numpy, torch and JAX, each
+    into a buffer that already exists and into a new one. JAX writes into an existing buffer
+    only by donating it: the copy's result is the next call's destination."""
+    x_np = inputs(n)[0]
+    out_np = np.empty_like(x_np)
+    xt, out_t = device.to_torch(x_np), device.to_torch(np.empty_like(x_np))
+    xj = device.to_jax(x_np)
+    into_j = jax.jit(lambda src, dst: dst.at[:].set(src), donate_argnums=1)
+    new_j = jax.jit(lambda a: a + 0.0)  # x + 0.0 is no no-op: read n, write n
+    held = {"dst": device.to_jax(np.zeros_like(x_np))}
+
+    def donated():
+        held["dst"] = into_j(xj, held["dst"])
+        return held["dst"]
+    out = {("copy torch", "preallocated"): (lambda: out_t.copy_(xt), torch_sync(device)),
+           ("copy torch", "new buffer"): (lambda: xt.clone(), torch_sync(device)),
+           ("copy jax", "preallocated"): (donated, jax_sync),
+           ("copy jax", "new buffer"): (lambda: new_j(xj), jax_sync)}
+    if device.name == "cpu":  # numpy's copy is a host copy
+        out |= {("copy numpy", "preallocated"): (lambda: np.copyto(out_np, x_np) or out_np,
+                                                    lambda _: None),
+                ("copy numpy", "new buffer"): (lambda: x_np.copy(), lambda _: None)}
+    return out
+
+
+def machine_limits(base: dict, device, n: int, matmul: bool) -> list[dict]:
+    """Copy bandwidth at n elements (a fraction of it compares like with like only at the same
+    n: 10^6 floats sit in cache where 10^7 do not): numpy, torch and JAX, each into an
+    existing buffer and into a new one, interleaved, with the page faults each call takes.
+    The machine's copy bandwidth is the best copy into an existing buffer. Where asked, the
+    matmul rate."""
+    thunks = copy_thunks(device, n)
+    timings = with_faults(interleaved(thunks, timing.CHECK_BUDGET_S))
+    records = [{**base, "what": what, "into": into, "bytes": 2 * 4 * n,
+                "page_bytes": resource.getpagesize(),
+                "stats": quartiles(t["times_s"]), "budget_s": timing.CHECK_BUDGET_S, **t}
+               for (what, into), t in timings.items()]
+    if not matmul:
+        return records
+    m = 1024 if n >= 10 ** 6 else 128  # large enough to reach the machine's matmul rate
+    a_np = np.random.default_rng(timing.SEED).standard_normal((m, m)).astype(np.float32)
+    at, aj = device.to_torch(a_np), device.to_jax(a_np)
+    mm_j = jax.jit(lambda a: a @ a)
+    return records + [{**base, "what": "matmul torch", "flops": 2 * m ** 3,
+                       **timed(lambda: at @ at, torch_sync(device))},
+                      {**base, "what": "matmul jax", "flops": 2 * m ** 3,
+                       **timed(lambda: mm_j(aj), jax_sync)}]
 
 
 def eager_part_thunks(framework: str, n: int, device) -> dict:

@@ -8,76 +8,17 @@ Everything comes from the result files. An experiment whose tables or findings r
 as a one-line error in its own section, and the rest of the report still renders.
 """
 import os
-import textwrap
-from dataclasses import dataclass, field
 
-from study import device_comparison, reproduction
+from study import device_comparison
 from study.atomic import write_text_atomically
-from study.cells import pair_texts
 from study.errors import first_error_line
 from study.experiment import QUESTIONS, Answer, Finding, Rendered
+from study.report_comparisons import device_finding, device_tables, reproduction_section
+from study.report_layout import (APPENDIX, DEVICE_TABLES, DEVICES, GENERATED_FOLDERS,
+                                 QUESTION_TEXT, Layout, anchor, number_tables, wrap)
 from study.results import Run
 from study.runsets import label_runs, run_name, tag_order, tags
-from study.tables import Table, collapse_rows, format_cell, shorten, to_csv, to_latex, to_markdown
-
-MAX_DIFFERENCES_SHOWN = 3
-WIDTH = 100  # prose is wrapped to this width; table rows are kept short by their compact forms
-GENERATED_FOLDERS = ("tables", "figures")  # everything in them is rewritten by each render
-APPENDIX = "APPENDIX.md"
-DEVICES = "cpu_vs_gpu"  # the CPU-against-GPU tables, numbered after every experiment's
-DEVICE_TABLES = ("devices", "differences")
-QUESTION_TEXT = {
-    "twins": "Does a ReLU rule written as torch.autograd.Function give exactly the same "
-             "gradients as the same rule written as jax.custom_vjp, and as each framework's "
-             "built-ins?",
-    "zero_point": "What does each built-in return at exactly x = 0 and at its other kinks, in "
-                  "each framework, dtype, device and release?",
-    "clone": "Why does the textbook MyReLU clone grad_output, and what breaks without the clone?",
-    "net": "How do these choices change a real two-layer net's gradients and its training, and "
-           "at which precisions?",
-    "cost": "What does a custom rule cost in time and memory, eager and compiled, on CPU and GPU?",
-    "transforms": "Which transformations does each custom rule survive: jit/compile, vmap, "
-                  "higher order, forward mode, export?",
-}
-
-
-def anchor(experiment: str, table_id: str) -> str:
-    return f"{experiment}-{table_id}".replace("_", "-")
-
-
-def number_tables(experiments) -> dict[tuple[str, str], int]:
-    """Table numbers from the declared order, the CPU-against-GPU tables last: a table missing
-    its data keeps its number."""
-    order = [(e.name, tid) for e in experiments for tid in e.tables]
-    order += [(DEVICES, tid) for tid in DEVICE_TABLES]
-    return {key: i for i, key in enumerate(order, 1)}
-
-
-def wrap(text: str, indent: str = "") -> str:
-    """A paragraph or list item wrapped for reading in a terminal (markdown joins the lines)."""
-    return textwrap.fill(text, WIDTH, subsequent_indent=indent, break_long_words=False,
-                         break_on_hyphens=False)
-
-
-@dataclass
-class Layout:
-    """Where each table goes and how it is linked; the files written so far."""
-    numbers: dict[tuple[str, str], int]
-    in_appendix: set[tuple[str, str]]
-    runs: list[Run]  # every run, labelled: the legend
-    with_figures: bool = True  # False: the text alone, for a caller that reads no PNG
-    files: dict[str, str | bytes] = field(default_factory=dict)
-    built: dict[tuple[str, str], Table] = field(default_factory=dict)
-
-    def link(self, key: tuple[str, str]) -> str:
-        a = anchor(*key)
-        return f"{APPENDIX}#{a}" if key in self.in_appendix else f"#{a}"
-
-    def cite(self, key: tuple[str, str]) -> str:
-        return f"[Table {self.numbers[key]}]({self.link(key)})"
-
-
-# --- the run legend -----------------------------------------------------------------------
+from study.tables import Table, format_cell, shorten, to_csv, to_latex, to_markdown
 
 def _machine_text(p: dict) -> str:
     gpu = p.get("gpu")
@@ -122,8 +63,6 @@ def _legend_section(layout: Layout) -> list[str]:
                  "a GPU run). The commit is the code the run measured (dirty: with uncommitted "
                  "changes); the appendix lists every result file."), "", to_markdown(table), ""]
 
-
-# --- sections ---------------------------------------------------------------------------
 
 def _table_keys(experiments) -> list[tuple[str, str]]:
     return ([(e.name, tid) for e in experiments for tid in e.tables]
@@ -194,146 +133,6 @@ def _answers_section(answers: list[tuple[str, Answer]], layout: Layout) -> list[
                                          if key in layout.numbers) + ".", ""]
     return lines
 
-
-def _reproduction_rows(comps, everyone) -> tuple[list[list], list[list]]:
-    rows, diffs = [], []
-    for c in comps:
-        shown = "; ".join(f"{shorten(reproduction.name_text(name), 70)}: "
-                          + " vs ".join(pair_texts(a, b))
-                          for name, a, b in c.different[:MAX_DIFFERENCES_SHOWN])
-        yours = run_name(c.run, everyone)
-        theirs = run_name(c.reference, everyone) if c.reference else None
-        if yours == theirs:  # the same host, device and releases: tell them apart by date
-            yours, theirs = (f"{name}, {r.provenance['utc'][:16].replace('T', ' ')} UTC"
-                             for name, r in ((yours, c.run), (theirs, c.reference)))
-        rows.append([c.run.experiment, yours, theirs, c.equal, len(c.different),
-                     len(c.only_here), len(c.only_reference), c.verdict,
-                     shorten(shown, 150) or None])
-        diffs += [[c.run.experiment, c.kind, c.run.path, c.reference.path,
-                   reproduction.name_text(name), a.text(None), b.text(None)] for name, a, b in c.different]
-    return rows, diffs
-
-
-def _reproduction_section(runs, references, experiments, files) -> list[str]:
-    lines = ['<a id="reproduction"></a>', "## Reproduction", ""]
-    if not references:
-        return lines + ["No reference results are present (reports/reference/ is empty), so "
-                        "nothing is compared.", ""]
-    comps = reproduction.comparisons(runs, references, experiments)
-    if not comps:
-        return lines + [wrap(f"Every result here is the study's committed reference "
-                             f"({len(references)} result files in reports/reference/). Rerun the "
-                             f"study on your machine (`make report`) and this section will say, "
-                             f"experiment by experiment, whether your numbers reproduce it."), ""]
-    reruns = [c for c in comps if c.kind == reproduction.REPRODUCTION]
-    devices = len(comps) - len(reruns)
-    lines += [wrap(f"**{sum(c.reproduced for c in reruns)} of {len(reruns)} runs reproduce the "
-                   f"committed reference** (cells compared exactly, wall-clock seconds left "
-                   f"out; timing as ratios measured within each run, equal when their "
-                   f"intervals overlap within the experiment's tolerance, never "
-                   f"as absolute times across machines)"
-                   + (f"; {devices} more runs have no reference of their device and are "
-                      f"compared with the other device's as a device comparison, not a "
-                      f"reproduction" if devices else "")
-                   + ". All differing cells: [tables/reproduction-differences.csv]"
-                     "(tables/reproduction-differences.csv)."), ""]
-    rows, diffs = _reproduction_rows(comps, runs + references)
-    table = Table("reproduction", "Your runs against the committed reference",
-                  "One row per rerun result file: cells equal, cells different, cells only in "
-                  "your run or only in the reference run it is compared with (same experiment "
-                  "and scope; the same device where the reference has one, and then the same "
-                  "releases where it has them).",
-                  ["experiment", "your run", "reference run", "equal", "different", "only yours",
-                   "only reference", "verdict", "first differences (yours vs reference)"], rows)
-    lines += [to_markdown(table), ""]
-    files["tables/reproduction.md"] = to_markdown(table) + "\n"
-    files["tables/reproduction.csv"] = to_csv(table)
-    files["tables/reproduction-differences.csv"] = to_csv(Table(
-        "reproduction-differences", "", "", ["experiment", "comparison", "your file",
-                                            "reference file", "cell", "yours", "reference"],
-        diffs))
-    return lines
-
-
-def _device_rows(pairs, everyone) -> tuple[list[list], list[list]]:
-    """The summary row of every pair, and every differing cell of the pairs measured on one
-    machine with the same releases (elsewhere the counts say enough)."""
-    summary, cells = [], []
-    for p in pairs:
-        groups = device_comparison.groups_of(p)
-        summary.append([p.experiment, p.cpu.tag or run_name(p.cpu, everyone),
-                        p.cuda.tag or run_name(p.cuda, everyone),
-                        "same" if p.same_releases else "different",
-                        "same" if p.same_machine else "different", p.equal, len(p.different),
-                        p.only_cpu, p.only_cuda,
-                        ", ".join(f"{g} {n}" for g, n in groups.items()) or None])
-        if not (p.same_releases and p.same_machine):
-            continue
-        for name, a, b in p.different:
-            fields = dict(name)
-            what = reproduction.name_text(tuple((k, v) for k, v in name if k != "dtype"))
-            cells.append([device_comparison.group_of(name, a, b), p.experiment, what,
-                          fields.get("dtype"), *pair_texts(a, b)])
-    return summary, cells
-
-
-GROUP_WORDS = {"subnormal": "at subnormals", "placement": "placement-dependent",
-               "last bits": "in the last bits", "error": "in an error message",
-               "other": "otherwise"}
-
-
-def _device_finding(pairs, runs) -> Finding | None:
-    """One sentence: what differs on one machine with the same releases, by group, then what
-    differs across releases or machines; experiments summed over their pairs."""
-    if not pairs:
-        return None
-    same, other = {}, {}
-    for p in pairs:
-        into = same if p.same_releases and p.same_machine else other
-        total, groups = into.setdefault(p.experiment, [0, {}])
-        into[p.experiment][0] = total + p.equal + len(p.different)
-        for g, n in device_comparison.groups_of(p).items():
-            groups[g] = groups.get(g, 0) + n
-    flushed = "; ".join(f"{fw} {'/'.join(dtypes)}"
-                        for fw, dtypes in device_comparison.flushing_on_cpu(runs).items())
-    parts = []
-    for exp, (total, groups) in same.items():
-        if groups:
-            text = ", ".join(f"{n} {GROUP_WORDS[g]}" + (
-                f" (XLA's CPU backend flushes subnormals to zero, the study's probe finds: "
-                f"{flushed})" if g == "subnormal" and flushed else "") for g, n in groups.items())
-            parts.append(f"{sum(groups.values())} of {total} {exp} cells differ: {text}")
-    equal = [exp for exp, (_, groups) in same.items() if not groups]
-    if equal:
-        parts.append(f"{len(equal)} experiments agree in every cell")
-    differ = [f"{exp} {sum(g.values())}" for exp, (_, g) in other.items() if g]
-    if differ:
-        parts.append(f"across releases or machines, cells differ in {', '.join(differ)}")
-    return Finding("CPU against GPU on one machine and release: " + "; ".join(parts) + ".",
-                   "devices")
-
-
-def _device_tables(pairs, runs) -> tuple[Table, Table]:
-    summary, cells = _device_rows(pairs, runs)
-    table = Table("devices", "CPU against GPU, experiment by experiment",
-                  "Each cuda run against a cpu run of the same experiment and scope (of the same "
-                  "machine and releases where there is one), cell by cell as a rerun is compared; "
-                  "timing is left out (its numbers are compared within a run, never across "
-                  "devices). Differing cells are grouped by what they show: subnormal (at "
-                  "±min_subnormal, or a subnormal value), placement (one device's value depends "
-                  "on where the element sits), last bits (within 4 units in the last place of "
-                  "the dtype), error, other. 'only cpu' and 'only cuda' count cells one side lacks: "
-                  "not measured there, or withdrawn by an erratum.",
-                  ["experiment", "cpu run", "cuda run", "releases", "machine", "equal",
-                   "different", "only cpu", "only cuda", "groups"], summary)
-    detail = Table("differences", "Every cell that differs between CPU and GPU on one machine "
-                                  "with the same releases",
-                   "Grouped as in the summary table; rows that differ only in dtype are merged. "
-                   "Each pair of values is printed with as many figures as tell them apart.",
-                   ["group", "experiment", "cell", "dtypes", "cpu", "cuda"],
-                   collapse_rows(sorted(cells, key=lambda r: (r[0], r[1], r[2])), (3,)),
-                   detail=(["group", "experiment", "cell", "dtype", "cpu", "cuda"], cells))
-    return table, detail
 
 
 def _findings_section(found: list[tuple[str, Finding]], layout: Layout) -> list[str]:
@@ -516,14 +315,14 @@ def _device_sections(runs, experiments, layout) -> tuple[list[str], list[str], F
     if not pairs:
         return main + ["No cuda run has a cpu run of the same experiment to compare with.",
                        ""], [], None
-    summary, detail = _device_tables(pairs, runs)
+    summary, detail = device_tables(pairs, runs)
     paired = list({id(r): r for p in pairs for r in (p.cpu, p.cuda)}.values())
     main += _table_lines((DEVICES, "devices"), summary, layout, paired)
     appendix = ['<a id="cpu-against-gpu-appendix"></a>', "## CPU against GPU", ""]
     appendix += _table_lines((DEVICES, "differences"), detail, layout, paired)
     main += [wrap(f"Every differing cell of the same machine and releases: "
                   f"{layout.cite((DEVICES, 'differences'))} in the appendix."), ""]
-    return main, appendix, _device_finding(pairs, runs)
+    return main, appendix, device_finding(pairs, runs)
 
 
 def render(runs: list[Run], notes: list[str], experiments, references: list[Run] | None = None,
@@ -552,7 +351,7 @@ def render(runs: list[Run], notes: list[str], experiments, references: list[Run]
     layout.files["REPORT.md"] = "\n".join(
         head + _contents(experiments, layout) + _answers_section(answers, layout)
         + _legend_section(layout) + _findings_section(found, layout)
-        + _reproduction_section(runs, references, experiments, layout.files) + devices + body
+        + reproduction_section(runs, references, experiments, layout.files) + devices + body
         + _methodology_section(runs)).rstrip() + "\n"
     layout.files[APPENDIX] = "\n".join(
         ["# Appendix: long listings", "",

@@ -240,7 +240,7 @@ class Poison:
 
 # The rendering layer's own form (line width, significant figures, which atlas inputs are
 # columns, the 95% level of an interval), and the comparison's fixed labels: not data.
-RENDERING_LAYER = ("study.report", "study.tables", "study.figures", "study.reproduction",
+RENDERING_LAYER = ("study.report", "study.report_layout", "study.report_comparisons", "study.tables", "study.figures", "study.reproduction",
                    "study.device_comparison", "experiments.zero_point_conventions",
                    "experiments.bifurcation_checks",
                    "study.runsets", "study.results", "study.provenance", "study.experiment",

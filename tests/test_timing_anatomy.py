@@ -132,7 +132,7 @@ def test_the_three_ways_of_the_page_fault_check_compute_the_same_gradient():
 
 
 def test_every_copy_copies():
-    for (what, into), (thunk, sync) in timing.copy_thunks(Device("cpu"), 64).items():
+    for (what, into), (thunk, sync) in timing_checks.copy_thunks(Device("cpu"), 64).items():
         out = thunk()
         sync(out)
         np.testing.assert_array_equal(np.asarray(out), timing.inputs(64)[0],
@@ -155,7 +155,7 @@ def test_the_harness_counts_each_calls_page_faults_a_new_buffer_faults_an_existi
     src = np.ones(1 << 24, np.float32)
     dst = np.empty_like(src)
     np.copyto(dst, src)
-    got = timing.with_faults(time_interleaved(
+    got = timing_checks.with_faults(time_interleaved(
         {"existing": (lambda: np.copyto(dst, src), lambda _: None),
          "fresh": (lambda: np.ones(1 << 24, np.float32), lambda _: None)}, rounds=3))
     assert len(got["fresh"]["minor_faults"]) == 3
