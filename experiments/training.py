@@ -15,8 +15,8 @@ from study.experiment import Answer, Comparison, Experiment, Finding, Rendered
 from study.nets import seed_two_layer_data
 from study.results import Run
 from study.rules import by_key
-from study.runsets import identity, merge_rows, stated_for_runs
-from study.tables import Table, format_cell
+from study.runsets import identity, run_table, stated_for_runs
+from study.tables import format_cell
 from study.training import (accuracy, cast, digits_data, first_divergence, init_mlp,
                             train_jax, train_torch)
 
@@ -223,16 +223,16 @@ def _accuracy_by_dtype(trainings: list[TrainingRun]) -> dict[str, list[float]]:
 
 def render(summary: Summary) -> Rendered:
     runs = [r.run for r in summary.runs]
-    extra, rows, notes = merge_rows([(r.run, [_row(t) for t in r.trainings])
-                                     for r in summary.runs], 4, runs)
-    table = Table(
+    table = run_table(
         "runs", "SGD runs: when ReLU'(0) makes runs diverge, per precision",
         f"Runs: {'; '.join(summary.settings)}. Steps count from 0; '—' means never. Zero hits are "
         f"exact zeros among the hidden pre-activations over all steps. Cross-framework columns "
         f"compare with the other framework's run of the same c (relu with relu).",
-        extra + ["data", "dtype", "framework", "rule", "first step ≠ c=0 run", "final loss",
-                 "accuracy", "zero hits", "zero-hit fraction", "first step ≠ other framework",
-                 "max abs Δparam vs other framework"], rows, notes)
+        ["data", "dtype", "framework", "rule", "first step ≠ c=0 run", "final loss",
+         "accuracy", "zero hits", "zero-hit fraction", "first step ≠ other framework",
+         "max abs Δparam vs other framework"],
+        summary.runs, lambda r: [_row(t) for t in r.trainings],
+        key=("data", "dtype", "framework", "rule"))
     fact = stated_for_runs([(r.run, _fact(r)) for r in summary.runs], runs, _fact_text,
                            _fact_short)
     answer = _answer(summary, fact)

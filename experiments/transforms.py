@@ -19,7 +19,7 @@ from study.errors import first_error_line
 from study.experiment import Answer, Comparison, Experiment, Finding, Rendered
 from study.results import Run
 from study.rules import by_key
-from study.runsets import identity, merge_rows, stated_for_runs
+from study.runsets import identity, run_table, stated_for_runs
 from study.tables import Table, shorten
 
 DESCRIPTION = "which transformations (compile, export, vmap, higher order, forward mode) each rule survives"
@@ -291,15 +291,12 @@ def _fact_short(fact) -> str:
 
 
 def _matrix(summary: Summary) -> Table:
-    runs, columns, codes = [r.run for r in summary.runs], summary.columns, summary.error_codes
-    extra, rows, notes = merge_rows([(r.run, [
-        [s.number, s.style] + [_code(s.cells[c], codes) for c in columns]
-        + [how_to_fix(s, r.styles)] for s in r.styles]) for r in summary.runs], 2, runs)
+    columns, codes = summary.columns, summary.error_codes
     detail = [[r.run.label, s.style, s.rule, c, s.cells[c]["status"],
                s.cells[c]["detail"] if s.cells[c]["status"] == "error" else None]
               for r in summary.runs for s in r.styles for c in columns]
     legend = "Errors: " + "; ".join(f"{code}: {shorten(text, 150)}" for text, code in codes.items())
-    return Table(
+    return run_table(
         "matrix", "Transformations each custom-rule style survives",
         f"Rows are rule styles (all c = 0, except the seed rule's c = 1); every cell runs the "
         f"transformation on float64 inputs that include an exact 0 and compares with a numpy "
@@ -317,8 +314,10 @@ def _matrix(summary: Summary) -> Table:
         f"compiled func.grad or export cannot show that the custom backward ran. The last column "
         f"names, for each ✗, the row (#) of a style of ours with the same convention that passes "
         f"that column.",
-        extra + ["#", "style"] + list(columns) + ["how to make it work"], rows,
-        notes + ([legend] if codes else []),
+        ["#", "style"] + list(columns) + ["how to make it work"], summary.runs,
+        lambda r: [[s.number, s.style] + [_code(s.cells[c], codes) for c in columns]
+                   + [how_to_fix(s, r.styles)] for s in r.styles],
+        key=("#", "style"), notes=[legend] if codes else [],
         detail=(["run", "style", "rule", "transformation", "status", "error"], detail))
 
 

@@ -14,7 +14,7 @@ from study.experiment import Answer, Comparison, Experiment, Finding, Rendered
 from study.nets import seed_two_layer_data, two_layer_gradients
 from study.results import Run
 from study.rules import REFERENCE_RELU, by_key, relu_rules
-from study.runsets import identity, merge_run_rows, stated_for_runs, tags
+from study.runsets import identity, merged, run_table, stated_for_runs, tags
 from study.tables import Table, collapse_rows, format_cell, shorten
 
 DESCRIPTION = "seed 001's net: gradients of every ReLU rule, the -38 difference, torch vs JAX"
@@ -241,48 +241,50 @@ def _seed_fact_short(fact) -> str:
 
 
 def _tables(summary: Summary) -> list[Table]:
-    g = merge_run_rows(summary.runs, _gradient_rows, 2)
-    d = merge_run_rows(summary.runs, _diff_rows_by_result, 4)
-    dd = merge_run_rows(summary.runs, _diff_rows, 4)
-    c = merge_run_rows(summary.runs, lambda r: _cross_rows(r, summary.datasets), 1)
-    cd = merge_run_rows(summary.runs, lambda r: _cross_rows(r, summary.datasets, True), 1)
-    t = merge_run_rows(summary.runs, lambda r: _ties_rows(r, summary.datasets), 1)
     return [
-        Table("gradients", "Seed 001 net: loss and gradients under each ReLU rule",
-              f"{', '.join(summary.dtypes)}, seed 001's x, w1, w2 and a target of ones. 'c' is "
-              f"the convention a custom rule declares; 'd/dx at 0' is measured by reverse mode "
-              f"on a 0-d 0.0 on the run's device.",
-              g[0] + ["rule", "framework", "kind", "c", "d/dx at 0", "loss", "grad w1", "grad w2"],
-              g[1], g[2]),
-        Table("diff_vs_relu", "Seed 001's table: the framework's relu minus each rule",
-              f"grad(relu) − grad(rule), as seed 001 printed w1_a.grad − w1_b.grad with a = "
-              f"relu, b = clamp; relu is torch.relu for torch rules and jax.nn.relu for JAX "
-              f"rules (— where that case failed). Rules that give the same row are listed "
-              f"together; the CSV has one row per rule. {_zero_text(summary)}.",
-              d[0] + ["framework", "d/dx at 0", "Δ grad w1", "Δ grad w2", "rules (how many)"],
-              d[1], d[2],
-              detail=(dd[0] + ["framework", "d/dx at 0", "Δ grad w1", "Δ grad w2", "rule"],
-                      dd[1])),
-        Table("cross_framework", "Torch rules beside the JAX rules with the same convention",
-              "For each torch rule, the JAX rules whose measured d/dx at 0 is equal, and the "
-              "largest |Δ| over grad w1 and grad w2 between them; 0 means bitwise equal.",
-              c[0] + ["torch rule", "d/dx at 0", "JAX rules with that value"]
-              + [f"max abs Δ ({name})" for name in summary.datasets], c[1], c[2],
-              detail=(cd[0] + ["torch rule", "d/dx at 0", "JAX rules with that value"]
-                      + [f"max abs Δ ({name})" for name in summary.datasets], cd[1])),
-        Table("ties", "Where the differences come from: ties at 0, and matmul rounding across "
+        run_table(
+            "gradients", "Seed 001 net: loss and gradients under each ReLU rule",
+            f"{', '.join(summary.dtypes)}, seed 001's x, w1, w2 and a target of ones. 'c' is "
+            f"the convention a custom rule declares; 'd/dx at 0' is measured by reverse mode "
+            f"on a 0-d 0.0 on the run's device.",
+            ["rule", "framework", "kind", "c", "d/dx at 0", "loss", "grad w1", "grad w2"],
+            summary.runs, _gradient_rows, key=("rule", "framework")),
+        run_table(
+            "diff_vs_relu", "Seed 001's table: the framework's relu minus each rule",
+            f"grad(relu) − grad(rule), as seed 001 printed w1_a.grad − w1_b.grad with a = "
+            f"relu, b = clamp; relu is torch.relu for torch rules and jax.nn.relu for JAX "
+            f"rules (— where that case failed). Rules that give the same row are listed "
+            f"together; the CSV has one row per rule. {_zero_text(summary)}.",
+            ["framework", "d/dx at 0", "Δ grad w1", "Δ grad w2", "rules (how many)"],
+            summary.runs, _diff_rows_by_result, key=("framework", "d/dx at 0", "Δ grad w1", "Δ grad w2"),
+            detail=merged(summary.runs, _diff_rows,
+                          ["framework", "d/dx at 0", "Δ grad w1", "Δ grad w2", "rule"],
+                          key=("framework", "d/dx at 0", "Δ grad w1", "Δ grad w2"))[:2]),
+        run_table(
+            "cross_framework", "Torch rules beside the JAX rules with the same convention",
+            "For each torch rule, the JAX rules whose measured d/dx at 0 is equal, and the "
+            "largest |Δ| over grad w1 and grad w2 between them; 0 means bitwise equal.",
+            ["torch rule", "d/dx at 0", "JAX rules with that value"]
+     + [f"max abs Δ ({name})" for name in summary.datasets],
+            summary.runs, lambda r: _cross_rows(r, summary.datasets), key=("torch rule",),
+            detail=merged(summary.runs, lambda r: _cross_rows(r, summary.datasets, True),
+                          ["torch rule", "d/dx at 0", "JAX rules with that value"]
+                  + [f"max abs Δ ({name})" for name in summary.datasets],
+                          key=("torch rule",))[:2]),
+        run_table(
+            "ties", "Where the differences come from: ties at 0, and matmul rounding across "
                       "frameworks",
-              "Over every ReLU rule of both frameworks: exact-zero pre-activations in the data, "
-              "the number of distinct measured conventions, the largest |Δ grad| against "
-              "torch.relu, the largest |Δ grad| between rules that share a convention (within one "
-              "framework, then across the two, also in float32 units in the last place (ulp) of "
-              "the largest |grad|), and that largest |grad|. Within a framework, rules that "
-              "share a convention agree bit for bit; across frameworks, tie-free data can still "
-              "differ by the last bits, since the two frameworks' matmuls need not round alike.",
-              t[0] + ["dataset", "x shape", "exact zeros in x @ w1", "conventions",
-                      "max abs Δ vs torch.relu", "same convention, same framework",
-                      "same convention, torch vs jax", "torch vs jax, ulps", "max abs grad"],
-              t[1], t[2]),
+            "Over every ReLU rule of both frameworks: exact-zero pre-activations in the data, "
+            "the number of distinct measured conventions, the largest |Δ grad| against "
+            "torch.relu, the largest |Δ grad| between rules that share a convention (within one "
+            "framework, then across the two, also in float32 units in the last place (ulp) of "
+            "the largest |grad|), and that largest |grad|. Within a framework, rules that "
+            "share a convention agree bit for bit; across frameworks, tie-free data can still "
+            "differ by the last bits, since the two frameworks' matmuls need not round alike.",
+            ["dataset", "x shape", "exact zeros in x @ w1", "conventions",
+             "max abs Δ vs torch.relu", "same convention, same framework",
+             "same convention, torch vs jax", "torch vs jax, ulps", "max abs grad"],
+            summary.runs, lambda r: _ties_rows(r, summary.datasets), key=("dataset",)),
     ]
 
 

@@ -7,7 +7,7 @@ from experiments.zero_point_atlas import (SPECIAL, OpAtlas, RunAtlas, Summary, a
                                           input_kind, shown, subnormal_label)
 from study.placement import (cell_values, depends_on_placement, describe_where, restrict,
                              same_value)
-from study.runsets import merge_run_rows
+from study.runsets import merged, run_table
 from study.tables import Table, collapse_rows, distinct_digits, format_cell, shorten
 
 @dataclass(frozen=True)
@@ -284,11 +284,9 @@ def pairs_short(fact) -> str:
 def compiled_tables(summary: Summary) -> list[Table]:
     """What compiling changes: grouped, then every cell."""
     with_compiled = [a for a in summary.runs if a.compiled]
-    c = merge_run_rows(with_compiled, compiled_rows, 5) if with_compiled else ([], [], [])
-    cd = merge_run_rows(with_compiled, compiled_detail, 5) if with_compiled else ([], [], [])
-    s_ = merge_run_rows(with_compiled, compiled_groups, 2) if with_compiled else ([], [], [])
+    none = "No cell changes under compilation." if with_compiled else None
     return [
-        Table("compiled", "Does compilation change the convention? What compiling changes, grouped",
+        run_table("compiled", "Does compilation change the convention? What compiling changes, grouped",
               "Each group of cells whose compiled value differs from eager at the same "
               "placements (torch.compile with inductor and fullgraph, or jax.jit; value and "
               "reverse mode from a compiled training step, forward mode from jvp inside the "
@@ -296,10 +294,10 @@ def compiled_tables(summary: Summary) -> list[Table]:
               "side depends on the element's position, or an error on one side. 'cells' counts "
               "(op, dtype, mode, input) cells, a mode that raises for every input counting once; "
               "the listing of every cell is the next table.",
-              s_[0] + ["framework", "what the cells share", "cells", "ops", "dtypes", "modes"],
-              s_[1], s_[2] or ([] if s_[1] or not with_compiled
-                               else ["No cell changes under compilation."])),
-        Table("compiled_cells", "Every cell that compiling changes, compiled against eager",
+              ["framework", "what the cells share", "cells", "ops", "dtypes", "modes"],
+              with_compiled, compiled_groups, key=("framework", "what the cells share"),
+              when_empty=none),
+        run_table("compiled_cells", "Every cell that compiling changes, compiled against eager",
               "Every (op, dtype, mode, input) whose compiled cell differs from the eager one: "
               "torch.compile (inductor, fullgraph) or jax.jit, value and reverse mode from one "
               "compiled training step (forward, then backward), forward mode from jvp inside "
@@ -313,10 +311,10 @@ def compiled_tables(summary: Summary) -> list[Table]:
               "Only runs that measured compiled code are compared"
               + (f" ({', '.join(a.run.tag or a.run.label for a in with_compiled)})"
                  if with_compiled else " (none here)") + ".",
-              c[0] + ["framework", "op", "dtypes", "modes", "input", "eager", "compiled",
-                      "shares"], c[1],
-              c[2] or ([] if c[1] or not with_compiled
-                       else ["No cell changes under compilation."]),
-              detail=(cd[0] + ["framework", "op", "dtype", "mode", "input", "eager", "compiled",
-                               "shares"], cd[1])),
+              ["framework", "op", "dtypes", "modes", "input", "eager", "compiled", "shares"],
+              with_compiled, compiled_rows,
+              key=("framework", "op", "dtypes", "modes", "input"), when_empty=none,
+              detail=merged(with_compiled, compiled_detail,
+                            ["framework", "op", "dtype", "mode", "input", "eager", "compiled",
+                             "shares"], key=("framework", "op", "dtype", "mode", "input"))[:2]),
     ]

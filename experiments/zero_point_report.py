@@ -18,7 +18,7 @@ from experiments.zero_point_compiled import (compiled_fact, compiled_forward_fac
 from experiments.zero_point_conventions import release_finding, release_table
 from study.experiment import Finding, Rendered
 from study.placement import cell_values, depends_on_placement, describe_where
-from study.runsets import merge_run_rows, newest, stated_for_runs
+from study.runsets import merged, newest, run_table, stated_for_runs
 from study.tables import Table, collapse_rows, shorten
 
 ATLAS_TAIL = ("-0.0", "min_normal", "nan", "+inf", "-inf")  # columns after the kink's three
@@ -260,97 +260,99 @@ def _kink_note(summary: Summary) -> list[str]:
 def _atlas_tables(summary: Summary) -> list[Table]:
     where = _where(summary)
     cols = ["op", "kink k", "k − 1 ulp", "k", "k + 1 ulp"] + list(ATLAS_TAIL)
-    t_extra, t_rows, t_notes = merge_run_rows(summary.runs, lambda a: atlas_rows(a, "torch"), 2)
-    j_extra, j_rows, j_notes = merge_run_rows(summary.runs, lambda a: atlas_rows(a, "jax"), 2)
-    m = merge_run_rows(summary.runs, mode_rows, 3)
-    p = merge_run_rows(summary.runs, placement_rows, 5)
-    e = merge_run_rows(summary.runs, lambda a: collapse_rows(extended_rows(a), (2, 3, 4)), 2)
     return [
-        Table("atlas_torch", "Zero-point atlas, torch: reverse-mode gradient at each kink",
-              "float32; d(sum f(x))/dx at each probe input. For kink 0, k ± 1 ulp are the "
-              "smallest subnormals. " + where, t_extra + cols, t_rows, t_notes),
-        Table("atlas_jax", "Zero-point atlas, JAX: reverse-mode gradient at each kink",
-              "As the torch atlas, for JAX ops and custom rules.", j_extra + cols, j_rows,
-              j_notes),
-        Table("modes", "Every mode at exactly the kink",
-              "float32. value: f(k); reverse: backward / jax.grad; forward: torch.func.jvp / "
-              "jax.jvp with tangent 1; second: the derivative of the reverse-mode gradient. A mode "
-              "that raises shows the first line of its error.",
-              m[0] + ["framework", "op", "kink k", "value", "reverse", "forward", "second"],
-              m[1], m[2]),
-        Table("placement", "Cells that depend on where the element sits",
-              "Every (op, dtype, mode, input) whose value differs between placements or positions, "
-              "with each value and where it occurred (positions count from 0 within the fill "
-              "tensor or the batch row). " + where,
-              p[0] + ["framework", "op", "dtype", "mode", "input", "values and where"], p[1],
-              p[2] or ([] if p[1] else ["No cell depends on placement in these runs."])),
-        Table("extended", "Where other dtypes differ from float32",
-              "Every gradient (reverse, forward, second) at every probe input in float16, "
-              "bfloat16 and float64, listed where it differs from the same run's float32 value "
-              "once both are rounded to the coarser dtype (so a slope of 0.01 stored in float16 "
-              "is not a difference); rows that differ only in dtype, mode or input are merged. "
-              "NaN equals NaN and −0 equals +0 here.",
-              e[0] + ["framework", "op", "dtypes", "modes", "inputs", "value", "float32 value"],
-              e[1], e[2]),
+        run_table("atlas_torch", "Zero-point atlas, torch: reverse-mode gradient at each kink",
+                  "float32; d(sum f(x))/dx at each probe input. For kink 0, k ± 1 ulp are the "
+                  "smallest subnormals. " + where, cols, summary.runs,
+                  lambda a: atlas_rows(a, "torch"), key=("op", "kink k")),
+        run_table("atlas_jax", "Zero-point atlas, JAX: reverse-mode gradient at each kink",
+                  "As the torch atlas, for JAX ops and custom rules.", cols, summary.runs,
+                  lambda a: atlas_rows(a, "jax"), key=("op", "kink k")),
+        run_table(
+            "modes", "Every mode at exactly the kink",
+            "float32. value: f(k); reverse: backward / jax.grad; forward: torch.func.jvp / "
+            "jax.jvp with tangent 1; second: the derivative of the reverse-mode gradient. A mode "
+            "that raises shows the first line of its error.",
+            ["framework", "op", "kink k", "value", "reverse", "forward", "second"],
+            summary.runs, mode_rows, key=("framework", "op", "kink k")),
+        run_table("placement", "Cells that depend on where the element sits",
+                  "Every (op, dtype, mode, input) whose value differs between placements or "
+                  "positions, with each value and where it occurred (positions count from 0 "
+                  "within the fill tensor or the batch row). " + where,
+                  ["framework", "op", "dtype", "mode", "input", "values and where"],
+                  summary.runs, placement_rows,
+                  key=("framework", "op", "dtype", "mode", "input"),
+                  when_empty="No cell depends on placement in these runs."),
+        run_table(
+            "extended", "Where other dtypes differ from float32",
+            "Every gradient (reverse, forward, second) at every probe input in float16, "
+            "bfloat16 and float64, listed where it differs from the same run's float32 value "
+            "once both are rounded to the coarser dtype (so a slope of 0.01 stored in float16 "
+            "is not a difference); rows that differ only in dtype, mode or input are merged. "
+            "NaN equals NaN and −0 equals +0 here.",
+            ["framework", "op", "dtypes", "modes", "inputs", "value", "float32 value"],
+            summary.runs, lambda a: collapse_rows(extended_rows(a), (2, 3, 4)), key=("framework", "op")),
     ]
 
 
 def _porting_tables(summary: Summary) -> list[Table]:
-    tj = merge_run_rows(summary.runs, lambda a: porting_rows(a, "torch", "jax"), 1)
-    jt = merge_run_rows(summary.runs, lambda a: porting_rows(a, "jax", "torch"), 1)
     return [
-        Table("porting_torch_to_jax", "Porting guide, torch → JAX",
-              "For each torch op, the JAX ops whose forward value and reverse gradient equal it at "
-              "every probe input as plain values (float32; NaN = NaN, −0 = +0); a cell that "
-              "depends on placement matches nothing. The last column names the inputs where the "
-              "op's own value depends on placement. Where no built-in matches, a custom rule of "
-              "ours that does is named. Only ops probed at the same inputs can match: each op "
-              "is probed at its own kinks and its look-alike's. 'both compiled' compares the "
-              "torch.compile and jax.jit cells on every input (blank where the op's compiled "
-              "value or gradient raises, or the run did not compile).",
-              tj[0] + ["torch op", "JAX equivalent, every input", "JAX equivalent, subnormals aside",
-                       "JAX equivalent, both compiled", "inputs that depend on placement"],
-              tj[1], tj[2]),
-        Table("porting_jax_to_torch", "Porting guide, JAX → torch",
-              "The same comparison from each JAX op to the torch ops.",
-              jt[0] + ["JAX op", "torch equivalent, every input",
-                       "torch equivalent, subnormals aside", "torch equivalent, both compiled",
-                       "inputs that depend on placement"],
-              jt[1], jt[2]),
+        run_table(
+            "porting_torch_to_jax", "Porting guide, torch → JAX",
+            "For each torch op, the JAX ops whose forward value and reverse gradient equal it at "
+            "every probe input as plain values (float32; NaN = NaN, −0 = +0); a cell that "
+            "depends on placement matches nothing. The last column names the inputs where the "
+            "op's own value depends on placement. Where no built-in matches, a custom rule of "
+            "ours that does is named. Only ops probed at the same inputs can match: each op "
+            "is probed at its own kinks and its look-alike's. 'both compiled' compares the "
+            "torch.compile and jax.jit cells on every input (blank where the op's compiled "
+            "value or gradient raises, or the run did not compile).",
+            ["torch op", "JAX equivalent, every input", "JAX equivalent, subnormals aside",
+             "JAX equivalent, both compiled", "inputs that depend on placement"],
+            summary.runs, lambda a: porting_rows(a, "torch", "jax"), key=("torch op",)),
+        run_table(
+            "porting_jax_to_torch", "Porting guide, JAX → torch",
+            "The same comparison from each JAX op to the torch ops.",
+            ["JAX op", "torch equivalent, every input",
+             "torch equivalent, subnormals aside", "torch equivalent, both compiled",
+             "inputs that depend on placement"],
+            summary.runs, lambda a: porting_rows(a, "jax", "torch"), key=("JAX op",)),
     ]
 
 
 def _check_tables(summary: Summary) -> list[Table]:
-    c = merge_run_rows(summary.runs, custom_rows_by_dtype, 2)
-    cd = merge_run_rows(summary.runs, custom_rows, 3)
-    g = merge_run_rows(summary.runs, gradcheck_rows, 4)
-    n = merge_run_rows(summary.runs, natural_pair_rows, 2)
     return [
-        Table("custom_conventions", "Custom rules: declared convention against measurement",
-              "Each custom rule's declared c beside its measured reverse gradient at +0.0 and −0.0 "
-              "and forward gradient at +0.0, over every placement, in every dtype.",
-              c[0] + ["framework", "rule", "dtypes", "declared c", "reverse at +0",
-                      "reverse at −0", "forward at +0", "reverse at +0 = c"], c[1], c[2],
-              detail=(cd[0] + ["framework", "rule", "dtype", "declared c", "reverse at +0",
-                               "reverse at −0", "forward at +0", "reverse at +0 = c"], cd[1])),
-        Table("gradcheck", "Numeric gradient checks away from and at the kink",
-              "torch.autograd.gradcheck and jax.test_util.check_grads (reverse) in float64 on the "
-              "run's device, beside the analytic derivative of a 0-d input, the atlas's float64 "
-              "reverse gradient at +0 over every placement, and the central difference.",
-              g[0] + ["framework", "rule", "c", "x", "analytic (0-d)", "atlas at +0",
-                      "finite difference", "check passes"], g[1], g[2] + _kink_note(summary)),
+        run_table(
+            "custom_conventions", "Custom rules: declared convention against measurement",
+            "Each custom rule's declared c beside its measured reverse gradient at +0.0 and −0.0 "
+            "and forward gradient at +0.0, over every placement, in every dtype.",
+            ["framework", "rule", "dtypes", "declared c", "reverse at +0",
+             "reverse at −0", "forward at +0", "reverse at +0 = c"],
+            summary.runs, custom_rows_by_dtype, key=("framework", "rule"),
+            detail=merged(summary.runs, custom_rows,
+                          ["framework", "rule", "dtype", "declared c", "reverse at +0",
+                           "reverse at −0", "forward at +0", "reverse at +0 = c"],
+                          key=("framework", "rule", "dtype"))[:2]),
+        run_table("gradcheck", "Numeric gradient checks away from and at the kink",
+                  "torch.autograd.gradcheck and jax.test_util.check_grads (reverse) in float64 on "
+                  "the run's device, beside the analytic derivative of a 0-d input, the atlas's "
+                  "float64 reverse gradient at +0 over every placement, and the central difference.",
+                  ["framework", "rule", "c", "x", "analytic (0-d)", "atlas at +0",
+                   "finite difference", "check passes"], summary.runs, gradcheck_rows,
+                  key=("framework", "rule", "c", "x"), notes=_kink_note(summary)),
         release_table(summary),
-        Table("natural_pairs", "Look-alike torch/JAX pairs: agree, disagree or depend on placement",
-              "Pairs a porting user would take as equivalent, as each run's records name them, "
-              "compared on every probe input but the two subnormals (float32, reverse gradient). "
-              "A pair whose only differences are placement-dependent cells 'depends on "
-              "placement', never 'agrees'. 'first disagreement' is the first input where plain "
-              "values differ, torch then JAX. The last two columns compare the pair with both "
-              "ops compiled (torch.compile and jax.jit; blank where a run did not compile).",
-              n[0] + ["torch op", "JAX op", "verdict", "inputs that disagree",
-                      "inputs that depend on placement", "first disagreement",
-                      "verdict, both compiled", "first disagreement, both compiled"],
-              n[1], n[2]),
+        run_table(
+            "natural_pairs", "Look-alike torch/JAX pairs: agree, disagree or depend on placement",
+            "Pairs a porting user would take as equivalent, as each run's records name them, "
+            "compared on every probe input but the two subnormals (float32, reverse gradient). "
+            "A pair whose only differences are placement-dependent cells 'depends on "
+            "placement', never 'agrees'. 'first disagreement' is the first input where plain "
+            "values differ, torch then JAX. The last two columns compare the pair with both "
+            "ops compiled (torch.compile and jax.jit; blank where a run did not compile).",
+            ["torch op", "JAX op", "verdict", "inputs that disagree",
+             "inputs that depend on placement", "first disagreement",
+             "verdict, both compiled", "first disagreement, both compiled"],
+            summary.runs, natural_pair_rows, key=("torch op", "JAX op")),
     ]
 
 
@@ -360,15 +362,14 @@ def arithmetic_rows(a: RunAtlas) -> list[list]:
 
 
 def _arithmetic_table(summary: Summary) -> Table:
-    rows = merge_run_rows(summary.runs, arithmetic_rows, 3)
-    return Table(
-        "subnormals", "Does the device flush subnormals? The arithmetic under the atlas",
-        "Computed by each framework on the run's device: s > 0 for the dtype's smallest "
-        "subnormal s (no: subnormal inputs are read as 0), s × 1, and m × 0.5 for its smallest "
-        "normal m, whose exact result is subnormal (0: subnormal results are flushed). An op that "
-        "reads ±s as 0 returns at ±min_subnormal its value and gradient at 0.",
-        rows[0] + ["framework", "execution", "dtype", "s > 0", "s × 1", "m × 0.5", "flushes"],
-        rows[1], rows[2])
+    return run_table(
+               "subnormals", "Does the device flush subnormals? The arithmetic under the atlas",
+               "Computed by each framework on the run's device: s > 0 for the dtype's smallest "
+               "subnormal s (no: subnormal inputs are read as 0), s × 1, and m × 0.5 for its smallest "
+               "normal m, whose exact result is subnormal (0: subnormal results are flushed). An op that "
+               "reads ±s as 0 returns at ±min_subnormal its value and gradient at 0.",
+               ["framework", "execution", "dtype", "s > 0", "s × 1", "m × 0.5", "flushes"],
+               summary.runs, arithmetic_rows, key=("framework", "execution", "dtype"))
 
 
 def _arithmetic_fact(a: RunAtlas):

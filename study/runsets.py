@@ -7,7 +7,7 @@ together and contrasts those that differ. Pure functions of loaded runs.
 from dataclasses import replace
 
 from study.results import Run
-from study.tables import format_cell
+from study.tables import Table, format_cell
 
 FIELDS = ("torch", "jax", "device", "capability", "scope", "host")
 SCOPE_ORDER = ("standard", "full", "quick")
@@ -214,6 +214,29 @@ def run_tag(run: Run, runs: list[Run]) -> str:
 def merge_run_rows(per_run_summaries: list, rows_of, id_width: int):
     """merge_rows over an experiment's per-run summaries (each keeps its run as `.run`)."""
     return merge_rows([(s.run, rows_of(s)) for s in per_run_summaries], id_width)
+
+
+def merged(summaries: list, rows_of, headers: list[str], key: tuple[str, ...]
+           ) -> tuple[list[str], list[list], list[str]]:
+    """Several runs' rows under one set of headers: (headers, with a leading "runs" column
+    where runs differ; rows; notes). A row is named by the columns `key` names, which must be
+    the leading headers: a row's identity is said by name, never by a count of columns."""
+    if tuple(headers[:len(key)]) != tuple(key):
+        raise ValueError(f"the key {key} is not the leading headers {headers[:len(key)]}")
+    lead, rows, notes = merge_run_rows(summaries, rows_of, len(key))
+    return lead + list(headers), rows, notes
+
+
+def run_table(table_id: str, title: str, caption: str, headers: list[str], summaries: list,
+              rows_of, key: tuple[str, ...], detail: tuple | None = None, notes: list[str] = (),
+              when_empty: str | None = None) -> Table:
+    """A table over several runs' summaries: rows_of(summary) for each, merged (see merged),
+    with the merge's notes, then `notes`; `when_empty` is the note of a table without rows
+    (where the merge has none); `detail`, where given, is the CSV's (headers, rows)."""
+    headers, rows, run_notes = merged(summaries, rows_of, headers, key)
+    if when_empty and not rows and not run_notes:
+        run_notes = [when_empty]
+    return Table(table_id, title, caption, headers, rows, run_notes + list(notes), detail)
 
 
 def merge_rows(per_run: list[tuple[Run, list[list]]], id_width: int,

@@ -62,3 +62,28 @@ def test_consecutive_labels_read_as_a_range():
     runs = label_runs([run(torch=v) for v in ("2.1", "2.2", "2.3", "2.4")] + [run(device="cuda")])
     assert tags(runs, runs) == "C1–C4, G1"
     assert tags(runs[:2], runs) == "C1, C2"  # two are listed, not ranged
+
+
+def test_a_table_over_runs_names_its_rows_by_header_and_marks_rows_that_differ():
+    import pytest
+    from types import SimpleNamespace
+    from study.runsets import run_table
+    cpu, gpu = run(), run(device="cuda")
+    same = [SimpleNamespace(run=r, rows=[["relu", 0, 1.0]]) for r in (cpu, gpu)]
+    rows_of = lambda s: s.rows  # noqa: E731
+    t = run_table("t", "T", "cap", ["op", "x", "grad"], same, rows_of, key=("op", "x"))
+    # both runs give the one row: it appears once, with a note naming both runs
+    assert (t.headers, t.rows) == (["op", "x", "grad"], [["relu", 0, 1.0]])
+    assert t.notes[0].startswith("All 2 runs give exactly these rows")
+    differ = [SimpleNamespace(run=cpu, rows=[["relu", 0, 1.0]]),
+              SimpleNamespace(run=gpu, rows=[["relu", 0, 0.0]])]
+    t = run_table("t", "T", "cap", ["op", "x", "grad"], differ, rows_of, key=("op", "x"),
+                  notes=["mine"])
+    # one row named (relu, 0), two values: each with the run that gave it, under "runs"
+    assert t.headers == ["runs", "op", "x", "grad"]
+    assert [r[1:] for r in t.rows] == [["relu", 0, 1.0], ["relu", 0, 0.0]] and t.notes == ["mine"]
+    empty = run_table("t", "T", "cap", ["op"], [same[0]], lambda s: [], key=("op",),
+                      when_empty="nothing here")
+    assert empty.rows == [] and empty.notes == ["nothing here"]
+    with pytest.raises(ValueError, match="leading headers"):
+        run_table("t", "T", "cap", ["op", "x", "grad"], same, rows_of, key=("x",))
