@@ -379,9 +379,10 @@ def _anatomy_tables(summary: Summary) -> list[Table]:
             f"n float32 elements copied into a buffer that exists (numpy.copyto, "
             f"torch copy_, and jax.jit writing into a donated buffer) and into a new one "
             f"(numpy copy, torch clone, jax.jit x + 0.0), {rounds}. GB/s counts bytes read "
-            f"plus written. Minor page faults a call are this process's, over a few calls "
-            f"after timing. The machine's copy, used by every bandwidth fraction in this "
-            f"report, is the fastest copy into an existing buffer at that size.",
+            f"plus written. Minor page faults a call are this process's: the median over the "
+            f"timed calls where the run counted each call, else over five calls after timing. "
+            f"The machine's copy, used by every bandwidth fraction in this report, is the "
+            f"fastest copy into an existing buffer at that size.",
             ["n", "copy", "into", "µs [95%]", "GB/s", "minor faults a call",
              "pages of output", "the machine's copy"],
             summary.runs, lambda t: anatomy.copy_rows(t.copies), key=("n", "copy", "into")),
