@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from study.cells import Cell, Error, Placed, Value
+from study.cells import Cell, Error, Placed, Value, equal
 from study.conventions import numpy_dtype
 from study.placement import depends_on_placement, describe_where, same_value
 from study.results import Run
@@ -211,8 +211,10 @@ def forward_text(op, label: str, width: int = 60) -> str:
 
 
 def _changed(cells: list) -> bool:
-    return any(shown(c) != shown(cells[0]) or describe_where(c) != describe_where(cells[0])
-               for c in cells)
+    """Whether releases differ in a cell, by the one cell comparison (study.cells.equal),
+    a zero's sign included."""
+    first = atlas_cell(cells[0])
+    return not all(equal(atlas_cell(c), first, zero_sign=True) for c in cells[1:])
 
 
 def _changes_between(by_version: dict[str, dict], framework: str, device: str) -> list:

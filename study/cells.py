@@ -76,31 +76,36 @@ Cell = Value | Error | Placed | Withdrawn
 CELL_TYPES = (Value, Error, Placed, Withdrawn)
 
 
-def _same_number(a, b, tolerance: float) -> bool:
-    """Exact (NaN equals NaN, -0 equals +0), or within a relative tolerance."""
+def _same_number(a, b, tolerance: float, zero_sign: bool) -> bool:
+    """Exact (NaN equals NaN, -0 equals +0 unless zero_sign), or within a relative tolerance."""
     if isinstance(a, bool) or isinstance(b, bool) or not (
             isinstance(a, (int, float)) and isinstance(b, (int, float))):
         return a == b
     if math.isnan(a) or math.isnan(b):
         return math.isnan(a) and math.isnan(b)
+    if zero_sign and a == 0 and b == 0:
+        return math.copysign(1, a) == math.copysign(1, b)
     if tolerance and a > 0 and b > 0:
         return abs(math.log(a / b)) <= math.log1p(tolerance)
     return a == b
 
 
-def equal(a: Cell, b: Cell, tolerance: float = 0.0) -> bool:
+def equal(a: Cell, b: Cell, tolerance: float = 0.0, zero_sign: bool = False) -> bool:
     """Two cells say the same: values exactly (or within a relative tolerance), two intervals
     that overlap or lie within the tolerance of each other, the same error line, the same
-    values at the same places."""
+    values at the same places. -0 equals +0 unless `zero_sign` (a release that flips the sign
+    of a zero has changed what it returns; a rerun or a device pair is compared as a porting
+    user compares values)."""
     if type(a) is not type(b):
         return False
     if isinstance(a, Value):
         if a.lo is not None and b.lo is not None:
             return a.lo <= b.hi * (1 + tolerance) and b.lo <= a.hi * (1 + tolerance)
-        return (a.lo is None) == (b.lo is None) and _same_number(a.value, b.value, tolerance)
+        return (a.lo is None) == (b.lo is None) and _same_number(a.value, b.value, tolerance,
+                                                                  zero_sign)
     if isinstance(a, Placed):
         return (a.where == b.where and len(a.values) == len(b.values)
-                and all(equal(x, y) for x, y in zip(a.values, b.values)))
+                and all(equal(x, y, zero_sign=zero_sign) for x, y in zip(a.values, b.values)))
     return a == b
 
 
