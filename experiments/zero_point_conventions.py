@@ -8,8 +8,7 @@ from study.runsets import tag_order, tags
 from study.tables import Table, collapse_rows
 
 from experiments.zero_point_atlas import (SPECIAL, ReleaseChange, RunAtlas, Summary, agree,
-                                          forward_disagrees, kink_labels, same_after_rounding,
-                                          shown)
+                                          kink_labels, same_after_rounding, shown)
 from experiments.zero_point_compiled import (changed_by_compiling, look_alike_pairs,
                                              natural_pairs, pairs_changed_by_compiling)
 
@@ -18,16 +17,6 @@ def primary(summary: Summary) -> RunAtlas:
     """The run the compact views read: the first in the run legend (the study's main run)."""
     return min(summary.runs, key=lambda a: (tag_order(a.run.tag) if a.run.tag else ("~", 0),
                                             a.run.provenance["utc"]))
-
-
-def silently_wrong_forward(summary: Summary) -> dict[str, list]:
-    """{op name: [run, ...]} whose forward mode disagrees with reverse mode away from kinks."""
-    out: dict[str, list] = {}
-    for a in summary.runs:
-        for op in a.atlas("float32"):
-            if forward_disagrees(op) and a.run not in out.setdefault(op.name, []):
-                out[op.name].append(a.run)
-    return {name: runs for name, runs in out.items() if runs}
 
 
 def flushing(summary: Summary) -> dict[str, list]:
