@@ -23,7 +23,7 @@ def _cost_fact(t: RunTiming):
                      for rule in [best_custom(t, fw, m)[0]] if rule)
     eager = tuple((names.get(r, r), s) for r in ("torch_custom_c0", "torch_custom_op_c0")
                   if (s := ratio_spread(t, "torch", "eager", r, 10 ** 6)) is not None)
-    saved = {m["rule"]: m.get("torch_saved", m.get("jax_jit_vjp", 0)) / m["n"] for m in t.memory}
+    saved = {m.rule: m.kept or 0 for m in t.memory}
     if not (compiled or eager):
         return None
     return compiled, eager, format_cell(min(saved.values()), 3) if saved else None
@@ -64,9 +64,8 @@ def _copy_fact(t: RunTiming):
 
 def _shared_fact(t: RunTiming):
     # the shared dynamic wrapper's time ÷ the per-size compile's (as recorded: shared first)
-    ratios = [(r["name"], r["n"], a["stats"]["median"] / b["stats"]["median"])
-              for r in t.shared_dynamic for (_, a), (_, b) in [r["ways"].items()]]
-    return tuple((name, size_label(n), format_cell(x)) for name, n, x in ratios) or None
+    return tuple((s.name, size_label(s.n), format_cell(s.shared_median / s.sized_median))
+                 for s in t.shared_dynamic) or None
 
 
 def _shared_text(fact) -> str:

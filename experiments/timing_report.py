@@ -81,13 +81,8 @@ def memory_rows(t: RunTiming) -> list[list]:
     names = t.names()
     compiled = {r.rule: r.saved_bytes_per_element for r in t.rules
                 if r.mode in ("compile", "jit") and r.saved_bytes_per_element is not None}
-    return [[m["framework"], names.get(m["rule"], m["rule"]),
-             m["torch_saved"] / m["n"] if "torch_saved" in m else None,
-             m["jax_vjp"] / m["n"] if "jax_vjp" in m else None,
-             m["jax_jit_vjp"] / m["n"] if "jax_jit_vjp" in m else None,
-             compiled.get(m["rule"]) if m["framework"] == "torch" else None,
-             (m.get("device_peak_growth") or m.get("device_bytes_in_use_growth") or 0) / m["n"]
-             if ("device_peak_growth" in m or "device_bytes_in_use_growth" in m) else None]
+    return [[m.framework, names.get(m.rule, m.rule), m.torch, m.jax_vjp, m.jax_jit_vjp,
+             compiled.get(m.rule) if m.framework == "torch" else None, m.device_growth]
             for m in t.memory]
 
 
@@ -145,13 +140,9 @@ def harness_rows(t: RunTiming) -> list[list]:
 
 
 def shared_dynamic_rows(t: RunTiming) -> list[list]:
-    rows = []
-    for r in t.shared_dynamic:
-        (_, a), (_, b) = r["ways"].items()  # shared first, then compiled for n (as recorded)
-        rows.append([r["name"], r["n"], _us(a["stats"]["median"]), _us(b["stats"]["median"]),
-                     a["stats"]["median"] / b["stats"]["median"], _us(a["first_call_s"]),
-                     _us(b["first_call_s"])])
-    return rows
+    return [[s.name, s.n, _us(s.shared_median), _us(s.sized_median),
+             s.shared_median / s.sized_median, _us(s.shared_first_call), _us(s.sized_first_call)]
+            for s in t.shared_dynamic]
 
 
 def reference_time(t: RunTiming, n: int) -> RuleTiming | None:
@@ -162,12 +153,12 @@ def reference_time(t: RunTiming, n: int) -> RuleTiming | None:
 def cross_rows(t: RunTiming) -> list[list]:
     rows = []
     for c in t.cross:
-        ours, theirs = float(np.median(c["ours_s"])), float(np.median(c["timer_s"]))
-        ref = reference_time(t, c["n"])
-        rows.append([c["n"], c["rounds"], _us(ours), _us(theirs), ours / theirs,
+        ours, theirs = float(np.median(c.ours_s)), float(np.median(c.timer_s))
+        ref = reference_time(t, c.n)
+        rows.append([c.n, c.rounds, _us(ours), _us(theirs), ours / theirs,
                      time_text(ref), theirs / ref.time["median"] if ref else None,
-                     _us(min(c["ours_s"])), _us(max(c["ours_s"])), _us(min(c["timer_s"])),
-                     _us(max(c["timer_s"])), c["timer_num_threads"]])
+                     _us(min(c.ours_s)), _us(max(c.ours_s)), _us(min(c.timer_s)),
+                     _us(max(c.timer_s)), c.timer_threads])
     return rows
 
 
@@ -199,7 +190,7 @@ def _where(summary: Summary) -> str:
 def _limits(t: RunTiming) -> list[str]:
     copies = [f"{c.what} {c.rate / 1e9:.3g} GB/s at {size_label(c.n)}"
               for n in sorted({c.n for c in t.copies}) if (c := anatomy.machine_copy(t.copies, n))]
-    return copies + [f"{m['what']} {m['flops'] / m['median'] / 1e9:.3g} GFLOP/s" for m in t.machine]
+    return copies + [f"{m.what} {m.rate / 1e9:.3g} GFLOP/s" for m in t.machine]
 
 
 def _machine_text(summary: Summary) -> str:

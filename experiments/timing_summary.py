@@ -77,6 +77,74 @@ class ProfileEvent:
     saved_bytes_per_element: float
 
 
+@dataclass(frozen=True)
+class SavedBytes:
+    """Bytes one rule keeps for backward, per element (study.memory): None where not measured."""
+    framework: str
+    rule: str
+    name: str | None
+    torch: float | None  # every tensor torch packs through saved_tensors_hooks
+    jax_vjp: float | None  # the residuals jax.vjp's function holds
+    jax_jit_vjp: float | None  # the same from a jitted vjp
+    device_growth: float | None  # the device allocator's growth while backward state is alive
+
+    @property
+    def kept(self) -> float | None:
+        """What a rerun compares: torch's saved bytes, or a jitted vjp's residuals."""
+        return self.torch if self.framework == "torch" else self.jax_jit_vjp
+
+
+@dataclass(frozen=True)
+class MatmulRate:
+    what: str
+    n: int
+    flops: float
+    median: float  # seconds
+
+    @property
+    def rate(self) -> float:
+        return self.flops / self.median
+
+
+@dataclass(frozen=True)
+class CrossCheck:
+    """The torch built-in's eager step timed alone by our harness and by Timer, alternating."""
+    n: int
+    rounds: int
+    ours_s: tuple[float, ...]
+    timer_s: tuple[float, ...]
+    timer_threads: int
+
+
+@dataclass(frozen=True)
+class SharedDynamic:
+    """One rule compiled once with dynamic=True and first called at 8 elements, against the
+    same rule compiled for n alone, interleaved."""
+    name: str
+    n: int
+    shared_median: float  # seconds
+    shared_first_call: float
+    sized_median: float
+    sized_first_call: float
+
+
+def _per_element(r: dict, *keys: str) -> float | None:
+    present = [r[k] for k in keys if k in r]
+    return (present[0] or 0) / r["n"] if present else None
+
+
+def _saved(r: dict) -> SavedBytes:
+    return SavedBytes(r["framework"], r["rule"], r.get("name"), _per_element(r, "torch_saved"),
+                      _per_element(r, "jax_vjp"), _per_element(r, "jax_jit_vjp"),
+                      _per_element(r, "device_peak_growth", "device_bytes_in_use_growth"))
+
+
+def _shared(r: dict) -> SharedDynamic:
+    (_, a), (_, b) = r["ways"].items()  # shared first, then compiled for n (as recorded)
+    return SharedDynamic(r["name"], r["n"], a["stats"]["median"], a["first_call_s"],
+                         b["stats"]["median"], b["first_call_s"])
+
+
 @dataclass
 class RunTiming:
     run: Run  # identity only
@@ -84,16 +152,16 @@ class RunTiming:
     fresh: dict[tuple, dict]  # (framework, mode, rule, n) -> the same case in a fresh process
     blocks: dict[tuple, list[float]]  # ... -> in-run block medians, alternating with fresh
     nets: list[NetTiming]
-    memory: list[dict]
-    machine: list[dict]  # {"what", "flops", "median"}: the matmul rate
+    memory: list[SavedBytes]
+    machine: list[MatmulRate]
     copies: list[anatomy.Copy]
-    cross: list[dict]
+    cross: list[CrossCheck]
     profile: list[ProfileEvent]
     probes: list[anatomy.Probe]  # the compiled-torch reproducer's ops, eager and compiled
     pieces: list[anatomy.Piece]  # the eager cost taken apart
     over_builtin: dict[str, str]  # framework -> the built-in's ops behind its custom-rule API
     ways: list[anatomy.Way]  # torch.relu's step with fresh and with existing outputs
-    shared_dynamic: list[dict]  # {"rule", "name", "n", "ways": {way: {"stats", ...}}}
+    shared_dynamic: list[SharedDynamic]
     targets: list[dict]
     references: dict[str, str]  # framework -> the built-in rule every ratio divides by
     pairs: list[tuple[str, str, str]]  # (label, torch rule, JAX rule) doing the same work
@@ -105,8 +173,8 @@ class RunTiming:
         return {(r.framework, r.mode, r.rule, r.n): r for r in self.rules}
 
     def names(self) -> dict[str, str]:
-        return {r.rule: r.name for r in self.rules} | {m["rule"]: m["name"] for m in self.memory
-                                                        if "name" in m}
+        return {r.rule: r.name for r in self.rules} | {m.rule: m.name for m in self.memory
+                                                        if m.name is not None}
 
 
 @dataclass
@@ -149,13 +217,16 @@ def _run_timing(run: Run) -> RunTiming:
          for r in part("rule") if "fresh" in r},
         {(r["framework"], r["mode"], r["rule"], r["n"]): r["block_medians"]
          for r in part("rule") if "block_medians" in r},
-        [_net(r) for r in part("net")], part("memory"),
-        [{"what": r["what"], "median": r["stats"]["median"], "n": r["n"], "flops": r["flops"]}
+        [_net(r) for r in part("net")], [_saved(r) for r in part("memory")],
+        [MatmulRate(r["what"], r["n"], r["flops"], r["stats"]["median"])
          for r in part("machine") if "flops" in r],
-        anatomy.copies_of(part("machine")), part("cross_check"), _profile_events(part("profile")),
+        anatomy.copies_of(part("machine")),
+        [CrossCheck(r["n"], r["rounds"], tuple(r["ours_s"]), tuple(r["timer_s"]),
+                    r["timer_num_threads"]) for r in part("cross_check")],
+        _profile_events(part("profile")),
         anatomy.probes_of(part("probes")), anatomy.pieces_of(part("eager_parts")),
         {r["framework"]: r["over_builtin"] for r in part("eager_parts")},
-        anatomy.ways_of(part("page_faults")), part("shared_dynamic"),
+        anatomy.ways_of(part("page_faults")), [_shared(r) for r in part("shared_dynamic")],
         plan.get("targets", []), references, [tuple(p) for p in pairs],
         plan.get("harness_limit"), threads,
         sorted({r["budget_s"] for r in part("rule") if "budget_s" in r}))
@@ -222,8 +293,7 @@ def copy_bandwidth(t: RunTiming, n: int | None = None) -> float | None:
 
 
 def peak_flops(t: RunTiming) -> float | None:
-    f = [m["flops"] / m["median"] for m in t.machine if "flops" in m]
-    return max(f) if f else None
+    return max((m.rate for m in t.machine), default=None)
 
 
 def kernel_bytes(r: RuleTiming) -> float | None:
@@ -332,8 +402,7 @@ def comparable_cells(run: Run) -> dict:
             if spread:
                 out[(("ratio", f"{fw} {mode} {rule} ÷ built-in"), ("n", size_label(n)))] = spread
     for m in t.memory:
-        value = m["torch_saved"] if m["framework"] == "torch" else m["jax_jit_vjp"]
-        out[(("saved bytes per element", m["rule"]),)] = Value(value / m["n"])
+        out[(("saved bytes per element", m.rule),)] = Value(m.kept)
     for name, r in anatomy.comparable_ratios(t.pieces, t.references, t.ways, t.probes).items():
         out[name] = Value(r["median"], r["lo"], r["hi"])
     return out
