@@ -109,10 +109,6 @@ def equal(a: Cell, b: Cell, tolerance: float = 0.0, zero_sign: bool = False) -> 
     return a == b
 
 
-def text(cell: Cell, digits: int | None = MARKDOWN_DIGITS) -> str:
-    return cell.text(digits)
-
-
 def pair_texts(a: Cell, b: Cell) -> tuple[str, str]:
     """Two cells that are compared, with as many figures as it takes to tell them apart."""
     digits = distinct_digits([a.numbers(), b.numbers()])

@@ -211,19 +211,15 @@ def run_tag(run: Run, runs: list[Run]) -> str:
     return run.tag or f"R{runs.index(run) + 1}"
 
 
-def merge_run_rows(per_run_summaries: list, rows_of, id_width: int):
-    """merge_rows over an experiment's per-run summaries (each keeps its run as `.run`)."""
-    return merge_rows([(s.run, rows_of(s)) for s in per_run_summaries], id_width)
-
-
 def merged(summaries: list, rows_of, headers: list[str], key: tuple[str, ...]
            ) -> tuple[list[str], list[list], list[str]]:
     """Several runs' rows under one set of headers: (headers, with a leading "runs" column
     where runs differ; rows; notes). A row is named by the columns `key` names, which must be
-    the leading headers: a row's identity is said by name, never by a count of columns."""
+    the leading headers: a row's identity is said by name, never by a count of columns. Each
+    summary keeps its run as `.run`."""
     if tuple(headers[:len(key)]) != tuple(key):
         raise ValueError(f"the key {key} is not the leading headers {headers[:len(key)]}")
-    lead, rows, notes = merge_run_rows(summaries, rows_of, len(key))
+    lead, rows, notes = _merge_rows([(s.run, rows_of(s)) for s in summaries], len(key))
     return lead + list(headers), rows, notes
 
 
@@ -239,14 +235,14 @@ def run_table(table_id: str, title: str, caption: str, headers: list[str], summa
     return Table(table_id, title, caption, headers, rows, run_notes + list(notes), detail)
 
 
-def merge_rows(per_run: list[tuple[Run, list[list]]], id_width: int,
-               runs: list[Run] | None = None) -> tuple[list[str], list[list], list[str]]:
+def _merge_rows(per_run: list[tuple[Run, list[list]]], id_width: int
+               ) -> tuple[list[str], list[list], list[str]]:
     """Rows of several runs as one table: (extra leading headers, rows, notes).
 
     Rows are identified by their first `id_width` cells. A row every run gives identically
     appears once; where runs differ, each distinct row appears with the runs that gave it,
     under a leading "runs" column (present only when some row differs)."""
-    runs = runs if runs is not None else [run for run, _ in per_run]
+    runs = [run for run, _ in per_run]
     order: list[tuple] = []
     variants: dict[tuple, dict[tuple, tuple[list, list[Run]]]] = {}
     for run, rows in per_run:
