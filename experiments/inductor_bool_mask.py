@@ -91,7 +91,7 @@ def thunks(n: int = N, device: str = "cpu") -> tuple[dict, dict]:
 
 def main(argv: list[str]) -> None:
     n = int(argv[0]) if argv else N
-    calls, _, _ = thunks(n)
+    calls, _ = thunks(n)
     times: dict = {k: [] for k in calls}
     for _ in range(3):
         for f in calls.values():

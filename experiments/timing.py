@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from experiments import timing_report, timing_summary
+from experiments.timing_processes import Worker, merge_processes
 from study.devices import Device
 from study.experiment import Comparison, Experiment
 from study.memory import jax_residual_bytes, torch_saved_bytes
@@ -61,6 +62,10 @@ CHECK_BUDGET_S = 0.05  # the same for each thunk of the checks that take a case 
 MIN_ROUNDS, MAX_ROUNDS = 20, 400  # 20: enough rounds for a bootstrap interval of the median
 WARMUP_S = 0.25  # warm-up rounds of a case last this long (a fresh process starts cold)
 FRESH_BLOCKS = 10  # the fresh-process check alternates this many blocks of rounds
+# The checks that take a case apart (eager parts, probes) run in this many processes one
+# after another, this one and fresh ones, each timing its share of the rounds: a case's time
+# moves more between processes than between rounds of one, and a rerun is another process.
+PROCESSES = 3
 TORCH_JAX_PAIRS = (("relu", "torch_relu", "jax_relu"),
                    ("custom c=0", "torch_custom_c0", "jax_custom_c0"),
                    ("custom_op / nondiff_argnums", "torch_custom_op_c0", "jax_custom_nondiff_c0"),
@@ -313,12 +318,12 @@ def cases(scope: str) -> list[dict]:
     out += [{"part": "memory", "framework": fw, "rule": r} for fw in RULES for r in RULES[fw]]
     if not checks:
         return out
-    out += [{"part": "eager_parts", "framework": fw, "n": n} for fw in RULES
-            for n in PARTS_SIZES[scope]]
+    out += [{"part": "eager_parts", "framework": fw, "n": n, "processes": PROCESSES}
+            for fw in RULES for n in PARTS_SIZES[scope]]
     out += [{"part": "page_faults", "n": n} for n in (10 ** 6, sizes[-1])]
     out.append({"part": "cross_check", "n": 10 ** 6})
     out += [{"part": "profile", "mode": m, "n": 10 ** 6} for m in MODES["torch"]]
-    out.append({"part": "probes", "n": 10 ** 6})
+    out.append({"part": "probes", "n": 10 ** 6, "processes": PROCESSES})
     out.append({"part": "shared_dynamic", "rule": REFERENCE_RELU["torch"], "n": 10 ** 6})
     return out
 
@@ -345,19 +350,28 @@ def part_functions() -> dict:
 
 
 def run_case(device, part: str, **case) -> list[dict]:
-    """The records of one case: its part's function, called with the case's fields."""
-    parts = part_functions()
-    if part not in parts:
+    """The records of one case: its part's function, called with the case's fields (in
+    fresh processes where the case names how many)."""
+    if part not in part_functions():
         raise ValueError(f"unknown timing part {part!r}")
+    if case.get("processes", 1) > 1:
+        shares = [_part_records(device, part, case)]
+        workers = Worker.started(device.name, case["processes"] - 1)
+        return merge_processes(shares + [w.records(part, case) for w in workers])
+    return _part_records(device, part, case)
+
+
+def _part_records(device, part: str, case: dict) -> list[dict]:
     base = {"part": part, "device": device.name, "threads": set_equal_threads(), **case}
-    return parts[part](base, device, **case)
+    return part_functions()[part](base, device, **case)
 
 
-def interleaved(thunks: dict, budget_s: float | None = None) -> dict:
+def interleaved(thunks: dict, budget_s: float | None = None, processes: int = 1) -> dict:
     """Thunks timed round by round, each for budget_s (BUDGET_S unless given; at least
-    MIN_ROUNDS rounds)."""
+    MIN_ROUNDS rounds), or this process's share of both where `processes` share the case."""
     budget_s = BUDGET_S if budget_s is None else budget_s
-    return time_interleaved(thunks, MAX_ROUNDS, 2, budget_s * len(thunks), MIN_ROUNDS, WARMUP_S)
+    return time_interleaved(thunks, MAX_ROUNDS, 2, budget_s * len(thunks) / processes,
+                            -(-MIN_ROUNDS // processes), WARMUP_S)
 
 
 def timed(thunk, sync, repeats=50, warmup=2):

@@ -21,19 +21,20 @@ class Timed:
     times: tuple[float, ...]  # empty where a record kept only its statistics
     faults: float | None
     median: float
+    blocks: tuple[int, ...] = ()  # rounds each fresh process took, in order (): one process
 
     def text(self) -> str:
         """µs with its 95% interval (the median alone where the rounds were not kept)."""
         if not self.times:
             return format_cell(self.median * 1e6, 3)
-        c = median_interval(self.times)
+        c = median_interval(self.times, blocks=self.blocks)
         return interval(c["median"] * 1e6, c["lo"] * 1e6, c["hi"] * 1e6)
 
     def over(self, other: "Timed") -> dict | None:
         """self ÷ other, round by round (both timed in the same rounds)."""
         if len(self.times) != len(other.times) or not self.times:
             return None
-        return paired_ratio(self.times, other.times)
+        return paired_ratio(self.times, other.times, blocks=self.blocks)
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,8 @@ def ratio_text(r: dict | None) -> str | None:
 
 
 def _timed(r: dict) -> Timed:
-    return Timed(tuple(r.get("times_s", ())), r.get("minor_faults_per_call"), r["stats"]["median"])
+    return Timed(tuple(r.get("times_s", ())), r.get("minor_faults_per_call"), r["stats"]["median"],
+                 tuple(r.get("process_rounds", ())))
 
 
 def copies_of(records: list[dict]) -> list[Copy]:
@@ -191,7 +193,7 @@ def _rest(of: dict[str, Piece]) -> dict | None:
     if not (step and fwd and bwd and len({len(p.timed.times) for p in (step, fwd, bwd)}) == 1):
         return None
     return median_interval(np.subtract(np.subtract(step.timed.times, fwd.timed.times),
-                                       bwd.timed.times))
+                                       bwd.timed.times), blocks=step.timed.blocks)
 
 
 def part_rows(pieces: list[Piece], references: dict[str, str]) -> list[list]:

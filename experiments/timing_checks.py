@@ -196,9 +196,10 @@ def eager_part_thunks(framework: str, n: int, device) -> dict:
     return out
 
 
-def eager_parts_records(base: dict, device, framework: str, n: int) -> list[dict]:
+def eager_parts_records(base: dict, device, framework: str, n: int, processes: int = 1
+                        ) -> list[dict]:
     thunks = eager_part_thunks(framework, n, device)
-    timings = with_faults(interleaved(thunks, timing.CHECK_BUDGET_S))
+    timings = with_faults(interleaved(thunks, timing.CHECK_BUDGET_S, processes))
     names = {k: by_key(k).name for k in timing.RULES[framework]}
     return [{**base, "rule": rule, "name": names.get(rule, rule), "piece": piece,
              "reference": REFERENCE_RELU[framework], "over_builtin": OVER_BUILTIN[framework][0],
@@ -229,9 +230,9 @@ def page_fault_thunks(device, n: int) -> dict:
             "its kernels, into existing outputs": (into, sync)}
 
 
-def page_fault_records(base: dict, device, n: int) -> list[dict]:
+def page_fault_records(base: dict, device, n: int, processes: int = 1) -> list[dict]:
     thunks = page_fault_thunks(device, n)
-    timings = with_faults(interleaved(thunks, timing.CHECK_BUDGET_S))
+    timings = with_faults(interleaved(thunks, timing.CHECK_BUDGET_S, processes))
     return [{**base, "way": way, "stats": quartiles(t["times_s"]),
              "budget_s": timing.CHECK_BUDGET_S, **t}
             for way, t in timings.items()]
@@ -295,20 +296,19 @@ def profile_records(base: dict, device, mode: str, n: int) -> list[dict]:
              "saved_bytes_per_element": saved / n}]
 
 
-def probe_records(base: dict, device, n: int) -> list[dict]:
+def probe_records(base: dict, device, n: int, processes: int = 1) -> list[dict]:
     """The reproducer's ops (experiments/inductor_bool_mask.py), each alone and the rule's
     whole step, eager and compiled with and without inductor's vector code, on random and on
     sorted signs, interleaved; each compiled record keeps its kernels' store and load lines."""
     torch._dynamo.reset()
     calls, code = inductor_bool_mask.thunks(n, device.name)
     roles, ways = inductor_bool_mask.roles(), inductor_bool_mask.compile_options(device.name)
-    timings = interleaved({k: (call, torch_sync(device)) for k, call in calls.items()},
-                           timing.CHECK_BUDGET_S)
+    timings = with_faults(interleaved({k: (call, torch_sync(device)) for k, call in calls.items()},
+                                      timing.CHECK_BUDGET_S, processes))
     return [{**base, "probe": name, "mode": way, "signs": signs, "role": roles[name][1],
              "bytes_per_element": roles[name][0], "compiled": way in ways,
              "inductor_options": ways.get(way),
-             "stats": quartiles(t["times_s"]), "first_call_s": t["first_call_s"],
-             "times_s": t["times_s"], **({"kernel_lines": code[(name, way)]}
+             "stats": quartiles(t["times_s"]), **t, **({"kernel_lines": code[(name, way)]}
                                          if (name, way) in code else {})}
             for (name, way, signs), t in timings.items()]
 

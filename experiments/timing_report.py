@@ -359,11 +359,24 @@ def _harness_tables(summary: Summary) -> list[Table]:
     ]
 
 
+def _in_processes(timed: list) -> str:
+    """What a caption says of a check some runs took in several fresh processes."""
+    counts = sorted({len(t.blocks) for t in timed if len(t.blocks) > 1})
+    if not counts:
+        return ""
+    return (f" Where a run took this check in {' or '.join(map(str, counts))} processes, one "
+            f"after another (the run's own, then fresh ones), each timing its share of the "
+            f"rounds, each interval is a two-level bootstrap: processes drawn with replacement, "
+            f"then rounds within each.")
+
+
 def _anatomy_tables(summary: Summary) -> list[Table]:
     """The checks that take a case apart, each timed round by round in one case."""
     rounds = ("timed round by round in one case (at least the run's minimum of rounds); times "
               "are medians over rounds [95% bootstrap interval], ratios the median of the "
               "per-round ratios [95% interval over rounds]")
+    pieces = _in_processes([p.timed for t in summary.runs for p in t.pieces])
+    probes = _in_processes([p.timed for t in summary.runs for p in t.probes])
     return [
         run_table(
             "copies", "The machine's copy bandwidth: numpy, torch and JAX copies",
@@ -388,7 +401,7 @@ def _anatomy_tables(summary: Summary) -> list[Table]:
             f"custom-rule API measures what that API itself costs. 'step − forward − "
             f"backward' is what autograd adds, round by round. Rules whose body cannot be "
             f"called alone (torch.library custom_op, custom_vjp with nondiff_argnums) are "
-            f"not taken apart.",
+            f"not taken apart.{pieces}",
             ["framework", "n", "rule", "step µs [95%]", "forward µs [95%]",
              "backward µs [95%]", "step ÷ built-in's [95%]",
              "backward ÷ built-in's [95%]", "backward, random ÷ sorted signs [95%]",
@@ -409,7 +422,7 @@ def _anatomy_tables(summary: Summary) -> list[Table]:
             f"step, eager, compiled (dynamic=False) and compiled with inductor's C++ vector "
             f"code off (cpp.simdlen=0, its own torch.compile), on random signs and on the same "
             f"values sorted; {rounds}. The run's records keep each compiled kernel's store and "
-            f"load lines.",
+            f"load lines.{probes}",
             ["op", "signs", "n", "eager µs [95%]", "compile µs [95%]",
              "simdlen=0 µs [95%]", "compile ÷ eager [95%]", "simdlen=0 ÷ eager [95%]"],
             summary.runs, lambda t: anatomy.probe_rows(t.probes), key=("op", "signs", "n")),

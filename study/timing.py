@@ -33,8 +33,21 @@ CI_LEVEL = 0.95
 RESAMPLES = 2000
 
 
-def _resampled_medians(a: np.ndarray, rng, resamples: int) -> np.ndarray:
-    return np.median(a[rng.integers(0, a.size, (resamples, a.size))], axis=1)
+def _resampled_medians(a: np.ndarray, rng, resamples: int, blocks: tuple[int, ...] = ()
+                       ) -> np.ndarray:
+    """Medians of bootstrap resamples of a. With blocks (a's values come in consecutive
+    groups of these sizes, one group a process), two levels: draw groups with replacement,
+    then values within each drawn group, so that the spread between processes counts."""
+    if len(blocks) < 2:
+        return np.median(a[rng.integers(0, a.size, (resamples, a.size))], axis=1)
+    sizes = np.asarray(blocks)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    drawn = rng.integers(0, sizes.size, (resamples, sizes.size))
+    size = sizes[drawn][..., None]
+    within = (rng.random((resamples, sizes.size, sizes.max())) * size).astype(np.int64)
+    values = a[starts[drawn][..., None] + within]
+    values[np.arange(sizes.max()) >= size] = np.nan  # past the end of a smaller group
+    return np.nanmedian(values.reshape(resamples, -1), axis=1)
 
 
 def _interval(medians: np.ndarray, level: float) -> tuple[float, float]:
@@ -43,28 +56,35 @@ def _interval(medians: np.ndarray, level: float) -> tuple[float, float]:
 
 
 def median_interval(values, level: float = CI_LEVEL, resamples: int = RESAMPLES,
-                    seed: int = 0) -> dict:
+                    seed: int = 0, blocks: tuple[int, ...] = ()) -> dict:
     """{"median", "lo", "hi", "n"}: the median with its percentile-bootstrap interval
-    (resampling the values; a fixed seed, so a pure function of them)."""
-    return dict(_median_interval(tuple(float(v) for v in values), level, resamples, seed))
+    (resampling the values, or with `blocks`, the processes that took them and then the
+    values; a fixed seed, so a pure function of them)."""
+    values = tuple(float(v) for v in values)
+    if blocks and sum(blocks) != len(values):
+        raise ValueError(f"blocks of {sum(blocks)} values in all for {len(values)} values")
+    return dict(_median_interval(values, level, resamples, seed, tuple(blocks)))
 
 
 @functools.lru_cache(maxsize=4096)  # a report asks for the same case's interval many times
-def _median_interval(values: tuple, level: float, resamples: int, seed: int) -> dict:
+def _median_interval(values: tuple, level: float, resamples: int, seed: int,
+                     blocks: tuple[int, ...]) -> dict:
     a = np.asarray(values, dtype=np.float64)
-    lo, hi = _interval(_resampled_medians(a, np.random.default_rng(seed), resamples), level)
+    medians = _resampled_medians(a, np.random.default_rng(seed), resamples, blocks)
+    lo, hi = _interval(medians, level)
     return {"median": float(np.median(a)), "lo": lo, "hi": hi, "n": int(a.size)}
 
 
 def paired_ratio(a, b, level: float = CI_LEVEL, resamples: int = RESAMPLES,
-                 seed: int = 0) -> dict:
+                 seed: int = 0, blocks: tuple[int, ...] = ()) -> dict:
     """a ÷ b for two thunks timed in the same rounds (a_i and b_i in round i): the median of
-    the per-round ratios with its bootstrap interval over rounds, so that drift between
-    rounds, which hits both, cancels."""
+    the per-round ratios with its bootstrap interval over rounds (and over the processes
+    that took them, given their `blocks`), so that drift between rounds, which hits both,
+    cancels."""
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.size != b.size:
         raise ValueError(f"paired_ratio needs the same rounds: {a.size} against {b.size} times")
-    return median_interval(a / b, level, resamples, seed)
+    return median_interval(a / b, level, resamples, seed, blocks)
 
 
 def unpaired_ratio(a, b, level: float = CI_LEVEL, resamples: int = RESAMPLES,

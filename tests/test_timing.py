@@ -184,3 +184,21 @@ def test_every_case_has_a_part_function_that_takes_its_fields(scope):
         inspect.signature(functions[case["part"]]).bind({}, None, **fields)  # raises if not
     with pytest.raises(ValueError, match="unknown timing part 'nope'"):
         timing.run_case(SimpleNamespace(name="cpu"), "nope")
+
+
+def test_a_two_level_interval_takes_in_the_spread_between_processes():
+    # Three processes of 10 rounds each, whose rounds are all 1, all 2 and all 3. Drawing
+    # processes first, one resample in 27 draws the first process three times (median 1) and
+    # one in 27 the last three times (median 3): 1/27 > 2.5%, so the 95% interval is [1, 3].
+    # Resampling rounds alone, a median of 1 needs 16 or more of 30 draws from the first
+    # process (probability about 1%), so that interval stays strictly inside (1, 3).
+    values = [1.0] * 10 + [2.0] * 10 + [3.0] * 10
+    two_level = median_interval(values, blocks=(10, 10, 10))
+    assert two_level == {"median": 2.0, "lo": 1.0, "hi": 3.0, "n": 30}
+    one_level = median_interval(values)
+    assert 1.0 < one_level["lo"] and one_level["hi"] < 3.0
+    assert median_interval(values, blocks=(30,)) == one_level  # one process: rounds alone
+    # the per-round ratios of a pair carry the processes' blocks the same way
+    assert paired_ratio(values, [1.0] * 30, blocks=(10, 10, 10)) == two_level
+    with pytest.raises(ValueError, match="29 values in all for 30"):
+        median_interval(values, blocks=(10, 10, 9))

@@ -3,9 +3,11 @@ jax.vjp as the oracle, and their summaries on hand-made records."""
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 import torch
 
-from experiments import inductor_bool_mask, timing, timing_anatomy as anatomy, timing_checks
+from experiments import (inductor_bool_mask, timing, timing_anatomy as anatomy, timing_checks,
+                         timing_processes)
 from study.devices import Device
 
 
@@ -174,3 +176,40 @@ def test_a_rerun_compares_each_checks_ratio_measured_within_one_case():
     medians = {dict(k)["ratio"]: r["median"] for k, r in ratios.items()}
     assert medians == {"torch mine step ÷ built-in's": 2.0, "torch mine backward ÷ built-in's": 3.0,
                        "the bool store compiled ÷ eager": 10.0}
+
+
+def test_the_reproducer_runs_alone_and_prints_every_op_way_and_sign(capsys):
+    # what is handed upstream must run as its docstring says: 4 ops and the whole step, each
+    # eager and compiled two ways (a CPU), each on two sign patterns: 30 timed cases
+    inductor_bool_mask.main(["64"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"torch {torch.__version__}") and "n = 64" in lines[0]
+    cases = [ln.split() for ln in lines[1:]]
+    assert len(cases) == 5 * 3 * 2
+    assert all(float(case[-1]) > 0 for case in cases)
+
+
+def test_records_from_several_processes_merge_round_for_round_in_process_order():
+    def rec(probe, times):
+        return {"part": "probes", "probe": probe, "mode": "compile", "signs": "random",
+                "times_s": times, "dispatch_s": times, "minor_faults": [0] * len(times),
+                "first_call_s": times[0], "stats": {}}
+    first = [rec("a", [1.0, 2.0]), rec("b", [5.0, 6.0])]
+    second = [rec("a", [3.0, 4.0, 9.0]), rec("b", [7.0, 8.0, 9.0])]
+    a, b = timing_processes.merge_processes([first, second])
+    assert a["times_s"] == [1.0, 2.0, 3.0, 4.0, 9.0] and a["process_rounds"] == [2, 3]
+    assert a["first_calls_s"] == [1.0, 3.0] and a["stats"]["median"] == 3.0
+    assert a["minor_faults_per_call"] == 0.0 and b["times_s"] == [5.0, 6.0, 7.0, 8.0, 9.0]
+    with pytest.raises(RuntimeError, match="different thunks"):
+        timing_processes.merge_processes([first, second[::-1]])
+
+
+def test_a_case_in_several_processes_takes_rounds_in_each_and_names_a_failed_one():
+    device = Device("cpu")
+    with device.as_default():
+        records = timing.run_case(device, "page_faults", n=1000, processes=2)
+    assert all(len(r["process_rounds"]) == 2 and sum(r["process_rounds"]) == len(r["times_s"])
+               and min(r["process_rounds"]) >= timing.MIN_ROUNDS // 2 for r in records)
+    worker = timing_processes.Worker.started("cpu", 1)[0]
+    with pytest.raises(RuntimeError, match="a fresh process for page_faults failed: .*"):
+        worker.records("page_faults", {"n": "not a size"})

@@ -1,0 +1,97 @@
+"""Timing one case in several processes, one after another: this one and fresh workers.
+
+A case's time moves more between processes than between rounds of one process (and a rerun
+is another process), so the checks that take a case apart time a share of their rounds in
+each of several processes; their records are merged round for round, with the number of
+rounds each process took, which a two-level bootstrap (study.timing) needs.
+"""
+import atexit
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+from study.devices import Device
+from study.timing import quartiles
+
+
+class Worker:
+    """A fresh Python process that takes its share of a case's rounds on request; started at
+    the first case that needs it and kept for the run's later ones (importing torch and JAX
+    again for each would cost seconds a case)."""
+    running: dict[tuple[str, int], "Worker"] = {}
+
+    @classmethod
+    def started(cls, device_name: str, count: int) -> list["Worker"]:
+        for i in range(count):
+            if (device_name, i) not in cls.running:
+                cls.running[(device_name, i)] = cls(device_name)
+        return [cls.running[(device_name, i)] for i in range(count)]
+
+    def __init__(self, device_name: str):
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        self.errors = tempfile.TemporaryFile("w+")  # a pipe nobody reads could fill and block
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c",
+             "from experiments.timing_processes import serve_parts; serve_parts()", device_name], cwd=root, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=self.errors)
+        atexit.register(self.close)
+
+    def records(self, part: str, case: dict) -> list[dict]:
+        self.proc.stdin.write(json.dumps({"part": part, "case": case}) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            Worker.running = {k: w for k, w in Worker.running.items() if w is not self}
+            self.errors.seek(0)
+            lines = [ln for ln in self.errors.read().splitlines() if ln.strip()]
+            raise RuntimeError(f"a fresh process for {part} failed: "
+                               f"{lines[-1] if lines else 'no output'}")
+        return json.loads(line)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=60)
+        self.errors.close()
+
+
+def serve_parts() -> None:
+    """A worker: for each request on stdin, a part's records on this device as one JSON line."""
+    from experiments.timing import _part_records  # it imports this module
+    from study.frameworks import use_shared_settings
+    use_shared_settings()
+    device = Device(sys.argv[1])
+    with device.as_default():
+        for line in sys.stdin:
+            request = json.loads(line)
+            print(json.dumps(_part_records(device, request["part"], request["case"])),
+                  flush=True)
+
+
+PER_ROUND = ("times_s", "dispatch_s", "minor_faults")
+
+
+def merge_processes(runs: list[list[dict]]) -> list[dict]:
+    """One record per thunk from the same part's records in several processes: the rounds
+    of all in process order, `process_rounds` how many each took (what a two-level
+    bootstrap needs), the statistics over all rounds, each process's first call."""
+    merged = []
+    for same in zip(*runs, strict=True):
+        first = same[0]
+        ident = {k: v for k, v in first.items() if k in ("rule", "piece", "probe", "mode", "signs")}
+        if any({k: r.get(k) for k in ident} != ident for r in same):
+            raise RuntimeError(f"fresh processes timed different thunks: {ident}")
+        rec = {**first, "process_rounds": [len(r["times_s"]) for r in same],
+               "first_calls_s": [r["first_call_s"] for r in same]}
+        for k in PER_ROUND:
+            if k in first:
+                rec[k] = [x for r in same for x in r[k]]
+        rec["stats"] = quartiles(rec["times_s"])
+        if "minor_faults" in rec:
+            rec["minor_faults_per_call"] = float(np.median(rec["minor_faults"]))
+        merged.append(rec)
+    return merged
