@@ -268,9 +268,9 @@ def parts_text(facts: tuple[PartsFact, ...]) -> str:
         if f.bodies:
             text += f", custom backward bodies {f.bodies[0]}–{f.bodies[1]}× its backward"
         if f.signs:
-            text += f" ({f.signs[0]}–{f.signs[1]}× on random signs against sorted)"
+            text += f" ({f.signs[0]}–{f.signs[1]}× random ÷ sorted signs)"
         if f.in_bodies:
-            text += ": the cost is in the bodies, not the API"
+            text += ": the cost is the bodies'"
         out.append(text)
     return "Eager, taken apart: " + "; ".join(out)
 
