@@ -13,7 +13,7 @@ from experiments.timing_summary import (RuleTiming, RunTiming, Summary, block_ra
 from study.experiment import Rendered
 from study.runsets import merged, run_table
 from study.tables import Table, format_cell
-from study.timing import unpaired_ratio
+from study.timing import median_interval, unpaired_ratio
 
 def _us(seconds: float | None) -> float | None:
     return None if seconds is None else seconds * 1e6
@@ -100,9 +100,14 @@ def net_rows(t: RunTiming) -> list[list]:
                      == (r.net, r.workload, r.framework, r.mode)
                      and b.rule == t.references.get(r.framework)), None)
         m = r.stats["median"]
+        c = median_interval(r.times) if r.times else None
+        q = (unpaired_ratio(r.times, base.times)
+             if base and base is not r and r.times and base.times else None)
         rows.append([r.net, "×".join(map(str, r.shape)), r.workload, r.framework, r.mode, r.name,
-                     _us(m), _us(r.stats["iqr"]), m / base.stats["median"] if base else None,
-                     r.flops / m / peak if peak else None, _us(r.first_call_s)])
+                     _us(m), [_us(c["lo"]), _us(c["hi"])] if c else None, _us(r.stats["iqr"]),
+                     m / base.stats["median"] if base else None,
+                     [q["lo"], q["hi"]] if q else None, r.flops / m / peak if peak else None,
+                     _us(r.first_call_s)])
     return rows
 
 
@@ -290,10 +295,13 @@ def _check_tables(summary: Summary) -> list[Table]:
         run_table(
             "net", "Two-layer net: forward plus backward (µs)",
             "Seed 001's loss sum((act(x @ w1) @ w2 − 1)²) in float32; shape is batch × in × "
-            "hidden × out. 'matmul fraction' is the step's matmul FLOP/s over the large-matmul "
-            "FLOP/s measured in the same run.",
-            ["net", "shape", "workload", "framework", "mode", "rule", "median µs",
-             "IQR µs", "÷ built-in", "matmul fraction", "first call µs"],
+            "hidden × out. Each rule is its own case, timed after the one before: the median "
+            "with its 95% bootstrap interval over repeats, and ÷ built-in the ratio of the two "
+            "cases' medians with its bootstrap interval (each side resampled on its own); a "
+            "run that kept no repeats has the medians alone. 'matmul fraction' is the step's "
+            "matmul FLOP/s over the large-matmul FLOP/s measured in the same run.",
+            ["net", "shape", "workload", "framework", "mode", "rule", "median µs", "95% µs",
+             "IQR µs", "÷ built-in", "95%", "matmul fraction", "first call µs"],
             summary.runs, net_rows, key=("net", "shape", "workload", "framework", "mode", "rule")),
         run_table(
             "targets", "Speed targets: measured, never asserted in tests",

@@ -62,6 +62,7 @@ class NetTiming:
     stats: dict
     flops: int
     first_call_s: float
+    times: tuple[float, ...] = ()  # every timed repeat (seconds); runs before kept none
 
 
 @dataclass
@@ -194,7 +195,8 @@ def _rule(r: dict) -> RuleTiming:
 
 def _net(r: dict) -> NetTiming:
     return NetTiming(r["net"], r["shape"], r["workload"], r["framework"], r["mode"], r["rule"],
-                     r.get("name", r["rule"]), r["stats"], r["flops"], r["first_call_s"])
+                     r.get("name", r["rule"]), r["stats"], r["flops"], r["first_call_s"],
+                     tuple(r.get("times_s", ())))
 
 
 def _profile_events(recs: list[dict]) -> list[ProfileEvent]:
