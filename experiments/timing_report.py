@@ -122,13 +122,26 @@ def target_rows(t: RunTiming) -> list[list]:
         threshold = target["threshold"]
         if isinstance(threshold, dict):  # per scope
             threshold = threshold.get(t.run.scope)
-        value, of = values.get(target["key"], (None, ""))
-        met = None if value is None or threshold is None else (
-            value <= threshold if target["sense"] == "≤" else value >= threshold)
+        measured, of = values.get(target["key"], (None, ""))
+        value = measured.value if measured else None
+        met = None if value is None or threshold is None else met_text(measured, threshold,
+                                                                        target["sense"])
         rows.append([f"{target['target']}" + (f" ({of})" if of else ""), value,
+                     [measured.lo, measured.hi] if measured and measured.lo is not None else None,
                      f"{target['sense']} {format_cell(threshold)}", met,
                      None if met is None else margin(value, threshold, target["sense"])])
     return rows
+
+
+def met_text(measured, threshold: float, sense: str) -> str:
+    """'yes' or 'no' where the whole 95% interval meets or misses the threshold, 'undecided'
+    where it spans it; a value without an interval is judged alone."""
+    def meets(v):
+        return v <= threshold if sense == "≤" else v >= threshold
+    if measured.lo is None:
+        return "yes" if meets(measured.value) else "no"
+    ends = {meets(measured.lo), meets(measured.hi)}
+    return "undecided" if len(ends) == 2 else "yes" if ends == {True} else "no"
 
 
 def harness_rows(t: RunTiming) -> list[list]:
@@ -305,9 +318,12 @@ def _check_tables(summary: Summary) -> list[Table]:
             summary.runs, net_rows, key=("net", "shape", "workload", "framework", "mode", "rule")),
         run_table(
             "targets", "Speed targets: measured, never asserted in tests",
-            "Each target as the run's plan states it, the value measured in the run, and by how "
-            "much it is met (negative) or missed (positive).",
-            ["target", "measured", "threshold", "met", "margin"],
+            "Each target as the run's plan states it, the value measured in the run with its 95% "
+            "bootstrap interval where the run kept the rounds behind it, and by how much the "
+            "value meets (negative) or misses (positive) it. Met: yes or no where the whole "
+            "interval meets or misses the threshold, undecided where it spans it; a value "
+            "without an interval is judged alone.",
+            ["target", "measured", "95%", "threshold", "met", "margin"],
             summary.runs, target_rows, key=("target",)),
     ] + _harness_tables(summary)
 

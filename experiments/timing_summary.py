@@ -363,33 +363,61 @@ def harness_ratios(t: RunTiming) -> dict[tuple, float]:
     return out
 
 
-def target_values(t: RunTiming) -> dict[str, tuple[float | None, str]]:
-    """key -> (measured value, what it is of) for each target the run states."""
+def _unpaired(value: float, a: tuple, b: tuple, scale: float = 1.0) -> Value:
+    """value (scale × median(a) ÷ median(b)) with the bootstrap interval of that ratio, where
+    both sides kept their rounds."""
+    if not (a and b):
+        return Value(value)
+    r = unpaired_ratio(a, b)
+    return Value(value, r["lo"] * scale, r["hi"] * scale)
+
+
+def _fraction_spread(t: RunTiming, fw: str, mode: str, rule: str, frac: float) -> Value:
+    """A rule's useful fraction of the copy bandwidth at the largest size, with the interval
+    of copy time ÷ rule time (the fraction is that ratio times a constant)."""
+    largest = max(sizes(t))
+    r, copy = t.index()[(fw, mode, rule, largest)], anatomy.machine_copy(t.copies, largest)
+    if copy is None:
+        return Value(frac)
+    return _unpaired(frac, copy.timed.times, tuple(r.times),
+                     frac * r.stats["median"] / copy.timed.median)
+
+
+def target_values(t: RunTiming) -> dict[str, tuple[Value | None, str]]:
+    """key -> (measured value, with its 95% interval where the run kept the rounds behind it;
+    what it is of) for each target the run states."""
     names = t.names()
     out = {}
     for key, (fw, mode) in (("compile_ratio", ("torch", "compile")), ("jit_ratio", ("jax", "jit"))):
         rule, worst = best_custom(t, fw, mode)
-        out[key] = (worst, f"best custom: {names.get(rule, rule)}")
+        spreads = [s for n in sizes(t) if rule and n >= 10 ** 6
+                   and (s := ratio_spread(t, fw, mode, rule, n))]
+        out[key] = (max(spreads, key=lambda s: s.value) if spreads else
+                    None if worst is None else Value(worst), f"best custom: {names.get(rule, rule)}")
     compiled = {k: v for k, v in fractions(t).items() if k[1] in ("compile", "jit")}
     if compiled:
         (fw, m, rule), (frac, _) = max(compiled.items(), key=lambda kv: kv[1][0])
-        out["copy_fraction"] = (frac, f"{fw} {m} {names.get(rule, rule)}")
-    seed = {(n.framework, n.mode, n.rule): n.stats["median"] for n in t.nets
+        out["copy_fraction"] = (_fraction_spread(t, fw, m, rule, frac),
+                                f"{fw} {m} {names.get(rule, rule)}")
+    seed = {(n.framework, n.mode, n.rule): n for n in t.nets
             if n.net == "seed" and n.workload == "fwd_bwd"}
     base = seed.get(("torch", "eager", t.references.get("torch")))
     if base:
-        ratios = {r: v / base for (fw, m, r), v in seed.items()
+        ratios = {r: v.stats["median"] / base.stats["median"] for (fw, m, r), v in seed.items()
                   if (fw, m) == ("torch", "eager") and r != t.references.get("torch")}
         if ratios:
             best = min(ratios, key=ratios.get)
-            out["seed_net_eager"] = (ratios[best], f"best: {names.get(best, best)}")
+            out["seed_net_eager"] = (
+                _unpaired(ratios[best], seed[("torch", "eager", best)].times, base.times),
+                f"best: {names.get(best, best)}")
     harness = harness_ratios(t)
     if harness:
         worst = max(harness, key=lambda k: off_by(harness[k]))
-        out["harness"] = (off_by(harness[worst]),
+        out["harness"] = (Value(off_by(harness[worst])),
                           f"worst: {worst[0]} {worst[1]} {names.get(worst[2], worst[2])} at "
                           f"{size_label(worst[3])}, in-run ÷ fresh {format_cell(harness[worst])}")
-    out["wall"] = (t.run.provenance.get("wall_s"), f"{t.run.scope} run")
+    wall = t.run.provenance.get("wall_s")
+    out["wall"] = (None if wall is None else Value(wall), f"{t.run.scope} run")
     return out
 
 

@@ -306,3 +306,16 @@ def test_a_missed_target_has_a_positive_margin_whichever_way_it_points():
     from experiments.timing_report import margin
     assert margin(0.2016, 0.7, "≥") > 0 and margin(0.9516, 1.05, "≤") < 0  # missed, met
     assert margin(1.115, 1.05, "≤") > 0 and margin(0.8, 0.7, "≥") < 0
+
+
+def test_a_target_is_met_or_missed_only_where_its_whole_interval_says_so():
+    from experiments.timing_report import met_text
+    from study.cells import Value
+    # threshold ≤ 1.05: [0.9, 1.04] lies below it, [1.1, 1.3] above it, [0.9, 1.1] spans it
+    assert met_text(Value(1.0, 0.9, 1.04), 1.05, "≤") == "yes"
+    assert met_text(Value(1.2, 1.1, 1.3), 1.05, "≤") == "no"
+    assert met_text(Value(1.0, 0.9, 1.1), 1.05, "≤") == "undecided"
+    # threshold ≥ 0.7, the other way round; a value without an interval is judged alone
+    assert met_text(Value(0.29, 0.28, 0.30), 0.7, "≥") == "no"
+    assert met_text(Value(0.75, 0.65, 0.8), 0.7, "≥") == "undecided"
+    assert met_text(Value(120.0), 150.0, "≤") == "yes" and met_text(Value(0.5), 0.7, "≥") == "no"
