@@ -6,10 +6,10 @@ import numpy as np
 from experiments import timing_anatomy as anatomy
 from experiments.timing_findings import answer, figure, findings, harness_notes
 from experiments.timing_summary import (RuleTiming, RunTiming, Summary, block_ratios,
-                                        copy_bandwidth, fractions, harness_ratios,
-                                        interval_text, kernel_bytes, keys, off_by, peak_flops,
-                                        ratio_spread, size_label, sizes, target_values,
-                                        time_text)
+                                        copy_bandwidth, fraction_spread, fractions,
+                                        harness_ratios, interval_text, kernel_bytes, keys,
+                                        off_by, peak_flops, ratio_spread, size_label, sizes,
+                                        target_values, time_text)
 from study.experiment import Rendered
 from study.runsets import merged, run_table
 from study.tables import Table, format_cell
@@ -71,10 +71,14 @@ def torch_jax_rows(t: RunTiming, all_sizes: list[int]) -> list[list]:
 def bandwidth_rows(t: RunTiming) -> list[list]:
     idx, names, largest = t.index(), t.names(), max(sizes(t), default=None)
     bw = copy_bandwidth(t, largest)
-    return [[fw, m, names.get(r, r), largest, idx[(fw, m, r, largest)].bytes_per_element
-             * largest / idx[(fw, m, r, largest)].stats["median"] / 1e9, useful,
-             kernel_bytes(idx[(fw, m, r, largest)]), kernel]
-            for (fw, m, r), (useful, kernel) in fractions(t).items()] if bw else []
+    rows = []
+    for (fw, m, r), (useful, kernel) in (fractions(t).items() if bw else ()):
+        spread = fraction_spread(t, fw, m, r, useful)
+        rows.append([fw, m, names.get(r, r), largest, idx[(fw, m, r, largest)].bytes_per_element
+                     * largest / idx[(fw, m, r, largest)].stats["median"] / 1e9, useful,
+                     [spread.lo, spread.hi] if spread.lo is not None else None,
+                     kernel_bytes(idx[(fw, m, r, largest)]), kernel])
+    return rows
 
 
 def memory_rows(t: RunTiming) -> list[list]:
@@ -277,9 +281,10 @@ def _machine_tables(summary: Summary) -> list[Table]:
             f"writes dx). An eager step also moves its intermediates, which are not counted: "
             f"its useful fraction is a lower bound on its traffic. The copy bandwidth is the "
             f"machine's copy (the copies table: the fastest copy into an existing buffer, "
-            f"bytes read plus written, at the same size in the same run). Machine limits "
-            f"measured: {_machine_text(summary)}.",
-            ["framework", "mode", "rule", "n", "useful GB/s", "useful ÷ copy",
+            f"bytes read plus written, at the same size in the same run); a fraction's 95% "
+            f"interval is the bootstrap interval of copy time ÷ rule time, each resampled on "
+            f"its own. Machine limits measured: {_machine_text(summary)}.",
+            ["framework", "mode", "rule", "n", "useful GB/s", "useful ÷ copy", "95%",
              "kernel bytes per element", "kernel bytes ÷ copy"],
             summary.runs, bandwidth_rows, key=("framework", "mode", "rule")),
         run_table(

@@ -372,7 +372,7 @@ def _unpaired(value: float, a: tuple, b: tuple, scale: float = 1.0) -> Value:
     return Value(value, r["lo"] * scale, r["hi"] * scale)
 
 
-def _fraction_spread(t: RunTiming, fw: str, mode: str, rule: str, frac: float) -> Value:
+def fraction_spread(t: RunTiming, fw: str, mode: str, rule: str, frac: float) -> Value:
     """A rule's useful fraction of the copy bandwidth at the largest size, with the interval
     of copy time ÷ rule time (the fraction is that ratio times a constant)."""
     largest = max(sizes(t))
@@ -397,7 +397,7 @@ def target_values(t: RunTiming) -> dict[str, tuple[Value | None, str]]:
     compiled = {k: v for k, v in fractions(t).items() if k[1] in ("compile", "jit")}
     if compiled:
         (fw, m, rule), (frac, _) = max(compiled.items(), key=lambda kv: kv[1][0])
-        out["copy_fraction"] = (_fraction_spread(t, fw, m, rule, frac),
+        out["copy_fraction"] = (fraction_spread(t, fw, m, rule, frac),
                                 f"{fw} {m} {names.get(rule, rule)}")
     seed = {(n.framework, n.mode, n.rule): n for n in t.nets
             if n.net == "seed" and n.workload == "fwd_bwd"}
