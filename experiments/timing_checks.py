@@ -238,7 +238,7 @@ def page_fault_records(base: dict, device, n: int, processes: int = 1) -> list[d
             for way, t in timings.items()]
 
 
-CROSS_CHECK = {"rounds": 3, "timer_min_run_s": 0.2}
+CROSS_CHECK = {"rounds": timing.MIN_ROUNDS, "timer_min_run_s": 0.2}
 
 
 def cross_check(base: dict, device, n: int) -> list[dict]:
@@ -332,5 +332,6 @@ def shared_dynamic_records(base: dict, device, rule: str, n: int) -> list[dict]:
                   (lambda: torch.autograd.grad(per_size(x), x, g)[0]), torch_sync(device))}
     timings = interleaved(thunks)
     return [{**base, "framework": "torch", "mode": "compile", "name": by_key(rule).name,
-             "ways": {way: {"stats": quartiles(t["times_s"]), "first_call_s": t["first_call_s"]}
+             "ways": {way: {"stats": quartiles(t["times_s"]), "first_call_s": t["first_call_s"],
+                            "times_s": t["times_s"]}
                       for way, t in timings.items()}}]

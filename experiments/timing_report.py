@@ -13,7 +13,7 @@ from experiments.timing_summary import (RuleTiming, RunTiming, Summary, block_ra
 from study.experiment import Rendered
 from study.runsets import merged, run_table
 from study.tables import Table, format_cell
-from study.timing import median_interval, unpaired_ratio
+from study.timing import median_interval, paired_ratio, unpaired_ratio
 
 def _us(seconds: float | None) -> float | None:
     return None if seconds is None else seconds * 1e6
@@ -161,9 +161,19 @@ def harness_rows(t: RunTiming) -> list[list]:
     return rows
 
 
+def _paired_interval(a: tuple, b: tuple) -> list | None:
+    """[lo, hi] of a ÷ b round by round, where both kept 20 or more rounds (a bootstrap over
+    fewer says little: those runs show their range instead)."""
+    if len(a) != len(b) or len(a) < 20:
+        return None
+    r = paired_ratio(a, b)
+    return [r["lo"], r["hi"]]
+
+
 def shared_dynamic_rows(t: RunTiming) -> list[list]:
     return [[s.name, s.n, _us(s.shared_median), _us(s.sized_median),
-             s.shared_median / s.sized_median, _us(s.shared_first_call), _us(s.sized_first_call)]
+             s.shared_median / s.sized_median, _paired_interval(s.shared_times, s.sized_times),
+             _us(s.shared_first_call), _us(s.sized_first_call)]
             for s in t.shared_dynamic]
 
 
@@ -177,8 +187,12 @@ def cross_rows(t: RunTiming) -> list[list]:
     for c in t.cross:
         ours, theirs = float(np.median(c.ours_s)), float(np.median(c.timer_s))
         ref = reference_time(t, c.n)
+        timer_over = (unpaired_ratio(c.timer_s, ref.times)
+                      if ref and ref.times and c.rounds >= 20 else None)
         rows.append([c.n, c.rounds, _us(ours), _us(theirs), ours / theirs,
-                     time_text(ref), theirs / ref.time["median"] if ref else None,
+                     _paired_interval(c.ours_s, c.timer_s), time_text(ref),
+                     theirs / ref.time["median"] if ref else None,
+                     [timer_over["lo"], timer_over["hi"]] if timer_over else None,
                      _us(min(c.ours_s)), _us(max(c.ours_s)), _us(min(c.timer_s)),
                      _us(max(c.timer_s)), c.timer_threads])
     return rows
@@ -355,9 +369,10 @@ def _harness_tables(summary: Summary) -> list[Table]:
             "then timed at n, as the harness shared one across sizes before; against the same "
             "rule compiled for n alone (dynamic=False), the two interleaved round by round. "
             "Inductor picks a kernel's code from the sizes it first sees, so the shared "
-            "wrapper runs code chosen for 8 elements.",
+            "wrapper runs code chosen for 8 elements. The ratio is of medians, with the 95% "
+            "bootstrap interval of the per-round ratio where the run kept 20 or more rounds.",
             ["rule", "n", "shared, first at 8 (µs)", "compiled for n (µs)",
-             "shared ÷ compiled for n", "first call, shared (µs)",
+             "shared ÷ compiled for n", "95%", "first call, shared (µs)",
              "first call, for n (µs)"],
             summary.runs, shared_dynamic_rows, key=("rule", "n")),
         run_table(
@@ -368,9 +383,12 @@ def _harness_tables(summary: Summary) -> list[Table]:
             "gets the same thread count (its default is one thread). Medians over rounds, and "
             "each side's range across rounds. 'the case's time' is the same case in the "
             "rule-times table (interleaved with the other rules); the Timer's ratio to it is "
-            "the size of the regime's effect.",
+            "the size of the regime's effect. Ratios are of medians; their 95% intervals "
+            "(bootstrap over rounds: ours ÷ Timer round by round, the Timer's rounds against "
+            "the case's) are given where a run took 20 or more rounds.",
             ["n", "rounds", "ours median µs", "Timer median µs", "ours ÷ Timer",
-             "the case's time µs [95%]", "Timer ÷ the case's time",
+             "95% (ours ÷ Timer)", "the case's time µs [95%]", "Timer ÷ the case's time",
+             "95% (Timer ÷ the case's)",
              "ours min µs", "ours max µs", "Timer min µs", "Timer max µs", "threads"],
             summary.runs, cross_rows, key=("n",)),
         run_table(

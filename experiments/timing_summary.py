@@ -127,6 +127,8 @@ class SharedDynamic:
     shared_first_call: float
     sized_median: float
     sized_first_call: float
+    shared_times: tuple[float, ...] = ()  # each round (seconds); runs before kept none
+    sized_times: tuple[float, ...] = ()
 
 
 def _per_element(r: dict, *keys: str) -> float | None:
@@ -143,7 +145,8 @@ def _saved(r: dict) -> SavedBytes:
 def _shared(r: dict) -> SharedDynamic:
     (_, a), (_, b) = r["ways"].items()  # shared first, then compiled for n (as recorded)
     return SharedDynamic(r["name"], r["n"], a["stats"]["median"], a["first_call_s"],
-                         b["stats"]["median"], b["first_call_s"])
+                         b["stats"]["median"], b["first_call_s"], tuple(a.get("times_s", ())),
+                         tuple(b.get("times_s", ())))
 
 
 @dataclass
