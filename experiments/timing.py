@@ -33,8 +33,8 @@ from study.devices import Device
 from study.experiment import Comparison, Experiment
 from study.memory import jax_residual_bytes, torch_saved_bytes
 from study.rules import REFERENCE_RELU, by_key
-from study.timing import (first_calls, quartiles, time_interleaved, time_thunk, timed_rounds,
-                          warm_up)
+from study.timing import (MIN_BOOTSTRAP, first_calls, quartiles, time_interleaved, time_thunk,
+                          timed_rounds, warm_up)
 
 DESCRIPTION = "time and memory of each rule and of the two-layer net, eager and compiled"
 QUESTION = ("What does a custom ReLU rule cost in time and memory against the built-in, eager "
@@ -59,7 +59,7 @@ NET_RULES = {"torch": ("torch_relu", "torch_myrelu_seed", "torch_custom_c0", "to
 BYTES_PER_ELEMENT = 12
 BUDGET_S = 0.15  # timed rounds per rule and case, after warm-up; at least MIN_ROUNDS rounds
 CHECK_BUDGET_S = 0.05  # the same for each thunk of the checks that take a case apart
-MIN_ROUNDS, MAX_ROUNDS = 20, 400  # 20: enough rounds for a bootstrap interval of the median
+MIN_ROUNDS, MAX_ROUNDS = MIN_BOOTSTRAP, 400  # enough rounds for a bootstrap interval
 WARMUP_S = 0.25  # warm-up rounds of a case last this long (a fresh process starts cold)
 FRESH_BLOCKS = 10  # the fresh-process check alternates this many blocks of rounds
 # The checks that take a case apart (eager parts, probes) run in this many processes one

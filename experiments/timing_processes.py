@@ -36,8 +36,8 @@ class Worker:
         self.errors = tempfile.TemporaryFile("w+")  # a pipe nobody reads could fill and block
         self.proc = subprocess.Popen(
             [sys.executable, "-c",
-             "from experiments.timing_processes import serve_parts; serve_parts()", device_name], cwd=root, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self.errors)
+             "from experiments.timing_processes import serve_parts; serve_parts()", device_name],
+            cwd=root, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors)
         atexit.register(self.close)
 
     def records(self, part: str, case: dict) -> list[dict]:

@@ -5,15 +5,16 @@ import numpy as np
 
 from experiments import timing_anatomy as anatomy
 from experiments.timing_findings import answer, figure, findings, harness_notes
-from experiments.timing_summary import (RuleTiming, RunTiming, Summary, block_ratios,
+from experiments.timing_summary import (RuleTiming, RunTiming, Summary, block_ratios, bounds,
                                         copy_bandwidth, fraction_spread, fractions,
                                         harness_ratios, interval_text, kernel_bytes, keys,
-                                        off_by, peak_flops, ratio_spread, size_label, sizes,
-                                        target_values, time_text)
+                                        off_by, paired_spread, peak_flops, ratio_spread,
+                                        size_label, sizes, target_values, time_text,
+                                        unpaired_spread)
 from study.experiment import Rendered
 from study.runsets import merged, run_table
 from study.tables import Table, format_cell
-from study.timing import median_interval, paired_ratio, unpaired_ratio
+from study.timing import MIN_BOOTSTRAP, median_interval, unpaired_ratio
 
 def _us(seconds: float | None) -> float | None:
     return None if seconds is None else seconds * 1e6
@@ -76,7 +77,7 @@ def bandwidth_rows(t: RunTiming) -> list[list]:
         spread = fraction_spread(t, fw, m, r, useful)
         rows.append([fw, m, names.get(r, r), largest, idx[(fw, m, r, largest)].bytes_per_element
                      * largest / idx[(fw, m, r, largest)].stats["median"] / 1e9, useful,
-                     [spread.lo, spread.hi] if spread.lo is not None else None,
+                     bounds(spread),
                      kernel_bytes(idx[(fw, m, r, largest)]), kernel])
     return rows
 
@@ -104,14 +105,13 @@ def net_rows(t: RunTiming) -> list[list]:
                      == (r.net, r.workload, r.framework, r.mode)
                      and b.rule == t.references.get(r.framework)), None)
         m = r.stats["median"]
-        c = median_interval(r.times) if r.times else None
-        q = (unpaired_ratio(r.times, base.times)
-             if base and base is not r and r.times and base.times else None)
+        c = median_interval(r.times) if len(r.times) >= MIN_BOOTSTRAP else None
+        over = m / base.stats["median"] if base else None
         rows.append([r.net, "×".join(map(str, r.shape)), r.workload, r.framework, r.mode, r.name,
                      _us(m), [_us(c["lo"]), _us(c["hi"])] if c else None, _us(r.stats["iqr"]),
-                     m / base.stats["median"] if base else None,
-                     [q["lo"], q["hi"]] if q else None, r.flops / m / peak if peak else None,
-                     _us(r.first_call_s)])
+                     over, bounds(unpaired_spread(over, r.times, base.times))
+                     if base and base is not r else None,
+                     r.flops / m / peak if peak else None, _us(r.first_call_s)])
     return rows
 
 
@@ -131,7 +131,7 @@ def target_rows(t: RunTiming) -> list[list]:
         met = None if value is None or threshold is None else met_text(measured, threshold,
                                                                         target["sense"])
         rows.append([f"{target['target']}" + (f" ({of})" if of else ""), value,
-                     [measured.lo, measured.hi] if measured and measured.lo is not None else None,
+                     bounds(measured),
                      f"{target['sense']} {format_cell(threshold)}", met,
                      None if met is None else margin(value, threshold, target["sense"])])
     return rows
@@ -161,18 +161,11 @@ def harness_rows(t: RunTiming) -> list[list]:
     return rows
 
 
-def _paired_interval(a: tuple, b: tuple) -> list | None:
-    """[lo, hi] of a ÷ b round by round, where both kept 20 or more rounds (a bootstrap over
-    fewer says little: those runs show their range instead)."""
-    if len(a) != len(b) or len(a) < 20:
-        return None
-    r = paired_ratio(a, b)
-    return [r["lo"], r["hi"]]
-
-
 def shared_dynamic_rows(t: RunTiming) -> list[list]:
     return [[s.name, s.n, _us(s.shared_median), _us(s.sized_median),
-             s.shared_median / s.sized_median, _paired_interval(s.shared_times, s.sized_times),
+             s.shared_median / s.sized_median,
+             bounds(paired_spread(s.shared_median / s.sized_median, s.shared_times,
+                                  s.sized_times)),
              _us(s.shared_first_call), _us(s.sized_first_call)]
             for s in t.shared_dynamic]
 
@@ -187,12 +180,11 @@ def cross_rows(t: RunTiming) -> list[list]:
     for c in t.cross:
         ours, theirs = float(np.median(c.ours_s)), float(np.median(c.timer_s))
         ref = reference_time(t, c.n)
-        timer_over = (unpaired_ratio(c.timer_s, ref.times)
-                      if ref and ref.times and c.rounds >= 20 else None)
+        timer_over = theirs / ref.time["median"] if ref else None
         rows.append([c.n, c.rounds, _us(ours), _us(theirs), ours / theirs,
-                     _paired_interval(c.ours_s, c.timer_s), time_text(ref),
-                     theirs / ref.time["median"] if ref else None,
-                     [timer_over["lo"], timer_over["hi"]] if timer_over else None,
+                     bounds(paired_spread(ours / theirs, c.ours_s, c.timer_s)), time_text(ref),
+                     timer_over,
+                     bounds(unpaired_spread(timer_over, c.timer_s, ref.times)) if ref else None,
                      _us(min(c.ours_s)), _us(max(c.ours_s)), _us(min(c.timer_s)),
                      _us(max(c.timer_s)), c.timer_threads])
     return rows
@@ -327,11 +319,12 @@ def _check_tables(summary: Summary) -> list[Table]:
         run_table(
             "net", "Two-layer net: forward plus backward (µs)",
             "Seed 001's loss sum((act(x @ w1) @ w2 − 1)²) in float32; shape is batch × in × "
-            "hidden × out. Each rule is its own case, timed after the one before: the median "
-            "with its 95% bootstrap interval over repeats, and ÷ built-in the ratio of the two "
-            "cases' medians with its bootstrap interval (each side resampled on its own); a "
-            "run that kept no repeats has the medians alone. 'matmul fraction' is the step's "
-            "matmul FLOP/s over the large-matmul FLOP/s measured in the same run.",
+            f"hidden × out. Each rule is its own case, timed after the one before: the median "
+            f"with its 95% bootstrap interval over repeats, and ÷ built-in the ratio of the two "
+            f"cases' medians with its bootstrap interval (each side resampled on its own); a "
+            f"case with fewer than {MIN_BOOTSTRAP} repeats kept has the medians alone. 'matmul "
+            f"fraction' is the step's matmul FLOP/s over the large-matmul FLOP/s measured in the "
+            f"same run.",
             ["net", "shape", "workload", "framework", "mode", "rule", "median µs", "95% µs",
              "IQR µs", "÷ built-in", "95%", "matmul fraction", "first call µs"],
             summary.runs, net_rows, key=("net", "shape", "workload", "framework", "mode", "rule")),
@@ -369,8 +362,9 @@ def _harness_tables(summary: Summary) -> list[Table]:
             "then timed at n, as the harness shared one across sizes before; against the same "
             "rule compiled for n alone (dynamic=False), the two interleaved round by round. "
             "Inductor picks a kernel's code from the sizes it first sees, so the shared "
-            "wrapper runs code chosen for 8 elements. The ratio is of medians, with the 95% "
-            "bootstrap interval of the per-round ratio where the run kept 20 or more rounds.",
+            f"wrapper runs code chosen for 8 elements. The ratio is of medians, with the 95% "
+            f"bootstrap interval of the per-round ratio where the run kept {MIN_BOOTSTRAP} or "
+            f"more rounds.",
             ["rule", "n", "shared, first at 8 (µs)", "compiled for n (µs)",
              "shared ÷ compiled for n", "95%", "first call, shared (µs)",
              "first call, for n (µs)"],
@@ -383,9 +377,9 @@ def _harness_tables(summary: Summary) -> list[Table]:
             "gets the same thread count (its default is one thread). Medians over rounds, and "
             "each side's range across rounds. 'the case's time' is the same case in the "
             "rule-times table (interleaved with the other rules); the Timer's ratio to it is "
-            "the size of the regime's effect. Ratios are of medians; their 95% intervals "
-            "(bootstrap over rounds: ours ÷ Timer round by round, the Timer's rounds against "
-            "the case's) are given where a run took 20 or more rounds.",
+            f"the size of the regime's effect. Ratios are of medians; their 95% intervals "
+            f"(bootstrap over rounds: ours ÷ Timer round by round, the Timer's rounds against "
+            f"the case's) are given where a run took {MIN_BOOTSTRAP} or more rounds.",
             ["n", "rounds", "ours median µs", "Timer median µs", "ours ÷ Timer",
              "95% (ours ÷ Timer)", "the case's time µs [95%]", "Timer ÷ the case's time",
              "95% (Timer ÷ the case's)",

@@ -13,7 +13,7 @@ from study.cells import Value
 from study.results import Run
 from study.runsets import identity
 from study.tables import format_cell
-from study.timing import median_interval, paired_ratio, unpaired_ratio
+from study.timing import MIN_BOOTSTRAP, median_interval, paired_ratio, unpaired_ratio
 
 TABLE_IDS = ("rule_times", "rule_ratios", "torch_vs_jax", "bandwidth", "saved_bytes", "compile",
              "net", "targets", "harness", "shared_dynamic", "cross_check", "profile", "copies",
@@ -366,13 +366,27 @@ def harness_ratios(t: RunTiming) -> dict[tuple, float]:
     return out
 
 
-def _unpaired(value: float, a: tuple, b: tuple, scale: float = 1.0) -> Value:
+def unpaired_spread(value: float, a: tuple, b: tuple, scale: float = 1.0) -> Value:
     """value (scale × median(a) ÷ median(b)) with the bootstrap interval of that ratio, where
-    both sides kept their rounds."""
-    if not (a and b):
+    both sides kept at least MIN_BOOTSTRAP rounds."""
+    if min(len(a), len(b)) < MIN_BOOTSTRAP:
         return Value(value)
     r = unpaired_ratio(a, b)
     return Value(value, r["lo"] * scale, r["hi"] * scale)
+
+
+def paired_spread(value: float, a: tuple, b: tuple) -> Value:
+    """value with the bootstrap interval of a ÷ b round by round, where both kept the same
+    rounds, at least MIN_BOOTSTRAP of them."""
+    if len(a) != len(b) or len(a) < MIN_BOOTSTRAP:
+        return Value(value)
+    r = paired_ratio(a, b)
+    return Value(value, r["lo"], r["hi"])
+
+
+def bounds(v: Value | None) -> list | None:
+    """[lo, hi] for a table's interval column (None: no interval)."""
+    return [v.lo, v.hi] if v is not None and v.lo is not None else None
 
 
 def fraction_spread(t: RunTiming, fw: str, mode: str, rule: str, frac: float) -> Value:
@@ -382,7 +396,7 @@ def fraction_spread(t: RunTiming, fw: str, mode: str, rule: str, frac: float) ->
     r, copy = t.index()[(fw, mode, rule, largest)], anatomy.machine_copy(t.copies, largest)
     if copy is None:
         return Value(frac)
-    return _unpaired(frac, copy.timed.times, tuple(r.times),
+    return unpaired_spread(frac, copy.timed.times, tuple(r.times),
                      frac * r.stats["median"] / copy.timed.median)
 
 
@@ -411,7 +425,7 @@ def target_values(t: RunTiming) -> dict[str, tuple[Value | None, str]]:
         if ratios:
             best = min(ratios, key=ratios.get)
             out["seed_net_eager"] = (
-                _unpaired(ratios[best], seed[("torch", "eager", best)].times, base.times),
+                unpaired_spread(ratios[best], seed[("torch", "eager", best)].times, base.times),
                 f"best: {names.get(best, best)}")
     harness = harness_ratios(t)
     if harness:

@@ -31,6 +31,7 @@ def quartiles(times: list[float]) -> dict:
 
 CI_LEVEL = 0.95
 RESAMPLES = 2000
+MIN_BOOTSTRAP = 20  # fewer values than this: a bootstrap interval says little, so none is given
 
 
 def _resampled_medians(a: np.ndarray, rng, resamples: int, blocks: tuple[int, ...] = ()
