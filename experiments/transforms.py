@@ -20,7 +20,7 @@ from study.experiment import Answer, Comparison, Experiment, Finding, Rendered
 from study.results import Run
 from study.rules import by_key
 from study.runsets import identity, run_table, stated_for_runs
-from study.tables import Table, shorten
+from study.tables import Table, column, listed, shorten
 
 DESCRIPTION = "which transformations (compile, export, vmap, higher order, forward mode) each rule survives"
 QUESTION = ("Which transformations (compile, export, vmap, per-sample gradients, higher order, "
@@ -290,10 +290,28 @@ def _fact_short(fact) -> str:
                      for fw, n, _, _, clean, wrong, _ in fact)
 
 
+@dataclass
+class MatrixRow:
+    number: int = column("#", key=True)
+    style: str = column("style", key=True)
+    cells: dict = column()  # transformation: its code
+    fix: str | None = column("how to make it work")
+
+
+@dataclass
+class MatrixDetail:
+    run: str = column("run")
+    style: str = column("style")
+    rule: str = column("rule")
+    transformation: str = column("transformation")
+    status: str = column("status")
+    error: str | None = column("error")
+
+
 def _matrix(summary: Summary) -> Table:
     columns, codes = summary.columns, summary.error_codes
-    detail = [[r.run.label, s.style, s.rule, c, s.cells[c]["status"],
-               s.cells[c]["detail"] if s.cells[c]["status"] == "error" else None]
+    detail = [MatrixDetail(r.run.label, s.style, s.rule, c, s.cells[c]["status"],
+                           s.cells[c]["detail"] if s.cells[c]["status"] == "error" else None)
               for r in summary.runs for s in r.styles for c in columns]
     legend = "Errors: " + "; ".join(f"{code}: {shorten(text, 150)}" for text, code in codes.items())
     return run_table(
@@ -314,11 +332,10 @@ def _matrix(summary: Summary) -> Table:
         f"compiled func.grad or export cannot show that the custom backward ran. The last column "
         f"names, for each ✗, the row (#) of a style of ours with the same convention that passes "
         f"that column.",
-        ["#", "style"] + list(columns) + ["how to make it work"], summary.runs,
-        lambda r: [[s.number, s.style] + [_code(s.cells[c], codes) for c in columns]
-                   + [how_to_fix(s, r.styles)] for s in r.styles],
-        key=("#", "style"), notes=[legend] if codes else [],
-        detail=(["run", "style", "rule", "transformation", "status", "error"], detail))
+        MatrixRow, summary.runs,
+        lambda r: [MatrixRow(s.number, s.style, {c: _code(s.cells[c], codes) for c in columns},
+                             how_to_fix(s, r.styles)) for s in r.styles],
+        notes=[legend] if codes else [], detail=listed(MatrixDetail, detail))
 
 
 def _answer(summary: Summary, fact: str | None) -> Answer | None:

@@ -15,7 +15,7 @@ from study.nets import seed_two_layer_data, two_layer_gradients
 from study.results import Run
 from study.rules import REFERENCE_RELU, by_key, relu_rules
 from study.runsets import identity, merged, run_table, stated_for_runs, tags
-from study.tables import Table, collapse_rows, format_cell, shorten
+from study.tables import Table, collapse_rows, column, format_cell, shorten
 
 DESCRIPTION = "seed 001's net: gradients of every ReLU rule, the -38 difference, torch vs JAX"
 QUESTION = ("Does seed 001's two-layer net get the same gradients under every ReLU rule of both "
@@ -123,28 +123,64 @@ def _gap_matrix(recs: list[RuleGradients]) -> np.ndarray:
     return np.max(np.abs(grads[:, None, :] - grads[None, :, :]), axis=2)
 
 
-def _gradient_rows(run: RunGradients) -> list[list]:
-    return [[r.name, r.framework, r.kind, r.convention, r.measured_at_0, r.loss, r.grad_w1,
-             r.grad_w2] for r in run.on("seed")]
+@dataclass
+class GradientRow:
+    rule: str = column("rule", key=True)
+    framework: str = column("framework", key=True)
+    kind: str = column("kind")
+    convention: str = column("c")
+    at_0: float = column("d/dx at 0")
+    loss: float = column("loss")
+    grad_w1: list = column("grad w1")
+    grad_w2: list = column("grad w2")
 
 
-def _diff_rows(run: RunGradients) -> list[list]:
+def _gradient_rows(run: RunGradients) -> list[GradientRow]:
+    return [GradientRow(r.name, r.framework, r.kind, r.convention, r.measured_at_0, r.loss,
+                        r.grad_w1, r.grad_w2) for r in run.on("seed")]
+
+
+@dataclass
+class DiffRow:
+    framework: str = column("framework", key=True)
+    at_0: float = column("d/dx at 0", key=True)
+    d_w1: list | None = column("Δ grad w1", key=True)
+    d_w2: list | None = column("Δ grad w2", key=True)
+    rules: str = column("rule")
+
+
+def _diff_rows(run: RunGradients) -> list[DiffRow]:
     rows = []
     for r in run.on("seed"):
         ref = run.rule("seed", r.reference)
-        rows.append([r.framework, r.measured_at_0,
-                     np.subtract(ref.grad_w1, r.grad_w1).tolist() if ref else None,
-                     np.subtract(ref.grad_w2, r.grad_w2).tolist() if ref else None, r.name])
+        rows.append(DiffRow(r.framework, r.measured_at_0,
+                            np.subtract(ref.grad_w1, r.grad_w1).tolist() if ref else None,
+                            np.subtract(ref.grad_w2, r.grad_w2).tolist() if ref else None, r.name))
     return rows
 
 
-def _diff_rows_by_result(run: RunGradients) -> list[list]:
+@dataclass
+class DiffByResult(DiffRow):
+    rules: str = column("rules (how many)")
+
+
+def _diff_rows_by_result(run: RunGradients) -> list[DiffByResult]:
     """One row per framework, value at 0 and difference, listing the rules that give it."""
-    rows = collapse_rows(_diff_rows(run), (4,))
-    return [row[:4] + [f"{row[4].count(', ') + 1}: {shorten(row[4], 140)}"] for row in rows]
+    return [DiffByResult(r.framework, r.at_0, r.d_w1, r.d_w2,
+                         f"{r.rules.count(', ') + 1}: {shorten(r.rules, 140)}")
+            for r in collapse_rows(_diff_rows(run), ("rules",))]
 
 
-def _cross_rows(run: RunGradients, datasets: list[str], every_name: bool = False) -> list[list]:
+@dataclass
+class CrossRow:
+    torch_rule: str = column("torch rule", key=True)
+    at_0: float = column("d/dx at 0")
+    partners: str = column("JAX rules with that value")
+    gaps: dict = column()  # "max abs Δ (dataset)"
+
+
+def _cross_rows(run: RunGradients, datasets: list[str], every_name: bool = False
+                ) -> list[CrossRow]:
     """Each torch rule, the JAX rules with its measured convention (the first three by name in
     the markdown view, all of them in the CSV), and the largest gap on each dataset."""
     rows = []
@@ -153,12 +189,12 @@ def _cross_rows(run: RunGradients, datasets: list[str], every_name: bool = False
         partners = [j.name for j in seed if j.framework == "jax" and j.measured_at_0 == t.measured_at_0]
         shown = partners if every_name or len(partners) <= 3 else (
             partners[:3] + [f"and {len(partners) - 3} more"])
-        row = [t.name, t.measured_at_0, "; ".join(shown) or "none"]
+        row = CrossRow(t.name, t.measured_at_0, "; ".join(shown) or "none", {})
         partners = [j for j in seed if j.name in partners]
         for d in datasets:
             pairs = [(run.rule(d, t.rule), run.rule(d, j.rule)) for j in partners]
             gaps = [_max_abs_diff(a, b) for a, b in pairs if a and b]
-            row.append(max(gaps) if gaps else None)
+            row.gaps[f"max abs Δ ({d})"] = max(gaps) if gaps else None
         rows.append(row)
     return rows
 
@@ -204,9 +240,23 @@ def gaps_of(run: RunGradients, datasets: list[str]) -> list[Gaps]:
     return out
 
 
-def _ties_rows(run: RunGradients, datasets: list[str]) -> list[list]:
-    return [[g.dataset, g.x_shape, g.zeros, g.conventions, g.vs_reference, g.same_framework,
-             g.across, g.across_ulps, g.scale] for g in gaps_of(run, datasets)]
+@dataclass
+class TiesRow:
+    dataset: str = column("dataset", key=True)
+    x_shape: str = column("x shape")
+    zeros: int = column("exact zeros in x @ w1")
+    conventions: int = column("conventions")
+    vs_reference: float | None = column("max abs Δ vs torch.relu")
+    same_framework: float = column("same convention, same framework")
+    across: float = column("same convention, torch vs jax")
+    across_ulps: float = column("torch vs jax, ulps")
+    scale: float = column("max abs grad")
+
+
+def _ties_rows(run: RunGradients, datasets: list[str]) -> list[TiesRow]:
+    return [TiesRow(g.dataset, g.x_shape, g.zeros, g.conventions, g.vs_reference,
+                    g.same_framework, g.across, g.across_ulps, g.scale)
+            for g in gaps_of(run, datasets)]
 
 
 def _zero_text(summary: Summary) -> str:
@@ -247,30 +297,22 @@ def _tables(summary: Summary) -> list[Table]:
             f"{', '.join(summary.dtypes)}, seed 001's x, w1, w2 and a target of ones. 'c' is "
             f"the convention a custom rule declares; 'd/dx at 0' is measured by reverse mode "
             f"on a 0-d 0.0 on the run's device.",
-            ["rule", "framework", "kind", "c", "d/dx at 0", "loss", "grad w1", "grad w2"],
-            summary.runs, _gradient_rows, key=("rule", "framework")),
+            GradientRow, summary.runs, _gradient_rows),
         run_table(
             "diff_vs_relu", "Seed 001's table: the framework's relu minus each rule",
             f"grad(relu) − grad(rule), as seed 001 printed w1_a.grad − w1_b.grad with a = "
             f"relu, b = clamp; relu is torch.relu for torch rules and jax.nn.relu for JAX "
             f"rules (— where that case failed). Rules that give the same row are listed "
             f"together; the CSV has one row per rule. {_zero_text(summary)}.",
-            ["framework", "d/dx at 0", "Δ grad w1", "Δ grad w2", "rules (how many)"],
-            summary.runs, _diff_rows_by_result, key=("framework", "d/dx at 0", "Δ grad w1", "Δ grad w2"),
-            detail=merged(summary.runs, _diff_rows,
-                          ["framework", "d/dx at 0", "Δ grad w1", "Δ grad w2", "rule"],
-                          key=("framework", "d/dx at 0", "Δ grad w1", "Δ grad w2"))[:2]),
+            DiffByResult, summary.runs, _diff_rows_by_result,
+            detail=merged(summary.runs, _diff_rows, DiffRow)[:2]),
         run_table(
             "cross_framework", "Torch rules beside the JAX rules with the same convention",
             "For each torch rule, the JAX rules whose measured d/dx at 0 is equal, and the "
             "largest |Δ| over grad w1 and grad w2 between them; 0 means bitwise equal.",
-            ["torch rule", "d/dx at 0", "JAX rules with that value"]
-     + [f"max abs Δ ({name})" for name in summary.datasets],
-            summary.runs, lambda r: _cross_rows(r, summary.datasets), key=("torch rule",),
+            CrossRow, summary.runs, lambda r: _cross_rows(r, summary.datasets),
             detail=merged(summary.runs, lambda r: _cross_rows(r, summary.datasets, True),
-                          ["torch rule", "d/dx at 0", "JAX rules with that value"]
-                  + [f"max abs Δ ({name})" for name in summary.datasets],
-                          key=("torch rule",))[:2]),
+                          CrossRow)[:2]),
         run_table(
             "ties", "Where the differences come from: ties at 0, and matmul rounding across "
                       "frameworks",
@@ -281,10 +323,7 @@ def _tables(summary: Summary) -> list[Table]:
             "the largest |grad|), and that largest |grad|. Within a framework, rules that "
             "share a convention agree bit for bit; across frameworks, tie-free data can still "
             "differ by the last bits, since the two frameworks' matmuls need not round alike.",
-            ["dataset", "x shape", "exact zeros in x @ w1", "conventions",
-             "max abs Δ vs torch.relu", "same convention, same framework",
-             "same convention, torch vs jax", "torch vs jax, ulps", "max abs grad"],
-            summary.runs, lambda r: _ties_rows(r, summary.datasets), key=("dataset",)),
+            TiesRow, summary.runs, lambda r: _ties_rows(r, summary.datasets)),
     ]
 
 

@@ -8,7 +8,7 @@ from experiments.zero_point_atlas import (SPECIAL, OpAtlas, RunAtlas, Summary, a
 from study.placement import (cell_values, depends_on_placement, describe_where, restrict,
                              same_value)
 from study.runsets import merged, run_table
-from study.tables import Table, collapse_rows, distinct_digits, format_cell, shorten
+from study.tables import Table, collapse_rows, column, distinct_digits, format_cell, shorten
 
 @dataclass(frozen=True)
 class CompiledChange:
@@ -89,14 +89,42 @@ def _pair_texts(a, b) -> list[str]:
     return [shorten(c, 60) if isinstance(c, str) else shown(c) for c in (a, b)]
 
 
-def compiled_detail(a: RunAtlas) -> list[list]:
+@dataclass
+class ChangeRow:
+    framework: str = column("framework", key=True)
+    op: str = column("op", key=True)
+    dtype: str = column("dtype", key=True)
+    mode: str = column("mode", key=True)
+    input: str = column("input", key=True)
+    eager: str = column("eager")
+    compiled: str = column("compiled")
+    shares: str = column("shares")
+
+
+@dataclass
+class MergedChangeRow(ChangeRow):
+    dtype: str = column("dtypes", key=True)
+    mode: str = column("modes", key=True)
+
+
+def compiled_detail(a: RunAtlas) -> list[ChangeRow]:
     """Every compiled cell that differs from eager, grouped by what the cells share."""
-    rows = [[x.framework, x.op, x.dtype, x.mode, x.input] + _pair_texts(x.eager, x.compiled)
-            + [x.shares] for x in a.changes]
-    return sorted(rows, key=lambda r: (r[7], r[0]))
+    rows = [ChangeRow(x.framework, x.op, x.dtype, x.mode, x.input,
+                      *_pair_texts(x.eager, x.compiled), x.shares) for x in a.changes]
+    return sorted(rows, key=lambda r: (r.shares, r.framework))
 
 
-def compiled_groups(a: RunAtlas) -> list[list]:
+@dataclass
+class GroupRow:
+    framework: str = column("framework", key=True)
+    shares: str = column("what the cells share", key=True)
+    cells: int = column("cells")
+    ops: str = column("ops")
+    dtypes: str = column("dtypes")
+    modes: str = column("modes")
+
+
+def compiled_groups(a: RunAtlas) -> list[GroupRow]:
     """Per framework and what the cells share: how many cells, in which ops, dtypes, modes."""
     groups: dict[tuple, list[CompiledChange]] = {}
     for x in a.changes:
@@ -104,16 +132,17 @@ def compiled_groups(a: RunAtlas) -> list[list]:
     rows = []
     for (fw, shares), xs in sorted(groups.items(), key=lambda g: (g[0][0], -len(g[1]))):
         ops = list(dict.fromkeys(x.op for x in xs))
-        rows.append([fw, shares, len(xs), ", ".join(ops[:4]) + (f" and {len(ops) - 4} more"
-                                                              if len(ops) > 4 else ""),
-                     ", ".join(dict.fromkeys(x.dtype for x in xs)),
-                     ", ".join(dict.fromkeys(x.mode for x in xs))])
+        rows.append(GroupRow(fw, shares, len(xs), ", ".join(ops[:4]) + (
+            f" and {len(ops) - 4} more" if len(ops) > 4 else ""),
+                             ", ".join(dict.fromkeys(x.dtype for x in xs)),
+                             ", ".join(dict.fromkeys(x.mode for x in xs))))
     return rows
 
 
-def compiled_rows(a: RunAtlas) -> list[list]:
+def compiled_rows(a: RunAtlas) -> list[MergedChangeRow]:
     """compiled_detail with the rows that differ only in dtype or mode merged."""
-    return collapse_rows(compiled_detail(a), (2, 3))
+    return [MergedChangeRow(**vars(r))
+            for r in collapse_rows(compiled_detail(a), ("dtype", "mode"))]
 
 
 def compiled_fact(a: RunAtlas):
@@ -232,13 +261,26 @@ def _first(p: PairVerdict | None) -> str | None:
     return f"at {p.first[0]}: {p.first[1]} vs {p.first[2]}" if p and p.first else None
 
 
-def natural_pair_rows(a: RunAtlas) -> list[list]:
+@dataclass
+class PairRow:
+    torch_op: str = column("torch op", key=True)
+    jax_op: str = column("JAX op", key=True)
+    verdict: str = column("verdict")
+    disagree: int = column("inputs that disagree")
+    depends: str | None = column("inputs that depend on placement")
+    first: str | None = column("first disagreement")
+    compiled_verdict: str | None = column("verdict, both compiled")
+    compiled_first: str | None = column("first disagreement, both compiled")
+
+
+def natural_pair_rows(a: RunAtlas) -> list[PairRow]:
     compiled = {(p.torch_op, p.jax_op): p for p in natural_pairs(a, compiled=True)}
     rows = []
     for p in natural_pairs(a):
         c = compiled.get((p.torch_op, p.jax_op))
-        rows.append([p.torch_op, p.jax_op, p.status, len(p.disagree), ", ".join(p.depends) or None,
-                     _first(p), c.status if c else None, _first(c)])
+        rows.append(PairRow(p.torch_op, p.jax_op, p.status, len(p.disagree),
+                            ", ".join(p.depends) or None, _first(p), c.status if c else None,
+                            _first(c)))
     return rows
 
 
@@ -294,9 +336,7 @@ def compiled_tables(summary: Summary) -> list[Table]:
               "side depends on the element's position, or an error on one side. 'cells' counts "
               "(op, dtype, mode, input) cells, a mode that raises for every input counting once; "
               "the listing of every cell is the next table.",
-              ["framework", "what the cells share", "cells", "ops", "dtypes", "modes"],
-              with_compiled, compiled_groups, key=("framework", "what the cells share"),
-              when_empty=none),
+              GroupRow, with_compiled, compiled_groups, when_empty=none),
         run_table("compiled_cells", "Every cell that compiling changes, compiled against eager",
               "Every (op, dtype, mode, input) whose compiled cell differs from the eager one: "
               "torch.compile (inductor, fullgraph) or jax.jit, value and reverse mode from one "
@@ -311,10 +351,6 @@ def compiled_tables(summary: Summary) -> list[Table]:
               "Only runs that measured compiled code are compared"
               + (f" ({', '.join(a.run.tag or a.run.label for a in with_compiled)})"
                  if with_compiled else " (none here)") + ".",
-              ["framework", "op", "dtypes", "modes", "input", "eager", "compiled", "shares"],
-              with_compiled, compiled_rows,
-              key=("framework", "op", "dtypes", "modes", "input"), when_empty=none,
-              detail=merged(with_compiled, compiled_detail,
-                            ["framework", "op", "dtype", "mode", "input", "eager", "compiled",
-                             "shares"], key=("framework", "op", "dtype", "mode", "input"))[:2]),
+              MergedChangeRow, with_compiled, compiled_rows, when_empty=none,
+              detail=merged(with_compiled, compiled_detail, ChangeRow)[:2]),
     ]

@@ -2,10 +2,12 @@
 study's second question, and the cells a reader would otherwise mis-cite (subnormal flushing,
 placements measured, a forward mode that is silently wrong). Pure functions of the summary.
 """
+from dataclasses import dataclass
+
 from study.experiment import Answer, Finding
 from study.placement import depends_on_placement, describe_where, same_value
 from study.runsets import tag_order, tags
-from study.tables import Table, collapse_rows
+from study.tables import Table, collapse_rows, column, listed, typed_table
 
 from experiments.zero_point_atlas import (SPECIAL, ReleaseChange, RunAtlas, Summary, agree,
                                           kink_labels, same_after_rounding, shown)
@@ -82,7 +84,20 @@ def _elsewhere(summary: Summary, side, mode: str, label: str) -> str:
     return ", ".join(marks)
 
 
-def conventions_rows(summary: Summary) -> list[list]:
+@dataclass
+class ConventionRow:
+    torch_op: str = column("torch op", key=True)
+    jax_op: str = column("JAX op", key=True)
+    kink: float = column("kink k", key=True)
+    torch_value: str = column("torch value")
+    torch_derivative: str = column("torch d/dx")
+    jax_value: str = column("JAX value")
+    jax_derivative: str = column("JAX d/dx")
+    same: bool | None = column("same d/dx")
+    changes: str | None = column("changes in")
+
+
+def conventions_rows(summary: Summary) -> list[ConventionRow]:
     rows = []
     for t, j in look_alike_pairs(primary(summary)):
         for k in t.kinks:
@@ -93,15 +108,16 @@ def conventions_rows(summary: Summary) -> list[list]:
             changes = "; ".join(f"{side.framework} {'d/dx' if m == 'reverse' else m}: {where}"
                                 for side, m in cells
                                 if (where := _elsewhere(summary, side, m, label)))
-            rows.append([t.name, j.name, k] + [shown(side.cell(m, label)) for side, m in cells]
-                        + [agree(t.cell("reverse", label), j.cell("reverse", label)),
-                           changes or None])
+            rows.append(ConventionRow(t.name, j.name, k,
+                                      *(shown(side.cell(m, label)) for side, m in cells),
+                                      agree(t.cell("reverse", label), j.cell("reverse", label)),
+                                      changes or None))
     return rows
 
 
 def conventions_table(summary: Summary) -> Table:
     a = primary(summary)
-    return Table(
+    return typed_table(
         "conventions", "Conventions at each kink: look-alike torch/JAX pairs, float32",
         f"Run {a.run.tag or a.run.label}: for each torch op and the JAX op a porting user would "
         f"take as the same, the value and the reverse-mode derivative (d/dx) at each kink k, "
@@ -112,8 +128,7 @@ def conventions_table(summary: Summary) -> Table:
         f"tables), 'placement' (the value depends on where the element sits; see the "
         f"placement table), or 'compiled' (torch.compile or jax.jit gives another value at the "
         f"same placements; see the compiled table).",
-        ["torch op", "JAX op", "kink k", "torch value", "torch d/dx", "JAX value", "JAX d/dx",
-         "same d/dx", "changes in"], conventions_rows(summary), flush_note(summary))
+        ConventionRow, conventions_rows(summary), flush_note(summary))
 
 
 def _groups_at_zero(a: RunAtlas) -> dict[str, list[str]]:
@@ -215,26 +230,43 @@ def release_finding(summary: Summary) -> Finding | None:
     return Finding(f"Between the releases measured, {'; '.join(parts)}.", "releases")
 
 
+@dataclass
+class ReleaseRow:
+    framework: str = column("framework")
+    op: str = column("op")
+    device: str = column("device")
+    dtype: str = column("dtype")
+    mode: str = column("mode")
+    input: str = column("input")
+    by_release: str = column("by release")
+
+
+@dataclass
+class MergedReleaseRow(ReleaseRow):
+    dtype: str = column("dtypes")
+    mode: str = column("modes")
+    input: str = column("inputs")
+
+
 def release_table(summary: Summary) -> Table:
-    rows = [[c.framework, c.op, c.device, c.dtype, c.mode, c.input, "; ".join(
+    rows = [ReleaseRow(c.framework, c.op, c.device, c.dtype, c.mode, c.input, "; ".join(
         f"{c.framework} {v}: {shown(cell)}" + (f" [{describe_where(cell, 80)}]"
                                               if depends_on_placement(cell) else "")
-        for v, cell in c.by_release)] for c in summary.release_changes]
+        for v, cell in c.by_release)) for c in summary.release_changes]
     measured = "; ".join(f"{fw}: {', '.join(v)}" for fw, v in summary.releases.items())
     notes = ([f"Only one release of each framework has been measured ({measured}); run "
               f"`make matrix` to add others."]
              if all(len(v) < 2 for v in summary.releases.values())
              else [] if rows else [f"No cell differs between the releases measured ({measured})."])
-    return Table("releases", "Conventions that changed between releases",
+    return typed_table("releases", "Conventions that changed between releases",
                  f"Every cell (any dtype, mode, input and placement) that differs between the "
                  f"measured releases of the framework the op belongs to, among runs of one machine "
                  f"(host and CPU), device and scope ({measured}): eager cells, and compiled cells "
                  f"(mode '…, compiled': torch.compile or jax.jit, as the atlas compiles) against "
                  f"the same compiler's in the other release; rows that differ only in dtype, mode "
                  f"or input are merged.",
-                 ["framework", "op", "device", "dtypes", "modes", "inputs", "by release"],
-                 collapse_rows(rows, (3, 4, 5)), notes, detail=(
-                     ["framework", "op", "device", "dtype", "mode", "input", "by release"], rows))
+                 MergedReleaseRow, [MergedReleaseRow(**vars(r)) for r in collapse_rows(
+                     rows, ("dtype", "mode", "input"))], notes, listed(ReleaseRow, rows))
 
 
 def release_sentence(summary: Summary) -> str | None:

@@ -6,147 +6,19 @@ custom-convention, gradcheck, release and arithmetic tables, the compiled tables
 """
 import numpy as np
 
-from experiments.zero_point_atlas import (OpAtlas, RunAtlas, Summary, agree,
-                                          forward_disagrees, forward_text, kink_labels,
-                                          label_order, same_after_rounding, shown,
-                                          subnormal_label)
-from experiments.zero_point_compiled import (compiled_fact, compiled_forward_fact,
+from experiments import zero_point_rows as rows
+from experiments.zero_point_atlas import (RunAtlas, Summary, forward_disagrees, label_order,
+                                          shown)
+from experiments.zero_point_compiled import (PairRow, compiled_fact, compiled_forward_fact,
                                              compiled_forward_short, compiled_forward_text,
                                              compiled_short, compiled_tables, compiled_text,
                                              natural_pair_rows, pairs_fact, pairs_short,
                                              pairs_text)
 from experiments.zero_point_conventions import release_finding, release_table
 from study.experiment import Finding, Rendered
-from study.placement import cell_values, depends_on_placement, describe_where
+from study.placement import cell_values, depends_on_placement
 from study.runsets import merged, newest, run_table, stated_for_runs
-from study.tables import Table, collapse_rows, shorten
-
-ATLAS_TAIL = ("-0.0", "min_normal", "nan", "+inf", "-inf")  # columns after the kink's three
-
-
-def atlas_rows(a: RunAtlas, framework: str) -> list[list]:
-    return [[op.name, k] + [shown(op.cell("reverse", lab)) for lab in kink_labels(k)
-                            + list(ATLAS_TAIL)]
-            for op in a.atlas("float32") if op.framework == framework for k in op.kinks]
-
-
-def mode_rows(a: RunAtlas) -> list[list]:
-    return [[op.framework, op.name, k] + [forward_text(op, kink_labels(k)[1]) if m == "forward"
-                                         else shorten(shown(op.cell(m, kink_labels(k)[1])), 60)
-                                         for m in op.modes]
-            for op in a.atlas("float32") for k in op.kinks]
-
-
-def placement_cells(a: RunAtlas) -> list[tuple[OpAtlas, str, str, dict]]:
-    """Every eager (op, mode, input, cell) whose value depends on the placement."""
-    return [(op, mode, label, c) for op in a.atlas() for mode, cells in op.modes.items()
-            if not isinstance(cells, str)
-            for label, c in zip(op.inputs, cells) if depends_on_placement(c)]
-
-
-def placement_rows(a: RunAtlas) -> list[list]:
-    return [[op.framework, op.name, op.dtype, mode, label, describe_where(c)]
-            for op, mode, label, c in placement_cells(a)]
-
-
-def extended_rows(a: RunAtlas) -> list[list]:
-    """Where a dtype other than float32 gives another value than float32 (same run)."""
-    base = {op.rule: op for op in a.atlas("float32")}
-    rows = []
-    for op in (op for op in a.atlas() if op.dtype != "float32" and op.rule in base):
-        ref = base[op.rule]
-        for mode in ("reverse", "forward", "second"):
-            mine, theirs = op.modes[mode], ref.modes[mode]
-            if isinstance(mine, str) or isinstance(theirs, str):
-                if mine != theirs:
-                    rows.append([op.framework, op.name, op.dtype, mode, "every input",
-                                 mine if isinstance(mine, str) else "values",
-                                 theirs if isinstance(theirs, str) else "values"])
-                continue
-            rows += [[op.framework, op.name, op.dtype, mode, label, shown(got), shown(want)]
-                     for label, got, want in zip(op.inputs, mine, [ref.cell(mode, lab)
-                                                                  for lab in op.inputs])
-                     if not same_after_rounding(got, want, op.dtype)]
-    return rows
-
-
-def _signature(op: OpAtlas, labels) -> tuple | None:
-    """op's value and reverse gradient on these labels, as plain values (NaN as 'nan', -0 as
-    0, as same_value compares them); None where any depends on placement."""
-    out = []
-    for m in ("value", "reverse"):
-        for lab in labels:
-            c = op.cell(m, lab)
-            if depends_on_placement(c):
-                return None
-            out.append("nan" if isinstance(c, float) and c != c else c + 0.0
-                       if isinstance(c, float) else c)
-    return tuple(out)
-
-
-def _matches(op: OpAtlas, others: list[tuple[OpAtlas, tuple | None]], labels) -> list[str]:
-    """Ops whose value and reverse gradient equal op's, as plain values, on every label
-    (others with their signatures on these labels)."""
-    mine = _signature(op, labels)
-    return [] if mine is None else [o.name for o, theirs in others if theirs == mine]
-
-
-def _equivalents(op: OpAtlas, targets: list[OpAtlas], labels, signed: dict) -> str:
-    """The targets probed at the same inputs whose value and reverse gradient equal op's on
-    these labels: built-ins, else a custom rule of ours."""
-    key = tuple(sorted(op.inputs)) + tuple(labels)
-    if key not in signed:  # each target's signature once per label set
-        signed[key] = [(t, _signature(t, labels)) for t in targets
-                       if sorted(t.inputs) == sorted(op.inputs)]
-    builtin = _matches(op, [(t, x) for t, x in signed[key] if t.kind == "builtin"], labels)
-    custom = _matches(op, [(t, x) for t, x in signed[key] if t.kind == "custom"], labels)
-    return ("; ".join(builtin) if builtin else "none: use a custom rule, " + custom[0]
-            if custom else "none (no registry op matches)")
-
-
-def porting_rows(a: RunAtlas, src: str, dst: str) -> list[list]:
-    """Per src op: its dst equivalents on every input, subnormals aside, and with both sides
-    compiled; the inputs where its own value depends on placement. Only ops probed at the
-    same inputs (the same kinks) can match."""
-    f32 = a.atlas("float32")
-    compiled = {op.rule: op for op in a.compiled if op.dtype == "float32"}
-    targets = [op for op in f32 if op.framework == dst]
-    compiled_targets = [op for op in compiled.values() if op.framework == dst]
-    rows, signed, signed_compiled = [], {}, {}
-    for op in (op for op in f32 if op.framework == src):
-        every = list(op.inputs)
-        depends = [lab for lab in every for m in ("value", "reverse")
-                   if depends_on_placement(op.cell(m, lab))]
-        cols = [_equivalents(op, targets, labels, signed)
-                for labels in (every, [lab for lab in every if not subnormal_label(lab)])]
-        mine = compiled.get(op.rule)
-        cols.append(_equivalents(mine, compiled_targets, every, signed_compiled)
-                    if mine and not any(isinstance(mine.modes[m], str) for m in ("value", "reverse"))
-                    else None)
-        rows.append([op.name] + cols + [", ".join(dict.fromkeys(depends)) or None])
-    return rows
-
-
-def custom_rows(a: RunAtlas) -> list[list]:
-    return [[op.framework, op.name, op.dtype, op.convention, shown(op.cell("reverse", "+0.0")),
-             shown(op.cell("reverse", "-0.0")), forward_text(op, "+0.0"),
-             agree(op.cell("reverse", "+0.0"), op.convention)]
-            for op in a.atlas() if op.kind == "custom"]
-
-
-def custom_rows_by_dtype(a: RunAtlas) -> list[list]:
-    """custom_rows with the dtypes that give the same row listed in one."""
-    return collapse_rows(custom_rows(a), (2,))
-
-
-def gradcheck_rows(a: RunAtlas) -> list[list]:
-    f64 = {op.rule: op for op in a.atlas("float64")}
-    rows = []
-    for c in a.checks:
-        at = shown(f64[c.rule].cell("reverse", "+0.0")) if c.rule in f64 and c.point == 0 else None
-        rows.append([c.framework, c.name, c.convention, c.point, c.analytic, at,
-                     c.finite_difference, c.passed])
-    return rows
+from study.tables import Table
 
 
 def kink_check(a: RunAtlas) -> tuple[tuple[float, ...], tuple[float, ...], float] | None:
@@ -161,7 +33,7 @@ def kink_check(a: RunAtlas) -> tuple[tuple[float, ...], tuple[float, ...], float
 def _placement_fact(a: RunAtlas):
     """{op: inputs} whose value depends on where the element sits."""
     ops: dict[str, list[str]] = {}
-    for op, _, label, _ in placement_cells(a):
+    for op, _, label, _ in rows.placement_cells(a):
         ops.setdefault(op.name, [])
         if label not in ops[op.name]:
             ops[op.name].append(label)
@@ -259,29 +131,25 @@ def _kink_note(summary: Summary) -> list[str]:
 
 def _atlas_tables(summary: Summary) -> list[Table]:
     where = _where(summary)
-    cols = ["op", "kink k", "k − 1 ulp", "k", "k + 1 ulp"] + list(ATLAS_TAIL)
     return [
         run_table("atlas_torch", "Zero-point atlas, torch: reverse-mode gradient at each kink",
                   "float32; d(sum f(x))/dx at each probe input. For kink 0, k ± 1 ulp are the "
-                  "smallest subnormals. " + where, cols, summary.runs,
-                  lambda a: atlas_rows(a, "torch"), key=("op", "kink k")),
+                  "smallest subnormals. " + where, rows.AtlasRow, summary.runs,
+                  lambda a: rows.atlas_rows(a, "torch")),
         run_table("atlas_jax", "Zero-point atlas, JAX: reverse-mode gradient at each kink",
-                  "As the torch atlas, for JAX ops and custom rules.", cols, summary.runs,
-                  lambda a: atlas_rows(a, "jax"), key=("op", "kink k")),
+                  "As the torch atlas, for JAX ops and custom rules.", rows.AtlasRow, summary.runs,
+                  lambda a: rows.atlas_rows(a, "jax")),
         run_table(
             "modes", "Every mode at exactly the kink",
             "float32. value: f(k); reverse: backward / jax.grad; forward: torch.func.jvp / "
             "jax.jvp with tangent 1; second: the derivative of the reverse-mode gradient. A mode "
             "that raises shows the first line of its error.",
-            ["framework", "op", "kink k", "value", "reverse", "forward", "second"],
-            summary.runs, mode_rows, key=("framework", "op", "kink k")),
+            rows.ModeRow, summary.runs, rows.mode_rows),
         run_table("placement", "Cells that depend on where the element sits",
                   "Every (op, dtype, mode, input) whose value differs between placements or "
                   "positions, with each value and where it occurred (positions count from 0 "
                   "within the fill tensor or the batch row). " + where,
-                  ["framework", "op", "dtype", "mode", "input", "values and where"],
-                  summary.runs, placement_rows,
-                  key=("framework", "op", "dtype", "mode", "input"),
+                  rows.PlacementRow, summary.runs, rows.placement_rows,
                   when_empty="No cell depends on placement in these runs."),
         run_table(
             "extended", "Where other dtypes differ from float32",
@@ -290,8 +158,7 @@ def _atlas_tables(summary: Summary) -> list[Table]:
             "once both are rounded to the coarser dtype (so a slope of 0.01 stored in float16 "
             "is not a difference); rows that differ only in dtype, mode or input are merged. "
             "NaN equals NaN and −0 equals +0 here.",
-            ["framework", "op", "dtypes", "modes", "inputs", "value", "float32 value"],
-            summary.runs, lambda a: collapse_rows(extended_rows(a), (2, 3, 4)), key=("framework", "op")),
+            rows.ExtendedRow, summary.runs, rows.extended_rows_merged),
     ]
 
 
@@ -307,16 +174,11 @@ def _porting_tables(summary: Summary) -> list[Table]:
             "is probed at its own kinks and its look-alike's. 'both compiled' compares the "
             "torch.compile and jax.jit cells on every input (blank where the op's compiled "
             "value or gradient raises, or the run did not compile).",
-            ["torch op", "JAX equivalent, every input", "JAX equivalent, subnormals aside",
-             "JAX equivalent, both compiled", "inputs that depend on placement"],
-            summary.runs, lambda a: porting_rows(a, "torch", "jax"), key=("torch op",)),
+            rows.TorchToJax, summary.runs, lambda a: rows.porting_rows(a, "torch", "jax")),
         run_table(
             "porting_jax_to_torch", "Porting guide, JAX → torch",
             "The same comparison from each JAX op to the torch ops.",
-            ["JAX op", "torch equivalent, every input",
-             "torch equivalent, subnormals aside", "torch equivalent, both compiled",
-             "inputs that depend on placement"],
-            summary.runs, lambda a: porting_rows(a, "jax", "torch"), key=("JAX op",)),
+            rows.JaxToTorch, summary.runs, lambda a: rows.porting_rows(a, "jax", "torch")),
     ]
 
 
@@ -326,20 +188,14 @@ def _check_tables(summary: Summary) -> list[Table]:
             "custom_conventions", "Custom rules: declared convention against measurement",
             "Each custom rule's declared c beside its measured reverse gradient at +0.0 and −0.0 "
             "and forward gradient at +0.0, over every placement, in every dtype.",
-            ["framework", "rule", "dtypes", "declared c", "reverse at +0",
-             "reverse at −0", "forward at +0", "reverse at +0 = c"],
-            summary.runs, custom_rows_by_dtype, key=("framework", "rule"),
-            detail=merged(summary.runs, custom_rows,
-                          ["framework", "rule", "dtype", "declared c", "reverse at +0",
-                           "reverse at −0", "forward at +0", "reverse at +0 = c"],
-                          key=("framework", "rule", "dtype"))[:2]),
+            rows.CustomByDtype, summary.runs, rows.custom_rows_by_dtype,
+            detail=merged(summary.runs, rows.custom_rows, rows.CustomRow)[:2]),
         run_table("gradcheck", "Numeric gradient checks away from and at the kink",
                   "torch.autograd.gradcheck and jax.test_util.check_grads (reverse) in float64 on "
                   "the run's device, beside the analytic derivative of a 0-d input, the atlas's "
                   "float64 reverse gradient at +0 over every placement, and the central difference.",
-                  ["framework", "rule", "c", "x", "analytic (0-d)", "atlas at +0",
-                   "finite difference", "check passes"], summary.runs, gradcheck_rows,
-                  key=("framework", "rule", "c", "x"), notes=_kink_note(summary)),
+                  rows.GradcheckRow, summary.runs, rows.gradcheck_rows,
+                  notes=_kink_note(summary)),
         release_table(summary),
         run_table(
             "natural_pairs", "Look-alike torch/JAX pairs: agree, disagree or depend on placement",
@@ -349,16 +205,8 @@ def _check_tables(summary: Summary) -> list[Table]:
             "placement', never 'agrees'. 'first disagreement' is the first input where plain "
             "values differ, torch then JAX. The last two columns compare the pair with both "
             "ops compiled (torch.compile and jax.jit; blank where a run did not compile).",
-            ["torch op", "JAX op", "verdict", "inputs that disagree",
-             "inputs that depend on placement", "first disagreement",
-             "verdict, both compiled", "first disagreement, both compiled"],
-            summary.runs, natural_pair_rows, key=("torch op", "JAX op")),
+            PairRow, summary.runs, natural_pair_rows),
     ]
-
-
-def arithmetic_rows(a: RunAtlas) -> list[list]:
-    return [[x.framework, x.exec, x.dtype, x.subnormal_is_positive, x.subnormal_times_one,
-             x.half_min_normal, x.flushes] for x in a.arithmetic]
 
 
 def _arithmetic_table(summary: Summary) -> Table:
@@ -368,8 +216,7 @@ def _arithmetic_table(summary: Summary) -> Table:
                "subnormal s (no: subnormal inputs are read as 0), s × 1, and m × 0.5 for its smallest "
                "normal m, whose exact result is subnormal (0: subnormal results are flushed). An op that "
                "reads ±s as 0 returns at ±min_subnormal its value and gradient at 0.",
-               ["framework", "execution", "dtype", "s > 0", "s × 1", "m × 0.5", "flushes"],
-               summary.runs, arithmetic_rows, key=("framework", "execution", "dtype"))
+               rows.ArithmeticRow, summary.runs, rows.arithmetic_rows)
 
 
 def _arithmetic_fact(a: RunAtlas):

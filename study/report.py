@@ -8,6 +8,7 @@ Everything comes from the result files. An experiment whose tables or findings r
 as a one-line error in its own section, and the rest of the report still renders.
 """
 import os
+from dataclasses import dataclass
 
 from study import device_comparison
 from study.atomic import write_text_atomically
@@ -18,7 +19,8 @@ from study.report_layout import (APPENDIX, DEVICE_TABLES, DEVICES, GENERATED_FOL
                                  QUESTION_TEXT, Layout, anchor, number_tables, wrap)
 from study.results import Run
 from study.runsets import label_runs, run_name, tag_order, tags
-from study.tables import Table, format_cell, shorten, to_csv, to_latex, to_markdown
+from study.tables import (Table, column, format_cell, shorten, to_csv, to_latex, to_markdown,
+                          typed_table)
 
 def _machine_text(p: dict) -> str:
     gpu = p.get("gpu")
@@ -50,13 +52,26 @@ def _commits(group: list[Run]) -> str:
     return ", ".join(c + (" (dirty)" if True in dirty else "") for c, dirty in sorted(commits.items()))
 
 
+@dataclass
+class LegendRow:
+    run: str = column("run")
+    device: str = column("device")
+    model: str = column("CPU or GPU model")
+    host: str = column("host")
+    torch: str = column("torch")
+    jax: str = column("jax")
+    scope: str = column("scope")
+    experiments: str = column("experiments")
+    commit: str = column("commit")
+
+
 def _legend_section(layout: Layout) -> list[str]:
     groups = by_label(layout.runs)
-    rows = [[t, g[0].provenance["device"], _machine_text(g[0].provenance), g[0].provenance["host"],
-             g[0].provenance["torch"], g[0].provenance["jax"], g[0].scope,
-             ", ".join(sorted({r.experiment for r in g})), _commits(g)] for t, g in groups.items()]
-    table = Table("runs", "Run legend", "", ["run", "device", "CPU or GPU model", "host", "torch",
-                                             "jax", "scope", "experiments", "commit"], rows)
+    rows = [LegendRow(t, g[0].provenance["device"], _machine_text(g[0].provenance),
+                      g[0].provenance["host"], g[0].provenance["torch"], g[0].provenance["jax"],
+                      g[0].scope, ", ".join(sorted({r.experiment for r in g})), _commits(g))
+            for t, g in groups.items()]
+    table = typed_table("runs", "Run legend", "", LegendRow, rows)
     return ['<a id="runs"></a>', "## Runs", "",
             wrap("Every run has one label, used in every section, table and standalone table "
                  "file: one per device, machine, pair of releases and scope (C: a CPU run, G: "

@@ -7,7 +7,7 @@ together and contrasts those that differ. Pure functions of loaded runs.
 from dataclasses import replace
 
 from study.results import Run
-from study.tables import Table, format_cell
+from study.tables import Table, format_cell, headers, key_headers, row_cells
 
 FIELDS = ("torch", "jax", "device", "capability", "scope", "host")
 SCOPE_ORDER = ("standard", "full", "quick")
@@ -211,28 +211,30 @@ def run_tag(run: Run, runs: list[Run]) -> str:
     return run.tag or f"R{runs.index(run) + 1}"
 
 
-def merged(summaries: list, rows_of, headers: list[str], key: tuple[str, ...]
-           ) -> tuple[list[str], list[list], list[str]]:
-    """Several runs' rows under one set of headers: (headers, with a leading "runs" column
-    where runs differ; rows; notes). A row is named by the columns `key` names, which must be
-    the leading headers: a row's identity is said by name, never by a count of columns. Each
-    summary keeps its run as `.run`."""
-    if tuple(headers[:len(key)]) != tuple(key):
-        raise ValueError(f"the key {key} is not the leading headers {headers[:len(key)]}")
-    lead, rows, notes = _merge_rows([(s.run, rows_of(s)) for s in summaries], len(key))
-    return lead + list(headers), rows, notes
+def merged(summaries: list, rows_of, row_type) -> tuple[list[str], list[list], list[str]]:
+    """Several runs' rows, each run's a list of `row_type` dataclasses (rows_of(summary)), as
+    one table: (headers, with a leading "runs" column where runs differ; rows; notes). A row is
+    named by its key columns (study.tables.column), which must lead. Each summary keeps its run
+    as `.run`."""
+    typed = [(s.run, rows_of(s)) for s in summaries]
+    names, key = headers(row_type, [r for _, rows in typed for r in rows]), key_headers(row_type)
+    if tuple(names[:len(key)]) != key:
+        raise ValueError(f"the key {key} is not the leading headers {names[:len(key)]}")
+    lead, rows, notes = _merge_rows([(run, [row_cells(r) for r in rows]) for run, rows in typed],
+                                    len(key))
+    return lead + names, rows, notes
 
 
-def run_table(table_id: str, title: str, caption: str, headers: list[str], summaries: list,
-              rows_of, key: tuple[str, ...], detail: tuple | None = None, notes: list[str] = (),
+def run_table(table_id: str, title: str, caption: str, row_type, summaries: list, rows_of,
+              detail: tuple | None = None, notes: list[str] = (),
               when_empty: str | None = None) -> Table:
     """A table over several runs' summaries: rows_of(summary) for each, merged (see merged),
     with the merge's notes, then `notes`; `when_empty` is the note of a table without rows
     (where the merge has none); `detail`, where given, is the CSV's (headers, rows)."""
-    headers, rows, run_notes = merged(summaries, rows_of, headers, key)
+    names, rows, run_notes = merged(summaries, rows_of, row_type)
     if when_empty and not rows and not run_notes:
         run_notes = [when_empty]
-    return Table(table_id, title, caption, headers, rows, run_notes + list(notes), detail)
+    return Table(table_id, title, caption, names, rows, run_notes + list(notes), detail)
 
 
 def _merge_rows(per_run: list[tuple[Run, list[list]]], id_width: int

@@ -1,6 +1,8 @@
 """A citable table: an id (a name, never a position), a caption, cells, and its exports.
 
-Experiments build `Table`s from loaded runs; `study.report` numbers and renders them. The
+Experiments build `Table`s from loaded runs; `study.report` numbers and renders them. A table's
+rows are built as dataclasses whose fields are declared with `column(header, key=...)`: the
+headers, and the key columns that name a row, come from those fields, never from positions. The
 markdown form rounds to 4 significant figures and may be a compact view; the CSV keeps full
 precision and, where a table gives `detail`, every row and column behind the compact view.
 """
@@ -8,7 +10,7 @@ import csv
 import io
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
@@ -25,6 +27,54 @@ class Table:
     rows: list[list]
     notes: list[str] = field(default_factory=list)  # generated paragraphs under the table
     detail: tuple[list[str], list[list]] | None = None  # the full (headers, rows) for the CSV
+
+
+def column(header: str | None = None, key: bool = False, **field_options):
+    """A field of a table's row dataclass: the column's header, and whether the column names
+    the row (key columns lead; rows of several runs with equal keys are the same row). A field
+    without a header holds {header: value}, one column each (a column per size): every row of a
+    table gives the same headers there."""
+    return field(metadata={"header": header, "key": key}, **field_options)
+
+
+def _columns(row_type) -> list:
+    return [f for f in fields(row_type) if "key" in f.metadata]
+
+
+def key_headers(row_type) -> tuple[str, ...]:
+    return tuple(f.metadata["header"] for f in _columns(row_type) if f.metadata["key"])
+
+
+def _row_headers(row) -> list[str]:
+    return [h for f in _columns(row) for h in (
+        [f.metadata["header"]] if f.metadata["header"] else getattr(row, f.name))]
+
+
+def headers(row_type, rows: list = ()) -> list[str]:
+    """The headers of rows of `row_type`; columns per size are named by the rows."""
+    if not rows:
+        return [f.metadata["header"] for f in _columns(row_type) if f.metadata["header"]]
+    names = _row_headers(rows[0])
+    if any(_row_headers(r) != names for r in rows):
+        raise ValueError(f"rows of {row_type.__name__} name different columns")
+    return names
+
+
+def row_cells(row) -> list:
+    """A row dataclass's cells, in the order of its columns."""
+    return [c for f in _columns(row) for c in (
+        [getattr(row, f.name)] if f.metadata["header"] else getattr(row, f.name).values())]
+
+
+def listed(row_type, rows: list) -> tuple[list[str], list[list]]:
+    """(headers, rows as lists): what a Table keeps, from rows of `row_type`."""
+    return headers(row_type, rows), [row_cells(r) for r in rows]
+
+
+def typed_table(table_id: str, title: str, caption: str, row_type, rows: list,
+                notes: list[str] = (), detail: tuple | None = None) -> Table:
+    """A table of one run, or of no run, from rows of `row_type`."""
+    return Table(table_id, title, caption, *listed(row_type, rows), list(notes), detail)
 
 
 def _float_text(value: float, digits: int | None) -> str:
@@ -161,17 +211,17 @@ def to_latex(table: Table, number: int, anchor: str, legend: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
-def collapse_rows(rows: list[list], join: tuple[int, ...]) -> list[list]:
-    """Merge rows that agree everywhere except in the `join` columns, whose values are listed
-    ("float16, bfloat16"): one row for a change seen in several dtypes, modes or inputs."""
-    merged: dict[tuple, list] = {}
+def collapse_rows(rows: list, join: tuple[str, ...]) -> list:
+    """Merge row dataclasses that agree in every field but the `join` fields, whose values are
+    listed ("float16, bfloat16"): one row for a change seen in several dtypes, modes or inputs."""
+    merged: dict[tuple, tuple] = {}
     for row in rows:
-        key = tuple(format_cell(v, None) for i, v in enumerate(row) if i not in join)
-        if key not in merged:
-            merged[key] = [list(row[i:i + 1]) if i in join else row[i] for i in range(len(row))]
-            continue
-        for i in join:
-            if not any(format_cell(v, None) == format_cell(row[i], None) for v in merged[key][i]):
-                merged[key][i].append(row[i])
-    return [[", ".join(format_cell(v) for v in cell) if i in join else cell
-             for i, cell in enumerate(row)] for row in merged.values()]
+        key = tuple(format_cell(getattr(row, f.name), None) for f in fields(row)
+                    if f.name not in join)
+        first, seen = merged.setdefault(key, (row, {name: [] for name in join}))
+        for name in join:
+            value = getattr(row, name)
+            if not any(format_cell(v, None) == format_cell(value, None) for v in seen[name]):
+                seen[name].append(value)
+    return [replace(row, **{name: ", ".join(map(format_cell, values))
+                            for name, values in seen.items()}) for row, seen in merged.values()]

@@ -10,13 +10,14 @@ import os
 import re
 import shutil
 import subprocess
+from dataclasses import dataclass
 
 import pytest
 
 import experiments
 from study import report, results
-from study.tables import (Table, collapse_rows, format_cell, latex_escape, shorten, to_csv, to_latex,
-                          to_markdown)
+from study.tables import (Table, collapse_rows, column, format_cell, headers, key_headers,
+                          latex_escape, listed, row_cells, shorten, to_csv, to_latex, to_markdown)
 from study.cells import Value, pair_texts
 from study.experiment import QUESTIONS
 from tests.conftest import listed_result_files, load_listed, reference_runs
@@ -170,11 +171,40 @@ def test_four_figure_cells_stay_plain_decimals_in_the_readable_range():
         == ["23550", "0.0001235", "1.5e-05", "2.5e+08", "6.008"]
 
 
+@dataclass
+class _Cell:
+    framework: str = column("framework", key=True)
+    op: str = column("op", key=True)
+    dtype: str = column("dtypes")
+    mode: str = column("modes")
+    value: int = column("value")
+
+
 def test_collapsed_rows_list_what_differs():
-    rows = [["torch", "op", "float16", "reverse", 1], ["torch", "op", "float32", "reverse", 1],
-            ["torch", "op", "float32", "forward", 1], ["torch", "op", "float32", "forward", 2]]
-    assert collapse_rows(rows, (2, 3)) == [["torch", "op", "float16, float32", "reverse, forward", 1],
-                                           ["torch", "op", "float32", "forward", 2]]
+    rows = [_Cell("torch", "op", "float16", "reverse", 1), _Cell("torch", "op", "float32", "reverse", 1),
+            _Cell("torch", "op", "float32", "forward", 1), _Cell("torch", "op", "float32", "forward", 2)]
+    # the first three differ only in dtype or mode; the fourth has another value
+    assert collapse_rows(rows, ("dtype", "mode")) == [
+        _Cell("torch", "op", "float16, float32", "reverse, forward", 1),
+        _Cell("torch", "op", "float32", "forward", 2)]
+
+
+@dataclass
+class _PerSize:
+    rule: str = column("rule", key=True)
+    times: dict = column()
+
+
+def test_a_row_dataclass_names_its_columns_and_its_key():
+    assert headers(_Cell) == ["framework", "op", "dtypes", "modes", "value"]
+    assert key_headers(_Cell) == ("framework", "op")
+    assert row_cells(_Cell("jax", "relu", "float32", "reverse", 0)) == [
+        "jax", "relu", "float32", "reverse", 0]
+    # a field without a header gives a column per key of its dict, the same in every row
+    rows = [_PerSize("a", {"10^3": 1.0, "10^6": 2.0}), _PerSize("b", {"10^3": 3.0, "10^6": None})]
+    assert listed(_PerSize, rows) == (["rule", "10^3", "10^6"], [["a", 1.0, 2.0], ["b", 3.0, None]])
+    with pytest.raises(ValueError, match="different columns"):
+        listed(_PerSize, [_PerSize("a", {"10^3": 1.0}), _PerSize("b", {"10^6": 1.0})])
 
 
 LATEX_SPECIALS = re.compile(r"(?<!\\)[&%$#_{}~^]")
@@ -248,6 +278,7 @@ RENDERING_LAYER = ("study.report", "study.report_layout", "study.report_comparis
                    "experiments.zero_point_compiled", "study.cells", "experiments.bifurcation_report",
                    "experiments.bifurcation_summary",
                    "experiments.timing_report", "experiments.timing_anatomy",
+                   "experiments.timing_rows", "experiments.zero_point_rows",
                    "experiments.timing_summary", "experiments.timing_findings")
 
 
@@ -303,13 +334,13 @@ def test_shortened_text_ends_on_a_word_boundary():
 
 
 def test_a_missed_target_has_a_positive_margin_whichever_way_it_points():
-    from experiments.timing_report import margin
+    from experiments.timing_rows import margin
     assert margin(0.2016, 0.7, "≥") > 0 and margin(0.9516, 1.05, "≤") < 0  # missed, met
     assert margin(1.115, 1.05, "≤") > 0 and margin(0.8, 0.7, "≥") < 0
 
 
 def test_a_target_is_met_or_missed_only_where_its_whole_interval_says_so():
-    from experiments.timing_report import met_text
+    from experiments.timing_rows import met_text
     from study.cells import Value
     # threshold ≤ 1.05: [0.9, 1.04] lies below it, [1.1, 1.3] above it, [0.9, 1.1] spans it
     assert met_text(Value(1.0, 0.9, 1.04), 1.05, "≤") == "yes"

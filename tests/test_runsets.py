@@ -1,6 +1,9 @@
 """Naming runs in findings: hand-made fixtures for the pure helpers in study/runsets.py."""
+from dataclasses import dataclass
+
 from study.results import Run
 from study.runsets import grouped_clauses, holds_for, label_runs, newest, stated_for_runs, tags
+from study.tables import column
 
 PROV = {"host": "vm", "device": "cpu", "torch": "2.13.0", "jax": "0.10.2", "scope": "standard"}
 
@@ -64,26 +67,38 @@ def test_consecutive_labels_read_as_a_range():
     assert tags(runs[:2], runs) == "C1, C2"  # two are listed, not ranged
 
 
+@dataclass
+class _Grad:
+    op: str = column("op", key=True)
+    x: float = column("x", key=True)
+    grad: float = column("grad")
+
+
+@dataclass
+class _KeyNotLeading:
+    op: str = column("op")
+    x: float = column("x", key=True)
+
+
 def test_a_table_over_runs_names_its_rows_by_header_and_marks_rows_that_differ():
     import pytest
     from types import SimpleNamespace
     from study.runsets import run_table
     cpu, gpu = run(), run(device="cuda")
-    same = [SimpleNamespace(run=r, rows=[["relu", 0, 1.0]]) for r in (cpu, gpu)]
+    same = [SimpleNamespace(run=r, rows=[_Grad("relu", 0, 1.0)]) for r in (cpu, gpu)]
     rows_of = lambda s: s.rows  # noqa: E731
-    t = run_table("t", "T", "cap", ["op", "x", "grad"], same, rows_of, key=("op", "x"))
+    t = run_table("t", "T", "cap", _Grad, same, rows_of)
     # both runs give the one row: it appears once, with a note naming both runs
     assert (t.headers, t.rows) == (["op", "x", "grad"], [["relu", 0, 1.0]])
     assert t.notes[0].startswith("All 2 runs give exactly these rows")
-    differ = [SimpleNamespace(run=cpu, rows=[["relu", 0, 1.0]]),
-              SimpleNamespace(run=gpu, rows=[["relu", 0, 0.0]])]
-    t = run_table("t", "T", "cap", ["op", "x", "grad"], differ, rows_of, key=("op", "x"),
-                  notes=["mine"])
+    differ = [SimpleNamespace(run=cpu, rows=[_Grad("relu", 0, 1.0)]),
+              SimpleNamespace(run=gpu, rows=[_Grad("relu", 0, 0.0)])]
+    t = run_table("t", "T", "cap", _Grad, differ, rows_of, notes=["mine"])
     # one row named (relu, 0), two values: each with the run that gave it, under "runs"
     assert t.headers == ["runs", "op", "x", "grad"]
-    assert [r[1:] for r in t.rows] == [["relu", 0, 1.0], ["relu", 0, 0.0]] and t.notes == ["mine"]
-    empty = run_table("t", "T", "cap", ["op"], [same[0]], lambda s: [], key=("op",),
-                      when_empty="nothing here")
-    assert empty.rows == [] and empty.notes == ["nothing here"]
+    # runs never labelled are named by their place in the list (run_tag): R1, R2
+    assert t.rows == [["R1", "relu", 0, 1.0], ["R2", "relu", 0, 0.0]] and t.notes == ["mine"]
+    empty = run_table("t", "T", "cap", _Grad, [same[0]], lambda s: [], when_empty="nothing here")
+    assert (empty.headers, empty.rows, empty.notes) == (["op", "x", "grad"], [], ["nothing here"])
     with pytest.raises(ValueError, match="leading headers"):
-        run_table("t", "T", "cap", ["op", "x", "grad"], same, rows_of, key=("x",))
+        run_table("t", "T", "cap", _KeyNotLeading, same, lambda s: [_KeyNotLeading("relu", 0)])

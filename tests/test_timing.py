@@ -120,7 +120,7 @@ def test_a_fresh_process_that_fails_is_named_in_one_line(cpu):
 
 
 def test_in_run_over_fresh_is_the_ratio_of_the_two_medians():
-    from experiments import timing_report, timing_summary
+    from experiments import timing_rows, timing_summary
     from study.results import Run
     rec = {"part": "rule", "framework": "jax", "mode": "jit", "rule": "jax_relu", "name": "r",
            "n": 10, "bytes_per_element": 12, "stats": _stats(3e-6), "dispatch": _stats(1e-6),
@@ -130,7 +130,7 @@ def test_in_run_over_fresh_is_the_ratio_of_the_two_medians():
     prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "quick"}
     run, = timing_summary.summarise([Run("timing", prov, [plan, rec], "x.json")]).runs
     assert timing_summary.harness_ratios(run) == {("jax", "jit", "jax_relu", 10): 1.5}
-    assert timing_report.time_rows(run, [10])[0][-1] == "1.5 (beyond 1.15×)"
+    assert timing_rows.time_rows(run, [10])[0].harness == "1.5 (beyond 1.15×)"
     # timed in alternating blocks: the median of the block ratios, so that a block the machine
     # ran slow on both sides (the second) cancels: ratios 1, 1 and 1.1 give 1
     rec["block_medians"] = [2e-6, 6e-6, 2.2e-6]

@@ -9,6 +9,7 @@ import torch
 from experiments import (inductor_bool_mask, timing, timing_anatomy as anatomy, timing_checks,
                          timing_processes)
 from study.devices import Device
+from experiments.timing_rows import part_rows
 
 
 def _timed(times, faults=None):
@@ -50,10 +51,10 @@ def test_what_autograd_adds_is_step_minus_forward_minus_backward_round_by_round(
     pieces = [anatomy.Piece("torch", 8, "r", "rule", piece, _timed([us * 1e-6] * 4))
               for piece, us in (("step", 10), ("forward", 2), ("backward", 3),
                                 ("backward, sorted signs", 1.5))]
-    row, = anatomy.part_rows(pieces, {"torch": "r"})
-    assert row[:3] == ["torch", 8, "rule"]
-    assert row[8] == "2 [2, 2]"  # backward on random ÷ sorted signs: 3 / 1.5
-    assert row[9] == "5 [5, 5]"
+    row, = part_rows(pieces, {"torch": "r"})
+    assert (row.framework, row.n, row.rule) == ("torch", 8, "rule")
+    assert row.sorted_over == "2 [2, 2]"  # backward on random ÷ sorted signs: 3 / 1.5
+    assert row.rest == "5 [5, 5]"
 
 
 def _probe(role, way, signs, us):

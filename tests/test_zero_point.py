@@ -258,7 +258,7 @@ def test_every_look_alike_pair_is_probed_at_the_same_kinks():
 
 def test_the_conventions_table_gives_each_pair_at_its_kink_and_where_a_cell_changes():
     from dataclasses import replace
-    from experiments.zero_point_conventions import conventions_rows
+    from experiments.zero_point_conventions import ConventionRow, conventions_rows
     labels = ["-min_subnormal", "+0.0", "+min_subnormal"]
 
     def op(rule, framework, look_alike, grad_at_0):
@@ -273,5 +273,5 @@ def test_the_conventions_table_gives_each_pair_at_its_kink_and_where_a_cell_chan
                                    op("clip", "jax", "clamp", 0.5)], [], 67, [])
     summary = zp_atlas.Summary([run("C2", 0.0), run("C1", 1.0)], {}, [])
     # read from C1, the first in the legend; C2's torch derivative at 0 differs, so it is named
-    assert conventions_rows(summary) == [["clamp", "clip", 0.0, "0", "1", "0", "0.5", False,
-                                          "torch d/dx: C2"]]
+    assert conventions_rows(summary) == [ConventionRow("clamp", "clip", 0.0, "0", "1", "0", "0.5",
+                                                       False, "torch d/dx: C2")]
