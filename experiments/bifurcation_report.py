@@ -303,21 +303,34 @@ def _headline(rc: RunCounts, dtype: str) -> tuple[list[Estimate], list[PaperCoun
     return list({e.framework: e for e in at if e.order == order}.values()), papers
 
 
-def _count_fact(rc: RunCounts):
-    """The headline in float32: observed counts with their exact intervals, then both models'
+@dataclass(frozen=True)
+class CountFact:
+    """The headline in float32: observed counts with their exact intervals, both models'
     extrapolations to the paper's images, the paper's counts and the verdicts."""
+    setting: str
+    inits: int
+    images: int
+    observed: tuple[tuple[str, tuple[float, float, float]], ...]  # (framework, interval)
+    predictions: tuple[tuple[tuple[float, float, float], str | None], ...]  # constant, varying
+    papers: tuple[int, ...]
+    verdicts: tuple[tuple[str, str], ...]  # (framework, verdict)
+
+
+def _count_fact(rc: RunCounts) -> CountFact | None:
     f32, papers = _headline(rc, "float32")
     if not f32:
         return None
-    return (_setting_text(f32[0].setting), f32[0].inits, rc.images,
-            tuple((e.framework, observed_interval(e)) for e in f32),
-            tuple((e.predicted, _mixture_text(e)) for e in f32),
-            tuple(sorted({p.count for p in papers})),
-            tuple((e.framework, _verdict_text(e)) for e in f32 if e.papers))
+    return CountFact(_setting_text(f32[0].setting), f32[0].inits, rc.images,
+                     tuple((e.framework, observed_interval(e)) for e in f32),
+                     tuple((e.predicted, _mixture_text(e)) for e in f32),
+                     tuple(sorted({p.count for p in papers})),
+                     tuple((e.framework, _verdict_text(e)) for e in f32 if e.papers))
 
 
-def _count_text(fact) -> str:
-    setting, k, images, observed, predictions, papers, verdicts = fact
+def _count_text(fact: CountFact) -> str:
+    setting, k, images, observed, predictions, papers, verdicts = (
+        fact.setting, fact.inits, fact.images, fact.observed, fact.predictions, fact.papers,
+        fact.verdicts)
     seen = " and ".join(f"{_interval_text(o, 3)} ({'JAX' if fw == 'jax' else fw})"
                         for fw, o in observed)
     theirs = f"{papers[0]}–{papers[-1]}" if len(papers) > 1 else f"{papers[0]}" if papers else "none"
@@ -385,9 +398,9 @@ def _count_finding(ordered: list[RunCounts], runs: list[Run]) -> Finding | None:
     return Finding(f"{text}.", "counts") if text else None
 
 
-def _count_brief(fact) -> str:
+def _count_brief(fact: CountFact) -> str:
     """'2/1 of 60': another run's observed counts at the headline, torch/JAX of its K."""
-    return "/".join(f"{format_cell(o[0], 3)}" for _, o in fact[3]) + f" of {fact[1]}"
+    return "/".join(f"{format_cell(o[0], 3)}" for _, o in fact.observed) + f" of {fact.inits}"
 
 
 def findings(summary: Summary) -> list[Finding]:

@@ -250,28 +250,38 @@ def _paragraph(run: RunHazards) -> str | None:
     return text
 
 
-def _fact(run: RunHazards):
+@dataclass(frozen=True)
+class HazardFact:
+    """What editing grad_output in place did over the run's graphs."""
+    wrong: int
+    total: int
+    silent: tuple[str, ...]  # cases wrong with neither a warning nor an error
+    warned: tuple[str, ...]  # cases wrong with only a warning
+    gradcheck: int  # wrong cases gradcheck flags
+    anomaly: int  # wrong cases detect_anomaly catches
+
+
+def _fact(run: RunHazards) -> HazardFact | None:
     if not run.hazards:
         return None
     wrong = [h for h in run.hazards if h.wrong]
-    return (len(wrong), len(run.hazards), tuple(h.case for h in wrong if h.silent),
-            tuple(h.case for h in wrong if h.warning and not h.error),
-            sum(h.gradcheck is True for h in wrong), sum(h.detect_anomaly for h in wrong))
+    return HazardFact(len(wrong), len(run.hazards), tuple(h.case for h in wrong if h.silent),
+                      tuple(h.case for h in wrong if h.warning and not h.error),
+                      sum(h.gradcheck is True for h in wrong),
+                      sum(h.detect_anomaly for h in wrong))
 
 
-def _fact_text(fact) -> str:
-    wrong, total, silent, warned, gradcheck, anomaly = fact
+def _fact_text(fact: HazardFact) -> str:
     return (f"Editing grad_output in place (seed 000's MyReLU without its clone) gave wrong "
-            f"gradients in {wrong} of {total} graphs: silently in {len(silent)} "
-            f"({'; '.join(silent) or 'none'}), with only a deprecation warning in {len(warned)} "
-            f"({'; '.join(warned) or 'none'}); gradcheck flagged {gradcheck} of the {wrong} and "
-            f"detect_anomaly {anomaly}")
+            f"gradients in {fact.wrong} of {fact.total} graphs: silently in {len(fact.silent)} "
+            f"({'; '.join(fact.silent) or 'none'}), with only a deprecation warning in "
+            f"{len(fact.warned)} ({'; '.join(fact.warned) or 'none'}); gradcheck flagged "
+            f"{fact.gradcheck} of the {fact.wrong} and detect_anomaly {fact.anomaly}")
 
 
-def _short_fact(fact) -> str:
-    wrong, total, silent, _, gradcheck, anomaly = fact
-    return (f"{wrong} of {total} ({len(silent)} silently), {gradcheck} flagged by gradcheck, "
-            f"{anomaly} by detect_anomaly")
+def _short_fact(fact: HazardFact) -> str:
+    return (f"{fact.wrong} of {fact.total} ({len(fact.silent)} silently), {fact.gradcheck} "
+            f"flagged by gradcheck, {fact.anomaly} by detect_anomaly")
 
 
 def _answer(summary: Summary, fact_text: str | None) -> Answer | None:

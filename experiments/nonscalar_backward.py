@@ -121,22 +121,31 @@ def _first_passes(run: RunSteps, framework: str):
     return None if None in got else got
 
 
-def _fact(run: RunSteps):
+@dataclass(frozen=True)
+class NonScalarFact:
+    """Whether backward() / jax.grad raise on the non-scalar output, and by how much a second
+    looped pass multiplies the first's result in each framework."""
+    torch_raises: bool
+    jax_raises: bool
+    torch_growth: float
+    jax_growth: float
+
+
+def _fact(run: RunSteps) -> NonScalarFact | None:
     torch_steps, jax_steps = _first_passes(run, "torch"), _first_passes(run, "jax")
     if not (torch_steps and jax_steps):
         return None
-    return (tuple(isinstance(steps[0], str) for steps in (torch_steps, jax_steps)),
-            tuple(np.divide(steps[2], steps[1]).mean().round(6).item()
-                  for steps in (torch_steps, jax_steps)))
+    growth = [np.divide(steps[2], steps[1]).mean().round(6).item()
+              for steps in (torch_steps, jax_steps)]
+    return NonScalarFact(isinstance(torch_steps[0], str), isinstance(jax_steps[0], str), *growth)
 
 
-def _fact_text(fact) -> str:
-    (torch_raises, jax_raises), (torch_growth, jax_growth) = fact
+def _fact_text(fact: NonScalarFact) -> str:
     verb = {True: "raises", False: "does not raise"}
-    return (f"backward() on seed 002's non-scalar output {verb[torch_raises]} in torch and "
-            f"jax.grad {verb[jax_raises]}; a second looped backward pass multiplies a.grad by "
-            f"{format_cell(torch_growth)} in torch (it accumulates), while jax.vjp's result is "
-            f"multiplied by {format_cell(jax_growth)}")
+    return (f"backward() on seed 002's non-scalar output {verb[fact.torch_raises]} in torch and "
+            f"jax.grad {verb[fact.jax_raises]}; a second looped backward pass multiplies a.grad "
+            f"by {format_cell(fact.torch_growth)} in torch (it accumulates), while jax.vjp's "
+            f"result is multiplied by {format_cell(fact.jax_growth)}")
 
 
 @dataclass

@@ -251,25 +251,35 @@ def parts_short(facts: tuple[PartsFact, ...]) -> str:
 
 # --- fresh outputs against existing ones --------------------------------------------------------
 
-def faults_fact(ways: list[Way]):
+@dataclass(frozen=True)
+class FaultsFact:
+    """At the largest size: the autograd step's page faults, and each other way's time ratio
+    to it and its faults."""
+    n: int
+    base: str  # the first way: autograd's step
+    faults: str
+    others: tuple[tuple[str, str | None, str], ...]  # (way, ratio [95%], faults a call)
+
+
+def faults_fact(ways: list[Way]) -> FaultsFact | None:
     if not ways:
         return None
     n = max(w.n for w in ways)
     at = [w for w in ways if w.n == n]
     base = at[0]
-    return (n, base.way, format_cell(base.timed.faults, 4),
-            tuple((w.way, ratio_text(w.timed.over(base.timed)), format_cell(w.timed.faults, 4))
-                  for w in at[1:]))
+    return FaultsFact(n, base.way, format_cell(base.timed.faults, 4), tuple(
+        (w.way, ratio_text(w.timed.over(base.timed)), format_cell(w.timed.faults, 4))
+        for w in at[1:]))
 
 
-def faults_text(fact) -> str:
-    n, base, faults, others = fact
-    return (f"At {size_label(n)} elements, {base} takes {faults} minor page faults a call; " + "; ".join(
-        f"{way}: {r} its time, {f} faults a call" for way, r, f in others))
+def faults_text(fact: FaultsFact) -> str:
+    return (f"At {size_label(fact.n)} elements, {fact.base} takes {fact.faults} minor page "
+            f"faults a call; " + "; ".join(f"{way}: {r} its time, {f} faults a call"
+                                           for way, r, f in fact.others))
 
 
-def faults_short(fact) -> str:
-    return f"{fact[2]} faults a call at {fact[0]}"
+def faults_short(fact: FaultsFact) -> str:
+    return f"{fact.faults} faults a call at {fact.n}"
 
 
 # --- the compiled-torch reproducer ------------------------------------------------------------

@@ -1,6 +1,8 @@
 """The timing experiment's findings, notes, answer and log-log figure: pure functions of its
 summary (timing_summary).
 """
+from dataclasses import dataclass
+
 from experiments import timing_anatomy as anatomy
 from experiments.timing_summary import (RunTiming, Summary, best_custom, copy_bandwidth, keys,
                                         ratio_spread, size_label, sizes)
@@ -14,9 +16,16 @@ def _spread_text(spread: Value | None) -> str:
                                        f", {format_cell(spread.hi, 3)}]")
 
 
-def _cost_fact(t: RunTiming):
-    """Compiled: the best custom rule ÷ built-in at 10^6 (ratio of medians with the quartile
-    range); eager: two custom rules ÷ built-in at 10^6; the smallest saved bytes."""
+@dataclass(frozen=True)
+class CostFact:
+    """At 10^6 elements: the best compiled custom rule ÷ built-in per framework, two eager
+    custom rules ÷ built-in (per-round ratios [95%]); the smallest bytes a rule saves."""
+    compiled: tuple[tuple[str, str, Value | None], ...]  # (framework label, rule, ratio)
+    eager: tuple[tuple[str, Value], ...]  # (rule, ratio)
+    smallest_saved: str | None
+
+
+def _cost_fact(t: RunTiming) -> CostFact | None:
     names = t.names()
     compiled = tuple((label, names.get(rule, rule), ratio_spread(t, fw, m, rule, 10 ** 6))
                      for label, fw, m in (("torch", "torch", "compile"), ("JAX", "jax", "jit"))
@@ -26,11 +35,11 @@ def _cost_fact(t: RunTiming):
     saved = {m.rule: m.kept or 0 for m in t.memory}
     if not (compiled or eager):
         return None
-    return compiled, eager, format_cell(min(saved.values()), 3) if saved else None
+    return CostFact(compiled, eager, format_cell(min(saved.values()), 3) if saved else None)
 
 
-def _cost_text(fact) -> str:
-    compiled, eager, smallest = fact
+def _cost_text(fact: CostFact) -> str:
+    compiled, eager, smallest = fact.compiled, fact.eager, fact.smallest_saved
     parts = []
     if compiled:
         parts.append("at 10^6 elements the best compiled custom rule costs " + " and ".join(
@@ -43,10 +52,9 @@ def _cost_text(fact) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _cost_short(fact) -> str:
-    compiled, eager, _ = fact
-    return (f"compiled {'/'.join(f'{format_cell(v.value, 3)}×' for _, _, v in compiled if v)}"
-            f", eager {'/'.join(f'{format_cell(v.value, 3)}×' for _, v in eager)}")
+def _cost_short(fact: CostFact) -> str:
+    return (f"compiled {'/'.join(f'{format_cell(v.value, 3)}×' for _, _, v in fact.compiled if v)}"
+            f", eager {'/'.join(f'{format_cell(v.value, 3)}×' for _, v in fact.eager)}")
 
 
 def _probe_fact(t: RunTiming):
@@ -62,13 +70,13 @@ def _copy_fact(t: RunTiming):
     return anatomy.copy_note(t.copies)
 
 
-def _shared_fact(t: RunTiming):
-    # the shared dynamic wrapper's time ÷ the per-size compile's (as recorded: shared first)
+def _shared_fact(t: RunTiming) -> tuple[tuple[str, str, str], ...] | None:
+    """(rule, size, the shared dynamic wrapper's time ÷ the per-size compile's) per case."""
     return tuple((s.name, size_label(s.n), format_cell(s.shared_median / s.sized_median))
                  for s in t.shared_dynamic) or None
 
 
-def _shared_text(fact) -> str:
+def _shared_text(fact: tuple[tuple[str, str, str], ...]) -> str:
     return ("One torch.compile(dynamic=True) wrapper first called at 8 elements, as the harness "
             "shared one across sizes before, runs " + ", ".join(
                 f"{name} at {n} {r}× the time" for name, n, r in fact)

@@ -173,14 +173,20 @@ def _row(t: TrainingRun) -> TrainingRow:
                        t.max_param_diff_other_framework)
 
 
-def _fact(run: RunTraining):
-    """Per dtype: the step at which c = 1 leaves c = 0 (torch, digits) and whether any hidden
-    pre-activation was exactly 0; then the same step on seed 001's net."""
+@dataclass(frozen=True)
+class Divergence:
+    """Per dtype, the step at which torch's c = 1 run leaves its c = 0 run (None: never) on
+    digits, whether any hidden pre-activation there was exactly 0, and the step on seed 001."""
+    digits: tuple[tuple[str, int | None, bool], ...]  # (dtype, step, a zero was hit)
+    seed: tuple[tuple[str, int | None], ...]  # (dtype, step)
+
+
+def _fact(run: RunTraining) -> Divergence | None:
     torch_c1 = [t for t in run.trainings if t.framework == "torch" and t.c == 1.0]
     digits = tuple((t.dtype, t.first_step_differs_from_c0, t.zero_hits > 0)
                    for t in torch_c1 if t.dataset == "digits")
     seed = tuple((t.dtype, t.first_step_differs_from_c0) for t in torch_c1 if t.dataset == "seed")
-    return (digits, seed) if digits else None
+    return Divergence(digits, seed) if digits else None
 
 
 def _steps_text(pairs) -> str:
@@ -194,8 +200,8 @@ def _steps_text(pairs) -> str:
     return ", ".join(parts) + (f", and never in {' or '.join(never)}" if never else "")
 
 
-def _fact_text(fact) -> str:
-    digits, seed = fact
+def _fact_text(fact: Divergence) -> str:
+    digits, seed = fact.digits, fact.seed
     zero_free = [dtype for dtype, _, zeros in digits if not zeros]
     text = (f"Training on digits in torch, ReLU'(0) = 1 leaves the ReLU'(0) = 0 run "
             f"{_steps_text([(d, s) for d, s, _ in digits])}"
@@ -204,8 +210,8 @@ def _fact_text(fact) -> str:
     return text + (f"; on seed 001's net, whose data tie at 0, {_steps_text(seed)}" if seed else "")
 
 
-def _fact_short(fact) -> str:
-    return _steps_text([(d, s) for d, s, _ in fact[0]])
+def _fact_short(fact: Divergence) -> str:
+    return _steps_text([(d, s) for d, s, _ in fact.digits])
 
 
 def _answer(summary: Summary, fact: str | None) -> Answer | None:

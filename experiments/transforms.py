@@ -258,36 +258,49 @@ def _code(cell: dict, codes: dict) -> str:
     return f"✗{codes[cell['detail']]}" if cell["status"] == "error" else symbols[cell["status"]]
 
 
-def _fact(run: RunStyles):
+@dataclass(frozen=True)
+class Survival:
+    """One framework's custom-rule styles against the transformations it offers."""
+    framework: str
+    styles: int
+    offered: int  # transformations the framework offers
+    missing: tuple[str, ...]  # transformations it has no API for
+    clean: tuple[str, ...]  # styles that survive every one offered
+    wrong: int  # styles that give a silently wrong value somewhere
+    where: tuple[str, ...]  # the transformations where they do
+
+
+def _fact(run: RunStyles) -> tuple[Survival, ...] | None:
     out = []
     for fw in dict.fromkeys(s.framework for s in run.styles):
         mine = [s for s in run.styles if s.framework == fw and not s.builtin]
         if mine:
             wrong = [s for s in mine if s.wrong()]
             missing = [c for c in mine[0].cells if c not in mine[0].offered()]
-            out.append((fw, len(mine), len(mine[0].offered()), tuple(missing),
-                        tuple(s.style for s in mine if not s.failing()), len(wrong),
-                        tuple(dict.fromkeys(c for s in wrong for c in s.wrong()))))
+            out.append(Survival(fw, len(mine), len(mine[0].offered()), tuple(missing),
+                                tuple(s.style for s in mine if not s.failing()), len(wrong),
+                                tuple(dict.fromkeys(c for s in wrong for c in s.wrong()))))
     return tuple(out) or None
 
 
-def _fact_text(fact) -> str:
+def _fact_text(fact: tuple[Survival, ...]) -> str:
     parts = []
-    for fw, n, columns, missing, clean, wrong, where in fact:
-        text = (f"of {n} {fw} custom-rule styles {len(clean) or 'none'} survive"
-                f"{'s' if len(clean) < 2 else ''} all {columns} transformations {fw} offers"
-                + (f" ({'; '.join(list(clean) + [f'{m} has no {fw} API' for m in missing])})"
-                   if clean or missing else ""))
-        if wrong:
-            text += f" and {wrong} give silently wrong values ({', '.join(where)})"
+    for s in fact:
+        fw, clean = s.framework, s.clean
+        text = (f"of {s.styles} {fw} custom-rule styles {len(clean) or 'none'} survive"
+                f"{'s' if len(clean) < 2 else ''} all {s.offered} transformations {fw} offers"
+                + (f" ({'; '.join(list(clean) + [f'{m} has no {fw} API' for m in s.missing])})"
+                   if clean or s.missing else ""))
+        if s.wrong:
+            text += f" and {s.wrong} give silently wrong values ({', '.join(s.where)})"
         parts.append(text)
     text = "; ".join(parts)
     return text[:1].upper() + text[1:]
 
 
-def _fact_short(fact) -> str:
-    return "; ".join(f"{fw}: {len(clean)} of {n} survive, {wrong} silently wrong"
-                     for fw, n, _, _, clean, wrong, _ in fact)
+def _fact_short(fact: tuple[Survival, ...]) -> str:
+    return "; ".join(f"{s.framework}: {len(s.clean)} of {s.styles} survive, {s.wrong} silently "
+                     f"wrong" for s in fact)
 
 
 @dataclass

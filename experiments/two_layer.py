@@ -268,7 +268,15 @@ def _zero_text(summary: Summary) -> str:
             f"{' or '.join(map(str, counts)) or 'none recorded'}" + (f", at {at}" if at else ""))
 
 
-def _seed_fact(run: RunGradients):
+@dataclass(frozen=True)
+class SeedFact:
+    """Seed 001's question: clamp's and relu's measured d/dx at 0, and relu − clamp."""
+    clamp_at_0: float
+    relu_at_0: float
+    difference: str  # '-38 at grad w1[0, 2]' or '0 everywhere'
+
+
+def _seed_fact(run: RunGradients) -> SeedFact | None:
     relu, clamp = run.rule("seed", "torch_relu"), run.rule("seed", "torch_clamp_min0")
     if not (relu and clamp):
         return None
@@ -276,18 +284,16 @@ def _seed_fact(run: RunGradients):
     where = np.argwhere(d != 0)
     diff = (f"{format_cell(float(d[tuple(where[0])]))} at grad w1{[int(i) for i in where[0]]}"
             if len(where) else "0 everywhere")
-    return clamp.measured_at_0, relu.measured_at_0, diff
+    return SeedFact(clamp.measured_at_0, relu.measured_at_0, diff)
 
 
-def _seed_fact_text(fact) -> str:
-    clamp, relu, diff = fact
-    return (f"Seed 001's relu − clamp(min=0) is {diff}: clamp's gradient at 0 is "
-            f"{format_cell(clamp)} against relu's {format_cell(relu)}")
+def _seed_fact_text(fact: SeedFact) -> str:
+    return (f"Seed 001's relu − clamp(min=0) is {fact.difference}: clamp's gradient at 0 is "
+            f"{format_cell(fact.clamp_at_0)} against relu's {format_cell(fact.relu_at_0)}")
 
 
-def _seed_fact_short(fact) -> str:
-    clamp, _, diff = fact
-    return f"{diff}, clamp's gradient at 0 being {format_cell(clamp)}"
+def _seed_fact_short(fact: SeedFact) -> str:
+    return f"{fact.difference}, clamp's gradient at 0 being {format_cell(fact.clamp_at_0)}"
 
 
 def _tables(summary: Summary) -> list[Table]:

@@ -145,8 +145,17 @@ def compiled_rows(a: RunAtlas) -> list[MergedChangeRow]:
             for r in collapse_rows(compiled_detail(a), ("dtype", "mode"))]
 
 
-def compiled_fact(a: RunAtlas):
-    """Per framework: (framework, cells, ops, ((shares, cells, ops), ...)) in float32."""
+@dataclass(frozen=True)
+class CompiledCells:
+    """What compiling changes in one framework's float32 cells: how many cells in how many
+    ops, and per group of what the cells share, (shares, cells, ops)."""
+    framework: str
+    cells: int
+    ops: int
+    groups: tuple[tuple[str, int, tuple[str, ...]], ...]
+
+
+def compiled_fact(a: RunAtlas) -> tuple[CompiledCells, ...] | None:
     changes = [x for x in a.changes if x.dtype == "float32"]
     if not a.compiled:
         return None
@@ -158,25 +167,25 @@ def compiled_fact(a: RunAtlas):
         groups = {}
         for x in mine:
             groups.setdefault(x.shares.split(";")[0], []).append(x)
-        out.append((fw, len(mine), len({x.op for x in mine}), tuple(
+        out.append(CompiledCells(fw, len(mine), len({x.op for x in mine}), tuple(
             (shares, len(xs), tuple(dict.fromkeys(x.op for x in xs)))
             for shares, xs in sorted(groups.items(), key=lambda g: -len(g[1])))))
     return tuple(out)
 
 
-def compiled_text(fact) -> str:
+def compiled_text(fact: tuple[CompiledCells, ...]) -> str:
     parts = []
-    for fw, cells, ops, groups in fact:
-        if not cells:
-            parts.append(f"nothing in {fw}")
+    for c in fact:
+        if not c.cells:
+            parts.append(f"nothing in {c.framework}")
             continue
-        parts.append(f"{cells} {fw} cells in {ops} op{'s' * (ops != 1)} ("
-                     + ", ".join(f"{shares}: {n}" for shares, n, _ in groups) + ")")
+        parts.append(f"{c.cells} {c.framework} cells in {c.ops} op{'s' * (c.ops != 1)} ("
+                     + ", ".join(f"{shares}: {n}" for shares, n, _ in c.groups) + ")")
     return "Compiling changes float32 cells against eager at the same placements: " + "; ".join(parts)
 
 
-def compiled_short(fact) -> str:
-    return "; ".join(f"{fw}: {cells} cells in {ops} ops" for fw, cells, ops, _ in fact)
+def compiled_short(fact: tuple[CompiledCells, ...]) -> str:
+    return "; ".join(f"{c.framework}: {c.cells} cells in {c.ops} ops" for c in fact)
 
 
 def compiled_forward_wrong(a: RunAtlas) -> list[tuple[OpAtlas, object, object]]:
@@ -195,28 +204,41 @@ def compiled_forward_wrong(a: RunAtlas) -> list[tuple[OpAtlas, object, object]]:
     return out
 
 
-def compiled_forward_fact(a: RunAtlas):
+@dataclass(frozen=True)
+class CompiledForwardFact:
+    """Custom rules whose compiled forward mode at +0 ignores the rule: how many, the tangents
+    they give, how many raise eagerly and how many give their convention eagerly."""
+    n: int
+    tangents: tuple[str, ...]
+    raised: int
+    names: tuple[str, ...]
+    compiler: str
+    declared: int
+
+
+def compiled_forward_fact(a: RunAtlas) -> CompiledForwardFact | None:
     wrong = compiled_forward_wrong(a)
     if not wrong:
         return None
     raised = [c.name for c, e, _ in wrong if isinstance(e, str)]
     declared = [c.name for c, e, _ in wrong if isinstance(e, float)
                 and same_value(e, c.convention)]
-    return (len(wrong), tuple(dict.fromkeys(shown(g) for _, _, g in wrong)), len(raised),
-            tuple(c.name for c, _, _ in wrong), wrong[0][0].compiler, len(declared))
+    return CompiledForwardFact(len(wrong), tuple(dict.fromkeys(shown(g) for _, _, g in wrong)),
+                               len(raised), tuple(c.name for c, _, _ in wrong),
+                               wrong[0][0].compiler, len(declared))
 
 
-def compiled_forward_text(fact) -> str:
-    n, tangents, raised, names, compiler, declared = fact
-    return (f"Under {compiler}, forward mode ignores the custom rule: {n} custom rules "
-            f"({', '.join(names[:2])}{', …' if n > 2 else ''}) give tangent "
-            f"{' or '.join(tangents)} at x = +0 instead of their declared convention, with no "
-            f"error or warning, where eagerly {raised} of them raise and {declared} give their "
-            f"convention")
+def compiled_forward_text(fact: CompiledForwardFact) -> str:
+    n = fact.n
+    return (f"Under {fact.compiler}, forward mode ignores the custom rule: {n} custom rules "
+            f"({', '.join(fact.names[:2])}{', …' if n > 2 else ''}) give tangent "
+            f"{' or '.join(fact.tangents)} at x = +0 instead of their declared convention, with "
+            f"no error or warning, where eagerly {fact.raised} of them raise and "
+            f"{fact.declared} give their convention")
 
 
-def compiled_forward_short(fact) -> str:
-    return f"{fact[0]} rules, tangent {' or '.join(fact[1])} at +0"
+def compiled_forward_short(fact: CompiledForwardFact) -> str:
+    return f"{fact.n} rules, tangent {' or '.join(fact.tangents)} at +0"
 
 
 @dataclass
@@ -294,21 +316,33 @@ def pairs_changed_by_compiling(a: RunAtlas) -> list[tuple[PairVerdict, PairVerdi
                                            compiled[(p.torch_op, p.jax_op)].disagree)]
 
 
-def pairs_fact(a: RunAtlas):
+@dataclass(frozen=True)
+class PairsFact:
+    """The look-alike pairs: how many, how many disagree at a kink or ±0 (and the first such
+    input of each), how many only at NaN or ±inf, and which depend on placement."""
+    pairs: int
+    at_kink: int
+    inputs: tuple[str, ...]
+    special: int
+    depends: tuple[str, ...]
+
+
+def pairs_fact(a: RunAtlas) -> PairsFact | None:
     pairs = natural_pairs(a)
     if not pairs:
         return None
     at_kink = [p for p in pairs if any(lab not in SPECIAL for lab in p.disagree)]
     special = [p for p in pairs if p.disagree and p not in at_kink]
-    return (len(pairs), len(at_kink),
-            tuple(dict.fromkeys(next(lab for lab in p.disagree if lab not in SPECIAL)
-                                for p in at_kink)), len(special),
-            tuple(f"{p.torch_op} vs {p.jax_op}" for p in pairs
-                  if p.status == "depends on placement"))
+    return PairsFact(len(pairs), len(at_kink),
+                     tuple(dict.fromkeys(next(lab for lab in p.disagree if lab not in SPECIAL)
+                                         for p in at_kink)), len(special),
+                     tuple(f"{p.torch_op} vs {p.jax_op}" for p in pairs
+                           if p.status == "depends on placement"))
 
 
-def pairs_text(fact) -> str:
-    n, at_kink, inputs, special, depends = fact
+def pairs_text(fact: PairsFact) -> str:
+    n, at_kink, inputs, special, depends = (fact.pairs, fact.at_kink, fact.inputs, fact.special,
+                                            fact.depends)
     text = (f"{at_kink} of {n} look-alike torch/JAX pairs disagree at a kink, 1 ulp from one or "
             f"at ±0 (first at {', '.join(inputs) or 'none'}), {special} more only at NaN or ±inf")
     if not depends:
@@ -317,10 +351,9 @@ def pairs_text(fact) -> str:
                    f", and {len(depends)} depend on placement ({depends[0]}, …)")
 
 
-def pairs_short(fact) -> str:
-    n, at_kink, inputs, special, depends = fact
-    return (f"{at_kink} of {n} disagree at a kink, {special} only at NaN or ±inf, "
-            f"{len(depends)} depend on placement")
+def pairs_short(fact: PairsFact) -> str:
+    return (f"{fact.at_kink} of {fact.pairs} disagree at a kink, {fact.special} only at NaN or "
+            f"±inf, {len(fact.depends)} depend on placement")
 
 
 def compiled_tables(summary: Summary) -> list[Table]:

@@ -4,6 +4,8 @@ render(summary) builds the atlas, modes, placement, extended-dtype, porting,
 custom-convention, gradcheck, release and arithmetic tables, the compiled tables
 (zero_point_compiled), the findings and the heatmap from that data alone.
 """
+from dataclasses import dataclass
+
 import numpy as np
 
 from experiments import zero_point_rows as rows
@@ -21,17 +23,26 @@ from study.runsets import merged, newest, run_table, stated_for_runs
 from study.tables import Table
 
 
-def kink_check(a: RunAtlas) -> tuple[tuple[float, ...], tuple[float, ...], float] | None:
-    """At x = 0: the distinct finite differences, the conventions whose check passed, and ε."""
+@dataclass(frozen=True)
+class KinkCheck:
+    """The numeric checks at x = 0: the distinct finite differences, the conventions whose
+    check passed, and the step ε."""
+    differences: tuple[float, ...]
+    passing: tuple[float, ...]
+    eps: float
+
+
+def kink_check(a: RunAtlas) -> KinkCheck | None:
     at_kink = [c for c in a.checks if c.point == 0.0]
     if not at_kink:
         return None
-    return (tuple(sorted({round(c.finite_difference, 9) for c in at_kink})),
-            tuple(sorted({c.convention for c in at_kink if c.passed is True})), at_kink[0].fd_eps)
+    return KinkCheck(tuple(sorted({round(c.finite_difference, 9) for c in at_kink})),
+                     tuple(sorted({c.convention for c in at_kink if c.passed is True})),
+                     at_kink[0].fd_eps)
 
 
-def _placement_fact(a: RunAtlas):
-    """{op: inputs} whose value depends on where the element sits."""
+def _placement_fact(a: RunAtlas) -> tuple[tuple[str, tuple[str, ...]], ...] | None:
+    """(op, inputs) of every op whose value depends on where the element sits."""
     ops: dict[str, list[str]] = {}
     for op, _, label, _ in rows.placement_cells(a):
         ops.setdefault(op.name, [])
@@ -40,27 +51,27 @@ def _placement_fact(a: RunAtlas):
     return tuple((op, tuple(inputs)) for op, inputs in ops.items()) or None
 
 
-def _placement_text(fact) -> str:
+def _placement_text(fact: tuple[tuple[str, tuple[str, ...]], ...]) -> str:
     shown_ = ", ".join(f"{op} (at {', '.join(inputs)})" for op, inputs in fact[:4])
     return (f"Where an element sits changes the value of {len(fact)} ops: {shown_}"
             + (f", … (all {len(fact)} in the table)" if len(fact) > 4 else ""))
 
 
-def _placement_short(fact) -> str:
+def _placement_short(fact: tuple[tuple[str, tuple[str, ...]], ...]) -> str:
     names = [op for op, _ in fact]
     return f"{len(fact)} ops, {', '.join(names[:3])}{', …' if len(names) > 3 else ''}"
 
 
-def _kink_text(fact) -> str:
-    fds, passing, eps = fact
+def _kink_text(fact: KinkCheck) -> str:
+    fds, passing, eps = fact.differences, fact.passing, fact.eps
     return (f"A central finite difference at the kink (ε = {eps:g}) gives "
             f"{', '.join(f'{v:g}' for v in fds)} for every custom rule, so gradcheck and "
             f"check_grads pass only c in {{{', '.join(f'{c:g}' for c in passing)}}}: a numeric "
             f"check cannot validate a convention")
 
 
-def _kink_short(fact) -> str:
-    fds, passing, _ = fact
+def _kink_short(fact: KinkCheck) -> str:
+    fds, passing = fact.differences, fact.passing
     return f"{', '.join(f'{v:g}' for v in fds)}, passing c in {{{', '.join(f'{c:g}' for c in passing)}}}"
 
 
@@ -85,26 +96,34 @@ def findings(summary: Summary) -> list[Finding]:
             + ([Finding(wrong + ".", "custom_conventions")] if wrong else []))
 
 
-def _forward_fact(a: RunAtlas):
-    """(op names, an input, forward value, reverse value): forward mode disagrees with reverse
-    mode away from every kink."""
+@dataclass(frozen=True)
+class ForwardFact:
+    """Custom rules whose forward mode disagrees with reverse mode away from every kink, and
+    the first such input with both values."""
+    names: tuple[str, ...]
+    at: str
+    tangent: str
+    reverse: str
+
+
+def _forward_fact(a: RunAtlas) -> ForwardFact | None:
     wrong = [(op, where[0]) for op in a.atlas("float32") if (where := forward_disagrees(op))]
     if not wrong:
         return None
     op, at = wrong[0]
-    return (tuple(o.name for o, _ in wrong), at, shown(op.cell("forward", at)),
-            shown(op.cell("reverse", at)))
+    return ForwardFact(tuple(o.name for o, _ in wrong), at, shown(op.cell("forward", at)),
+                       shown(op.cell("reverse", at)))
 
 
-def _forward_text(fact) -> str:
-    names, at, fwd, rev = fact
+def _forward_text(fact: ForwardFact) -> str:
+    names = fact.names
     return (f"Forward mode is silently wrong, with no error or warning, for {len(names)} custom "
-            f"rules ({', '.join(names[:2])}{', …' if len(names) > 2 else ''}): tangent {fwd} where "
-            f"reverse mode gives {rev}, e.g. at {at}")
+            f"rules ({', '.join(names[:2])}{', …' if len(names) > 2 else ''}): tangent "
+            f"{fact.tangent} where reverse mode gives {fact.reverse}, e.g. at {fact.at}")
 
 
-def _forward_short(fact) -> str:
-    return f"{len(fact[0])} rules"
+def _forward_short(fact: ForwardFact) -> str:
+    return f"{len(fact.names)} rules"
 
 
 def _where(summary: Summary) -> str:
@@ -120,7 +139,7 @@ def _kink_note(summary: Summary) -> list[str]:
     fact = next((kink_check(a) for a in summary.runs if kink_check(a)), None)
     if not fact:
         return []
-    fds, passing, eps = fact
+    fds, passing, eps = fact.differences, fact.passing, fact.eps
     return [f"At the kink the central difference (f(ε) − f(−ε)) / 2ε with ε = {eps:g} came "
             f"out as {', '.join(f'{v:g}' for v in fds)} for every custom rule whatever its "
             f"convention, so the numeric checks passed only rules with c in "
@@ -219,17 +238,23 @@ def _arithmetic_table(summary: Summary) -> Table:
                rows.ArithmeticRow, summary.runs, rows.arithmetic_rows)
 
 
-def _arithmetic_fact(a: RunAtlas):
-    """(device, ((framework, flushed dtypes), ...)) from the subnormal probe."""
+@dataclass(frozen=True)
+class FlushFact:
+    """From the subnormal probe: the run's device and, per framework, the dtypes it flushes."""
+    device: str
+    by_framework: tuple[tuple[str, tuple[str, ...]], ...]
+
+
+def _arithmetic_fact(a: RunAtlas) -> FlushFact | None:
     if not a.arithmetic:
         return None
-    return a.run.provenance["device"], tuple(
+    return FlushFact(a.run.provenance["device"], tuple(
         (fw, tuple(dict.fromkeys(x.dtype for x in a.arithmetic if x.framework == fw and x.flushes)))
-        for fw in dict.fromkeys(x.framework for x in a.arithmetic))
+        for fw in dict.fromkeys(x.framework for x in a.arithmetic)))
 
 
-def _arithmetic_text(fact) -> str:
-    device, by_framework = fact
+def _arithmetic_text(fact: FlushFact) -> str:
+    device, by_framework = fact.device, fact.by_framework
     if not any(dtypes for _, dtypes in by_framework):
         return (f"On the {device}, neither {' nor '.join(fw for fw, _ in by_framework)} flushes "
                 f"subnormal numbers")
@@ -243,10 +268,9 @@ def _arithmetic_text(fact) -> str:
     return text
 
 
-def _arithmetic_short(fact) -> str:
-    device, by_framework = fact
-    return f"{device}: " + ", ".join(f"{fw} {'/'.join(d) if d else 'no flushing'}"
-                                     for fw, d in by_framework)
+def _arithmetic_short(fact: FlushFact) -> str:
+    return f"{fact.device}: " + ", ".join(f"{fw} {'/'.join(d) if d else 'no flushing'}"
+                                          for fw, d in fact.by_framework)
 
 
 def heatmap_figure(summary: Summary) -> dict:

@@ -156,15 +156,18 @@ def stated_for_runs(values: list[tuple[Run, object]], runs: list[Run], full, sho
     given `lead`, the run with the most data, that run's value), then which runs give it, then
     each other value in short with the runs that give it: 'relu − clamp is −38 (all but torch
     2.14.1; torch 2.14.1: 0 everywhere)'; with `by_label`, those others by their legend labels
-    alone ('G1, G2: 2/1'). Runs whose value is None say nothing."""
-    groups: dict = {}
+    alone ('G1, G2: 2/1'). A value is a fact: a frozen dataclass (or a string), and runs whose
+    facts are equal (==) give one value. Runs whose value is None say nothing."""
+    groups: list[tuple[object, list[Run]]] = []
     for run, value in values:
         if value is not None:
-            groups.setdefault(repr(value), (value, []))[1].append(run)
+            group = next((g for v, g in groups if v == value), None)
+            if group is None:
+                groups.append((value, group := []))
+            group.append(run)
     if not groups:
         return None
-    ordered = sorted(groups.values(), key=lambda vg: (not any(r is lead for r in vg[1]),
-                                                      -len(vg[1])))
+    ordered = sorted(groups, key=lambda vg: (not any(r is lead for r in vg[1]), -len(vg[1])))
     (value, group), rest = ordered[0], ordered[1:]
     scope = [run for _, g in ordered for run in g] if len(runs) > 1 else runs
     def named(g):

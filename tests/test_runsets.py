@@ -34,6 +34,17 @@ def test_a_fact_is_stated_in_full_for_most_runs_and_in_short_for_the_others():
     assert text(lambda r: None if r is d else values[id(r)]) == \
         "gradient 1 at 0 (all but torch 2.14.1; torch 2.14.1: 0 at 0)"
     assert text(lambda r: None) is None
+    # facts are frozen dataclasses: runs whose facts are equal (==), though distinct objects,
+    # give one value
+    facts = {id(a): _AtZero(1.0), id(b): _AtZero(1.0), id(c): _AtZero(0.0), id(d): _AtZero(1.0)}
+    assert stated_for_runs([(r, facts[id(r)]) for r in (a, b, c, d)], [a, b, c, d],
+                           lambda f: f"gradient {f.value:g} at 0", lambda f: f"{f.value:g}") == \
+        "gradient 1 at 0 (all but torch 2.14.1; torch 2.14.1: 0)"
+
+
+@dataclass(frozen=True)
+class _AtZero:
+    value: float
 
 
 def test_equal_clauses_are_grouped_and_different_ones_contrasted():
