@@ -152,8 +152,8 @@ def figure(summary: Summary) -> dict:
             compiled = m in ("compile", "jit")
             styles[label] = {"color": f"C{rules.index(r) % 10}", "marker": "o" if compiled else "s",
                              "ls": "-" if compiled else "--"}
-            series[label] = [(x.n, x.stats["median"] / x.n * 1e9, x.stats["q1"] / x.n * 1e9,
-                              x.stats["q3"] / x.n * 1e9) for x in t.rules
+            series[label] = [(x.n, x.stats.median / x.n * 1e9, x.stats.q1 / x.n * 1e9,
+                              x.stats.q3 / x.n * 1e9) for x in t.rules
                              if (x.framework, x.mode, x.rule) == (f, m, r)]
         useful = next((x.bytes_per_element for x in t.rules if x.framework == fw), None)
         floor = [(n, useful / bw * 1e9) for n in sizes(t)

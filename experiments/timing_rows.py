@@ -80,12 +80,12 @@ def time_rows(t: RunTiming, all_sizes: list[int]) -> list[TimeRow]:
 
 def time_detail(t: RunTiming) -> list[TimeDetail]:
     harness = harness_ratios(t)
-    return [TimeDetail(r.framework, r.mode, r.name, r.n, _us(r.stats["median"]),
-                       _us(r.time["lo"]), _us(r.time["hi"]), _us(r.stats["q1"]),
-                       _us(r.stats["q3"]), _us(r.stats["iqr"]), r.stats["n"],
-                       _us(r.dispatch["median"]), _us(r.first_call_s), r.interleaved,
+    return [TimeDetail(r.framework, r.mode, r.name, r.n, _us(r.stats.median),
+                       _us(r.time["lo"]), _us(r.time["hi"]), _us(r.stats.q1),
+                       _us(r.stats.q3), _us(r.stats.iqr), r.stats.n,
+                       _us(r.dispatch.median), _us(r.first_call_s), r.interleaved,
                        harness.get((r.framework, r.mode, r.rule, r.n)),
-                       (r.dynamo or {}).get("graph_breaks"), (r.dynamo or {}).get("recompiles"),
+                       r.graph_breaks, r.recompiles,
                        r.faults) for r in t.rules]
 
 
@@ -132,7 +132,7 @@ def bandwidth_rows(t: RunTiming) -> list[BandwidthRow]:
                                          if copy_bandwidth(t, largest) else ()):
         case = idx[(fw, m, r, largest)]
         rows.append(BandwidthRow(fw, m, names.get(r, r), largest, case.bytes_per_element
-                                 * largest / case.stats["median"] / 1e9, useful,
+                                 * largest / case.stats.median / 1e9, useful,
                                  bounds(fraction_spread(t, fw, m, r, useful)),
                                  kernel_bytes(case), kernel))
     return rows
@@ -169,7 +169,7 @@ class CompileRow(Case):
 def compile_rows(t: RunTiming) -> list[CompileRow]:
     names = t.names()
     return [CompileRow(r.framework, r.mode, names.get(r.rule, r.rule), r.n, _us(r.first_call_s),
-                       _us(r.stats["median"]), r.interleaved)
+                       _us(r.stats.median), r.interleaved)
             for r in t.rules if r.mode in ("compile", "jit")]
 
 
@@ -196,12 +196,12 @@ def net_rows(t: RunTiming) -> list[NetRow]:
         base = next((b for b in t.nets if (b.net, b.workload, b.framework, b.mode)
                      == (r.net, r.workload, r.framework, r.mode)
                      and b.rule == t.references.get(r.framework)), None)
-        m = r.stats["median"]
+        m = r.stats.median
         c = median_interval(r.times) if len(r.times) >= MIN_BOOTSTRAP else None
-        over = m / base.stats["median"] if base else None
+        over = m / base.stats.median if base else None
         rows.append(NetRow(r.net, "×".join(map(str, r.shape)), r.workload, r.framework, r.mode,
                            r.name, _us(m), [_us(c["lo"]), _us(c["hi"])] if c else None,
-                           _us(r.stats["iqr"]), over,
+                           _us(r.stats.iqr), over,
                            bounds(unpaired_spread(over, r.times, base.times))
                            if base and base is not r else None,
                            r.flops / m / peak if peak else None, _us(r.first_call_s)))
@@ -237,17 +237,17 @@ class TargetRow:
 def target_rows(t: RunTiming) -> list[TargetRow]:
     values, rows = target_values(t), []
     for target in t.targets:
-        threshold = target["threshold"]
+        threshold = target.threshold
         if isinstance(threshold, dict):  # per scope
             threshold = threshold.get(t.run.scope)
-        measured, of = values.get(target["key"], (None, ""))
+        measured, of = values.get(target.key, (None, ""))
         value = measured.value if measured else None
         met = None if value is None or threshold is None else met_text(measured, threshold,
-                                                                        target["sense"])
-        rows.append(TargetRow(f"{target['target']}" + (f" ({of})" if of else ""), value,
-                              bounds(measured), f"{target['sense']} {format_cell(threshold)}",
+                                                                        target.sense)
+        rows.append(TargetRow(target.target + (f" ({of})" if of else ""), value,
+                              bounds(measured), f"{target.sense} {format_cell(threshold)}",
                               met,
-                              None if met is None else margin(value, threshold, target["sense"])))
+                              None if met is None else margin(value, threshold, target.sense)))
     return rows
 
 
@@ -266,8 +266,8 @@ def harness_rows(t: RunTiming) -> list[HarnessRow]:
     rows = []
     for (fw, m, r, n), value in harness_ratios(t).items():
         blocks = block_ratios(t, (fw, m, r, n))
-        rows.append(HarnessRow(fw, m, names.get(r, r), n, _us(idx[(fw, m, r, n)].stats["median"]),
-                               _us(t.fresh[(fw, m, r, n)]["stats"]["median"]), value,
+        rows.append(HarnessRow(fw, m, names.get(r, r), n, _us(idx[(fw, m, r, n)].stats.median),
+                               _us(t.fresh[(fw, m, r, n)].median), value,
                                f"{format_cell(min(blocks), 3)}–{format_cell(max(blocks), 3)} "
                                f"({len(blocks)} blocks)" if blocks else None,
                                off_by(value) <= t.harness_limit if t.harness_limit else None))

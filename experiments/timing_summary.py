@@ -25,6 +25,37 @@ TABLE_IDS = ("rule_times", "rule_ratios", "torch_vs_jax", "bandwidth", "saved_by
 REPRODUCTION_TOLERANCE = 0.25
 
 
+@dataclass(frozen=True)
+class Stats:
+    """A case's recorded statistics over its timed calls (seconds; study.timing)."""
+    median: float
+    q1: float
+    q3: float
+    iqr: float
+    n: int
+
+    @classmethod
+    def of(cls, stats: dict) -> "Stats":
+        return cls(stats["median"], stats["q1"], stats["q3"], stats["iqr"], stats["n"])
+
+
+@dataclass(frozen=True)
+class Fresh:
+    """The same case timed in a fresh process (the harness check): its median and, where it
+    ran in alternating blocks, each block's median."""
+    median: float
+    block_medians: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class Target:
+    """A speed target as the run's plan states it: threshold per scope, or one for all."""
+    target: str
+    key: str
+    threshold: float | dict | None
+    sense: str  # "≤" or "≥"
+
+
 @dataclass
 class RuleTiming:
     framework: str
@@ -32,14 +63,15 @@ class RuleTiming:
     rule: str
     name: str
     n: int
-    stats: dict  # median, q1, q3, iqr, n, min (seconds)
-    dispatch: dict
+    stats: Stats
+    dispatch: Stats
     first_call_s: float
     bytes_per_element: int  # useful bytes: read x and g, write dx
     saved_bytes_per_element: float | None  # what this mode's rule keeps for backward
     xla_bytes_per_element: float | None  # what XLA's cost analysis counts for a jitted step
     interleaved: bool  # timed round by round with the other rules of its framework and mode
-    dynamo: dict | None  # torch.compile's graphs, graph breaks and recompiles in its case
+    graph_breaks: int | None  # torch.compile's in its case (None: not torch.compile)
+    recompiles: int | None
     times: list[float] = field(default_factory=list)  # every timed round, in order (seconds)
     faults: float | None = None  # median minor page faults a call (runs before: not counted)
 
@@ -47,7 +79,7 @@ class RuleTiming:
     def time(self) -> dict:
         """The time of the case: the median over its rounds with its 95% interval."""
         return median_interval(self.times) if self.times else {
-            "median": self.stats["median"], "lo": None, "hi": None, "n": self.stats["n"]}
+            "median": self.stats.median, "lo": None, "hi": None, "n": self.stats.n}
 
 
 @dataclass
@@ -59,7 +91,7 @@ class NetTiming:
     mode: str
     rule: str
     name: str
-    stats: dict
+    stats: Stats
     flops: int
     first_call_s: float
     times: tuple[float, ...] = ()  # every timed repeat (seconds); runs before kept none
@@ -153,7 +185,7 @@ def _shared(r: dict) -> SharedDynamic:
 class RunTiming:
     run: Run  # identity only
     rules: list[RuleTiming]
-    fresh: dict[tuple, dict]  # (framework, mode, rule, n) -> the same case in a fresh process
+    fresh: dict[tuple, Fresh]  # (framework, mode, rule, n) -> the same case in a fresh process
     blocks: dict[tuple, list[float]]  # ... -> in-run block medians, alternating with fresh
     nets: list[NetTiming]
     memory: list[SavedBytes]
@@ -166,7 +198,7 @@ class RunTiming:
     over_builtin: dict[str, str]  # framework -> the built-in's ops behind its custom-rule API
     ways: list[anatomy.Way]  # torch.relu's step with fresh and with existing outputs
     shared_dynamic: list[SharedDynamic]
-    targets: list[dict]
+    targets: list[Target]
     references: dict[str, str]  # framework -> the built-in rule every ratio divides by
     pairs: list[tuple[str, str, str]]  # (label, torch rule, JAX rule) doing the same work
     harness_limit: float | None  # in-run ÷ fresh beyond which a compiled cell is flagged
@@ -188,17 +220,18 @@ class Summary:
 
 
 def _rule(r: dict) -> RuleTiming:
-    return RuleTiming(r["framework"], r["mode"], r["rule"], r["name"], r["n"], r["stats"],
-                      r["dispatch"], r["first_call_s"], r["bytes_per_element"],
-                      r.get("saved_bytes_per_element"), r.get("xla_bytes_per_element"),
-                      "interleaved_with" in r,
-                      r.get("dynamo_counts_of_case"), r.get("times_s", []),
+    dynamo = r.get("dynamo_counts_of_case") or {}
+    return RuleTiming(r["framework"], r["mode"], r["rule"], r["name"], r["n"],
+                      Stats.of(r["stats"]), Stats.of(r["dispatch"]), r["first_call_s"],
+                      r["bytes_per_element"], r.get("saved_bytes_per_element"),
+                      r.get("xla_bytes_per_element"), "interleaved_with" in r,
+                      dynamo.get("graph_breaks"), dynamo.get("recompiles"), r.get("times_s", []),
                       float(np.median(r["minor_faults"])) if r.get("minor_faults") else None)
 
 
 def _net(r: dict) -> NetTiming:
     return NetTiming(r["net"], r["shape"], r["workload"], r["framework"], r["mode"], r["rule"],
-                     r.get("name", r["rule"]), r["stats"], r["flops"], r["first_call_s"],
+                     r.get("name", r["rule"]), Stats.of(r["stats"]), r["flops"], r["first_call_s"],
                      tuple(r.get("times_s", ())))
 
 
@@ -218,7 +251,8 @@ def _run_timing(run: Run) -> RunTiming:
     references, pairs = plan.get("reference_rules", {}), plan.get("torch_jax_pairs", [])
     return RunTiming(
         identity(run), [_rule(r) for r in part("rule")],
-        {(r["framework"], r["mode"], r["rule"], r["n"]): r["fresh"]
+        {(r["framework"], r["mode"], r["rule"], r["n"]): Fresh(
+            r["fresh"]["stats"]["median"], tuple(r["fresh"].get("block_medians", ())))
          for r in part("rule") if "fresh" in r},
         {(r["framework"], r["mode"], r["rule"], r["n"]): r["block_medians"]
          for r in part("rule") if "block_medians" in r},
@@ -232,7 +266,8 @@ def _run_timing(run: Run) -> RunTiming:
         anatomy.probes_of(part("probes")), anatomy.pieces_of(part("eager_parts")),
         {r["framework"]: r["over_builtin"] for r in part("eager_parts")},
         anatomy.ways_of(part("page_faults")), [_shared(r) for r in part("shared_dynamic")],
-        plan.get("targets", []), references, [tuple(p) for p in pairs],
+        [Target(t["target"], t["key"], t["threshold"], t["sense"])
+         for t in plan.get("targets", [])], references, [tuple(p) for p in pairs],
         plan.get("harness_limit"), threads,
         sorted({r["budget_s"] for r in part("rule") if "budget_s" in r}))
 
@@ -322,7 +357,7 @@ def fractions(t: RunTiming) -> dict[tuple[str, str, str], tuple[float, float | N
         return {}
     out = {}
     for r in (r for r in t.rules if r.n == largest):
-        per_s = r.n / r.stats["median"] / bw
+        per_s = r.n / r.stats.median / bw
         kb = kernel_bytes(r)
         out[(r.framework, r.mode, r.rule)] = (r.bytes_per_element * per_s,
                                               kb * per_s if kb is not None else None)
@@ -348,7 +383,7 @@ def off_by(ratio_: float) -> float:
 
 def block_ratios(t: RunTiming, k: tuple) -> list[float]:
     """In-run ÷ fresh of each alternating block of the harness check."""
-    mine, theirs = t.blocks.get(k), t.fresh.get(k, {}).get("block_medians")
+    mine, theirs = t.blocks.get(k), t.fresh[k].block_medians if k in t.fresh else None
     return list(np.divide(mine, theirs)) if mine and theirs else []
 
 
@@ -362,7 +397,7 @@ def harness_ratios(t: RunTiming) -> dict[tuple, float]:
             continue
         blocks = block_ratios(t, k)
         out[k] = (float(np.median(blocks)) if blocks
-                  else idx[k].stats["median"] / fresh["stats"]["median"])
+                  else idx[k].stats.median / fresh.median)
     return out
 
 
@@ -397,7 +432,7 @@ def fraction_spread(t: RunTiming, fw: str, mode: str, rule: str, frac: float) ->
     if copy is None:
         return Value(frac)
     return unpaired_spread(frac, copy.timed.times, tuple(r.times),
-                     frac * r.stats["median"] / copy.timed.median)
+                     frac * r.stats.median / copy.timed.median)
 
 
 def target_values(t: RunTiming) -> dict[str, tuple[Value | None, str]]:
@@ -420,7 +455,7 @@ def target_values(t: RunTiming) -> dict[str, tuple[Value | None, str]]:
             if n.net == "seed" and n.workload == "fwd_bwd"}
     base = seed.get(("torch", "eager", t.references.get("torch")))
     if base:
-        ratios = {r: v.stats["median"] / base.stats["median"] for (fw, m, r), v in seed.items()
+        ratios = {r: v.stats.median / base.stats.median for (fw, m, r), v in seed.items()
                   if (fw, m) == ("torch", "eager") and r != t.references.get("torch")}
         if ratios:
             best = min(ratios, key=ratios.get)

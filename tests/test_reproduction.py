@@ -101,7 +101,9 @@ def test_a_timing_ratio_reproduces_when_the_95_percent_intervals_meet_within_the
     timing = experiments.load("timing")
 
     def rule(name, times):
-        stats = {"median": float(np.median(times)), "q1": min(times), "q3": max(times)}
+        # the statistics every rule record carries (study.timing): median, quartiles, IQR, n
+        stats = {"median": float(np.median(times)), "q1": min(times), "q3": max(times),
+                 "iqr": max(times) - min(times), "n": len(times)}
         return {"part": "rule", "framework": "jax", "mode": "jit", "rule": name, "n": 10,
                 "name": name, "stats": stats, "dispatch": stats, "first_call_s": 1.0,
                 "bytes_per_element": 12, "times_s": times,
