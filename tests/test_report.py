@@ -350,3 +350,29 @@ def test_a_target_is_met_or_missed_only_where_its_whole_interval_says_so():
     assert met_text(Value(0.29, 0.28, 0.30), 0.7, "≥") == "no"
     assert met_text(Value(0.75, 0.65, 0.8), 0.7, "≥") == "undecided"
     assert met_text(Value(120.0), 150.0, "≤") == "yes" and met_text(Value(0.5), 0.7, "≥") == "no"
+
+
+def test_the_clone_hazard_renders_a_hand_made_summary_row_for_row():
+    # two graphs by hand: one where zeroing grad_output in place is silently wrong (the
+    # correct gradient [1, 0] against [0, 0]), one where it is right; no warning, no error
+    from dataclasses import replace
+    from experiments import clone_hazard as ch
+    run = replace(results.Run("clone_hazard", {"host": "vm", "device": "cpu", "torch": "t",
+                                               "jax": "j", "scope": "quick"}, [], "x.json"),
+                  tag="C1")
+    wrong = ch.Hazard("shared grad", [1.0, 0.0], True, [0.0, 0.0], True, None, None, False,
+                      False, True)
+    right = ch.Hazard("plain", [1.0, 0.0], True, [1.0, 0.0], False, None, None, False, False, True)
+    rendered = ch.render(ch.Summary(["float64"], [ch.RunHazards(run, [wrong, right], None)]))
+    table, = rendered.tables
+    assert table.headers[:2] == ["case", "correct gradient"] and len(table.headers) == 10
+    assert table.rows == [["shared grad", [1.0, 0.0], True, [0.0, 0.0], True, None, None, False,
+                           False, True],
+                          ["plain", [1.0, 0.0], True, [1.0, 0.0], False, None, None, False,
+                           False, True]]
+    finding, = rendered.findings
+    # 1 of the 2 graphs is wrong, silently; gradcheck and detect_anomaly flag neither
+    assert finding.text.startswith("Editing grad_output in place (seed 000's MyReLU without its "
+                                   "clone) gave wrong gradients in 1 of 2 graphs: silently in 1 "
+                                   "(shared grad), with only a deprecation warning in 0 (none); "
+                                   "gradcheck flagged 0 of the 1 and detect_anomaly 0")
