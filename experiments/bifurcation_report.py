@@ -78,7 +78,8 @@ def _count_rows(rc: RunCounts) -> list[CountRow]:
         setattr(row, f"{fw}_proneness", _mixture_text(e))
         if e.papers:
             row.verdicts.append(f"{e.framework}: {_verdict_text(e)}")
-            row.verdict = "; ".join(row.verdicts)
+    for row in rows.values():
+        row.verdict = "; ".join(row.verdicts) or row.verdict
     return list(rows.values())
 
 

@@ -141,8 +141,7 @@ def compiled_groups(a: RunAtlas) -> list[GroupRow]:
 
 def compiled_rows(a: RunAtlas) -> list[MergedChangeRow]:
     """compiled_detail with the rows that differ only in dtype or mode merged."""
-    return [MergedChangeRow(**vars(r))
-            for r in collapse_rows(compiled_detail(a), ("dtype", "mode"))]
+    return collapse_rows(compiled_detail(a), ("dtype", "mode"), into=MergedChangeRow)
 
 
 @dataclass(frozen=True)

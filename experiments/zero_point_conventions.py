@@ -265,8 +265,9 @@ def release_table(summary: Summary) -> Table:
                  f"(mode '…, compiled': torch.compile or jax.jit, as the atlas compiles) against "
                  f"the same compiler's in the other release; rows that differ only in dtype, mode "
                  f"or input are merged.",
-                 MergedReleaseRow, [MergedReleaseRow(**vars(r)) for r in collapse_rows(
-                     rows, ("dtype", "mode", "input"))], notes, listed(ReleaseRow, rows))
+                 MergedReleaseRow, collapse_rows(rows, ("dtype", "mode", "input"),
+                                                 into=MergedReleaseRow),
+                 notes, listed(ReleaseRow, rows))
 
 
 def release_sentence(summary: Summary) -> str | None:

@@ -201,7 +201,7 @@ def custom_rows(a: RunAtlas) -> list[CustomRow]:
 
 def custom_rows_by_dtype(a: RunAtlas) -> list[CustomByDtype]:
     """custom_rows with the dtypes that give the same row listed in one."""
-    return [CustomByDtype(**vars(r)) for r in collapse_rows(custom_rows(a), ("dtype",))]
+    return collapse_rows(custom_rows(a), ("dtype",), into=CustomByDtype)
 
 
 @dataclass

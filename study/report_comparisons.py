@@ -197,7 +197,8 @@ def device_tables(pairs, runs) -> tuple[Table, Table]:
                                   "with the same releases",
                    "Grouped as in the summary table; rows that differ only in dtype are merged. "
                    "Each pair of values is printed with as many figures as tell them apart.",
-                   MergedCellRow, [MergedCellRow(**vars(r)) for r in collapse_rows(sorted(
-                       cells, key=lambda r: (r.group, r.experiment, r.cell)), ("dtype",))],
+                   MergedCellRow, collapse_rows(sorted(
+                       cells, key=lambda r: (r.group, r.experiment, r.cell)), ("dtype",),
+                       into=MergedCellRow),
                    detail=listed(CellRow, cells))
     return table, detail

@@ -10,7 +10,7 @@ import csv
 import io
 import json
 import math
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -211,9 +211,11 @@ def to_latex(table: Table, number: int, anchor: str, legend: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
-def collapse_rows(rows: list, join: tuple[str, ...]) -> list:
+def collapse_rows(rows: list, join: tuple[str, ...], into=None) -> list:
     """Merge row dataclasses that agree in every field but the `join` fields, whose values are
-    listed ("float16, bfloat16"): one row for a change seen in several dtypes, modes or inputs."""
+    listed ("float16, bfloat16"): one row for a change seen in several dtypes, modes or inputs.
+    `into`, a subclass of the rows' type (one that names those columns in the plural), is the
+    merged rows' type; by default they keep theirs."""
     merged: dict[tuple, tuple] = {}
     for row in rows:
         key = tuple(format_cell(getattr(row, f.name), None) for f in fields(row)
@@ -223,5 +225,6 @@ def collapse_rows(rows: list, join: tuple[str, ...]) -> list:
             value = getattr(row, name)
             if not any(format_cell(v, None) == format_cell(value, None) for v in seen[name]):
                 seen[name].append(value)
-    return [replace(row, **{name: ", ".join(map(format_cell, values))
-                            for name, values in seen.items()}) for row, seen in merged.values()]
+    return [(into or type(row))(**{f.name: getattr(row, f.name) for f in fields(row)} | {
+        name: ", ".join(map(format_cell, values)) for name, values in seen.items()})
+            for row, seen in merged.values()]

@@ -187,6 +187,15 @@ def test_collapsed_rows_list_what_differs():
     assert collapse_rows(rows, ("dtype", "mode")) == [
         _Cell("torch", "op", "float16, float32", "reverse, forward", 1),
         _Cell("torch", "op", "float32", "forward", 2)]
+    # into a subclass that names the merged columns: the same values, the subclass's type
+    merged = collapse_rows(rows, ("dtype", "mode"), into=_MergedCell)
+    assert [type(r) for r in merged] == [_MergedCell] * 2
+    assert row_cells(merged[0]) == ["torch", "op", "float16, float32", "reverse, forward", 1]
+
+
+@dataclass
+class _MergedCell(_Cell):
+    value: int = column("merged value")
 
 
 @dataclass
