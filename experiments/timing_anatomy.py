@@ -10,7 +10,7 @@ from dataclasses import astuple, dataclass
 import numpy as np
 
 from study.tables import format_cell
-from study.timing import median_interval, paired_ratio
+from study.timing import Interval, median_interval, paired_ratio
 
 PREALLOCATED = "preallocated"
 
@@ -27,10 +27,9 @@ class Timed:
         """µs with its 95% interval (the median alone where the rounds were not kept)."""
         if not self.times:
             return format_cell(self.median * 1e6, 3)
-        c = median_interval(self.times, blocks=self.blocks)
-        return interval(c["median"] * 1e6, c["lo"] * 1e6, c["hi"] * 1e6)
+        return interval(*median_interval(self.times, blocks=self.blocks).scaled(1e6))
 
-    def over(self, other: "Timed") -> dict | None:
+    def over(self, other: "Timed") -> Interval | None:
         """self ÷ other, round by round (both timed in the same rounds)."""
         if len(self.times) != len(other.times) or not self.times:
             return None
@@ -90,8 +89,8 @@ def interval(value: float, lo: float, hi: float) -> str:
     return f"{format_cell(value, 3)} [{format_cell(lo, 3)}, {format_cell(hi, 3)}]"
 
 
-def ratio_text(r: dict | None) -> str | None:
-    return interval(r["median"], r["lo"], r["hi"]) if r else None
+def ratio_text(r: Interval | None) -> str | None:
+    return interval(r.median, r.lo, r.hi) if r else None
 
 
 def _timed(r: dict) -> Timed:
@@ -157,8 +156,8 @@ def copy_note(copies: list[Copy]) -> str | None:
         new, old = at.get((what, "new buffer")), at.get((what, PREALLOCATED))
         r = new.timed.over(old.timed) if new and old else None
         if r:
-            parts.append(f"{what} {format_cell(r['median'], 3)}× [{format_cell(r['lo'], 3)}, "
-                         f"{format_cell(r['hi'], 3)}] with {format_cell(new.timed.faults, 4)} "
+            parts.append(f"{what} {format_cell(r.median, 3)}× [{format_cell(r.lo, 3)}, "
+                         f"{format_cell(r.hi, 3)}] with {format_cell(new.timed.faults, 4)} "
                          f"minor faults a call against {format_cell(old.timed.faults, 3)}")
     pages = (f" (the output spans {-(-best.bytes // 2 // best.page_bytes)} pages of "
              f"{best.page_bytes} B)" if best and best.page_bytes else "")
@@ -177,7 +176,7 @@ def by_rule(pieces: list[Piece]) -> dict[tuple, dict[str, Piece]]:
     return out
 
 
-def rest(of: dict[str, Piece]) -> dict | None:
+def rest(of: dict[str, Piece]) -> Interval | None:
     """Step − forward body − backward body, round by round: autograd's own share."""
     step, fwd, bwd = of.get("step"), of.get("forward"), of.get("backward")
     if not (step and fwd and bwd and len({len(p.timed.times) for p in (step, fwd, bwd)}) == 1):
@@ -218,11 +217,11 @@ def parts_fact(pieces: list[Piece], references: dict[str, str], over_builtin: di
                    if (f, m) == (fw, n) and rule not in (references.get(fw), over_builtin.get(fw))]
 
         def medians(piece, base_of):
-            return [r["median"] for of in customs if piece in of and (b := base_of(of))
+            return [r.median for of in customs if piece in of and (b := base_of(of))
                     and (r := of[piece].timed.over(b.timed))]
         api_ratio = api["step"].timed.over(ref["step"].timed)
         bodies = medians("backward", lambda of: ref.get("backward"))
-        in_bodies = bool(api_ratio and bodies and api_ratio["hi"] <= 1.1 and min(bodies) >= 2)
+        in_bodies = bool(api_ratio and bodies and api_ratio.hi <= 1.1 and min(bodies) >= 2)
         facts.append(PartsFact(fw, size_label(n), api["step"].name, ratio_text(api_ratio),
                                _span(medians("step", lambda of: ref.get("step"))), _span(bodies),
                                _span(medians("backward",
@@ -288,7 +287,7 @@ def _over(at: dict, a: tuple, b: tuple) -> float | None:
     """at[a] ÷ at[b], keys (role, way, signs), round by round."""
     pa, pb = at.get(a), at.get(b)
     r = pa.timed.over(pb.timed) if pa and pb else None
-    return r["median"] if r else None
+    return r.median if r else None
 
 
 @dataclass(frozen=True)
@@ -395,11 +394,11 @@ def probe_short(f: ProbeFact) -> str:
 # --- what a rerun elsewhere can reproduce ---------------------------------------------------------
 
 def comparable_ratios(pieces: list[Piece], references: dict[str, str], ways: list[Way],
-                      probes: list[Probe]) -> dict[tuple, dict]:
+                      probes: list[Probe]) -> dict[tuple, Interval]:
     """{cell name: paired ratio} of the checks, each measured within one case: a rule's step
     and backward body over the built-in's, each way of torch.relu's step over the autograd
     step, and each compiled probe over its eager time."""
-    out: dict[tuple, dict] = {}
+    out: dict[tuple, Interval] = {}
     grouped = by_rule(pieces)
     for (fw, n, rule), of in grouped.items():
         ref = grouped.get((fw, n, references.get(fw)), {})

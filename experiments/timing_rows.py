@@ -81,7 +81,7 @@ def time_rows(t: RunTiming, all_sizes: list[int]) -> list[TimeRow]:
 def time_detail(t: RunTiming) -> list[TimeDetail]:
     harness = harness_ratios(t)
     return [TimeDetail(r.framework, r.mode, r.name, r.n, _us(r.stats.median),
-                       _us(r.time["lo"]), _us(r.time["hi"]), _us(r.stats.q1),
+                       _us(r.time.lo), _us(r.time.hi), _us(r.stats.q1),
                        _us(r.stats.q3), _us(r.stats.iqr), r.stats.n,
                        _us(r.dispatch.median), _us(r.first_call_s), r.interleaved,
                        harness.get((r.framework, r.mode, r.rule, r.n)),
@@ -100,7 +100,7 @@ def _unpaired_text(a: RuleTiming | None, b: RuleTiming | None) -> str | None:
     if not (a and b and a.times and b.times):
         return None
     r = unpaired_ratio(a.times, b.times)
-    return interval_text(r["median"], r["lo"], r["hi"])
+    return interval_text(r.median, r.lo, r.hi)
 
 
 def torch_jax_rows(t: RunTiming, all_sizes: list[int]) -> list[TorchJaxRow]:
@@ -200,7 +200,7 @@ def net_rows(t: RunTiming) -> list[NetRow]:
         c = median_interval(r.times) if len(r.times) >= MIN_BOOTSTRAP else None
         over = m / base.stats.median if base else None
         rows.append(NetRow(r.net, "×".join(map(str, r.shape)), r.workload, r.framework, r.mode,
-                           r.name, _us(m), [_us(c["lo"]), _us(c["hi"])] if c else None,
+                           r.name, _us(m), [_us(c.lo), _us(c.hi)] if c else None,
                            _us(r.stats.iqr), over,
                            bounds(unpaired_spread(over, r.times, base.times))
                            if base and base is not r else None,
@@ -323,7 +323,7 @@ def cross_rows(t: RunTiming) -> list[CrossRow]:
     for c in t.cross:
         ours, theirs = float(np.median(c.ours_s)), float(np.median(c.timer_s))
         ref = reference_time(t, c.n)
-        timer_over = theirs / ref.time["median"] if ref else None
+        timer_over = theirs / ref.time.median if ref else None
         rows.append(CrossRow(c.n, c.rounds, _us(ours), _us(theirs), ours / theirs,
                              bounds(paired_spread(ours / theirs, c.ours_s, c.timer_s)),
                              time_text(ref), timer_over,
@@ -418,8 +418,7 @@ def part_rows(pieces: list[Piece], references: dict[str, str]) -> list[PartRow]:
                           for p in ("step", "forward", "backward"))
         rows.append(PartRow(fw, n, next(iter(of.values())).name, step, fwd, bwd, over("step"),
                             over("backward"), sorted_,
-                            interval(*(left[k] * 1e6 for k in ("median", "lo", "hi")))
-                            if left else None,
+                            interval(*left.scaled(1e6)) if left else None,
                             of["step"].timed.faults if "step" in of else None))
     return rows
 

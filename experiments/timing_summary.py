@@ -13,7 +13,7 @@ from study.cells import Value
 from study.results import Run
 from study.runsets import identity
 from study.tables import format_cell
-from study.timing import MIN_BOOTSTRAP, median_interval, paired_ratio, unpaired_ratio
+from study.timing import MIN_BOOTSTRAP, Interval, median_interval, paired_ratio, unpaired_ratio
 
 TABLE_IDS = ("rule_times", "rule_ratios", "torch_vs_jax", "bandwidth", "saved_bytes", "compile",
              "net", "targets", "harness", "shared_dynamic", "cross_check", "profile", "copies",
@@ -76,10 +76,10 @@ class RuleTiming:
     faults: float | None = None  # median minor page faults a call (runs before: not counted)
 
     @property
-    def time(self) -> dict:
+    def time(self) -> Interval:
         """The time of the case: the median over its rounds with its 95% interval."""
-        return median_interval(self.times) if self.times else {
-            "median": self.stats.median, "lo": None, "hi": None, "n": self.stats.n}
+        return (median_interval(self.times) if self.times
+                else Interval(self.stats.median, None, None, self.stats.n))
 
 
 @dataclass
@@ -298,7 +298,7 @@ def ratio_spread(t: RunTiming, fw: str, mode: str, rule: str, n: int) -> Value |
         return None
     paired = a.interleaved and b.interleaved and len(a.times) == len(b.times)
     r = (paired_ratio if paired else unpaired_ratio)(a.times, b.times)
-    return Value(r["median"], r["lo"], r["hi"])
+    return Value(r.median, r.lo, r.hi)
 
 
 def ratio(t: RunTiming, fw: str, mode: str, rule: str, n: int) -> float | None:
@@ -320,8 +320,7 @@ def time_text(r: "RuleTiming | None") -> str | None:
     """The case's time in µs with its 95% interval."""
     if r is None:
         return None
-    c = r.time
-    return interval_text(*(None if v is None else v * 1e6 for v in (c["median"], c["lo"], c["hi"])))
+    return interval_text(*r.time.scaled(1e6))
 
 
 def copy_bandwidth(t: RunTiming, n: int | None = None) -> float | None:
@@ -407,7 +406,7 @@ def unpaired_spread(value: float, a: tuple, b: tuple, scale: float = 1.0) -> Val
     if min(len(a), len(b)) < MIN_BOOTSTRAP:
         return Value(value)
     r = unpaired_ratio(a, b)
-    return Value(value, r["lo"] * scale, r["hi"] * scale)
+    return Value(value, r.lo * scale, r.hi * scale)
 
 
 def paired_spread(value: float, a: tuple, b: tuple) -> Value:
@@ -416,7 +415,7 @@ def paired_spread(value: float, a: tuple, b: tuple) -> Value:
     if len(a) != len(b) or len(a) < MIN_BOOTSTRAP:
         return Value(value)
     r = paired_ratio(a, b)
-    return Value(value, r["lo"], r["hi"])
+    return Value(value, r.lo, r.hi)
 
 
 def bounds(v: Value | None) -> list | None:
@@ -486,5 +485,5 @@ def comparable_cells(run: Run) -> dict:
     for m in t.memory:
         out[(("saved bytes per element", m.rule),)] = Value(m.kept)
     for name, r in anatomy.comparable_ratios(t.pieces, t.references, t.ways, t.probes).items():
-        out[name] = Value(r["median"], r["lo"], r["hi"])
+        out[name] = Value(r.median, r.lo, r.hi)
     return out

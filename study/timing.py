@@ -17,6 +17,7 @@ import functools
 import gc
 import resource
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -56,28 +57,40 @@ def _interval(medians: np.ndarray, level: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
+@dataclass(frozen=True)
+class Interval:
+    """A median (of times, or of ratios) with its 95% interval, from n values; lo and hi are
+    None where no interval was computed."""
+    median: float
+    lo: float | None
+    hi: float | None
+    n: int
+
+    def scaled(self, by: float) -> tuple[float, float | None, float | None]:
+        return tuple(None if v is None else v * by for v in (self.median, self.lo, self.hi))
+
+
 def median_interval(values, level: float = CI_LEVEL, resamples: int = RESAMPLES,
-                    seed: int = 0, blocks: tuple[int, ...] = ()) -> dict:
-    """{"median", "lo", "hi", "n"}: the median with its percentile-bootstrap interval
-    (resampling the values, or with `blocks`, the processes that took them and then the
-    values; a fixed seed, so a pure function of them)."""
+                    seed: int = 0, blocks: tuple[int, ...] = ()) -> Interval:
+    """The median with its percentile-bootstrap interval (resampling the values, or with
+    `blocks`, the processes that took them and then the values; a fixed seed, so a pure
+    function of them)."""
     values = tuple(float(v) for v in values)
     if blocks and sum(blocks) != len(values):
         raise ValueError(f"blocks of {sum(blocks)} values in all for {len(values)} values")
-    return dict(_median_interval(values, level, resamples, seed, tuple(blocks)))
+    return _median_interval(values, level, resamples, seed, tuple(blocks))
 
 
 @functools.lru_cache(maxsize=4096)  # a report asks for the same case's interval many times
 def _median_interval(values: tuple, level: float, resamples: int, seed: int,
-                     blocks: tuple[int, ...]) -> dict:
+                     blocks: tuple[int, ...]) -> Interval:
     a = np.asarray(values, dtype=np.float64)
     medians = _resampled_medians(a, np.random.default_rng(seed), resamples, blocks)
-    lo, hi = _interval(medians, level)
-    return {"median": float(np.median(a)), "lo": lo, "hi": hi, "n": int(a.size)}
+    return Interval(float(np.median(a)), *_interval(medians, level), int(a.size))
 
 
 def paired_ratio(a, b, level: float = CI_LEVEL, resamples: int = RESAMPLES,
-                 seed: int = 0, blocks: tuple[int, ...] = ()) -> dict:
+                 seed: int = 0, blocks: tuple[int, ...] = ()) -> Interval:
     """a ÷ b for two thunks timed in the same rounds (a_i and b_i in round i): the median of
     the per-round ratios with its bootstrap interval over rounds (and over the processes
     that took them, given their `blocks`), so that drift between rounds, which hits both,
@@ -89,21 +102,19 @@ def paired_ratio(a, b, level: float = CI_LEVEL, resamples: int = RESAMPLES,
 
 
 def unpaired_ratio(a, b, level: float = CI_LEVEL, resamples: int = RESAMPLES,
-                   seed: int = 0) -> dict:
+                   seed: int = 0) -> Interval:
     """median(a) ÷ median(b) for times taken in different cases, with the bootstrap interval
     of that ratio, each side resampled on its own."""
-    return dict(_unpaired_ratio(tuple(map(float, a)), tuple(map(float, b)), level, resamples,
-                                seed))
+    return _unpaired_ratio(tuple(map(float, a)), tuple(map(float, b)), level, resamples, seed)
 
 
 @functools.lru_cache(maxsize=4096)
-def _unpaired_ratio(a: tuple, b: tuple, level: float, resamples: int, seed: int) -> dict:
+def _unpaired_ratio(a: tuple, b: tuple, level: float, resamples: int, seed: int) -> Interval:
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     rng = np.random.default_rng(seed)
     ratios = _resampled_medians(a, rng, resamples) / _resampled_medians(b, rng, resamples)
-    lo, hi = _interval(ratios, level)
-    return {"median": float(np.median(a) / np.median(b)), "lo": lo, "hi": hi,
-            "n": int(min(a.size, b.size))}
+    return Interval(float(np.median(a) / np.median(b)), *_interval(ratios, level),
+                    int(min(a.size, b.size)))
 
 
 def first_calls(thunks: dict) -> dict:

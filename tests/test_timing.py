@@ -8,7 +8,7 @@ import torch
 
 from study.memory import jax_residual_bytes, torch_saved_bytes
 from study.rules import by_key
-from study.timing import (median_interval, paired_ratio, quartiles, time_thunk,
+from study.timing import (Interval, median_interval, paired_ratio, quartiles, time_thunk,
                           unpaired_ratio)
 
 
@@ -144,19 +144,19 @@ def test_a_paired_ratio_cancels_drift_that_hits_both_sides_of_a_round():
     # every per-round ratio is 2, so the median is 2 and every resample's median is 2 too.
     b = [10.0 ** (k % 3) for k in range(20)]
     a = [2 * x for x in b]
-    assert paired_ratio(a, b) == {"median": 2.0, "lo": 2.0, "hi": 2.0, "n": 20}
+    assert paired_ratio(a, b) == Interval(2.0, 2.0, 2.0, 20)
     # the same times compared as two separate samples carry the drift into the interval
     apart = unpaired_ratio(a, b)
-    assert apart["median"] == 2.0 and apart["hi"] / apart["lo"] >= 10
+    assert apart.median == 2.0 and apart.hi / apart.lo >= 10
     with pytest.raises(ValueError, match="same rounds"):
         paired_ratio(a, b[:-1])
 
 
 def test_the_interval_of_a_median_holds_the_median_and_collapses_on_equal_values():
-    assert median_interval([3.0] * 20) == {"median": 3.0, "lo": 3.0, "hi": 3.0, "n": 20}
+    assert median_interval([3.0] * 20) == Interval(3.0, 3.0, 3.0, 20)
     # 1..21: median 11; a resample's median is one of the values, so the interval lies in them
     got = median_interval(list(range(1, 22)))
-    assert got["median"] == 11 and 1 <= got["lo"] < 11 < got["hi"] <= 21
+    assert got.median == 11 and 1 <= got.lo < 11 < got.hi <= 21
     assert median_interval(list(range(1, 22))) == got  # a fixed seed: a pure function
 
 
@@ -194,9 +194,9 @@ def test_a_two_level_interval_takes_in_the_spread_between_processes():
     # process (probability about 1%), so that interval stays strictly inside (1, 3).
     values = [1.0] * 10 + [2.0] * 10 + [3.0] * 10
     two_level = median_interval(values, blocks=(10, 10, 10))
-    assert two_level == {"median": 2.0, "lo": 1.0, "hi": 3.0, "n": 30}
+    assert two_level == Interval(2.0, 1.0, 3.0, 30)
     one_level = median_interval(values)
-    assert 1.0 < one_level["lo"] and one_level["hi"] < 3.0
+    assert 1.0 < one_level.lo and one_level.hi < 3.0
     assert median_interval(values, blocks=(30,)) == one_level  # one process: rounds alone
     # the per-round ratios of a pair carry the processes' blocks the same way
     assert paired_ratio(values, [1.0] * 30, blocks=(10, 10, 10)) == two_level
