@@ -202,7 +202,7 @@ class RunTiming:
     references: dict[str, str]  # framework -> the built-in rule every ratio divides by
     pairs: list[tuple[str, str, str]]  # (label, torch rule, JAX rule) doing the same work
     harness_limit: float | None  # in-run ÷ fresh beyond which a compiled cell is flagged
-    threads: dict
+    threads: dict[str, int]  # "torch" and "xla_cpu_count" threads, as the records state them
     budgets: list[float]
 
     def index(self) -> dict[tuple, RuleTiming]:

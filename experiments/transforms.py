@@ -191,6 +191,18 @@ def run_case(device, style: str, rule: str, compile_backend: str) -> list[dict]:
 
 # --- summary and rendering: pure functions of loaded runs -----------------------------------
 
+@dataclass(frozen=True)
+class Step:
+    """One transformation of one style: ok, wrong (a silently wrong value), error or n/a (no
+    such API), and its detail (the value got, or the error's line)."""
+    status: str
+    detail: object
+
+    @property
+    def failed(self) -> bool:
+        return self.status in ("error", "wrong")
+
+
 @dataclass
 class StyleCells:
     number: int  # the row number within its run
@@ -199,17 +211,17 @@ class StyleCells:
     framework: str
     builtin: bool  # a framework's own relu: the reference row, never a fix to recommend
     convention: float
-    cells: dict[str, dict]  # column -> {"status", "detail"}
+    cells: dict[str, Step]  # column -> its step
 
     def failing(self) -> list[str]:
-        return [c for c, cell in self.cells.items() if cell["status"] in ("error", "wrong")]
+        return [c for c, cell in self.cells.items() if cell.failed]
 
     def wrong(self) -> list[str]:
-        return [c for c, cell in self.cells.items() if cell["status"] == "wrong"]
+        return [c for c, cell in self.cells.items() if cell.status == "wrong"]
 
     def offered(self) -> list[str]:
         """The transformations the framework has an API for ('—' cells are not)."""
-        return [c for c, cell in self.cells.items() if cell["status"] != "n/a"]
+        return [c for c, cell in self.cells.items() if cell.status != "n/a"]
 
 
 @dataclass
@@ -238,7 +250,8 @@ def summarise(runs) -> Summary:
         next((r["columns"] for r in recs), []), sorted({r["compile_backend"] for r in recs}),
         codes, [RunStyles(identity(run), [
             StyleCells(i, r["style"], r["rule"], r["framework"], r["kind"] == "builtin", r["convention"],
-                       {c: r["cells"][c] for c in r["columns"]})
+                       {c: Step(r["cells"][c]["status"], r["cells"][c]["detail"])
+                        for c in r["columns"]})
             for i, r in enumerate(run.ok_records(), 1)]) for run in runs])
 
 
@@ -248,14 +261,14 @@ def how_to_fix(style: StyleCells, styles: list[StyleCells]) -> str:
     fixes = []
     for col in style.failing():
         good = [o.number for o in styles if o.framework == style.framework and not o.builtin
-                and o.convention == style.convention and o.cells[col]["status"] == "ok"]
+                and o.convention == style.convention and o.cells[col].status == "ok"]
         fixes.append(f"{col}: #{good[0]}" if good else f"{col}: none")
     return "; ".join(fixes) or "—"
 
 
-def _code(cell: dict, codes: dict) -> str:
+def _code(cell: Step, codes: dict[str, str]) -> str:
     symbols = {"ok": "✓", "n/a": "—", "wrong": "✗w"}
-    return f"✗{codes[cell['detail']]}" if cell["status"] == "error" else symbols[cell["status"]]
+    return f"✗{codes[cell.detail]}" if cell.status == "error" else symbols[cell.status]
 
 
 @dataclass(frozen=True)
@@ -323,8 +336,8 @@ class MatrixDetail:
 
 def _matrix(summary: Summary) -> Table:
     columns, codes = summary.columns, summary.error_codes
-    detail = [MatrixDetail(r.run.label, s.style, s.rule, c, s.cells[c]["status"],
-                           s.cells[c]["detail"] if s.cells[c]["status"] == "error" else None)
+    detail = [MatrixDetail(r.run.label, s.style, s.rule, c, s.cells[c].status,
+                           s.cells[c].detail if s.cells[c].status == "error" else None)
               for r in summary.runs for s in r.styles for c in columns]
     legend = "Errors: " + "; ".join(f"{code}: {shorten(text, 150)}" for text, code in codes.items())
     return run_table(
@@ -360,7 +373,7 @@ def _answer(summary: Summary, fact: str | None) -> Answer | None:
     for fw in dict.fromkeys(s.framework for s in run.styles):
         mine = [s for s in run.styles if s.framework == fw and not s.builtin]
         unfixable += [f"{fw} {col}" for col in summary.columns
-                      if mine and all(s.cells[col]["status"] in ("error", "wrong") for s in mine)]
+                      if mine and all(s.cells[col].failed for s in mine)]
     return Answer("transforms", fact + "." + (
         f" No custom style of ours survives {', '.join(unfixable)}; for every other failure the "
         f"matrix names a style that does." if unfixable else ""), ("matrix",))
