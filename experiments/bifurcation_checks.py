@@ -8,7 +8,7 @@ from study.experiment import Finding, Rendered
 from study.runsets import holds_for, run_table, tags
 from study.tables import Table, column, format_cell
 
-from experiments.bifurcation_summary import Agreement, RunCounts, Summary
+from experiments.bifurcation_summary import P_FIGURES, Agreement, RunCounts, Summary, to_figures
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def independence(rc: RunCounts, dtype: str = "float32", order: str = "mlxtend") 
     both = sum(a.both for a in agree)
     p = float(norm.sf((both - mean) / var ** 0.5)) if var > 0 else (0.0 if both > mean else 1.0)
     return Independence(dtype, order, len(agree), both, sum(a.torch_only for a in agree),
-                        sum(a.jax_only for a in agree), mean, p)
+                        sum(a.jax_only for a in agree), mean, to_figures(p, P_FIGURES))
 
 
 @dataclass

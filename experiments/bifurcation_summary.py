@@ -60,6 +60,19 @@ def _crossing(f, target: float, lo: float, hi: float) -> float:
     return math.exp((a + b) / 2)
 
 
+# What a fit determines, in significant figures: the rate's likelihood is flat at its maximum,
+# so golden-section search fixes it to about sqrt(machine epsilon); the varying-proneness fit
+# is a grid search (169 logit-spaced fractions, 49 log-spaced shapes); a p-value is a tail of
+# a statistic that numpy's SIMD kernels move in its last bits. Values are kept at these
+# figures, so that no CPU's kernels change a digit the report prints.
+RATE_FIGURES, GRID_FIGURES, P_FIGURES = 6, 4, 3
+
+
+def to_figures(value: float, figures: int) -> float:
+    """`value` rounded to so many significant figures (inf, nan and 0 as they are)."""
+    return float(f"{value:.{figures}g}") if math.isfinite(value) and value else value
+
+
 @cache
 def _chi2_95() -> float:
     """The chi-square(1) 95% point, for likelihood-ratio intervals (scipy.stats is imported
@@ -113,7 +126,8 @@ def rate_estimate(events: list[tuple[int, int]], censored_at: list[int]) -> Rate
                                             else hi_bound)
     upper = math.inf if best == math.inf else _crossing(ll, target, max(best, lo_bound),
                                                         hi_bound)
-    return Rate(best, lower, upper, len(events), len(events) + len(censored_at), best_ll)
+    return Rate(*(to_figures(v, RATE_FIGURES) for v in (best, lower, upper)), len(events),
+                len(events) + len(censored_at), best_ll)
 
 
 def mixture_estimate(events: list[tuple[int, int]], censored_at: list[int],
@@ -156,9 +170,10 @@ def _mixture_estimate(events: tuple, censored_at: tuple, at: int) -> Mixture | N
     inside = grid_f[:, 0, 0][profile >= profile[best] - _chi2_95() / 2]
     constant = rate_estimate(events, censored_at).log_likelihood
     stat = max(0.0, 2 * (float(profile[best]) - constant))
-    return Mixture(float(grid_f[best, 0, 0]), float(inside.min()), float(inside.max()),
-                   float(k[0, int(np.argmax(ll[best])), 0]),
-                   float(0.5 * chi2.sf(stat, 1)) if stat > 0 else 1.0)
+    grid = (float(grid_f[best, 0, 0]), float(inside.min()), float(inside.max()),
+            float(k[0, int(np.argmax(ll[best])), 0]))
+    return Mixture(*(to_figures(v, GRID_FIGURES) for v in grid),
+                   to_figures(float(0.5 * chi2.sf(stat, 1)), P_FIGURES) if stat > 0 else 1.0)
 
 
 def predicted_count(rate: float, images: int, inits: int) -> float:
@@ -463,7 +478,7 @@ def rate_check(o: Outcomes, labels: list[int] | None, split: str) -> RateCheck:
     separate = sum(est.log_likelihood for _, est in segments)
     finite = math.isfinite(separate) and math.isfinite(whole.log_likelihood)
     statistic = 2 * (separate - whole.log_likelihood) if finite else None
-    p = (float(chi2.sf(max(statistic, 0.0), len(segments) - 1))
+    p = (to_figures(float(chi2.sf(max(statistic, 0.0), len(segments) - 1)), P_FIGURES)
          if statistic is not None and whole.events else None)
     return RateCheck(o.order, o.dtype, o.framework, split, segments, p)
 

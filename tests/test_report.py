@@ -6,10 +6,12 @@ reference; the purity test renders the same with every measurement constant in c
 """
 import csv
 import io
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 
 import pytest
@@ -54,6 +56,28 @@ def test_committed_report_is_exactly_what_its_committed_results_render_to(commit
     for sub in report.GENERATED_FOLDERS:
         for name in os.listdir(os.path.join(REPORTS, sub)):
             assert f"{sub}/{name}" in committed, f"reports/{sub}/{name} is left over"
+
+
+BASELINE_KERNELS = {"NPY_DISABLE_CPU_FEATURES": "X86_V4,AVX512_ICL", "OPENBLAS_CORETYPE": "Haswell"}
+
+
+@pytest.mark.slow
+def test_committed_report_renders_the_same_with_numpys_baseline_kernels():
+    # The committed report was rendered on some CPU; on another, numpy and OpenBLAS dispatch to
+    # other SIMD kernels, whose last bits differ. A host with AVX-512 renders here once with
+    # those kernels switched off (elsewhere the variables change nothing and this is a second
+    # process's render): every text file must come out byte for byte the same.
+    code = ("import json, sys; from study import report; from tests.test_report import "
+            "committed_inputs; import experiments; runs, refs = committed_inputs(); "
+            "files = report.render(runs, [], experiments.all_experiments(), refs, figures=False); "
+            "json.dump({k: v for k, v in files.items() if isinstance(v, str)}, sys.stdout)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=results.REPO_ROOT, check=True,
+                         capture_output=True, text=True, env={**os.environ, **BASELINE_KERNELS})
+    rendered = json.loads(out.stdout)
+    assert rendered
+    for rel, content in rendered.items():
+        with open(os.path.join(REPORTS, rel), encoding="utf-8") as f:
+            assert f.read() == content, f"reports/{rel} differs under {BASELINE_KERNELS}"
 
 
 def _expand(ranges: str) -> set[int]:
