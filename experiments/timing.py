@@ -1,7 +1,7 @@
 """What custom rules cost: time and memory of ReLU rules and the two-layer net, both frameworks.
 
     python -m study run timing            # rules at 8, 10^6, 10^7 elements, seed and mid nets
-    python -m study run timing --quick    # 10^3 and 10^6, the seed net, no self-checks
+    python -m study run timing --quick    # 10^3 and 10^6 (compiled: 10^6), no self-checks
     python -m study run timing --full     # up to 10^8, the large net, SGD steps
 
 Every rule of a framework and mode is timed at one size in one case, round by round (each
@@ -280,8 +280,10 @@ def _rules_records(base: dict, device, framework: str, mode: str, n: int,
 # the eager cost taken apart at these sizes
 PARTS_SIZES = {"quick": (), "standard": (10 ** 6,), "full": (10 ** 6, 10 ** 7)}
 FRESH_SIZES = {"quick": (), "standard": (10 ** 6,), "full": (10 ** 6, 10 ** 7)}
-# --quick is a fast look at the rules and the seed net: it leaves out the harness's checks
-QUICK_SKIPS = ("the fresh-process check", "the Timer cross-check", "the profile",
+# --quick is a fast look at the rules and the seed net within 45 s from an empty inductor
+# cache: it compiles at its largest size only, and leaves out the harness's checks
+QUICK_SKIPS = ("compiled rules below 10^6 elements", "the compiled seed net",
+               "the fresh-process check", "the Timer cross-check", "the profile",
                "the probes", "the shared dynamic wrapper", "the eager cost taken apart",
                "the page-fault check")
 
@@ -302,7 +304,8 @@ def cases(scope: str) -> list[dict]:
         for n in sorted({min(10 ** 6, sizes[-1]), sizes[-1]})]
     out += [{"part": "rules", "framework": fw, "mode": m, "n": n,
              "fresh_check": checks and m in COMPILED and n in FRESH_SIZES[scope]}
-            for fw in RULES for m in MODES[fw] for n in sizes]
+            for fw in RULES for m in MODES[fw] for n in sizes
+            if checks or m not in COMPILED or n == sizes[-1]]
     for net in SCOPE_NETS[scope]:
         for workload in SCOPE_WORKLOADS[scope] if net != "large" else ("fwd_bwd",):
             for fw in NET_RULES:
@@ -311,7 +314,7 @@ def cases(scope: str) -> list[dict]:
                         if net == "large" and (m not in ("eager", "jit") or r in (
                                 "torch_myrelu_seed", "torch_custom_op_c0", "jax_custom_nondiff_c0")):
                             continue  # ~200 GFLOP a step: the built-in and one custom rule
-                        if m == "compile" and net != "seed" and scope != "full":
+                        if m == "compile" and (net != "seed" or not checks) and scope != "full":
                             continue  # a torch.compile a rule and net: the seed net only
                         out.append({"part": "net", "framework": fw, "mode": m, "rule": r,
                                     "net": net, "workload": workload})
