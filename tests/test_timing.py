@@ -169,7 +169,11 @@ def test_quick_leaves_out_the_self_checks_and_says_so(capsys):
     assert any(c.get("fresh_check") for c in timing.cases("standard"))
     plan = timing.run_case(SimpleNamespace(name="cpu"), "plan", scope="quick")[0]
     assert "the fresh-process check" in plan["skipped"]
-    assert "leaves out the fresh-process check" in capsys.readouterr().err
+    assert "the fresh-process check" in capsys.readouterr().err
+    compiled = [c for c in quick if c.get("mode") in timing.COMPILED]
+    assert {c["n"] for c in compiled if c["part"] == "rules"} == {max(timing.SIZES["quick"])}
+    assert not [c for c in compiled if c["part"] == "net"]
+    assert "the compiled seed net" in plan["skipped"]
     assert timing.run_case(SimpleNamespace(name="cpu"), "plan", scope="standard")[0]["skipped"] == []
 
 
