@@ -282,7 +282,7 @@ PARTS_SIZES = {"quick": (), "standard": (10 ** 6,), "full": (10 ** 6, 10 ** 7)}
 FRESH_SIZES = {"quick": (), "standard": (10 ** 6,), "full": (10 ** 6, 10 ** 7)}
 # --quick is a fast look at the rules and the seed net within 45 s from an empty inductor
 # cache: it compiles at its largest size only, and leaves out the harness's checks
-QUICK_SKIPS = ("compiled rules below 10^6 elements", "the compiled seed net",
+QUICK_SKIPS = ("compiled rules below 10^6 elements", "the torch.compile seed net",
                "the fresh-process check", "the Timer cross-check", "the profile",
                "the probes", "the shared dynamic wrapper", "the eager cost taken apart",
                "the page-fault check")

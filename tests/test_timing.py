@@ -172,8 +172,8 @@ def test_quick_leaves_out_the_self_checks_and_says_so(capsys):
     assert "the fresh-process check" in capsys.readouterr().err
     compiled = [c for c in quick if c.get("mode") in timing.COMPILED]
     assert {c["n"] for c in compiled if c["part"] == "rules"} == {max(timing.SIZES["quick"])}
-    assert not [c for c in compiled if c["part"] == "net"]
-    assert "the compiled seed net" in plan["skipped"]
+    assert not [c for c in compiled if c["part"] == "net" and c["mode"] == "compile"]
+    assert "the torch.compile seed net" in plan["skipped"]
     assert timing.run_case(SimpleNamespace(name="cpu"), "plan", scope="standard")[0]["skipped"] == []
 
 
