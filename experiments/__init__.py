@@ -1,6 +1,5 @@
-"""The experiment registry: one module per experiment, each defining EXPERIMENT, an
-`study.experiment.Experiment` (the contract: cases, run_case, summarise, render and how reruns
-are compared), checked when it is loaded here.
+"""The experiment registry: each experiment defines EXPERIMENT, a `study.experiment.Experiment`
+(cases, run_case, summarise, render and how reruns are compared), checked when loaded here.
 
 Report order (and so table numbering) follows NAMES: append new experiments at the end.
 """

@@ -148,4 +148,4 @@ EXPERIMENT = Experiment(
     summarise=bifurcation_summary.summarise, render=bifurcation_checks.render, counts_inits=True,
     comparison=Comparison(record_key=RECORD_KEY,
                           not_compared=("seconds",)),  # wall-clock time: the machine's
-    appendix=("protocol", "batch_sweep", "kernels", "orders", "constant_rate"))
+    appendix=("counts", "protocol", "batch_sweep", "constant_rate"), listings=("kernels", "orders"))

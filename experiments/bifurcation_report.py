@@ -424,7 +424,7 @@ def observed_interval(e: Estimate) -> tuple[float, float, float]:
 def figures(summary: Summary) -> dict:
     """One panel per dtype that has counts: the initialisations observed to bifurcate over the
     run's images, per setting and framework, with their 95% intervals."""
-    from study.figures import PointPanel, point_panels
+    from study.report.figures import PointPanel, point_panels
     if not summary.runs:
         return {}
     rc = max(summary.runs, key=total_inits)

@@ -477,6 +477,6 @@ EXPERIMENT = Experiment(
                                       "what"),
                           tolerance=timing_summary.REPRODUCTION_TOLERANCE,
                           derived_cells=timing_summary.comparable_cells),
-    appendix=("rule_times", "rule_ratios", "torch_vs_jax", "bandwidth", "saved_bytes", "compile", "net",
-              "harness", "shared_dynamic", "cross_check", "profile", "copies", "eager_parts",
-              "page_faults", "inductor_probe"))
+    appendix=("saved_bytes", "compile", "net", "harness", "eager_parts", "inductor_probe"),
+    listings=("rule_times", "torch_vs_jax", "bandwidth", "shared_dynamic", "cross_check", "profile",
+              "copies", "page_faults", "targets"))

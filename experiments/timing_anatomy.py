@@ -10,7 +10,7 @@ from dataclasses import astuple, dataclass
 import numpy as np
 
 from study.tables import format_cell
-from study.timing import Interval, median_interval, paired_ratio
+from study.stats import Estimate as Interval, median_interval, paired_ratio
 
 PREALLOCATED = "preallocated"
 
@@ -27,7 +27,7 @@ class Timed:
         """µs with its 95% interval (the median alone where the rounds were not kept)."""
         if not self.times:
             return format_cell(self.median * 1e6, 3)
-        return interval(*median_interval(self.times, blocks=self.blocks).scaled(1e6))
+        return interval(*astuple(median_interval(self.times, blocks=self.blocks).scaled(1e6))[:3])
 
     def over(self, other: "Timed") -> Interval | None:
         """self ÷ other, round by round (both timed in the same rounds)."""

@@ -138,7 +138,7 @@ def figure(summary: Summary) -> dict:
     """The newest standard run: one panel per framework, ns per element against size for each
     rule and mode with its interquartile bar, and the copy-bandwidth floor for the useful bytes
     (the time a copy at the run's measured copy bandwidth takes to move them)."""
-    from study.figures import LinePanel, line_panels
+    from study.report.figures import LinePanel, line_panels
     if not summary.runs:
         return {}
     by_run = {id(t.run): t for t in summary.runs}

@@ -8,7 +8,7 @@ from experiments.timing_summary import RunTiming, Summary
 from study.experiment import Rendered
 from study.runsets import merged, run_table
 from study.tables import Table
-from study.timing import MIN_BOOTSTRAP
+from study.stats import MIN_BOOTSTRAP
 
 def _where(summary: Summary) -> str:
     texts = []

@@ -1,6 +1,6 @@
 """The timing experiment's table rows: one dataclass per table, its fields the table's columns
 (study.tables.column), built from a run's summary (timing_summary, timing_anatomy)."""
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 import numpy as np
 
@@ -13,7 +13,7 @@ from experiments.timing_summary import (RuleTiming, RunTiming, block_ratios, bou
                                         size_label, sizes, target_values, time_text,
                                         unpaired_spread)
 from study.tables import column, format_cell
-from study.timing import MIN_BOOTSTRAP, median_interval, unpaired_ratio
+from study.stats import MIN_BOOTSTRAP, median_interval, unpaired_ratio
 
 
 def _us(seconds: float | None) -> float | None:
@@ -418,7 +418,7 @@ def part_rows(pieces: list[Piece], references: dict[str, str]) -> list[PartRow]:
                           for p in ("step", "forward", "backward"))
         rows.append(PartRow(fw, n, next(iter(of.values())).name, step, fwd, bwd, over("step"),
                             over("backward"), sorted_,
-                            interval(*left.scaled(1e6)) if left else None,
+                            interval(*astuple(left.scaled(1e6))[:3]) if left else None,
                             of["step"].timed.faults if "step" in of else None))
     return rows
 

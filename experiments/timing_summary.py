@@ -4,7 +4,7 @@ summarise(runs) turns timing records into typed data (one RunTiming per run); th
 their intervals, bandwidth fractions, the harness check (in-run ÷ fresh process), the targets
 and what a rerun is compared on (comparable_cells) are computed from it.
 """
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 
 import numpy as np
 
@@ -13,7 +13,7 @@ from study.cells import Value
 from study.results import Run
 from study.runsets import identity
 from study.tables import format_cell
-from study.timing import MIN_BOOTSTRAP, Interval, median_interval, paired_ratio, unpaired_ratio
+from study.stats import MIN_BOOTSTRAP, Estimate as Interval, median_interval, paired_ratio, unpaired_ratio
 
 TABLE_IDS = ("rule_times", "rule_ratios", "torch_vs_jax", "bandwidth", "saved_bytes", "compile",
              "net", "targets", "harness", "shared_dynamic", "cross_check", "profile", "copies",
@@ -320,7 +320,7 @@ def time_text(r: "RuleTiming | None") -> str | None:
     """The case's time in µs with its 95% interval."""
     if r is None:
         return None
-    return interval_text(*r.time.scaled(1e6))
+    return interval_text(*astuple(r.time.scaled(1e6))[:3])
 
 
 def copy_bandwidth(t: RunTiming, n: int | None = None) -> float | None:

@@ -164,6 +164,7 @@ EXPERIMENT = Experiment(
     summarise=zero_point_atlas.summarise, render=zero_point_conventions.render,
     comparison=Comparison(record_key=("part", "rule", "dtype", "point"),
                           derived_cells=zero_point_atlas.comparable_cells),
-    appendix=("atlas_torch", "atlas_jax", "modes", "placement", "compiled_cells", "extended",
-              "porting_torch_to_jax", "porting_jax_to_torch", "custom_conventions", "gradcheck",
-              "subnormals", "natural_pairs", "releases"))
+    appendix=("compiled", "placement", "custom_conventions", "subnormals", "natural_pairs",
+              "releases"),
+    listings=("atlas_torch", "atlas_jax", "modes", "compiled_cells", "extended",
+              "porting_torch_to_jax", "porting_jax_to_torch", "gradcheck"))

@@ -276,7 +276,7 @@ def _arithmetic_short(fact: FlushFact) -> str:
 def heatmap_figure(summary: Summary) -> dict:
     """The float32 reverse-gradient atlas of each device's newest standard run (any run where
     it has none), torch beside JAX: 0, 0.5, 1, other, NaN, ±inf and errors told apart."""
-    from study.figures import HeatmapPanel, heatmap
+    from study.report.figures import HeatmapPanel, heatmap
     by_run = {id(a.run): a for a in summary.runs}
     chosen = []
     for device in dict.fromkeys(a.run.provenance["device"] for a in summary.runs):

@@ -11,7 +11,7 @@ cells (study.reproduction.record_cells, or an experiment's own derived cells).
 import math
 from dataclasses import dataclass
 
-from study.tables import MARKDOWN_DIGITS, distinct_digits, format_cell, shorten
+from study.report.format import TABLE_FIGURES as MARKDOWN_DIGITS, distinct_figures as distinct_digits, shorten, text as format_cell
 
 Scalar = float | int | bool | str | None
 

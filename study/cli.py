@@ -1,5 +1,6 @@
 """Command line: `python -m study list | run NAME... | report | compare DIR | reference`."""
 import argparse
+import json
 import subprocess
 import time
 import os
@@ -13,7 +14,6 @@ from study.devices import DEVICE_CHOICES, resolve_devices
 from study.errors import StudyError
 from study.frameworks import use_shared_settings
 from study.provenance import REPO_ROOT
-from study.runsets import run_name
 
 REPORTS_DIR = os.path.join(REPO_ROOT, "reports")
 
@@ -113,10 +113,25 @@ def _references(folder: str | None, errata_file: str) -> list:
     return _load([folder], errata_file)[0]
 
 
+def _labels(out: str) -> dict[str, str]:
+    """The run labels given so far (reports/labels.json), so that no run is renamed."""
+    path = os.path.join(out, report.LABELS)
+    if not os.path.exists(path):
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            labels = json.load(f)
+    except (OSError, ValueError) as e:
+        raise StudyError(f"cannot read the run labels in {path}: {e}") from None
+    if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
+        raise StudyError(f"{path} must map run configurations to labels")
+    return labels
+
+
 def cmd_report(args) -> None:
     runs, notes = _load(args.results or [results.RESULTS_DIR], args.errata)
     files = report.render(runs, notes, experiments.all_experiments(),
-                          _references(args.reference, args.errata))
+                          _references(args.reference, args.errata), _labels(args.out))
     try:
         report.write_report(files, args.out)
     except OSError as e:
@@ -134,8 +149,8 @@ def cmd_compare(args) -> None:
         print("every run given is itself a reference run; nothing to compare")
         return
     everyone = runs + references
-    rows = [[c.run.experiment, run_name(c.run, everyone),
-             run_name(c.reference, everyone) if c.reference else "—", c.equal, len(c.different),
+    rows = [[c.run.experiment, c.run.label,
+             c.reference.label if c.reference else "—", c.equal, len(c.different),
              len(c.only_here), len(c.only_reference), c.verdict] for c in comps]
     print(tabulate(rows, ["experiment", "run", "reference", "equal", "different", "only yours",
                           "only reference", "verdict"], tablefmt="simple"))

@@ -21,10 +21,15 @@ from study.cells import Cell, Error, Placed, Value
 from study.conventions import finfo
 from study.reproduction import cells_of, compare_cells
 from study.results import Run
-from study.runsets import machine
 
 NOT_ACROSS_DEVICES = ("timing",)
 ULPS = 4  # "last bits": within this many units in the last place
+
+
+def machine(run: Run) -> tuple:
+    """Host name, CPU model and the CPU kernels torch dispatches to."""
+    p = run.provenance
+    return p["host"], str(p.get("cpu")), str(p.get("torch_cpu_capability"))
 
 
 @dataclass

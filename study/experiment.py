@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from study.provenance import SCOPES
-from study.tables import Table
+
 
 
 @dataclass(frozen=True)
@@ -30,21 +30,35 @@ class Finding:
     table: str  # the id of the table that backs it
 
 
-QUESTIONS = ("twins", "zero_point", "clone", "net", "cost", "transforms")  # see study.report
+QUESTIONS = {
+    "twins": "Does a ReLU rule written as torch.autograd.Function give exactly the same "
+             "gradients as the same rule written as jax.custom_vjp, and as each framework's "
+             "built-ins?",
+    "zero_point": "What does each built-in return at exactly x = 0 and at its other kinks, in "
+                  "each framework, dtype, device and release?",
+    "clone": "Why does the textbook MyReLU clone grad_output, and what breaks without the clone?",
+    "net": "How do these choices change a real two-layer net's gradients and its training, and "
+           "at which precisions?",
+    "cost": "What does a custom rule cost in time and memory, eager and compiled, on CPU and GPU?",
+    "transforms": "Which transformations does each custom rule survive: jit/compile, vmap, "
+                  "higher order, forward mode, export?",
+}
 
 
 @dataclass(frozen=True)
 class Answer:
-    """Part of the report's answer to one of the study's questions (QUESTIONS): at most two
-    plain sentences, each number with its uncertainty where it has one, and its tables."""
+    """The report's answer to one of the study's questions (QUESTIONS): at most four plain
+    sentences, each number with its interval where it has one, every number a value of a
+    table it links."""
     question: str
     text: str
     tables: tuple[str, ...]
+    quoted: tuple = ()  # every number the text prints, as the numbers they are
 
 
 @dataclass
 class Rendered:
-    tables: list[Table]
+    tables: list  # of study.report.Table
     findings: list[Finding] = field(default_factory=list)
     # path -> (a function drawing the PNG, alt text): drawn only when the report is written
     figures: dict[str, tuple[Callable[[], bytes], str]] = field(default_factory=dict)
@@ -76,6 +90,8 @@ class Experiment:
     scopes: tuple[str, ...] = ("quick", "standard")
     counts_inits: bool = False  # cases(scope, inits=K) takes --inits
     appendix: tuple[str, ...] = ()  # tables listed in reports/APPENDIX.md, not in REPORT.md
+    listings: tuple[str, ...] = ()  # tables written as CSV files only, named in the appendix
+    methodology: tuple[str, ...] = ()  # tables shown in the report's Methodology section
     timed: bool = False  # measures wall time: never run beside another experiment (--jobs)
 
 
@@ -92,8 +108,9 @@ def register(experiment, module_name: str) -> Experiment:
         problems.append(f"name {experiment.name!r} is not its module's")
     if not experiment.tables or len(set(experiment.tables)) != len(experiment.tables):
         problems.append("tables must be distinct ids, at least one")
-    if not set(experiment.appendix) <= set(experiment.tables):
-        problems.append("appendix names a table it does not declare")
+    placed = experiment.appendix + experiment.listings + experiment.methodology
+    if not set(placed) <= set(experiment.tables) or len(set(placed)) != len(placed):
+        problems.append("appendix, listings and methodology name declared tables, once each")
     if not {"quick", "standard"} <= set(experiment.scopes) <= set(SCOPES):
         problems.append(f"scopes must include quick and standard, within {SCOPES}")
     for part in ("cases", "run_case", "summarise", "render"):

@@ -28,7 +28,7 @@ from study.conventions import MODES, numpy_dtype, torch_dtype
 from study.devices import Device
 from study.errors import first_error_line
 from study.rules import Rule
-from study.tables import shorten
+from study.report.format import shorten
 
 # > 64, the widest chunk a torch CPU loop takes in one step (2 vectors of 32 half-precision
 # lanes on AVX512), and no multiple of any chunk: positions 0-63 run in the vectorised body

@@ -93,7 +93,7 @@ def test_a_report_over_a_rerun_says_whether_it_reproduced_the_reference():
     section = text.split("## Reproduction", 1)[1].split("\n## ", 1)[0]
     assert "**1 of 1 runs reproduce the committed reference**" in section
     assert "| reproduced |" in section
-    assert "is the study's committed reference" in \
+    assert "Every result here is the committed reference" in \
         report.render([ref], [], exps, [ref], figures=False)["REPORT.md"]
 
 

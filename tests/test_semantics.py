@@ -1,9 +1,9 @@
 """clone_hazard, nonscalar_backward and transforms, against hand-derived expectations."""
 import numpy as np
 
-import experiments.clone_hazard as hazard
-import experiments.nonscalar_backward as nonscalar
-import experiments.transforms as transforms
+import experiments.clone_hazard.measure as hazard
+import experiments.nonscalar_backward.measure as nonscalar
+import experiments.transforms.measure as transforms
 from study.rules import MyReLU, torch_relu_slope_times, torch_relu_with_convention
 
 
@@ -58,8 +58,9 @@ def test_nonscalar_numbers_follow_the_chain_rule_on_a_fresh_random_a(cpu):
 
 
 def test_transform_matrix_codes_errors_with_a_legend_and_keeps_full_detail_in_the_csv(cpu):
+    from experiments.transforms import EXPERIMENT as exp
+    from study.report import csv
     from study.results import Run
-    from study.tables import to_csv
     prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "quick"}
     rec = {"style": "s", "rule": "r", "name": "n", "framework": "torch", "kind": "custom",
            "convention": 0.0,
@@ -67,8 +68,8 @@ def test_transform_matrix_codes_errors_with_a_legend_and_keeps_full_detail_in_th
            "cells": {"a": {"status": "ok", "detail": [0.0]},
                      "b": {"status": "error", "detail": "RuntimeError: planted"},
                      "c": {"status": "wrong", "detail": [1.0]}}}
-    exp = transforms.EXPERIMENT
-    table, = exp.render(exp.summarise([Run("transforms", prov, [rec], "x.json")])).tables
-    assert table.rows[0][:5] == [1, "s", "✓", "✗E1", "✗w"]
+    run = Run("transforms", prov, [rec], "x.json", tag="C1")
+    table, = exp.render(exp.summarise([run])).tables
+    assert list(table.frame.iloc[0])[:5] == [1, "s", "✓", "✗E1", "✗w"]  # one run: no runs column
     assert any("E1: RuntimeError: planted" in note for note in table.notes)
-    assert "RuntimeError: planted" in to_csv(table)
+    assert "RuntimeError: planted" in csv(table)

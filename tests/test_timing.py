@@ -8,8 +8,8 @@ import torch
 
 from study.memory import jax_residual_bytes, torch_saved_bytes
 from study.rules import by_key
-from study.timing import (Interval, median_interval, paired_ratio, quartiles, time_thunk,
-                          unpaired_ratio)
+from study.stats import Estimate as Interval, median_interval, paired_ratio, unpaired_ratio
+from study.timing import quartiles, time_thunk
 
 
 def test_harness_synchronises_so_dispatch_is_shorter_than_the_synchronised_time():

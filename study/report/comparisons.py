@@ -1,0 +1,77 @@
+"""The Reproduction and CPU-against-GPU sections: each rerun against the committed reference
+(study.reproduction) and each cuda run against its cpu partner (study.device_comparison)."""
+from study.report.format import shorten
+from study.report.table import Table, csv, frame, markdown
+
+DEVICES = "cpu_vs_gpu"
+
+
+def _name(run, everyone) -> str:
+    same = [r for r in everyone if r.tag == run.tag and r.experiment == run.experiment]
+    when = f", {run.provenance['utc'][:16].replace('T', ' ')} UTC" if len(same) > 1 else ""
+    return f"{run.tag}{when}"
+
+
+def reproduction_section(runs, references, experiments, files) -> list[str]:
+    from study import reproduction  # the compare layer prints its cells with this package's formatter
+    from study.cells import pair_texts
+    lines = ['<a id="reproduction"></a>', "## Reproduction", ""]
+    comps = reproduction.comparisons(runs, references, experiments) if references else []
+    if not comps:
+        return lines + ["Every result here is the committed reference (`reports/reference/`): "
+                        "rerun the study (`make report`) and this section compares yours with it.", ""]
+    reruns = [c for c in comps if c.kind == reproduction.REPRODUCTION]
+    everyone = runs + references
+    rows = [{"experiment": c.run.experiment, "your run": _name(c.run, everyone),
+             "reference run": _name(c.reference, everyone) if c.reference else None,
+             "equal": c.equal, "different": len(c.different), "only yours": len(c.only_here),
+             "only reference": len(c.only_reference), "verdict": c.verdict,
+             "first differences": shorten("; ".join(
+                 f"{reproduction.name_text(n)}: " + " vs ".join(pair_texts(a, b))
+                 for n, a, b in c.different[:2]), 120) or None} for c in comps]
+    diffs = [{"experiment": c.run.experiment, "comparison": c.kind, "your file": c.run.path,
+              "reference file": c.reference.path, "cell": reproduction.name_text(n),
+              "yours": a.text(None), "reference": b.text(None)} for c in comps for n, a, b in c.different]
+    table = Table("reproduction", "", "", frame(rows))
+    files["tables/reproduction.csv"] = csv(table)
+    files["tables/reproduction-differences.csv"] = csv(Table("", "", "", frame(
+        diffs, ["experiment", "comparison", "your file", "reference file", "cell", "yours", "reference"])))
+    return lines + [
+        f"**{sum(c.reproduced for c in reruns)} of {len(reruns)} runs reproduce the committed "
+        f"reference**: cells compared exactly, timing as ratios within each run whose intervals "
+        f"meet within the experiment's tolerance. Every differing cell: "
+        f"[reproduction-differences.csv](tables/reproduction-differences.csv).", "", markdown(table), ""]
+
+
+def devices_section(runs, experiments, doc) -> tuple[list[str], list[str]]:
+    from study import device_comparison, reproduction
+    from study.cells import pair_texts
+    pairs = device_comparison.pairs(runs, experiments)
+    main = ['<a id="cpu-against-gpu"></a>', "## CPU against GPU", ""]
+    if not pairs:
+        return main + ["No cuda run has a cpu run of the same experiment to compare with.", ""], []
+    rows, cells = [], []
+    for p in pairs:
+        groups = device_comparison.groups_of(p)
+        rows.append({"experiment": p.experiment, "cpu run": p.cpu.tag, "cuda run": p.cuda.tag,
+                     "same releases": p.same_releases, "same machine": p.same_machine,
+                     "equal": p.equal, "different": len(p.different), "only cpu": p.only_cpu,
+                     "only cuda": p.only_cuda,
+                     "groups": ", ".join(f"{g} {n}" for g, n in groups.items()) or None})
+        cells += [{"group": device_comparison.group_of(n, a, b), "experiment": p.experiment,
+                   "cell": reproduction.name_text(n), "cpu": pair_texts(a, b)[0],
+                   "cuda": pair_texts(a, b)[1]} for n, a, b in p.different]
+    same = [r for r in rows if r["same releases"] and r["same machine"]]
+    table = Table("devices", "CPU against GPU, experiment by experiment", (
+        "Each cuda run against a cpu run of the same experiment and scope (of the same machine and "
+        "releases where there is one), cell by cell as a rerun is compared; timing is left out. "
+        "Differing cells are grouped: subnormal, placement (one device's value depends on where the "
+        "element sits), last bits (within 4 ulp), error, other."), frame(rows),
+        listing=frame(cells, ["group", "experiment", "cell", "cpu", "cuda"]))
+    key = (DEVICES, "devices")
+    said = "; ".join(f"{r['experiment']}: {r['different']} of {r['equal'] + r['different']} cells "
+                     f"differ ({r['groups'] or 'none'})" for r in same)
+    main += [f"On one machine with the same releases, {said or 'no pair was measured'}. "
+             f"Every experiment: {doc.cite(key)}; every differing cell: "
+             f"[{DEVICES.replace('_', '-')}-devices.csv](tables/{DEVICES.replace('_', '-')}-devices.csv).", ""]
+    return main, ['<a id="cpu-against-gpu-appendix"></a>', "## CPU against GPU", ""] + doc.table(key, table, runs)

@@ -1,0 +1,326 @@
+"""REPORT.md, APPENDIX.md and reports/tables/*: a pure function of the loaded runs.
+
+REPORT.md: the six answers, the run legend, one section per experiment with its headline
+tables, the reproduction verdict, CPU against GPU, the methodology with the harness checks.
+APPENDIX.md: the table index (numbered tables, then CSV listings), the longer tables, the
+provenance of every result file. An experiment whose tables raise shows a one-line error.
+"""
+import os
+import textwrap
+from dataclasses import dataclass, field
+
+from study.errors import first_error_line
+from study.experiment import QUESTIONS, Rendered
+from study.report import comparisons
+from study.report.format import shorten, text
+from study.report.runs import (assign_labels, label_order, labelled, labels_json, machine_name,
+                               main_run, span, title)
+from study.report.table import Table, csv, frame, latex, markdown
+from study.results import Run
+
+APPENDIX = "APPENDIX.md"
+GENERATED_FOLDERS = ("tables", "figures")  # everything in them is rewritten by each render
+LABELS = "labels.json"
+WIDTH = 100
+
+
+def wrap(paragraph: str, indent: str = "") -> str:
+    return textwrap.fill(paragraph, WIDTH, subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False)
+
+
+def anchor(experiment: str, table_id: str) -> str:
+    return f"{experiment}-{table_id}".replace("_", "-")
+
+
+def place(exp, table_id: str) -> str:
+    for where in ("appendix", "listings", "methodology"):
+        if table_id in getattr(exp, where):
+            return {"listings": "csv"}.get(where, where)
+    return "report"
+
+
+def number_tables(experiments) -> dict[tuple[str, str], int]:
+    """Numbers in declared order, the report's tables first (methodology's last among them),
+    then the appendix's; a table without data keeps its number. CSV listings get none."""
+    keys = [(e.name, t, place(e, t)) for e in experiments for t in e.tables]
+    keys += [(comparisons.DEVICES, "devices", "appendix")]
+    order = ([k for k in keys if k[2] == "report"] + [k for k in keys if k[2] == "methodology"]
+             + [k for k in keys if k[2] == "appendix"])
+    return {k[:2]: i for i, k in enumerate(order, 1)}
+
+
+@dataclass
+class Document:
+    runs: list[Run]
+    numbers: dict
+    places: dict
+    figures: bool
+    files: dict = field(default_factory=dict)
+    titles: dict = field(default_factory=dict)  # key -> title, for the index
+
+    def link(self, key) -> str:
+        where = APPENDIX if self.places[key] == "appendix" else ""
+        return f"{where}#{anchor(*key)}"
+
+    def cite(self, key) -> str:
+        if self.places.get(key) == "csv":
+            return f"[{anchor(*key)}.csv](tables/{anchor(*key)}.csv)"
+        return f"[Table {self.numbers[key]}]({self.link(key)})"
+
+    def table(self, key, table: Table, runs: list[Run]) -> list[str]:
+        """The table's lines where it is shown, and its md, tex and csv files."""
+        a = anchor(*key)
+        self.titles[key] = table.title
+        self.files[f"tables/{a}.csv"] = csv(table)
+        if self.places[key] == "csv":
+            return []
+        n = self.numbers[key]
+        legend = "; ".join(_legend_line(g) for g in _by_label(runs).values())
+        body = markdown(table)
+        self.files[f"tables/{a}.md"] = "\n".join(
+            [f"# Table {n}: {table.title}", "", wrap(f"*{table.caption}*"), "", body, ""]
+            + [wrap(note) + "\n" for note in table.notes]
+            + [wrap(f"Runs: {legend}."), "", wrap(f"Source: {', '.join(r.path for r in runs)}.")]) + "\n"
+        self.files[f"tables/{a}.tex"] = latex(table, n, a, f"Runs: {legend}." if legend else "")
+        return ([f'<a id="{a}"></a>', f"### Table {n}: {table.title}", "", wrap(f"*{table.caption}*"),
+                 "", body, ""] + [wrap(note) + "\n" for note in table.notes])
+
+
+def _by_label(runs: list[Run]) -> dict[str, list[Run]]:
+    out: dict[str, list[Run]] = {}
+    for run in sorted(runs, key=lambda r: label_order(r.tag)):
+        out.setdefault(run.tag, []).append(run)
+    return out
+
+
+def _commits(group: list[Run]) -> str:
+    seen = {}
+    for run in group:
+        c = str(run.provenance.get("git_commit") or "—")[:7]
+        seen[c] = seen.get(c, False) or bool(run.provenance.get("git_dirty"))
+    return ", ".join(c + (" (dirty)" if dirty else "") for c, dirty in sorted(seen.items()))
+
+
+def _legend_line(group: list[Run]) -> str:
+    p = group[0].provenance
+    return (f"{group[0].tag}: {p['device']}, {machine_name(p)} on {p['host']}, torch {p['torch']}, "
+            f"jax {p['jax']}, {group[0].scope} run, commit {_commits(group)}")
+
+
+def _older(run: Run, runs: list[Run]) -> bool:
+    """Measured by other code than the newest run of the same experiment."""
+    same = [r for r in runs if r.experiment == run.experiment]
+    newest = max(same, key=lambda r: str(r.provenance.get("utc")))
+    return run.provenance.get("git_commit") != newest.provenance.get("git_commit")
+
+
+def _legend(runs: list[Run]) -> list[str]:
+    main = main_run(runs)
+    rows = []
+    for label, group in _by_label(runs).items():
+        p = group[0].provenance
+        older = sorted(r.experiment for r in group if _older(r, runs))
+        rows.append({"run": title(group[0], main), "device": p["device"], "machine": machine_name(p),
+                     "torch": p["torch"], "jax": p["jax"], "scope": group[0].scope,
+                     "experiments": ", ".join(sorted(r.experiment for r in group)),
+                     "commit": _commits(group), "older code": ", ".join(older) or "—"})
+    table = Table("runs", "Runs", "", frame(rows))
+    return ['<a id="runs"></a>', "## Runs", "", wrap(
+        "Each run keeps its label (C: a CPU run, G: a GPU run) when others are added; in brackets, "
+        "what sets it apart from the main CPU run. 'older code': experiments whose result files "
+        "were measured at another commit than the newest run of that experiment."), "",
+        markdown(table), ""]
+
+
+def _answers(answers, doc: Document) -> list[str]:
+    lines = ['<a id="answers"></a>', "## Answers", ""]
+    for i, (question, words) in enumerate(QUESTIONS.items(), 1):
+        mine = [(name, a) for name, a in answers if a.question == question]
+        lines += [f'<a id="answer-{question.replace("_", "-")}"></a>', f"### {i}. {words}", ""]
+        if not mine:
+            lines += ["No results yet: run `make report`.", ""]
+            continue
+        cited = dict.fromkeys((name, t) for name, a in mine for t in a.tables)
+        lines += [wrap(" ".join(a.text for _, a in mine)), "",
+                  "Tables: " + ", ".join(doc.cite(k) for k in cited if k in doc.places) + ".", ""]
+    return lines
+
+
+def _adapted(table) -> Table:
+    """A table of an experiment not yet ported to frames (headers and rows of cells), as a
+    frame-backed Table; its CSV keeps the full rows it gave."""
+    if isinstance(table, Table):
+        return table
+    listing = frame([dict(zip(table.detail[0], r)) for r in table.detail[1]], table.detail[0]) if table.detail else None
+    return Table(table.id, table.title, table.caption,
+                 frame([dict(zip(table.headers, r)) for r in table.rows], table.headers), listing, table.notes)
+
+
+def _rendered(exp, runs: list[Run]) -> tuple[Rendered | None, str | None]:
+    if not runs:
+        return None, None
+    try:
+        rendered = exp.render(exp.summarise(runs))
+        rendered.tables = [_adapted(t) for t in rendered.tables]
+        unknown = {t.id for t in rendered.tables} - set(exp.tables)
+        if unknown:
+            raise ValueError(f"built undeclared tables {sorted(unknown)}")
+        return rendered, None
+    except Exception as exc:  # noqa: BLE001  one experiment's failure must not sink the report
+        return None, first_error_line(exc)
+
+
+def _failed(runs: list[Run]) -> list[dict]:
+    out = []
+    for run in runs:
+        for rec in run.failed_records():
+            case = ", ".join(f"{k}={v}" for k, v in rec.items() if not isinstance(v, (list, dict))
+                             and k not in ("case_error", "withdrawn", "device"))
+            out.append({"experiment": run.experiment, "run": run.tag, "case": case,
+                        "why": rec.get("case_error") or f"withdrawn: {rec['withdrawn']}"})
+    return out
+
+
+def _section(exp, runs, rendered, error, doc: Document) -> tuple[list, list, list]:
+    """The experiment's lines in REPORT.md, in APPENDIX.md and in the Methodology."""
+    main = [f'<a id="{anchor(exp.name, "section")}"></a>', f"## {exp.name}: {exp.description}", "",
+            wrap(f"*Question:* {exp.question} *Rerun:* `python -m study run {exp.name}`."), ""]
+    appendix, method = [f'<a id="{anchor(exp.name, "appendix")}"></a>', f"## {exp.name}", ""], []
+    if runs:
+        main += [wrap(f"Runs: {span(r.tag for r in runs)}."), ""]
+    if error:
+        main += [f"**error:** the tables of `{exp.name}` could not be rendered: {error}", ""]
+    tables = {t.id: t for t in rendered.tables} if rendered else {}
+    for tid in exp.tables:
+        key = (exp.name, tid)
+        into = {"report": main, "appendix": appendix, "methodology": method, "csv": []}[doc.places[key]]
+        if tid in tables:
+            into += doc.table(key, tables[tid], runs)
+        elif doc.places[key] != "csv":
+            into += [f'<a id="{anchor(*key)}"></a>', f"### Table {doc.numbers[key]}: no results yet", ""]
+    for finding in rendered.findings if rendered else []:
+        main += [wrap(f"- {finding.text} ({doc.cite((exp.name, finding.table))})", "  ")]
+    main += [""] if rendered and rendered.findings else []
+    elsewhere = [doc.cite((exp.name, t)) for t in exp.tables if doc.places[(exp.name, t)] in ("appendix", "csv")]
+    if elsewhere:
+        main += [wrap(f"More: {', '.join(elsewhere)}."), ""]
+    failed = _failed(runs)
+    if failed:
+        main += [wrap(f"{len(failed)} cases failed or were withdrawn: each is listed, with why, in "
+                      f"[failed-cases.csv](tables/failed-cases.csv)."), ""]
+    for name, (draw, alt) in (rendered.figures if rendered else {}).items():
+        if doc.figures:
+            doc.files[name] = draw()
+        main += [f"![{alt}]({name})", ""]
+    return main, appendix, method
+
+
+def _methodology(runs, tables: list[str]) -> list[str]:
+    seeds = sorted({f"{r.experiment} {r.provenance.get('seed')}" for r in runs})
+    matmul = sorted({", ".join(f"{k}={v}" for k, v in sorted(r.provenance.get("matmul", {}).items()))
+                     for r in runs})
+    items = [
+        f"Inputs are built once in numpy and copied into both frameworks on the run's device. "
+        f"Seeds: {', '.join(seeds) or 'none'} (None: fixed by hand, as in the seeds). Matmul "
+        f"settings: {'; '.join(matmul) or 'none'}.",
+        "A convention is measured, never declared: the reverse-mode gradient with cotangent 1 at "
+        "the input, at every placement the atlas probes; forward mode uses tangent 1.",
+        "A case that raises is recorded with the first line of its error and the run goes on; "
+        "failed and withdrawn cases are listed in [failed-cases.csv](tables/failed-cases.csv).",
+        "Tables print 4 significant figures (more where two values would print alike), prose 3; "
+        "every interval is 95%; CSVs keep the records' full precision, one column per quantity, "
+        "and fitted values to the figures their fit determines.",
+        "Limits: conventions are those of the builds in the run legend; subnormal handling is "
+        "the backend's; the seed nets are tiny, so they show where ties bite, not how often."]
+    return (['<a id="methodology"></a>', "## Methodology", ""] + [wrap(f"- {i}", "  ") for i in items]
+            + [""] + tables)
+
+
+def _provenance(runs: list[Run], notes: list[str]) -> list[str]:
+    rows = [{"result file": f"`{r.path}`", "run": r.tag, "device": r.provenance["device"],
+             "torch": r.provenance["torch"], "jax": r.provenance["jax"], "scope": r.scope,
+             "wall s": r.provenance.get("wall_s"), "UTC": str(r.provenance.get("utc"))[:16],
+             "commit": str(r.provenance.get("git_commit") or "—")[:10]} for r in runs]
+    lines = ['<a id="provenance"></a>', "## Provenance", "", markdown(Table("", "", "", frame(rows))), ""]
+    lines += [wrap(f"- **{label}**: {_settings(group[0].provenance)}", "  ")
+              for label, group in _by_label(runs).items()]
+    lines += [wrap(f"- {reason}: no GPU numbers from this host.", "  ") for reason in
+              sorted({r.provenance["cuda_absent"] for r in runs if r.provenance.get("cuda_absent")})]
+    return lines + [wrap(f"- Duplicate resolved: {note}.", "  ") for note in notes] + [""]
+
+
+def _settings(p: dict) -> str:
+    gpu = p.get("gpu")
+    gpu_text = (f"GPU {gpu.get('name')} (CUDA {gpu.get('torch_cuda_runtime')}, driver {gpu.get('driver')}, "
+                f"cuDNN {gpu.get('cudnn')})" if isinstance(gpu, dict) else "no GPU")
+    threads = p.get("threads", {})
+    return (f"{p['host']}, {p.get('cpu', '—')} ({p.get('cpu_count', '—')} cores, "
+            f"{p.get('torch_cpu_capability') or 'kernels not recorded'}), {gpu_text}; {p.get('os', '—')}; "
+            f"Python {p.get('python', '—')}, numpy {p.get('numpy', '—')}, jaxlib {p.get('jaxlib', '—')}, "
+            f"JAX backend {p.get('jax_backend', '—')}; torch threads {threads.get('torch_intra_op', '—')}"
+            f"/{threads.get('torch_inter_op', '—')}, XLA_FLAGS '{threads.get('XLA_FLAGS', '')}'.")
+
+
+def _index(experiments, doc: Document) -> list[str]:
+    lines = ['<a id="tables"></a>', "## Table index", "", "| table | title | in | files |", "|---|---|---|---|"]
+    for key, n in sorted(doc.numbers.items(), key=lambda kv: kv[1]):
+        a, where = anchor(*key), doc.places[key]
+        files = f"[md](tables/{a}.md) · [tex](tables/{a}.tex) · [csv](tables/{a}.csv)"
+        link = f"#{a}" if where == "appendix" else f"REPORT.md#{a}"
+        lines.append(f"| [{n}]({link}) | {doc.titles.get(key, 'no results yet')} | "
+                     f"{'appendix' if where == 'appendix' else 'report'} | {files} |")
+    lines += ["", "CSV listings, one row per measured cell:", ""]
+    lines += [f"- [{anchor(*k)}.csv](tables/{anchor(*k)}.csv): {doc.titles[k]}"
+              for k, where in doc.places.items() if where == "csv" and k in doc.titles]
+    return lines + ["- [failed-cases.csv](tables/failed-cases.csv): every case that raised or an "
+                    "erratum withdrew, with why", ""]
+
+
+def render(runs: list[Run], notes: list[str], experiments, references: list[Run] | None = None,
+           labels: dict[str, str] | None = None, figures: bool = True) -> dict[str, str | bytes]:
+    """{path under reports/: text or bytes}: REPORT.md, APPENDIX.md, labels.json and every
+    table and figure file (figures=False: no PNG drawn)."""
+    references = references or []
+    labels = assign_labels(runs + references, labels or {})
+    runs, references = labelled(runs, labels), labelled(references, labels)
+    places = {(e.name, t): place(e, t) for e in experiments for t in e.tables}
+    places[(comparisons.DEVICES, "devices")] = "appendix"
+    doc = Document(runs, number_tables(experiments), places, figures)
+    body, appendix, method, found, answers = [], [], [], [], []
+    for exp in experiments:
+        exp_runs = [r for r in runs if r.experiment == exp.name]
+        rendered, error = _rendered(exp, exp_runs)
+        answers += [(exp.name, a) for a in (rendered.answers if rendered else [])]
+        main, extra, tables = _section(exp, exp_runs, rendered, error, doc)
+        body, appendix, method = body + main, appendix + extra, method + tables
+    doc.files["tables/failed-cases.csv"] = csv(Table("failed", "", "", frame(
+        _failed(runs), ["experiment", "run", "case", "why"])))
+    devices, device_appendix = comparisons.devices_section(runs, experiments, doc)
+    head = ["# ReLU gradient rules in PyTorch and JAX", "", wrap(
+        "Generated by `python -m study report` from the result files listed in the appendix; do not "
+        "edit by hand. Answers first, each linking its tables; longer tables and every result file's "
+        "provenance are in [APPENDIX.md](APPENDIX.md)."), ""]
+    doc.files["REPORT.md"] = "\n".join(
+        head + _answers(answers, doc) + _legend(runs) + body
+        + comparisons.reproduction_section(runs, references, experiments, doc.files)
+        + devices + _methodology(runs, method)).rstrip() + "\n"
+    doc.files[APPENDIX] = "\n".join(
+        ["# Appendix", "", wrap("Generated with [REPORT.md](REPORT.md) from the same result files; "
+                                "run labels as in its [run legend](REPORT.md#runs)."), ""]
+        + _index(experiments, doc) + appendix + device_appendix + _provenance(runs, notes)).rstrip() + "\n"
+    doc.files[LABELS] = labels_json(labels)
+    return doc.files
+
+
+def write_report(files: dict[str, str | bytes], reports_dir: str) -> None:
+    """Write every file atomically, then drop table and figure files that no longer exist."""
+    from study.atomic import write_text_atomically
+    for sub in GENERATED_FOLDERS:
+        os.makedirs(os.path.join(reports_dir, sub), exist_ok=True)
+    for rel, content in files.items():
+        write_text_atomically(os.path.join(reports_dir, rel), content)
+    for sub in GENERATED_FOLDERS:
+        for name in os.listdir(os.path.join(reports_dir, sub)):
+            if f"{sub}/{name}" not in files:
+                os.unlink(os.path.join(reports_dir, sub, name))

@@ -1,0 +1,133 @@
+"""The one number formatter: every number in the report becomes text here, and nowhere else.
+
+    >>> text(-0.0), text(0.009999999776482582), text(Estimate(1.0036, 1.001, 1.007, 20))
+    ('-0', '0.01', '1.004 [1.001, 1.007]')
+
+Tables print 4 significant figures, more where two values in a row would otherwise print
+alike; prose prints 3. The sign of zero is kept. CSVs keep full precision (`csv_value`).
+"""
+import json
+import math
+
+import numpy as np
+
+from study.stats import Estimate
+
+TABLE_FIGURES = 4
+PROSE_FIGURES = 3
+
+
+def number(value: float, figures: int | None = TABLE_FIGURES) -> str:
+    """A float as text; figures=None keeps full precision (repr)."""
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if value == 0:
+        return "-0" if math.copysign(1, value) < 0 else "0"
+    if figures is None:
+        return repr(float(value))
+    out = f"{value:.{figures}g}"
+    if "e" in out and 1e-4 <= abs(value) < 1e7:  # 23550 reads better than 2.355e+04
+        out = np.format_float_positional(float(out), trim="-")
+    return out
+
+
+def text(value, figures: int | None = TABLE_FIGURES) -> str:
+    """Any cell or quoted value as text: None is '—', a bool yes or no, an Estimate its value
+    with its interval in brackets (or alone where it has none), a list bracketed."""
+    if value is None:
+        return "—"
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, Estimate):
+        out = text(value.value, figures)
+        return out if value.lo is None else f"{out} [{text(value.lo, figures)}, {text(value.hi, figures)}]"
+    if isinstance(value, (float, np.floating)):
+        return number(float(value), figures)
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return "[" + ", ".join(text(v, figures) for v in value) + "]"
+    return str(value)
+
+
+def _floats(value) -> list[float]:
+    if isinstance(value, Estimate):
+        return [v for v in (value.value, value.lo, value.hi) if v is not None]
+    if isinstance(value, (float, np.floating)):
+        return [float(value)]
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _floats(v)]
+    return []
+
+
+def distinct_figures(values, figures: int = TABLE_FIGURES) -> int:
+    """The fewest significant figures, at least `figures`, at which floats that differ among
+    `values` also print differently: 3.72e-44 and 3.72004e-44 need 6."""
+    floats = {number(v, None): v for v in _floats(list(values))}
+    for d in range(figures, 18):
+        if len({number(v, d) for v in floats.values()}) == len(floats):
+            return d
+    return 17
+
+
+def row_texts(row) -> list[str]:
+    """A table row's cells as text, with as many figures as tell its differing values apart."""
+    figures = distinct_figures(row)
+    return [text(v, figures) for v in row]
+
+
+def csv_value(value):
+    """A cell for a CSV: numbers at full precision, lists as JSON, None empty."""
+    if value is None:
+        return ""
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (float, np.floating)):
+        return number(float(value), None)
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(value)
+    return str(value)
+
+
+def shorten(value, width: int) -> str:
+    """Text on one line, at most `width` characters, cut at a word boundary with '…'."""
+    out = " ".join(str(value).split())
+    if len(out) <= width:
+        return out
+    cut = out[:width - 1]
+    space = cut.rfind(" ")
+    if space > 0 and out[width - 1] != " ":
+        cut = cut[:space]
+    return cut.rstrip(" ,;:(") + "…"
+
+
+def names(items, most: int | None = None) -> str:
+    """'a, b and c' (or 'a, b and 3 more' past `most`): a list of names in prose."""
+    items = list(dict.fromkeys(items))
+    if most is not None and len(items) > most:
+        items = items[:most] + [f"{len(items) - most} more"]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1] if items else "none"
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                  "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                  "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
+                  "|": r"\textbar{}"}
+_LATEX_UNICODE = {"−": "$-$", "×": r"$\times$", "÷": r"$\div$", "≤": r"$\leq$", "≥": r"$\geq$",
+                  "≠": r"$\neq$", "±": r"$\pm$", "µ": r"$\mu$", "ε": r"$\varepsilon$",
+                  "→": r"$\rightarrow$", "∞": r"$\infty$", "²": r"$^2$", "√": r"$\surd$",
+                  "✓": r"\checkmark{}", "✗": r"$\times$", "—": "---", "–": "--", "…": r"\ldots{}",
+                  "’": "'", "‘": "`", "“": "``", "”": "''", "′": "'", "≈": r"$\approx$",
+                  "·": r"$\cdot$", "∂": r"$\partial$", "θ": r"$\theta$", "λ": r"$\lambda$",
+                  "Δ": r"$\Delta$", "⁻": "-", "¹": r"$^1$", "⁰": r"$^0$", "⁶": r"$^6$", "⁸": r"$^8$"}
+
+
+def latex_escape(value: str) -> str:
+    """Text that pdflatex (with amssymb) reads as the characters given: specials escaped,
+    common Unicode mapped, anything else non-ASCII replaced by '?' so the file compiles."""
+    out = []
+    for ch in str(value):
+        out.append(_LATEX_SPECIAL.get(ch) or _LATEX_UNICODE.get(ch) or (ch if ord(ch) < 128 else "?"))
+    return "".join(out)

@@ -1,0 +1,47 @@
+"""Prose from templates: each experiment keeps its captions, findings and answer in one Jinja2
+file beside its report module, as macros that take the summary's facts.
+
+    >>> say(macros("experiments/two_layer/prose.j2"), "answer_net", fact=...)
+
+Numbers in prose go through the one formatter (`|fmt`, 3 significant figures; `|fmt(4)` to
+quote a table's cell as printed there).
+"""
+import os
+
+import jinja2
+
+from study.experiment import Answer
+from study.provenance import REPO_ROOT
+from study.report.format import PROSE_FIGURES, names, text
+from study.report.runs import span
+from study.stats import Estimate
+
+_quoted: list = []  # every number `|fmt` printed since the last `say`
+
+
+def _fmt(value, figures: int = PROSE_FIGURES) -> str:
+    _quoted.extend([v for v in (value.value, value.lo, value.hi) if v is not None]
+                   if isinstance(value, Estimate) else [value])
+    return text(value, figures)
+
+
+ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(REPO_ROOT), undefined=jinja2.StrictUndefined, extensions=["jinja2.ext.do"],
+                         trim_blocks=True, lstrip_blocks=True, autoescape=False)
+ENV.filters.update(fmt=_fmt, names=names, span=span)
+
+
+def macros(path: str):
+    """The macros of a template file (a path from the repository's root)."""
+    return ENV.get_template(path.replace(os.sep, "/")).module
+
+
+def say(module, name: str, **facts) -> str:
+    """One macro's text on one line."""
+    _quoted.clear()
+    return " ".join(str(getattr(module, name)(**facts)).split())
+
+
+def answer(module, question: str, tables: tuple[str, ...], **facts) -> Answer:
+    """The macro `answer_<question>` as the report's answer, with the numbers it quoted."""
+    words = say(module, f"answer_{question}", **facts)
+    return Answer(question, words, tables, tuple(_quoted))

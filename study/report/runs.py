@@ -1,0 +1,118 @@
+"""Runs side by side: stable labels, names that say what differs, rows merged over runs.
+
+A run's label (C1, C2, ... on a CPU, G1, ... on a GPU) is given once, when a report first
+sees its configuration (device, machine, releases, scope), and recorded in reports/labels.json;
+adding a run never renames another. A table over several runs shows a row once with the runs
+that give it, and a runs column only where more than one run is shown.
+"""
+import json
+from dataclasses import replace
+
+import pandas as pd
+
+from study.report.format import text
+from study.results import Run
+
+DEVICE_PREFIX = {"cpu": "C", "cuda": "G"}
+
+
+def configuration(run: Run) -> str:
+    """What a label names: device, host, CPU model and kernels, GPU model, releases, scope."""
+    p = run.provenance
+    gpu = p.get("gpu")
+    return "|".join(map(str, (p["device"], p["host"], p.get("cpu"), p.get("torch_cpu_capability"),
+                              gpu.get("name") if isinstance(gpu, dict) else gpu, p["torch"],
+                              p["jax"], run.scope)))
+
+
+def assign_labels(runs: list[Run], known: dict[str, str]) -> dict[str, str]:
+    """`known` with a new label for each configuration it lacks: the next number of its device's
+    prefix, configurations first measured earlier numbered first."""
+    labels = dict(known)
+    first = {}
+    for run in runs:
+        c = configuration(run)
+        first[c] = min(first.get(c, "~"), str(run.provenance.get("utc")))
+    for c in sorted(set(first) - set(labels), key=lambda c: (first[c], c)):
+        prefix = DEVICE_PREFIX.get(c.split("|")[0], c.split("|")[0].upper() + "-")
+        taken = [int(v[len(prefix):]) for v in labels.values()
+                 if v.startswith(prefix) and v[len(prefix):].isdigit()]
+        labels[c] = f"{prefix}{max(taken, default=0) + 1}"
+    return labels
+
+
+def labelled(runs: list[Run], labels: dict[str, str]) -> list[Run]:
+    return [replace(run, tag=labels[configuration(run)]) for run in runs]
+
+
+def labels_json(labels: dict[str, str]) -> str:
+    return json.dumps(dict(sorted(labels.items(), key=lambda kv: label_order(kv[1]))), indent=1) + "\n"
+
+
+def label_order(label: str) -> tuple:
+    digits = "".join(ch for ch in label if ch.isdigit())
+    return label.rstrip("0123456789"), int(digits or 0)
+
+
+def span(labels) -> str:
+    """'C1–C3, C5, G1': labels in legend order, three or more consecutive ones as a range."""
+    spans: list[list[str]] = []
+    for label in sorted(set(labels), key=label_order):
+        prefix, n = label_order(label)
+        if spans and label_order(spans[-1][-1]) == (prefix, n - 1):
+            spans[-1].append(label)
+        else:
+            spans.append([label])
+    return ", ".join(s[0] if len(s) == 1 else ", ".join(s) if len(s) == 2 else f"{s[0]}–{s[-1]}"
+                     for s in spans)
+
+
+def machine_name(p: dict) -> str:
+    gpu = p.get("gpu")
+    if p["device"] != "cpu" and isinstance(gpu, dict):
+        return str(gpu.get("name"))
+    return f"{p.get('cpu', '—')} ({p.get('torch_cpu_capability') or 'kernels not recorded'})"
+
+
+def _short_gpu(p: dict) -> str:
+    name = machine_name(p)
+    return next((w for w in name.split() if any(ch.isdigit() for ch in w)), name)
+
+
+def title(run: Run, main: Run | None) -> str:
+    """The label and what sets the run apart from the main CPU run: 'G1 (H100)', 'C4 (torch
+    2.14.1+cu130)', 'C7 (full)'."""
+    p, q = run.provenance, (main.provenance if main else {})
+    if p["device"] != "cpu":
+        parts = [_short_gpu(p)]
+    else:
+        parts = [f"{k} {p[k]}" for k in ("torch", "jax") if p[k] != q.get(k)]
+        if p.get("torch_cpu_capability") != q.get("torch_cpu_capability") and not parts:
+            parts.append(str(p.get("torch_cpu_capability")))
+    if run.scope != (main.scope if main else "standard"):
+        parts.append(run.scope)
+    return f"{run.tag} ({', '.join(parts)})" if parts else run.tag
+
+
+def main_run(runs: list[Run]) -> Run | None:
+    """The run the others are named against: the lowest-numbered CPU run."""
+    cpu = [r for r in runs if r.provenance["device"] == "cpu"]
+    return min(cpu or runs, key=lambda r: label_order(r.tag), default=None)
+
+
+def side_by_side(long: pd.DataFrame, every: list[str] | None = None) -> pd.DataFrame:
+    """Rows of several runs (a 'run' column of labels, the rest the view's columns) merged: a row
+    that several runs give alike appears once, with their labels in a leading 'runs' column
+    ('all' when every run of `every` gives it). With one run, the column is left out."""
+    every = sorted(set(every if every is not None else long["run"]), key=label_order)
+    columns = [c for c in long.columns if c != "run"]
+    if len(every) <= 1:
+        return long[columns].reset_index(drop=True)
+    groups: dict[tuple, list] = {}
+    for row in long.itertuples(index=False):
+        cells = dict(zip(long.columns, row))
+        key = tuple(text(cells[c], None) for c in columns)
+        groups.setdefault(key, [[], cells])[0].append(cells["run"])
+    rows = [{"runs": "all" if sorted(set(who), key=label_order) == every else span(who),
+             **{c: cells[c] for c in columns}} for who, cells in groups.values()]
+    return pd.DataFrame(rows, columns=["runs"] + columns, dtype=object)

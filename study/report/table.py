@@ -1,0 +1,89 @@
+"""A citable table: an id, a title, a caption and a pandas frame, written as md, tex and csv.
+
+    >>> t = Table("ties", "Ties", "Largest differences.", pd.DataFrame({"dataset": ["seed"], "Δ": [0.0]}))
+    >>> markdown(t)
+    '| dataset | Δ |\\n|---|---|\\n| seed | 0 |'
+
+A frame's cells stay numbers (an Estimate where a value has an interval) until `markdown` or
+`latex` formats them; `csv` writes the tidy listing behind the view at full precision, one
+column per quantity (an Estimate column becomes its value, lo, hi and n columns).
+"""
+import csv as _csv
+import io
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from study.report.format import csv_value, latex_escape, row_texts
+from study.stats import Estimate
+
+PLACES = ("report", "appendix", "csv")  # in REPORT.md, in APPENDIX.md, or a CSV file alone
+
+
+@dataclass
+class Table:
+    id: str  # stable name, unique within its experiment
+    title: str
+    caption: str
+    frame: pd.DataFrame  # the view: its columns are the headers
+    listing: pd.DataFrame | None = None  # the tidy rows behind the view, for the CSV
+    notes: list[str] = field(default_factory=list)  # paragraphs under the table
+
+
+def _cells(frame: pd.DataFrame) -> list[list]:
+    return [[None if _missing(v) else v for v in row] for row in frame.itertuples(index=False)]
+
+
+def _missing(value) -> bool:
+    return value is None or value is pd.NA
+
+
+def frame(rows: list[dict], columns: list[str] | None = None) -> pd.DataFrame:
+    """A frame whose cells stay as given: object dtype, so a None stays missing and a NaN stays
+    a measured NaN (pandas would turn one into the other in a float column)."""
+    return pd.DataFrame(rows, columns=columns, dtype=object)
+
+
+def markdown(table: Table) -> str:
+    """A GitHub table without alignment padding, so that a wide cell widens only its row."""
+    def line(cells):
+        return "| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+    rows = [line(row_texts(r)) for r in _cells(table.frame)]
+    return "\n".join([line(table.frame.columns), "|" + "---|" * len(table.frame.columns)] + rows)
+
+
+def latex(table: Table, number: int, anchor: str, legend: str = "") -> str:
+    """A booktabs table for \\input{} (needs \\usepackage{booktabs, amssymb})."""
+    caption = " ".join(p for p in (table.caption, legend) if p)
+    lines = [f"% Table {number}: {latex_escape(table.title)}", r"\begin{table}[ht]", r"\centering",
+             f"\\caption{{{latex_escape(table.title)}. {latex_escape(caption)}}}",
+             f"\\label{{tab:{anchor}}}", f"\\begin{{tabular}}{{{'l' * len(table.frame.columns)}}}",
+             r"\toprule", " & ".join(latex_escape(h) for h in table.frame.columns) + r" \\",
+             r"\midrule"]
+    lines += [" & ".join(latex_escape(c) for c in row_texts(r)) + r" \\" for r in _cells(table.frame)]
+    return "\n".join(lines + [r"\bottomrule", r"\end{tabular}", r"\end{table}"]) + "\n"
+
+
+def tidy(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every Estimate column as four: the value, lo, hi and n, each a number."""
+    out = {}
+    for name in frame.columns:
+        values = list(frame[name])
+        if any(isinstance(v, Estimate) for v in values):
+            for part, suffix in (("value", ""), ("lo", " lo"), ("hi", " hi"), ("n", " n")):
+                out[f"{name}{suffix}"] = [getattr(v, part) if isinstance(v, Estimate) else
+                                          (v if part == "value" else None) for v in values]
+        else:
+            out[name] = values
+    return pd.DataFrame(out, index=frame.index) if out else frame
+
+
+def csv(table: Table) -> str:
+    """The listing (or the view), tidy, at full precision."""
+    frame = tidy(table.listing if table.listing is not None else table.frame)
+    out = io.StringIO()
+    writer = _csv.writer(out, lineterminator="\n")
+    writer.writerow(frame.columns)
+    for row in _cells(frame):
+        writer.writerow([csv_value(v) for v in row])
+    return out.getvalue()
