@@ -122,7 +122,7 @@ def _way(r: dict) -> str | None:
 
 
 def probes_of(records: list[dict]) -> list[Probe]:
-    """Probe records (experiments.upgrades turns earlier runs' compile_probe records into
+    """Probe records (study.upgrades turns earlier runs' compile_probe records into
     them). Those without the 'compiled' flag are left out: that harness reset dynamo before
     each compile, so a wrapper compiled earlier recompiled at its first call under whatever
     settings were then in force, and its cells do not say which code they timed."""

@@ -246,7 +246,7 @@ def _run_timing(run: Run) -> RunTiming:
 
     def part(name):
         return [r for r in recs if r.get("part") == name]
-    plan = next(iter(part("plan")), {})  # experiments.upgrades gives older runs theirs
+    plan = next(iter(part("plan")), {})  # study.upgrades gives older runs theirs
     threads = next((r["threads"] for r in recs if "threads" in r), {})
     references, pairs = plan.get("reference_rules", {}), plan.get("torch_jax_pairs", [])
     return RunTiming(

@@ -163,7 +163,7 @@ def cmd_compare(args) -> None:
 
 
 def cmd_reference(args) -> None:
-    copied = results.promote_to_reference(args.results, args.reference)
+    copied = results.promote_to_reference(args.results, args.reference, set(experiments.NAMES))
     print(f"reference is now the {len(copied)} result files of {args.results} "
           f"(copied to {args.reference})")
 

@@ -210,17 +210,17 @@ def apply_errata(runs: list[Run], errata: list[dict]) -> list[Run]:
 
 def ready(runs: list[Run], errata: list[dict]) -> list[Run]:
     """Loaded runs as the study reads them: errata applied to the records as stored, then
-    older record shapes brought up to date (experiments.upgrades)."""
-    from experiments.upgrades import upgrade
+    older record shapes brought up to date (study.upgrades)."""
+    from study.upgrades import upgrade
     return [replace(run, records=upgrade(run.experiment, run.records))
             for run in apply_errata(runs, errata)]
 
 
 def promote_to_reference(results_dir: str = RESULTS_DIR, reference_dir: str = REFERENCE_DIR,
-                         known: set[str] | None = None) -> list[str]:
+                         known: set[str] = frozenset()) -> list[str]:
     """Make the runs under results_dir the reference: replace reference_dir's files with
     copies of them (after checking that every one loads). Returns the copied paths."""
-    runs, _ = load_runs([results_dir], known or _all_experiment_names())
+    runs, _ = load_runs([results_dir], known)
     staging = reference_dir.rstrip("/") + ".new"
     shutil.rmtree(staging, ignore_errors=True)
     copied = []
@@ -238,7 +238,3 @@ def promote_to_reference(results_dir: str = RESULTS_DIR, reference_dir: str = RE
     shutil.rmtree(old, ignore_errors=True)
     return copied
 
-
-def _all_experiment_names() -> set[str]:
-    import experiments
-    return set(experiments.NAMES)

@@ -22,3 +22,48 @@ def test_no_function_in_the_library_or_the_experiments_exceeds_60_lines():
             for folder in ("study", "experiments") for path, node in functions(folder)
             if node.end_lineno - node.lineno + 1 > MAX_LINES]
     assert not long, long
+
+
+def imports() -> dict[str, set[str]]:
+    """{module: the project modules it imports}, for every module of study/ and experiments/."""
+    modules = {}
+    for folder in ("study", "experiments"):
+        for base, _, files in os.walk(os.path.join(ROOT, folder)):
+            for name in (f for f in files if f.endswith(".py")):
+                path = os.path.relpath(os.path.join(base, name), ROOT)
+                modules[path[:-3].replace(os.sep, ".").removesuffix(".__init__")] = path
+    out = {}
+    for module, path in modules.items():
+        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        found = set()
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+                     if isinstance(node, ast.ImportFrom) and node.module else [])
+            found |= {n for n in names if n in modules and n != module}
+        out[module] = found
+    return out
+
+
+def test_the_library_never_imports_the_experiments():
+    entry = ("study.cli", "study.__main__")  # `python -m study` runs the registered experiments
+    assert not {m: i for m, i in imports().items() if m.startswith("study") and m not in entry
+                and any(n.startswith("experiments") for n in i)}
+
+
+def test_each_experiment_measures_summarises_and_reports_one_way():
+    # measure imports only study; summary imports study (and its package's helpers); report
+    # imports its own summary and study; nobody imports a report
+    for module, found in imports().items():
+        parts = module.split(".")
+        if len(parts) != 3 or parts[0] != "experiments":
+            continue
+        package, layer = ".".join(parts[:2]), parts[2]
+        others = {n for n in found if n.startswith("experiments") and not n.startswith(package + ".")}
+        assert not others and f"{package}.report" not in found, (module, others)
+        if layer == "measure":
+            assert not any(n.startswith("experiments") for n in found), module
+        if layer == "summary":
+            assert f"{package}.report" not in found and f"{package}.measure" not in found, module
+

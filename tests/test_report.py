@@ -33,7 +33,7 @@ REPORTS = os.path.join(results.REPO_ROOT, "reports")
 # Experiments still rendered by their older modules (a row dataclass per table), through the
 # report's adapter: the checks of the distilled report hold for every other one, and this list
 # may only shrink (a test below checks it names exactly the experiments that are not packages).
-NOT_YET_PORTED = ("zero_point", "bifurcation", "timing")
+NOT_YET_PORTED = ("bifurcation", "timing")
 MAX_LINE = 400
 
 
@@ -319,16 +319,11 @@ class Poison:
 # The rendering layer's own form (line width, significant figures, which atlas inputs are
 # columns, the 95% level of an interval), and the comparison's fixed labels: not data.
 RENDERING_LAYER = ("study.report", "study.report_layout", "study.tables", "study.reproduction",
-                   "study.stats",
-                   "study.device_comparison", "experiments.zero_point_conventions",
-                   "experiments.bifurcation_checks",
+                   "study.stats", "study.device_comparison", "experiments.bifurcation_checks",
                    "study.runsets", "study.results", "study.provenance", "study.experiment",
-                   "experiments.zero_point_report", "experiments.zero_point_atlas",
-                   "experiments.zero_point_compiled", "study.cells", "experiments.bifurcation_report",
-                   "experiments.bifurcation_summary",
+                   "study.cells", "experiments.bifurcation_report", "experiments.bifurcation_summary",
                    "experiments.timing_report", "experiments.timing_anatomy",
-                   "experiments.timing_rows", "experiments.zero_point_rows",
-                   "experiments.timing_summary", "experiments.timing_findings")
+                   "experiments.timing_rows", "experiments.timing_summary", "experiments.timing_findings")
 
 
 def measurement_constants():
@@ -342,9 +337,10 @@ def measurement_constants():
     for package in (study, experiments):
         for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
             name = info.name
+            parts = name.split(".")
             if (any(name == r or name.startswith(r + ".") for r in RENDERING_LAYER) or "._" in name
-                    or name.endswith(".report")):  # an experiment's report module renders
-                continue
+                    or (len(parts) == 3 and parts[0] == "experiments" and parts[2] != "measure")):
+                continue  # an experiment package's summary and report read records, not constants
             module = importlib.import_module(name)
             out += [(module, attr) for attr in vars(module)
                     if re.fullmatch(r"[A-Z][A-Z0-9_]*", attr)]

@@ -1,6 +1,6 @@
-"""Older result files brought to today's record shapes in one place (experiments.upgrades),
+"""Older result files brought to today's record shapes in one place (study.upgrades),
 on hand-made records in the shapes older code wrote."""
-from experiments.upgrades import upgrade
+from study.upgrades import upgrade
 from study import reproduction
 from study.results import Run, ready
 
@@ -11,14 +11,16 @@ PROV = {"utc": "2026-01-01T00:00:00+00:00", "host": "vm", "device": "cuda", "tor
 def test_fields_older_code_left_implicit_are_filled_and_listed_and_nothing_measured_changes():
     atlas = {"part": "atlas", "rule": "torch_relu6", "reverse": [0.0, 1.0]}
     got, = upgrade("zero_point", [atlas])
-    # before atlas records named it, torch_relu6's look-alike was jax_relu6 (the old list)
-    assert got == {**atlas, "look_alike": "jax_relu6", "upgraded_fields": ["look_alike"]}
+    # before atlas records named it, torch_relu6's look-alike was jax_relu6 (the old list), and
+    # before compiled records an atlas record measured the four modes
+    assert got == {**atlas, "look_alike": "jax_relu6", "modes": ["value", "reverse", "forward", "second"],
+                   "upgraded_fields": ["look_alike", "modes"]}
     got, = upgrade("two_layer", [{"framework": "jax", "rule": "jax_custom_c0", "loss": 1.5}])
     assert got["reference_rule"] == "jax_relu" and got["loss"] == 1.5
     builtin, custom = upgrade("transforms", [{"rule": "torch_relu"}, {"rule": "torch_custom_c0"}])
     assert (builtin["kind"], custom["kind"]) == ("builtin", "custom")
     # a record already in today's shape, a failed case and a withdrawn one stay as stored
-    today = {"part": "atlas", "rule": "r", "look_alike": None}
+    today = {"part": "atlas", "rule": "r", "look_alike": None, "modes": ["value"]}
     failed = {"rule": "torch_relu", "case_error": "RuntimeError: x"}
     withdrawn = {"rule": "torch_relu", "withdrawn": "why"}
     assert upgrade("zero_point", [today]) == [today]

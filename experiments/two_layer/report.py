@@ -41,8 +41,9 @@ def diff(s: Summary) -> Table:
 
 
 def gradients(s: Summary) -> Table:
-    return Table("gradients", "Every rule's loss and gradients on each dataset", "",
-                 s.gradients.drop(columns=["x_shape"]))
+    seed = s.gradients[s.gradients["dataset"] == "seed"]
+    return Table("gradients", "Every rule's loss and gradients on seed 001's net", "",
+                 seed.drop(columns=["x_shape", "dataset"]))
 
 
 def _answers(s: Summary) -> list[Answer]:

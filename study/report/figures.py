@@ -151,3 +151,37 @@ def point_panels(panels: list[PointPanel], title: str, ylabel: str) -> bytes:
         ax.legend(fontsize=7)
     fig.suptitle(textwrap.fill(title, 140), fontsize=8)
     return _png(fig)
+
+
+def convention_map(rows: list[dict], title: str) -> bytes:
+    """Each look-alike pair at each kink (a row), torch's and JAX's derivative side by side,
+    coloured by category and written in; a pair that disagrees is outlined in red."""
+    plt = _pyplot()
+    from matplotlib.patches import Patch, Rectangle
+    n = len(rows)
+    fig, ax = plt.subplots(figsize=(9, 1.2 + 0.32 * n), dpi=100)
+    colours = [c for _, c in CATEGORIES]
+    for i, r in enumerate(rows):
+        for j, side in enumerate(("torch d/dx", "JAX d/dx")):
+            v = r[side]
+            error = isinstance(v, str)
+            number = v if isinstance(v, float) else float("nan") if not error else 0.0
+            cat = category(number, error) if not hasattr(v, "values_text") else 3
+            ax.add_patch(Rectangle((j, n - 1 - i), 1, 1, color=colours[cat]))
+            label = "error" if error else "placement" if cat == 3 and hasattr(v, "values_text") else f"{number:.4g}"
+            ax.text(j + 0.5, n - 0.5 - i, label, ha="center", va="center", fontsize=9,
+                    color="white" if cat in (2, 4, 6) else "black")
+        if r["same d/dx"] is False:
+            ax.add_patch(Rectangle((0, n - 1 - i), 2, 1, fill=False, edgecolor="red", linewidth=2))
+    ax.set_xlim(0, 2)
+    ax.set_ylim(0, n)
+    ax.set_xticks([0.5, 1.5], ["torch", "JAX"])
+    ax.set_yticks([n - 0.5 - i for i in range(n)],
+                  [f"{r['torch op']} / {r['JAX op']} at {r['kink']:g}" for r in rows], fontsize=8)
+    ax.tick_params(length=0)
+    ax.set_title(title, fontsize=10)
+    ax.legend(handles=[Patch(color=c, label=k) for k, c in CATEGORIES[:6]]
+              + [Patch(fill=False, edgecolor="red", label="torch ≠ JAX")],
+              loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
+    fig.tight_layout()
+    return _png(fig)

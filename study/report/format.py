@@ -49,6 +49,8 @@ def text(value, figures: int | None = TABLE_FIGURES) -> str:
         return str(int(value))
     if isinstance(value, (list, tuple, np.ndarray)):
         return "[" + ", ".join(text(v, figures) for v in value) + "]"
+    if hasattr(value, "values_text"):  # a study.cells.Placed: its values, marked as placement's
+        return value.values_text()
     return str(value)
 
 
@@ -88,6 +90,8 @@ def csv_value(value):
         return number(float(value), None)
     if isinstance(value, (list, tuple, dict)):
         return json.dumps(value)
+    if hasattr(value, "values_text"):  # a study.cells.Placed: every value and where
+        return value.text(None)
     return str(value)
 
 

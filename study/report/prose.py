@@ -7,6 +7,7 @@ Numbers in prose go through the one formatter (`|fmt`, 3 significant figures; `|
 quote a table's cell as printed there).
 """
 import os
+import re
 
 import jinja2
 
@@ -25,8 +26,8 @@ def _fmt(value, figures: int = PROSE_FIGURES) -> str:
     return text(value, figures)
 
 
-ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(REPO_ROOT), undefined=jinja2.StrictUndefined, extensions=["jinja2.ext.do"],
-                         trim_blocks=True, lstrip_blocks=True, autoescape=False)
+ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(REPO_ROOT), undefined=jinja2.StrictUndefined,
+                         extensions=["jinja2.ext.do"], autoescape=False)
 ENV.filters.update(fmt=_fmt, names=names, span=span)
 
 
@@ -38,7 +39,8 @@ def macros(path: str):
 def say(module, name: str, **facts) -> str:
     """One macro's text on one line."""
     _quoted.clear()
-    return " ".join(str(getattr(module, name)(**facts)).split())
+    words = " ".join(str(getattr(module, name)(**facts)).split())
+    return re.sub(r" ([,.;:)])", r"\1", words)  # a template's line breaks before punctuation
 
 
 def answer(module, question: str, tables: tuple[str, ...], **facts) -> Answer:

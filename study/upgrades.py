@@ -33,9 +33,12 @@ _BUILTIN_RELUS = {"torch": "torch_relu", "jax": "jax_relu"}
 
 
 def _zero_point(rec: dict) -> dict:
+    filled = {}
     if rec.get("part") == "atlas" and "look_alike" not in rec:
-        return {"look_alike": _LOOK_ALIKES.get(rec["rule"])}
-    return {}
+        filled["look_alike"] = _LOOK_ALIKES.get(rec["rule"])
+    if rec.get("part") == "atlas" and "modes" not in rec:  # eager atlas records before compiled ones
+        filled["modes"] = ["value", "reverse", "forward", "second"]
+    return filled
 
 
 def _timing(rec: dict) -> dict:

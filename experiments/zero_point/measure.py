@@ -1,35 +1,15 @@
-"""Zero-point atlas: what every rule returns at its kinks, per framework, dtype, mode, placement.
-
-    python -m study run zero_point          # eager: torch at every placement, JAX in 2-D rows;
-                                            # compiled: float32, torch in fill, JAX in 2-D rows
-    python -m study run zero_point --full   # eager JAX at every placement; compiled in every
-                                            # dtype and at several placements
-
-Each op is probed at its own kinks and its look-alike's (k, k ± 1 ulp), at signed zeros, the
-smallest subnormals and normal, NaN and ±inf, in value, reverse, forward and second-order mode,
-and at several placements (study.placement): a cell whose value depends on where the element
-sits is recorded with every value and where it occurs. Each op is measured eagerly and compiled
-(torch.compile with inductor, or jax.jit; study.compiled) in value, reverse and forward mode.
-"""
+"""Measuring the zero-point atlas: every rule at its kinks, per dtype, mode, placement and
+compiler, the numeric checks at the kink, and the subnormal-arithmetic probe."""
 import numpy as np
 import torch
 from jax.test_util import check_grads
 
-from experiments import zero_point_atlas, zero_point_conventions
 from study.conventions import DTYPES, MODES, probe_inputs, reverse_derivative
 from study.arithmetic import subnormal_arithmetic
 from study.compiled import COMPILED_MODES, COMPILERS, measure_compiled
-from study.experiment import Comparison, Experiment
 from study.placement import ALL_PLACEMENTS, FILL_LENGTH, collapse, measure
 from study.rules import RULES, by_key, documented_derivatives
 
-DESCRIPTION = "zero-point atlas: every op at its kinks, all dtypes, modes and placements"
-QUESTION = ("What does each built-in and custom rule return at exactly x = 0 and at its other "
-            "kinks, in each framework, dtype, mode and placement, and which torch/JAX look-alikes "
-            "disagree?")
-TABLES = ("conventions", "atlas_torch", "atlas_jax", "modes", "placement", "compiled", "compiled_cells", "extended", "porting_torch_to_jax",
-          "porting_jax_to_torch", "custom_conventions", "gradcheck", "releases", "natural_pairs",
-          "subnormals")
 GRADCHECK_POINTS = (-0.5, 0.0, 0.5)
 FD_EPS = 1e-6
 JAX_PLACEMENTS = {"quick": ("2-D rows",), "standard": ("2-D rows",),
@@ -156,15 +136,3 @@ def _gradcheck(rule, x0: float, device) -> dict:
     fd = (f(x0 + FD_EPS) - f(x0 - FD_EPS)) / (2 * FD_EPS)
     return {"point": x0, "analytic": analytic, "finite_difference": fd, "passed": passed,
             "checker": checker, "fd_eps": FD_EPS}
-
-
-EXPERIMENT = Experiment(
-    name="zero_point", description=DESCRIPTION, question=QUESTION, seed=None, tables=TABLES,
-    scopes=("quick", "standard", "full"), cases=cases, run_case=run_case,
-    summarise=zero_point_atlas.summarise, render=zero_point_conventions.render,
-    comparison=Comparison(record_key=("part", "rule", "dtype", "point"),
-                          derived_cells=zero_point_atlas.comparable_cells),
-    appendix=("compiled", "placement", "custom_conventions", "subnormals", "natural_pairs",
-              "releases"),
-    listings=("atlas_torch", "atlas_jax", "modes", "compiled_cells", "extended",
-              "porting_torch_to_jax", "porting_jax_to_torch", "gradcheck"))

@@ -1,11 +1,8 @@
-"""The zero-point atlas's summary: pure functions of loaded runs.
-
-summarise(runs) turns atlas, gradcheck and arithmetic records into typed data (one RunAtlas per
-run, the release changes across runs); the atlas's cells as study.cells types, and what a
-rerun is compared on (comparable_cells).
+"""The atlas read from its records: every op's cells typed, one RunAtlas per run, the cells
+that change between releases, and what a rerun is compared on (comparable_cells).
 """
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -13,10 +10,7 @@ from study.cells import Cell, Error, Placed, Value, equal
 from study.conventions import numpy_dtype
 from study.placement import depends_on_placement, describe_where, same_value
 from study.results import Run
-from study.runsets import identity, machine
-from study.tables import shorten
 
-ATLAS_MODES = ("value", "reverse", "forward", "second")  # the atlas record's mode fields
 
 
 @dataclass
@@ -89,7 +83,7 @@ class RunAtlas:
     def changes(self) -> list:
         """Every cell compiling changes (zero_point_compiled.compiled_changes: a list of
         CompiledChange), computed once per run."""
-        from experiments.zero_point_compiled import compiled_changes  # it reads RunAtlas
+        from experiments.zero_point.compiled import compiled_changes  # it reads RunAtlas
         return compiled_changes(self)
 
 
@@ -114,7 +108,7 @@ class Summary:
 def _op(rec: dict) -> OpAtlas:
     return OpAtlas(rec["rule"], rec["name"], rec["framework"], rec["kind"], rec["convention"],
                    rec["kinks"], rec["dtype"], rec["inputs"],
-                   {m: rec[m] for m in rec.get("modes", ATLAS_MODES)}, rec["look_alike"],
+                   {m: rec[m] for m in rec["modes"]}, rec["look_alike"],
                    tuple(rec.get("withdrawn_fields", ())), tuple(rec.get("placements", ())),
                    rec.get("compiler") if rec.get("execution") == "compiled" else None,
                    tuple(tuple(kv) for kv in rec["documented"]) if "documented" in rec else None)
@@ -126,13 +120,18 @@ def _check(rec: dict) -> GradcheckPoint:
                           rec["fd_eps"])
 
 
-def summarise(runs) -> Summary:
+def machine(run: Run) -> tuple:
+    p = run.provenance
+    return p["host"], str(p.get("cpu")), str(p.get("torch_cpu_capability"))
+
+
+def read(runs) -> Summary:
     atlases = []
     for run in runs:
         recs = run.ok_records()
         ops = [_op(r) for r in recs if r.get("part") == "atlas"]
         atlases.append(RunAtlas(
-            identity(run), [op for op in ops if op.compiler is None],
+            replace(run, records=[]), [op for op in ops if op.compiler is None],
             [_check(r) for r in recs if r.get("part") == "gradcheck"],
             next((r["fill_length"] for r in recs if "fill_length" in r), None),
             [Arithmetic(r["framework"], r["exec"], r["dtype"], r["subnormal_is_positive"],
@@ -201,13 +200,6 @@ def forward_disagrees(op) -> list[str]:
         return []
     return [lab for lab in op.inputs if lab not in near and not lab.endswith("min_subnormal")
             and agree(op.cell("forward", lab), op.cell("reverse", lab)) is False]
-
-
-def forward_text(op, label: str, width: int = 60) -> str:
-    """The forward-mode cell, marked where forward mode is silently wrong."""
-    wrong = forward_disagrees(op)
-    text = shorten(shown(op.cell("forward", label)), width)
-    return text + (f" ✗ silently wrong (≠ reverse at {wrong[0]})" if wrong else "")
 
 
 def _changed(cells: list) -> bool:

@@ -1,0 +1,26 @@
+"""Zero-point atlas: what every rule returns at its kinks, per framework, dtype, mode, placement.
+
+    python -m study run zero_point          # eager: torch at every placement, JAX in 2-D rows;
+                                            # compiled: float32, torch in fill, JAX in 2-D rows
+    python -m study run zero_point --full   # eager JAX at every placement; compiled in every
+                                            # dtype and at several placements
+
+Each op is probed at its own kinks and its look-alike's (k, k ± 1 ulp), at signed zeros, the
+smallest subnormals and normal, NaN and ±inf, in value, reverse, forward and second-order mode,
+at several placements (study.placement), eagerly and compiled (study.compiled).
+"""
+from experiments.zero_point import atlas, measure, report, summary
+from study.experiment import Comparison, Experiment
+
+EXPERIMENT = Experiment(
+    name="zero_point", description="the atlas: every op at its kinks, all dtypes, modes and placements",
+    question="What does each built-in and custom rule return at exactly x = 0 and at its other kinks, "
+             "in each framework, dtype, mode and placement, and which torch/JAX look-alikes disagree?",
+    seed=None, tables=("conventions", "kinks", "compiled", "compiled_cells", "releases", "placement",
+                       "subnormals", "custom", "atlas", "pairs", "porting"),
+    scopes=("quick", "standard", "full"), cases=measure.cases, run_case=measure.run_case,
+    summarise=summary.summarise, render=report.render,
+    comparison=Comparison(record_key=("part", "rule", "dtype", "point"),
+                          derived_cells=atlas.comparable_cells),
+    appendix=("kinks", "compiled", "releases", "placement", "subnormals", "custom"),
+    listings=("compiled_cells", "atlas", "pairs", "porting"))

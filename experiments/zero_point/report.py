@@ -1,0 +1,67 @@
+"""The atlas in the report: conventions at 0 (Q2), and in the appendix the other kinks, what
+compiling and releases change, placement, subnormal flushing and the custom rules."""
+import pandas as pd
+
+from experiments.zero_point.summary import Summary
+from study.experiment import Finding, Rendered
+from study.report import Table, answer, frame, macros, names, say, side_by_side
+from study.report.figures import convention_map
+
+PROSE = macros("experiments/zero_point/prose.j2")
+
+
+def _grouped(rows: pd.DataFrame, by: list[str], listed: list[str]) -> pd.DataFrame:
+    """Rows that agree in `by` merged, the `listed` columns' distinct values named, and counted."""
+    out = []
+    for key, g in rows.groupby(by, sort=False):
+        out.append({**dict(zip(by, key if isinstance(key, tuple) else (key,))), "cells": len(g),
+                    **{c: names([str(v) for v in g[c]], 4) for c in listed}})
+    return frame(out)
+
+
+def _kinks(s: Summary, at_zero: bool) -> pd.DataFrame:
+    k = s.kinks[(s.kinks["kink"] == 0) == at_zero].drop(columns=["run"])
+    return k.drop(columns=["kink", "torch value", "JAX value"]) if at_zero else k
+
+
+def render(s: Summary) -> Rendered:
+    run = s.facts.run if s.facts else None
+    tables = [
+        Table("conventions", "Each look-alike pair's derivative at x = 0, torch beside JAX",
+              say(PROSE, "caption_conventions", run=run), _kinks(s, True), listing=s.kinks),
+        Table("kinks", "Look-alike pairs at their other kinks", say(PROSE, "caption_kinks", run=run),
+              _kinks(s, False)),
+        Table("compiled", "What compiling changes, by what the cells share", say(PROSE, "caption_compiled"),
+              side_by_side(_grouped(s.compiled, ["run", "framework", "shares"], ["op", "dtype", "mode"]),
+                           s.runs) if len(s.compiled) else frame([])),
+        Table("compiled_cells", "Every cell compiling changes", "", s.compiled),
+        Table("releases", "Cells that changed between releases", say(PROSE, "caption_releases"),
+              _grouped(s.releases.assign(**{"by release": [
+                  "; ".join(f"{r}: {v}" for r, v in b) for b in s.releases["by release"]]}),
+                  ["framework", "op", "by release"], ["dtype", "mode", "input"]) if len(s.releases) else frame([])),
+        Table("placement", "Ops whose value depends on where the element sits", say(PROSE, "caption_placement"),
+              side_by_side(_grouped(s.placement, ["run", "framework", "op"], ["dtype", "mode", "input"]), s.runs)
+              if len(s.placement) else frame([]), listing=s.placement),
+        Table("subnormals", "Subnormal arithmetic: which framework flushes, per device",
+              say(PROSE, "caption_subnormals"), side_by_side(s.subnormals, s.runs)),
+        Table("custom", "Custom rules: declared and measured conventions, and the numeric check",
+              say(PROSE, "caption_custom"), side_by_side(s.custom, s.runs)),
+        Table("atlas", "Every float32 atlas cell of every run: value, error, or values by placement", "",
+              s.cells[s.cells["dtype"] == "float32"]),
+        Table("pairs", "Every look-alike pair's verdict, eager and compiled", "", s.pairs),
+        Table("porting", "Porting: each op's equivalents in the other framework, float32", "", s.porting)]
+    if s.facts:
+        tables[0].notes.append(say(PROSE, "documented", f=s.facts))
+    found, answers, figures = [], [], {}
+    if s.facts:
+        answers.append(answer(PROSE, "zero_point", ("conventions", "releases", "compiled"), f=s.facts))
+        if s.facts.finite_differences:
+            found.append(Finding(say(PROSE, "finding_check", f=s.facts), "custom"))
+        if s.facts.forward_wrong:
+            found.append(Finding(say(PROSE, "finding_forward", f=s.facts), "custom"))
+        rows = s.kinks.to_dict("records")
+        figures["figures/zero-point-conventions.png"] = (
+            lambda: convention_map(rows, f"Derivative at each kink, float32, run {run}"),
+            "Convention map: each look-alike pair at each kink, torch beside JAX, float32; "
+            "disagreements outlined")
+    return Rendered(tables, found, figures, answers)

@@ -1,0 +1,240 @@
+"""The atlas summarised: tidy frames of every cell, the look-alike pairs at their kinks, what
+compiling and releases change, placement-dependent cells, subnormal flushing and the custom
+rules; and the facts the answer states. Pure functions of loaded runs.
+
+A cell is a number, an error line, or a study.cells.Placed where its value depends on where
+the element sits; every frame has a `run` column of legend labels.
+"""
+from dataclasses import dataclass
+
+import pandas as pd
+
+from experiments.zero_point.atlas import (SPECIAL, RunAtlas, agree, atlas_cell, forward_disagrees,
+                                          kink_labels, read, same_after_rounding, subnormal_label)
+from experiments.zero_point.compiled import (changed_by_compiling, compiled_forward_wrong,
+                                             look_alike_pairs, natural_pairs,
+                                             pairs_changed_by_compiling)
+from study.cells import Error, Placed
+from study.placement import depends_on_placement, describe_where
+
+
+def cell(c):
+    """A stored cell as a frame holds it: a float, an error line, or a Placed."""
+    typed = atlas_cell(c)
+    return typed if isinstance(typed, Placed) else typed.line if isinstance(typed, Error) else c
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the answer and findings state, from the main run (the first CPU run in the legend)."""
+    run: str
+    at_zero: tuple[tuple[float, tuple[str, ...]], ...]  # (d/dx at +0, ops of the conventions table)
+    disagree: tuple[str, ...]  # look-alike pairs that disagree at a kink or ±0
+    special_only: tuple[str, ...]  # pairs that disagree only at NaN or ±inf
+    compiled_ops: tuple[tuple[str, tuple[str, ...]], ...]  # framework -> ops compiling changes
+    compiled_pairs: tuple[str, ...]  # pairs whose verdict changes when both are compiled
+    compiled_forward: tuple[str, ...]  # custom rules whose compiled forward ignores the rule
+    forward_wrong: tuple[str, ...]  # custom rules whose forward mode disagrees with reverse
+    flushed: tuple[str, ...]  # "jax float32": the subnormal probe found flushing
+    releases: tuple[tuple[str, tuple[tuple[str, object], ...]], ...]  # op -> (release, d/dx at +0)
+    finite_differences: tuple[float, ...]  # central differences at the kink, custom rules
+    passing: tuple[float, ...]  # conventions a numeric check passes at the kink
+    documented: tuple[tuple[str, float, float, tuple, bool], ...]  # (op, kink, declared, measured, agrees)
+    undocumented: int  # ops whose docstrings declare no derivative at a kink
+
+
+@dataclass
+class Summary:
+    cells: pd.DataFrame  # run, framework, op, dtype, execution, mode, input, value, error, values, where
+    kinks: pd.DataFrame  # run, torch op, JAX op, kink, torch value, torch d/dx, JAX value, JAX d/dx, same, changes in
+    pairs: pd.DataFrame  # run, torch op, JAX op, verdict, disagree at, first, verdict compiled
+    compiled: pd.DataFrame  # run, framework, op, dtype, mode, input, eager, compiled, shares
+    releases: pd.DataFrame  # framework, op, device, dtype, mode, input, by release
+    placement: pd.DataFrame  # run, framework, op, dtype, mode, input, where
+    subnormals: pd.DataFrame  # run, framework, execution, dtype, s > 0, s × 1, m × 0.5, flushes
+    custom: pd.DataFrame  # run, framework, rule, declared c, reverse at ±0, forward at +0, ...
+    porting: pd.DataFrame  # run, from, op, every input, subnormals aside: the other framework's equivalents
+    facts: Facts | None
+    runs: list[str]
+
+
+def _main(atlases: list[RunAtlas]) -> RunAtlas | None:
+    order = lambda a: (a.run.provenance["device"] != "cpu", len(a.run.tag), a.run.tag)  # noqa: E731
+    return min((a for a in atlases if a.atlas("float32")), key=order, default=None)
+
+
+def _cells(a: RunAtlas) -> list[dict]:
+    rows = []
+    for op in a.ops + a.compiled:
+        for mode, cells in op.modes.items():
+            if mode in op.withdrawn:
+                continue
+            for i, label in enumerate(op.inputs):
+                c = cells if isinstance(cells, str) else cells[i]
+                placed = depends_on_placement(c)
+                rows.append({"run": a.run.tag, "framework": op.framework, "op": op.name,
+                             "dtype": op.dtype, "execution": op.compiler or "eager", "mode": mode,
+                             "input": label, "value": None if placed or isinstance(c, str) else c,
+                             "error": c if isinstance(c, str) else None,
+                             "values": [v for v in c["values"]] if placed else None,
+                             "where": describe_where(c) if placed else None})
+    return rows
+
+
+def _changes_in(atlases, main: RunAtlas, side, mode: str, label: str) -> str | None:
+    """Where the main run's float32 cell changes: a dtype, compiled, placement, another run."""
+    base = side.cell(mode, label)
+    marks = ["placement"] if depends_on_placement(base) else []
+    marks += [op.dtype for op in main.atlas() if op.rule == side.rule and op.dtype != "float32"
+              and label in op.inputs and mode not in op.withdrawn
+              and not same_after_rounding(op.cell(mode, label), base, op.dtype)]
+    marks += ["compiled"] if changed_by_compiling(main, side.rule, "float32", mode, label) else []
+    marks += sorted({a.run.tag for a in atlases if a is not main for op in a.atlas("float32")
+                     if op.rule == side.rule and label in op.inputs and mode not in op.withdrawn
+                     and agree(op.cell(mode, label), base) is not True})
+    return ", ".join(marks) or None
+
+
+def _kinks(atlases, main: RunAtlas) -> list[dict]:
+    rows = []
+    for t, j in look_alike_pairs(main):
+        for k in t.kinks:
+            label = kink_labels(k)[1]
+            if label in j.inputs:
+                changes = [f"{side.framework} {'d/dx' if m == 'reverse' else m}: {where}"
+                           for side in (t, j) for m in ("value", "reverse")
+                           if (where := _changes_in(atlases, main, side, m, label))]
+                rows.append({"run": main.run.tag, "torch op": t.name, "JAX op": j.name, "kink": k,
+                             "torch value": cell(t.cell("value", label)),
+                             "torch d/dx": cell(t.cell("reverse", label)),
+                             "JAX value": cell(j.cell("value", label)),
+                             "JAX d/dx": cell(j.cell("reverse", label)),
+                             "same d/dx": agree(t.cell("reverse", label), j.cell("reverse", label)),
+                             "changes in": "; ".join(changes) or None})
+    return rows
+
+
+def _pairs(a: RunAtlas) -> list[dict]:
+    compiled = {(p.torch_op, p.jax_op): p for p in natural_pairs(a, compiled=True)}
+    return [{"run": a.run.tag, "torch op": p.torch_op, "JAX op": p.jax_op, "verdict": p.status,
+             "disagree at": list(p.disagree) or None, "depends on placement at": list(p.depends) or None,
+             "first": f"at {p.first[0]}: {p.first[1]} vs {p.first[2]}" if p.first else None,
+             "verdict compiled": compiled[(p.torch_op, p.jax_op)].status
+             if (p.torch_op, p.jax_op) in compiled else None} for p in natural_pairs(a)]
+
+
+def _custom(a: RunAtlas) -> list[dict]:
+    checks = {(c.rule, c.point): c for c in a.checks}
+    rows = []
+    for op in a.atlas("float32"):
+        if op.kind != "custom":
+            continue
+        at0 = checks.get((op.rule, 0.0))
+        rows.append({"run": a.run.tag, "framework": op.framework, "rule": op.name,
+                     "declared c": op.convention, "reverse at +0": cell(op.cell("reverse", "+0.0")),
+                     "reverse at −0": cell(op.cell("reverse", "-0.0")),
+                     "forward at +0": cell(op.cell("forward", "+0.0")) if "forward" in op.modes else None,
+                     "forward ≠ reverse away from kinks": bool(forward_disagrees(op)),
+                     "finite difference at 0": at0.finite_difference if at0 else None,
+                     "numeric check passes at 0": at0.passed if at0 else None})
+    return rows
+
+
+def _signature(op, labels) -> tuple | None:
+    """The op's value and reverse gradient on these labels as plain values (NaN as 'nan', -0 as
+    0); None where any depends on placement."""
+    out = []
+    for m in ("value", "reverse"):
+        for lab in labels:
+            c = op.cell(m, lab)
+            if depends_on_placement(c):
+                return None
+            out.append("nan" if isinstance(c, float) and c != c else c + 0.0 if isinstance(c, float) else c)
+    return tuple(out)
+
+
+def _porting(a: RunAtlas) -> list[dict]:
+    """Per float32 op, the other framework's ops probed at the same inputs whose value and
+    reverse gradient equal its own on every input, and with subnormals aside."""
+    ops = a.atlas("float32")
+    rows = []
+    for op in ops:
+        others = [o for o in ops if o.framework != op.framework and sorted(o.inputs) == sorted(op.inputs)]
+        row = {"run": a.run.tag, "from": op.framework, "op": op.name}
+        for column, labels in (("every input", op.inputs),
+                               ("subnormals aside", [lab for lab in op.inputs if not subnormal_label(lab)])):
+            mine = _signature(op, labels)
+            row[column] = [o.name for o in others if mine is not None and _signature(o, labels) == mine]
+        rows.append(row)
+    return rows
+
+
+def _documented(main: RunAtlas) -> tuple[tuple, int]:
+    ops = [op for op in main.atlas("float32") if op.documented is not None]
+    out = []
+    for op in ops:
+        for k, v in op.documented:
+            got = tuple(op.cell("reverse", lab) for lab in (["-0.0", "+0.0"] if k == 0 else [f"{k:g}"])
+                        if lab in op.inputs)
+            out.append((op.name, k, v, got, all(agree(g, v) for g in got)))
+    return tuple(out), len([op for op in ops if not op.documented])
+
+
+def _facts(atlases, main: RunAtlas, kinks: list[dict], release_rows: list[dict]) -> Facts:
+    zero = [r for r in kinks if r["kink"] == 0]
+    at_zero: dict[float, list[str]] = {}
+    for r in zero:
+        for side in ("torch", "JAX"):
+            if isinstance(r[f"{side} d/dx"], float):
+                at_zero.setdefault(r[f"{side} d/dx"], []).append(r[f"{side} op"])
+    pairs = natural_pairs(main)
+    at_kink = [p for p in pairs if any(lab not in SPECIAL for lab in p.disagree)]
+    changes = [x for x in main.changes if x.dtype == "float32"]
+    flushed = sorted({f"{x.framework} {x.dtype}" for a in atlases for x in a.arithmetic if x.flushes})
+    releases = {}
+    for r in release_rows:
+        if r["mode"] == "reverse" and r["input"] == "+0.0" and r["dtype"] == "float32":
+            releases.setdefault(r["op"], tuple(r["by release"]))
+    at_kink_checks = [c for c in main.checks if c.point == 0.0]
+    return Facts(
+        main.run.tag, tuple((v, tuple(dict.fromkeys(ops))) for v, ops in sorted(at_zero.items())),
+        tuple(f"{p.torch_op} vs {p.jax_op}" for p in at_kink),
+        tuple(f"{p.torch_op} vs {p.jax_op}" for p in pairs if p.disagree and p not in at_kink),
+        tuple((fw, tuple(dict.fromkeys(x.op for x in changes if x.framework == fw)))
+              for fw in ("torch", "jax") if any(c.framework == fw for c in main.compiled)),
+        tuple(f"{e.torch_op} vs {e.jax_op}" for e, _ in pairs_changed_by_compiling(main)),
+        tuple(c.name for c, _, _ in compiled_forward_wrong(main)),
+        tuple(op.name for op in main.atlas("float32") if forward_disagrees(op)),
+        tuple(flushed), tuple(releases.items()),
+        tuple(sorted({round(c.finite_difference, 9) for c in at_kink_checks})),
+        tuple(sorted({c.convention for c in at_kink_checks if c.passed is True})),
+        *_documented(main))
+
+
+def summarise(runs) -> Summary:
+    s = read(runs)
+    atlases = s.runs
+    main = _main(atlases)
+    kinks = _kinks(atlases, main) if main else []
+    compiled = [{"run": a.run.tag, "framework": x.framework, "op": x.op, "dtype": x.dtype,
+                 "mode": x.mode, "input": x.input, "eager": cell(x.eager),
+                 "compiled": cell(x.compiled), "shares": x.shares} for a in atlases for x in a.changes]
+    releases = [{"framework": c.framework, "op": c.op, "device": c.device, "dtype": c.dtype,
+                 "mode": c.mode, "input": c.input,
+                 "by release": [(f"{c.framework} {v}", cell(x)) for v, x in c.by_release]}
+                for c in s.release_changes]
+    placement = [{"run": a.run.tag, "framework": op.framework, "op": op.name, "dtype": op.dtype,
+                  "mode": mode, "input": label, "where": describe_where(c)}
+                 for a in atlases for op in a.atlas() for mode, cells in op.modes.items()
+                 if not isinstance(cells, str) for label, c in zip(op.inputs, cells)
+                 if depends_on_placement(c)]
+    subnormals = [{"run": a.run.tag, "framework": x.framework, "execution": x.exec, "dtype": x.dtype,
+                   "s > 0": x.subnormal_is_positive, "s × 1": x.subnormal_times_one,
+                   "m × 0.5": x.half_min_normal, "flushes": x.flushes}
+                  for a in atlases for x in a.arithmetic]
+    frame = lambda rows: pd.DataFrame(rows, dtype=object)  # noqa: E731
+    return Summary(frame([r for a in atlases for r in _cells(a)]), frame(kinks),
+                   frame([r for a in atlases for r in _pairs(a)]), frame(compiled), frame(releases),
+                   frame(placement), frame(subnormals), frame([r for a in atlases for r in _custom(a)]),
+                   frame(_porting(main) if main else []),
+                   _facts(atlases, main, kinks, releases) if main else None, [a.run.tag for a in atlases])
