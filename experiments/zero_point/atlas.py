@@ -1,7 +1,6 @@
 """The atlas read from its records: every op's cells typed, one RunAtlas per run, the cells
 that change between releases, and what a rerun is compared on (comparable_cells).
 """
-import functools
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -74,18 +73,11 @@ class RunAtlas:
     fill_length: int | None
     arithmetic: list[Arithmetic]
     compiled: list[OpAtlas] = field(default_factory=list)  # the same ops, compiled
+    changes: list = field(default_factory=list)  # zero_point.compiled's CompiledChange, filled once
 
     def atlas(self, dtype: str | None = None) -> list[OpAtlas]:
         """The eager ops."""
         return [op for op in self.ops if dtype is None or op.dtype == dtype]
-
-    @functools.cached_property
-    def changes(self) -> list:
-        """Every cell compiling changes (zero_point_compiled.compiled_changes: a list of
-        CompiledChange), computed once per run."""
-        from experiments.zero_point.compiled import compiled_changes  # it reads RunAtlas
-        return compiled_changes(self)
-
 
 @dataclass
 class ReleaseChange:

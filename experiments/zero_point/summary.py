@@ -11,7 +11,7 @@ import pandas as pd
 
 from experiments.zero_point.atlas import (SPECIAL, RunAtlas, agree, atlas_cell, forward_disagrees,
                                           kink_labels, read, same_after_rounding, subnormal_label)
-from experiments.zero_point.compiled import (changed_by_compiling, compiled_forward_wrong,
+from experiments.zero_point.compiled import (changed_by_compiling, compiled_changes, compiled_forward_wrong,
                                              look_alike_pairs, natural_pairs,
                                              pairs_changed_by_compiling)
 from study.cells import Error, Placed
@@ -214,6 +214,8 @@ def _facts(atlases, main: RunAtlas, kinks: list[dict], release_rows: list[dict])
 def summarise(runs) -> Summary:
     s = read(runs)
     atlases = s.runs
+    for a in atlases:
+        a.changes = compiled_changes(a)
     main = _main(atlases)
     kinks = _kinks(atlases, main) if main else []
     compiled = [{"run": a.run.tag, "framework": x.framework, "op": x.op, "dtype": x.dtype,
