@@ -4,9 +4,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from experiments.bifurcation_checks import batch_overlaps, distinct_weights, independence
-from experiments.bifurcation_summary import (Agreement, Estimate, Outcomes, PaperCount,
-                                             mixture_estimate, rate_estimate)
+from experiments.bifurcation.counts import (Agreement, Outcomes, PaperCount, batch_overlaps,
+                                            distinct_weights, independence)
+from experiments.bifurcation.counts import SettingCount as Estimate
+from experiments.bifurcation.fits import mixture_estimate, rate_estimate
 
 
 def agreement(setting, inits, both, torch_only, jax_only):

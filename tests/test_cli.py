@@ -135,15 +135,10 @@ def test_jobs_runs_untimed_experiments_side_by_side_and_records_it(capsys, tmp_p
 
 def test_timing_never_runs_side_by_side_and_a_shared_wall_clock_is_named():
     import experiments
-    from study.results import Run
-    from experiments.bifurcation_checks import shared_machine_note
+    from study.report.document import _beside
     assert [e.name for e in experiments.all_experiments() if e.timed] == ["timing"]
-    alone = Run("bifurcation", {"utc": "t", "host": "h", "device": "cpu"}, [], "a.json")
-    beside = Run("bifurcation", {"utc": "u", "host": "h", "device": "cpu",
-                                 "side_by_side": {"jobs": 2, "with": ["zero_point"]}}, [], "b.json")
-    assert shared_machine_note([alone]) == []
-    note, = shared_machine_note([alone, beside])
-    assert "2 at a time" in note and "wall-clock" in note
+    assert _beside({"utc": "t", "host": "h", "device": "cpu"}) is None
+    assert _beside({"side_by_side": {"jobs": 2, "with": ["zero_point"]}}) == "2 at a time, with zero_point"
 
 
 def test_run_with_report_renders_in_the_same_process(capsys, tmp_path, monkeypatch):

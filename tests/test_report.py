@@ -33,7 +33,7 @@ REPORTS = os.path.join(results.REPO_ROOT, "reports")
 # Experiments still rendered by their older modules (a row dataclass per table), through the
 # report's adapter: the checks of the distilled report hold for every other one, and this list
 # may only shrink (a test below checks it names exactly the experiments that are not packages).
-NOT_YET_PORTED = ("bifurcation", "timing")
+NOT_YET_PORTED = ("timing",)
 MAX_LINE = 400
 
 
@@ -319,9 +319,9 @@ class Poison:
 # The rendering layer's own form (line width, significant figures, which atlas inputs are
 # columns, the 95% level of an interval), and the comparison's fixed labels: not data.
 RENDERING_LAYER = ("study.report", "study.report_layout", "study.tables", "study.reproduction",
-                   "study.stats", "study.device_comparison", "experiments.bifurcation_checks",
+                   "study.stats", "study.device_comparison",
                    "study.runsets", "study.results", "study.provenance", "study.experiment",
-                   "study.cells", "experiments.bifurcation_report", "experiments.bifurcation_summary",
+                   "study.cells",
                    "experiments.timing_report", "experiments.timing_anatomy",
                    "experiments.timing_rows", "experiments.timing_summary", "experiments.timing_findings")
 

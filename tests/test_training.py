@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-import experiments.bifurcation as bif_exp
-import experiments.bifurcation_summary as bif_summary
+import experiments.bifurcation.fits as bif_summary
+import experiments.bifurcation.measure as bif_exp
 from study import bifurcation as bif
 from study.nets import seed_two_layer_data
 from study.rules import by_key

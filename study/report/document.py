@@ -241,6 +241,7 @@ def _provenance(runs: list[Run], notes: list[str]) -> list[str]:
     rows = [{"result file": f"`{r.path}`", "run": r.tag, "device": r.provenance["device"],
              "torch": r.provenance["torch"], "jax": r.provenance["jax"], "scope": r.scope,
              "wall s": r.provenance.get("wall_s"), "UTC": str(r.provenance.get("utc"))[:16],
+             "ran beside": _beside(r.provenance),
              "commit": str(r.provenance.get("git_commit") or "—")[:10]} for r in runs]
     lines = ['<a id="provenance"></a>', "## Provenance", "", markdown(Table("", "", "", frame(rows))), ""]
     lines += [wrap(f"- **{label}**: {_settings(group[0].provenance)}", "  ")
@@ -248,6 +249,12 @@ def _provenance(runs: list[Run], notes: list[str]) -> list[str]:
     lines += [wrap(f"- {reason}: no GPU numbers from this host.", "  ") for reason in
               sorted({r.provenance["cuda_absent"] for r in runs if r.provenance.get("cuda_absent")})]
     return lines + [wrap(f"- Duplicate resolved: {note}.", "  ") for note in notes] + [""]
+
+
+def _beside(p: dict) -> str | None:
+    """What shared the machine with the run (`study run --jobs`): its wall-clock times include it."""
+    shared = p.get("side_by_side")
+    return f"{shared['jobs']} at a time, with {', '.join(shared['with'])}" if shared else None
 
 
 def _settings(p: dict) -> str:

@@ -185,3 +185,27 @@ def convention_map(rows: list[dict], title: str) -> bytes:
               loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
     fig.tight_layout()
     return _png(fig)
+
+
+def count_bars(rows: list[dict], title: str) -> bytes:
+    """Per setting (a row), the paper's published counts as black diamonds beside torch's and
+    JAX's predicted counts with their 95% intervals, all out of 1000 at the paper's images."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(12, 5), dpi=100)
+    xs = np.arange(len(rows))
+    for dx, fw, colour in ((-0.15, "torch", "#1f5f99"), (0.15, "jax", "#e8742c")):
+        est = [r.get(f"{fw}: predicted at theirs") for r in rows]
+        ok = [i for i, e in enumerate(est) if e is not None]
+        ax.errorbar(xs[ok] + dx, [est[i].value for i in ok],
+                    yerr=[[est[i].value - est[i].lo for i in ok], [est[i].hi - est[i].value for i in ok]],
+                    fmt="o", color=colour, capsize=3, label=f"{fw}: predicted (constant rate)")
+    for i, r in enumerate(rows):
+        for j, count in enumerate(r.get("theirs") or []):
+            ax.plot(i, count, "D", color="black", label="Bertoin et al." if i == j == 0 else None)
+    ax.set_xticks(xs, [f"{r['sweep']}: {r['setting']}" for r in rows], rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("initialisations of 1000 whose dW1 depends on ReLU'(0)")
+    ax.set_ylim(0, 1000)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, frameon=False)
+    fig.tight_layout()
+    return _png(fig)

@@ -42,7 +42,10 @@ def text(value, figures: int | None = TABLE_FIGURES) -> str:
         return "yes" if value else "no"
     if isinstance(value, Estimate):
         out = text(value.value, figures)
-        return out if value.lo is None else f"{out} [{text(value.lo, figures)}, {text(value.hi, figures)}]"
+        if value.lo is None:
+            return out
+        return f"{out} [{text(value.lo, figures)}, {text(value.hi, figures)}]" + (
+            " (saturated)" if value.saturated else "")
     if isinstance(value, (float, np.floating)):
         return number(float(value), figures)
     if isinstance(value, (int, np.integer)):
@@ -55,8 +58,8 @@ def text(value, figures: int | None = TABLE_FIGURES) -> str:
 
 
 def _floats(value) -> list[float]:
-    if isinstance(value, Estimate):
-        return [v for v in (value.value, value.lo, value.hi) if v is not None]
+    if isinstance(value, Estimate):  # its bounds need not print apart from other cells
+        return [value.value]
     if isinstance(value, (float, np.floating)):
         return [float(value)]
     if isinstance(value, (list, tuple)):

