@@ -53,17 +53,37 @@ def test_the_library_never_imports_the_experiments():
 
 
 def test_each_experiment_measures_summarises_and_reports_one_way():
-    # measure imports only study; summary imports study (and its package's helpers); report
-    # imports its own summary and study; nobody imports a report
+    # measure imports study and its package's measuring helpers; summary imports study and its
+    # package's reading helpers, never measure; report imports its summary and study; nobody
+    # imports a report, nor another experiment's modules
     for module, found in imports().items():
         parts = module.split(".")
         if len(parts) != 3 or parts[0] != "experiments":
             continue
         package, layer = ".".join(parts[:2]), parts[2]
-        others = {n for n in found if n.startswith("experiments") and not n.startswith(package + ".")}
+        others = {n for n in found if n.startswith("experiments") and n != package
+                  and not n.startswith(package + ".")}
         assert not others and f"{package}.report" not in found, (module, others)
-        if layer == "measure":
-            assert not any(n.startswith("experiments") for n in found), module
+        if layer == "measure":  # study, and its own package's measuring helpers
+            assert not {f"{package}.summary", f"{package}.report"} & found, module
         if layer == "summary":
             assert f"{package}.report" not in found and f"{package}.measure" not in found, module
 
+
+
+def test_no_import_cycle():
+    graph = imports()
+    for package in [m for m in graph if m.count(".") == 1]:  # a package's __init__ may import its parts
+        graph[package] = {n for n in graph[package] if not n.startswith(package + ".")}
+    state = {}
+
+    def visit(m, path):
+        state[m] = "open"
+        for n in graph.get(m, ()):
+            assert state.get(n) != "open", " -> ".join(path + [n])
+            if n not in state:
+                visit(n, path + [n])
+        state[m] = "done"
+    for m in graph:
+        if m not in state:
+            visit(m, [m])

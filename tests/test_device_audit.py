@@ -106,14 +106,15 @@ def run_audited(exp, device: Device, cases: list[dict]) -> list[list[dict]]:
 def test_experiment_computes_only_on_its_device(name, monkeypatch):
     exp = experiments.load(name)
     if name == "timing":
-        monkeypatch.setattr("experiments.timing.BUDGET_S", 0.0)
-        monkeypatch.setattr("experiments.timing.MIN_ROUNDS", 1)
-        monkeypatch.setattr("experiments.timing.WARMUP_S", 0.0)
-        monkeypatch.setattr("experiments.timing.CHECK_BUDGET_S", 0.0)
-        monkeypatch.setattr("experiments.timing_checks.CROSS_CHECK",
+        fewer = {"BUDGET_S": 0.0, "MIN_ROUNDS": 1, "WARMUP_S": 0.0, "CHECK_BUDGET_S": 0.0,
+                 "RULES": {"torch": ("torch_relu", "torch_custom_op_c0"),  # one built-in, one custom rule each
+                           "jax": ("jax_relu", "jax_custom_bit_mask")}}
+        for module in ("harness", "measure"):  # wherever each is read
+            for constant, value in fewer.items():
+                if hasattr(getattr(experiments.timing, module), constant):
+                    monkeypatch.setattr(f"experiments.timing.{module}.{constant}", value)
+        monkeypatch.setattr("experiments.timing.checks.CROSS_CHECK",
                             {"rounds": 1, "timer_min_run_s": 0.01})
-        monkeypatch.setattr("experiments.timing.RULES", {  # one built-in, one custom rule each
-            "torch": ("torch_relu", "torch_custom_op_c0"), "jax": ("jax_relu", "jax_custom_bit_mask")})
     device = Device("cpu")
     # the quick scope, but timing's checks (cross-check, profile, eager parts) only in standard
     chosen = AUDIT[name](exp.cases("standard" if name == "timing" else "quick"))

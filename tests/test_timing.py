@@ -69,7 +69,7 @@ def _stats(median):
 def test_bandwidth_fraction_counts_the_bytes_the_work_must_move():
     # A copy of n float32 moves 8n bytes in T; a rule step moving its 12 useful bytes an
     # element in 1.5 T runs at 12n / 1.5T = 8n / T: exactly the copy's rate, a fraction of 1.
-    from experiments import timing_summary
+    from experiments.timing import records as timing_summary
     from study.results import Run
     n, t = 10 ** 6, 1e-3
     recs = [{"part": "plan", "reference_rules": {"torch": "torch_relu", "jax": "jax_relu"}},
@@ -79,7 +79,7 @@ def test_bandwidth_fraction_counts_the_bytes_the_work_must_move():
              "name": "torch.relu", "n": n, "bytes_per_element": 12, "stats": _stats(1.5 * t),
              "dispatch": _stats(1e-6), "first_call_s": 1.0, "saved_bytes_per_element": 1.0}]
     prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "quick"}
-    run, = timing_summary.summarise([Run("timing", prov, recs, "x.json")]).runs
+    run, = timing_summary.read([Run("timing", prov, recs, "x.json")]).runs
     # useful 12 B at the copy's rate: 1; the compiled graphs move 16 + 2 x 1 = 18 B: 1.5
     assert timing_summary.fractions(run) == {("torch", "compile", "torch_relu"): (1.0, 1.5)}
 
@@ -95,10 +95,12 @@ def test_interleaved_timing_runs_the_thunks_round_by_round():
 
 
 def test_the_harness_check_times_the_same_case_in_a_fresh_process_in_alternation(cpu, monkeypatch):
-    from experiments import timing
+    from experiments.timing import harness
+    from experiments.timing import measure as timing
     monkeypatch.setattr(timing, "BUDGET_S", 0.001)  # the blocks the fresh process is asked for too
-    monkeypatch.setattr(timing, "WARMUP_S", 0.0)
-    monkeypatch.setattr(timing, "RULES", {"jax": ("jax_relu", "jax_custom_bit_mask")})
+    monkeypatch.setattr(harness, "WARMUP_S", 0.0)
+    for module in (harness, timing):
+        monkeypatch.setattr(module, "RULES", {"jax": ("jax_relu", "jax_custom_bit_mask")})
     fresh = timing.FreshProcess("cpu", "jax", "jit", 1000)  # told the rules on its command line
     try:
         timings = timing.time_rules("jax", "jit", 1000, cpu, fresh)
@@ -112,7 +114,7 @@ def test_the_harness_check_times_the_same_case_in_a_fresh_process_in_alternation
 
 
 def test_a_fresh_process_that_fails_is_named_in_one_line(cpu):
-    from experiments import timing
+    from experiments.timing import measure as timing
     fresh = timing.FreshProcess("cpu", "jax", "jit", 1000, ("no_such_rule",))
     with pytest.raises(RuntimeError, match="the fresh process failed"):
         fresh.ready()
@@ -120,7 +122,7 @@ def test_a_fresh_process_that_fails_is_named_in_one_line(cpu):
 
 
 def test_in_run_over_fresh_is_the_ratio_of_the_two_medians():
-    from experiments import timing_rows, timing_summary
+    from experiments.timing import records as timing_summary
     from study.results import Run
     rec = {"part": "rule", "framework": "jax", "mode": "jit", "rule": "jax_relu", "name": "r",
            "n": 10, "bytes_per_element": 12, "stats": _stats(3e-6), "dispatch": _stats(1e-6),
@@ -128,14 +130,13 @@ def test_in_run_over_fresh_is_the_ratio_of_the_two_medians():
     rec["fresh"] = {"stats": _stats(2e-6), "first_call_s": 1.0, "blocks": 4}
     plan = {"part": "plan", "targets": [], "harness_limit": 1.15}
     prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "quick"}
-    run, = timing_summary.summarise([Run("timing", prov, [plan, rec], "x.json")]).runs
+    run, = timing_summary.read([Run("timing", prov, [plan, rec], "x.json")]).runs
     assert timing_summary.harness_ratios(run) == {("jax", "jit", "jax_relu", 10): 1.5}
-    assert timing_rows.time_rows(run, [10])[0].harness == "1.5 (beyond 1.15×)"
     # timed in alternating blocks: the median of the block ratios, so that a block the machine
     # ran slow on both sides (the second) cancels: ratios 1, 1 and 1.1 give 1
     rec["block_medians"] = [2e-6, 6e-6, 2.2e-6]
     rec["fresh"]["block_medians"] = [2e-6, 6e-6, 2e-6]
-    run, = timing_summary.summarise([Run("timing", prov, [plan, rec], "x.json")]).runs
+    run, = timing_summary.read([Run("timing", prov, [plan, rec], "x.json")]).runs
     assert timing_summary.harness_ratios(run) == {("jax", "jit", "jax_relu", 10): 1.0}
 
 
@@ -161,7 +162,7 @@ def test_the_interval_of_a_median_holds_the_median_and_collapses_on_equal_values
 
 
 def test_quick_leaves_out_the_self_checks_and_says_so(capsys):
-    from experiments import timing
+    from experiments.timing import measure as timing
     quick = timing.cases("quick")
     assert not any(c.get("fresh_check") for c in quick)
     assert {c["part"] for c in quick}.isdisjoint({"cross_check", "profile", "probes",
@@ -181,7 +182,7 @@ def test_quick_leaves_out_the_self_checks_and_says_so(capsys):
 def test_every_case_has_a_part_function_that_takes_its_fields(scope):
     import inspect
 
-    from experiments import timing
+    from experiments.timing import measure as timing
     functions = timing.part_functions()
     for case in timing.cases(scope):
         fields = {k: v for k, v in case.items() if k != "part"}

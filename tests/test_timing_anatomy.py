@@ -6,10 +6,13 @@ import numpy as np
 import pytest
 import torch
 
-from experiments import (inductor_bool_mask, timing, timing_anatomy as anatomy, timing_checks,
-                         timing_processes)
+from experiments.timing import anatomy, inductor_bool_mask
+from experiments.timing import checks as timing_checks
+from experiments.timing import harness as timing
+from experiments.timing import processes as timing_processes
+from experiments.timing.measure import run_case
 from study.devices import Device
-from experiments.timing_rows import part_rows
+from study.report import macros, say
 
 
 def _timed(times, faults=None):
@@ -51,10 +54,9 @@ def test_what_autograd_adds_is_step_minus_forward_minus_backward_round_by_round(
     pieces = [anatomy.Piece("torch", 8, "r", "rule", piece, _timed([us * 1e-6] * 4))
               for piece, us in (("step", 10), ("forward", 2), ("backward", 3),
                                 ("backward, sorted signs", 1.5))]
-    row, = part_rows(pieces, {"torch": "r"})
-    assert (row.framework, row.n, row.rule) == ("torch", 8, "rule")
-    assert row.sorted_over == "2 [2, 2]"  # backward on random ÷ sorted signs: 3 / 1.5
-    assert row.rest == "5 [5, 5]"
+    of, = anatomy.by_rule(pieces).values()
+    assert of["backward"].timed.over(of["backward, sorted signs"].timed).value == 2  # 3 / 1.5
+    assert anatomy.rest(of).value == pytest.approx(5e-6)  # step − forward − backward: autograd's own share
 
 
 def _probe(role, way, signs, us):
@@ -73,17 +75,16 @@ def _probes(bool_scalar_us):
 
 def test_the_reproducers_finding_blames_the_vector_store_only_when_turning_it_off_helps():
     # step: compiled 10x eager; vector code off 6x on random signs, 2x on sorted (3x apart)
-    fact = anatomy.probe_fact(_probes(bool_scalar_us=50), "torch t")
-    text = anatomy.probe_text(fact)
-    assert "at 10^6 elements takes 10× its eager time on random signs and 5× on sorted" in text
-    assert "10× eager compiled as usual" in text and "1× with inductor's vector code off" in text
-    assert "the vectorised bool store is one cause" in text
-    assert "random ÷ sorted signs is 3× for it" in text and "depends on the pattern" in text
-    assert "from 10× to 6× eager; eager stays faster" in text
-    same = anatomy.probe_text(anatomy.probe_fact(_probes(bool_scalar_us=500), "torch t"))
-    assert "one cause" not in same  # off or on, the store takes 10x eager
-    assert "two causes" in anatomy.probe_finding(fact)
-    assert "the cause" in anatomy.probe_finding(anatomy.probe_fact(_probes(500), "torch t"))
+    prose = macros("experiments/timing/prose.j2")
+    fact = anatomy.probe_fact(_probes(bool_scalar_us=50), "AVX2")
+    assert (fact.step, fact.step_sorted, fact.store, fact.store_vector_off) == pytest.approx((10, 5, 10, 1))
+    assert (fact.step_vector_off, fact.step_vector_off_sorted, fact.vector_off_signs) == pytest.approx((6, 2, 3))
+    text = say(prose, "finding_probe", f=fact)
+    assert "takes 10× eager at 10^6; two causes" in text
+    assert "alone 10× eager, 1× with vector code off" in text and "6× eager on random signs, 2× on sorted" in text
+    assert text.endswith("Vector code off is no workaround: eager stays faster.")
+    same = say(prose, "finding_probe", f=anatomy.probe_fact(_probes(bool_scalar_us=500), "AVX2"))
+    assert "the cause" in same and "bool-mask store" not in same  # off or on, the store takes 10x eager
 
 
 def _grad(rule_fn, x, g):
@@ -208,7 +209,7 @@ def test_records_from_several_processes_merge_round_for_round_in_process_order()
 def test_a_case_in_several_processes_takes_rounds_in_each_and_names_a_failed_one():
     device = Device("cpu")
     with device.as_default():
-        records = timing.run_case(device, "page_faults", n=1000, processes=2)
+        records = run_case(device, "page_faults", n=1000, processes=2)
     assert all(len(r["process_rounds"]) == 2 and sum(r["process_rounds"]) == len(r["times_s"])
                and min(r["process_rounds"]) >= timing.MIN_ROUNDS // 2 for r in records)
     worker = timing_processes.Worker.started("cpu", 1)[0]

@@ -147,22 +147,11 @@ def _answers(answers, doc: Document) -> list[str]:
     return lines
 
 
-def _adapted(table) -> Table:
-    """A table of an experiment not yet ported to frames (headers and rows of cells), as a
-    frame-backed Table; its CSV keeps the full rows it gave."""
-    if isinstance(table, Table):
-        return table
-    listing = frame([dict(zip(table.detail[0], r)) for r in table.detail[1]], table.detail[0]) if table.detail else None
-    return Table(table.id, table.title, table.caption,
-                 frame([dict(zip(table.headers, r)) for r in table.rows], table.headers), listing, table.notes)
-
-
 def _rendered(exp, runs: list[Run]) -> tuple[Rendered | None, str | None]:
     if not runs:
         return None, None
     try:
         rendered = exp.render(exp.summarise(runs))
-        rendered.tables = [_adapted(t) for t in rendered.tables]
         unknown = {t.id for t in rendered.tables} - set(exp.tables)
         if unknown:
             raise ValueError(f"built undeclared tables {sorted(unknown)}")

@@ -209,3 +209,30 @@ def count_bars(rows: list[dict], title: str) -> bytes:
     ax.legend(fontsize=8, frameon=False)
     fig.tight_layout()
     return _png(fig)
+
+
+def ratio_panels(rows: list[dict], title: str) -> bytes:
+    """One panel per framework and mode: each custom rule's time ÷ the built-in's against size
+    (log-log), with its 95% interval, and a line at 1."""
+    plt = _pyplot()
+    panels = list(dict.fromkeys((r["framework"], r["mode"]) for r in rows))
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 4), dpi=100, squeeze=False)
+    for ax, (fw, mode) in zip(axes[0], panels):
+        mine = [r for r in rows if (r["framework"], r["mode"]) == (fw, mode) and r["÷ built-in"] is not None]
+        for rule in dict.fromkeys(r["rule"] for r in mine):
+            pts = sorted((r["n"], r["÷ built-in"]) for r in mine if r["rule"] == rule)
+            xs = [n for n, _ in pts]
+            ys = [e.value for _, e in pts]
+            err = [[e.value - (e.lo if e.lo is not None else e.value) for _, e in pts],
+                   [(e.hi if e.hi is not None else e.value) - e.value for _, e in pts]]
+            ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=textwrap.shorten(rule, 32))
+        ax.axhline(1, color="black", linewidth=0.8)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(f"{fw} {mode}", fontsize=10)
+        ax.set_xlabel("elements")
+        ax.legend(fontsize=7, frameon=False)
+    axes[0][0].set_ylabel("time ÷ built-in's")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return _png(fig)

@@ -40,8 +40,9 @@ def _missing(value) -> bool:
 
 def frame(rows: list[dict], columns: list[str] | None = None) -> pd.DataFrame:
     """A frame whose cells stay as given: object dtype, so a None stays missing and a NaN stays
-    a measured NaN (pandas would turn one into the other in a float column)."""
-    return pd.DataFrame(rows, columns=columns, dtype=object)
+    a measured NaN (pandas would turn one into the other); a key a row lacks is None."""
+    columns = columns or list(dict.fromkeys(k for r in rows for k in r))
+    return pd.DataFrame([[r.get(c) for c in columns] for r in rows], columns=columns, dtype=object)
 
 
 def markdown(table: Table) -> str:

@@ -1,23 +1,17 @@
-"""The timing experiment's summary: pure functions of loaded runs.
-
-summarise(runs) turns timing records into typed data (one RunTiming per run); the ratios with
-their intervals, bandwidth fractions, the harness check (in-run ÷ fresh process), the targets
-and what a rerun is compared on (comparable_cells) are computed from it.
+"""The timing records typed (one RunTiming per run), and what is computed from them: the
+ratios with their intervals, bandwidth fractions, the harness check (in-run ÷ fresh process),
+the targets, and what a rerun is compared on (comparable_cells).
 """
-from dataclasses import astuple, dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from experiments import timing_anatomy as anatomy
+from experiments.timing import anatomy
 from study.cells import Value
 from study.results import Run
-from study.runsets import identity
-from study.tables import format_cell
-from study.stats import MIN_BOOTSTRAP, Estimate as Interval, median_interval, paired_ratio, unpaired_ratio
+from study.stats import MIN_BOOTSTRAP, Estimate, median_interval, paired_ratio, unpaired_ratio
 
-TABLE_IDS = ("rule_times", "rule_ratios", "torch_vs_jax", "bandwidth", "saved_bytes", "compile",
-             "net", "targets", "harness", "shared_dynamic", "cross_check", "profile", "copies",
-             "eager_parts", "page_faults", "inductor_probe")
+Interval = Estimate
 
 
 # A rerun's ratio reproduces ours when the two 95% intervals overlap or lie within
@@ -250,7 +244,7 @@ def _run_timing(run: Run) -> RunTiming:
     threads = next((r["threads"] for r in recs if "threads" in r), {})
     references, pairs = plan.get("reference_rules", {}), plan.get("torch_jax_pairs", [])
     return RunTiming(
-        identity(run), [_rule(r) for r in part("rule")],
+        replace(run, records=[]), [_rule(r) for r in part("rule")],
         {(r["framework"], r["mode"], r["rule"], r["n"]): Fresh(
             r["fresh"]["stats"]["median"], tuple(r["fresh"].get("block_medians", ())))
          for r in part("rule") if "fresh" in r},
@@ -272,7 +266,7 @@ def _run_timing(run: Run) -> RunTiming:
         sorted({r["budget_s"] for r in part("rule") if "budget_s" in r}))
 
 
-def summarise(runs) -> Summary:
+def read(runs) -> Summary:
     timings = [_run_timing(run) for run in runs]
     return Summary(timings, sorted({r.n for t in timings for r in t.rules}))
 
@@ -288,7 +282,7 @@ def sizes(t: RunTiming) -> list[int]:
     return sorted({r.n for r in t.rules})
 
 
-def ratio_spread(t: RunTiming, fw: str, mode: str, rule: str, n: int) -> Value | None:
+def ratio_spread(t: RunTiming, fw: str, mode: str, rule: str, n: int) -> Estimate | None:
     """The rule's time ÷ the built-in's, with its 95% bootstrap interval: the median of the
     per-round ratios where the two were timed in the same rounds (interleaved), else the
     ratio of medians, each side resampled on its own."""
@@ -297,30 +291,12 @@ def ratio_spread(t: RunTiming, fw: str, mode: str, rule: str, n: int) -> Value |
     if not (a and b and a.times and b.times):
         return None
     paired = a.interleaved and b.interleaved and len(a.times) == len(b.times)
-    r = (paired_ratio if paired else unpaired_ratio)(a.times, b.times)
-    return Value(r.median, r.lo, r.hi)
+    return (paired_ratio if paired else unpaired_ratio)(a.times, b.times)
 
 
 def ratio(t: RunTiming, fw: str, mode: str, rule: str, n: int) -> float | None:
     spread = ratio_spread(t, fw, mode, rule, n)
     return spread.value if spread else None
-
-
-def interval_text(value: float | None, lo: float | None, hi: float | None,
-                  digits: int = 3) -> str | None:
-    """'361 [352, 370]' at three significant figures; the value alone without an interval."""
-    if value is None:
-        return None
-    if lo is None:
-        return format_cell(value, digits)
-    return f"{format_cell(value, digits)} [{format_cell(lo, digits)}, {format_cell(hi, digits)}]"
-
-
-def time_text(r: "RuleTiming | None") -> str | None:
-    """The case's time in µs with its 95% interval."""
-    if r is None:
-        return None
-    return interval_text(*astuple(r.time.scaled(1e6))[:3])
 
 
 def copy_bandwidth(t: RunTiming, n: int | None = None) -> float | None:
@@ -400,41 +376,36 @@ def harness_ratios(t: RunTiming) -> dict[tuple, float]:
     return out
 
 
-def unpaired_spread(value: float, a: tuple, b: tuple, scale: float = 1.0) -> Value:
+def unpaired_spread(value: float, a: tuple, b: tuple, scale: float = 1.0) -> Estimate:
     """value (scale × median(a) ÷ median(b)) with the bootstrap interval of that ratio, where
     both sides kept at least MIN_BOOTSTRAP rounds."""
     if min(len(a), len(b)) < MIN_BOOTSTRAP:
-        return Value(value)
+        return Estimate(value)
     r = unpaired_ratio(a, b)
-    return Value(value, r.lo * scale, r.hi * scale)
+    return Estimate(value, r.lo * scale, r.hi * scale, r.n)
 
 
-def paired_spread(value: float, a: tuple, b: tuple) -> Value:
+def paired_spread(value: float, a: tuple, b: tuple) -> Estimate:
     """value with the bootstrap interval of a ÷ b round by round, where both kept the same
     rounds, at least MIN_BOOTSTRAP of them."""
     if len(a) != len(b) or len(a) < MIN_BOOTSTRAP:
-        return Value(value)
+        return Estimate(value)
     r = paired_ratio(a, b)
-    return Value(value, r.lo, r.hi)
+    return Estimate(value, r.lo, r.hi, r.n)
 
 
-def bounds(v: Value | None) -> list | None:
-    """[lo, hi] for a table's interval column (None: no interval)."""
-    return [v.lo, v.hi] if v is not None and v.lo is not None else None
-
-
-def fraction_spread(t: RunTiming, fw: str, mode: str, rule: str, frac: float) -> Value:
+def fraction_spread(t: RunTiming, fw: str, mode: str, rule: str, frac: float) -> Estimate:
     """A rule's useful fraction of the copy bandwidth at the largest size, with the interval
     of copy time ÷ rule time (the fraction is that ratio times a constant)."""
     largest = max(sizes(t))
     r, copy = t.index()[(fw, mode, rule, largest)], anatomy.machine_copy(t.copies, largest)
     if copy is None:
-        return Value(frac)
+        return Estimate(frac)
     return unpaired_spread(frac, copy.timed.times, tuple(r.times),
                      frac * r.stats.median / copy.timed.median)
 
 
-def target_values(t: RunTiming) -> dict[str, tuple[Value | None, str]]:
+def target_values(t: RunTiming) -> dict[str, tuple[Estimate | None, str]]:
     """key -> (measured value, with its 95% interval where the run kept the rounds behind it;
     what it is of) for each target the run states."""
     names = t.names()
@@ -444,7 +415,7 @@ def target_values(t: RunTiming) -> dict[str, tuple[Value | None, str]]:
         spreads = [s for n in sizes(t) if rule and n >= 10 ** 6
                    and (s := ratio_spread(t, fw, mode, rule, n))]
         out[key] = (max(spreads, key=lambda s: s.value) if spreads else
-                    None if worst is None else Value(worst), f"best custom: {names.get(rule, rule)}")
+                    None if worst is None else Estimate(worst), f"best custom: {names.get(rule, rule)}")
     compiled = {k: v for k, v in fractions(t).items() if k[1] in ("compile", "jit")}
     if compiled:
         (fw, m, rule), (frac, _) = max(compiled.items(), key=lambda kv: kv[1][0])
@@ -464,11 +435,11 @@ def target_values(t: RunTiming) -> dict[str, tuple[Value | None, str]]:
     harness = harness_ratios(t)
     if harness:
         worst = max(harness, key=lambda k: off_by(harness[k]))
-        out["harness"] = (Value(off_by(harness[worst])),
+        out["harness"] = (Estimate(off_by(harness[worst])),
                           f"worst: {worst[0]} {worst[1]} {names.get(worst[2], worst[2])} at "
-                          f"{size_label(worst[3])}, in-run ÷ fresh {format_cell(harness[worst])}")
+                          f"{size_label(worst[3])}")
     wall = t.run.provenance.get("wall_s")
-    out["wall"] = (None if wall is None else Value(wall), f"{t.run.scope} run")
+    out["wall"] = (None if wall is None else Estimate(wall), f"{t.run.scope} run")
     return out
 
 
@@ -481,7 +452,8 @@ def comparable_cells(run: Run) -> dict:
         for n in sizes(t):
             spread = ratio_spread(t, fw, mode, rule, n) if rule != t.references.get(fw) else None
             if spread:
-                out[(("ratio", f"{fw} {mode} {rule} ÷ built-in"), ("n", size_label(n)))] = spread
+                out[(("ratio", f"{fw} {mode} {rule} ÷ built-in"), ("n", size_label(n)))] = Value(
+                    spread.value, spread.lo, spread.hi)
     for m in t.memory:
         out[(("saved bytes per element", m.rule),)] = Value(m.kept)
     for name, r in anatomy.comparable_ratios(t.pieces, t.references, t.ways, t.probes).items():

@@ -2,7 +2,7 @@
 fastest copy into an existing buffer, with each copy's page faults), the eager cost of a custom
 rule taken apart, torch.relu's step with new against existing outputs, the compiled-torch reproducer, and
 the harness's checks of itself (torch.utils.benchmark.Timer, torch.profiler, the shared dynamic
-compile wrapper). experiments/timing.py times the rules and runs these as parts of its cases;
+compile wrapper). experiments.timing.measure times the rules and runs these as parts of its cases;
 the fresh-process check stays there, since it alternates with the rules' own rounds.
 """
 import re
@@ -13,8 +13,9 @@ import numpy as np
 import torch
 from jax import lax
 
-from experiments import inductor_bool_mask, timing
-from experiments.timing import inputs, interleaved, jax_sync, rule_thunks, timed, torch_sync
+from experiments.timing import harness as timing
+from experiments.timing import inductor_bool_mask
+from experiments.timing.harness import inputs, interleaved, jax_sync, rule_thunks, timed, torch_sync
 from study.rules import REFERENCE_RELU, by_key
 from study.timing import quartiles
 

@@ -14,7 +14,7 @@ import tempfile
 
 import numpy as np
 
-from study.devices import Device
+from study.provenance import REPO_ROOT
 from study.timing import quartiles
 
 
@@ -32,11 +32,11 @@ class Worker:
         return [cls.running[(device_name, i)] for i in range(count)]
 
     def __init__(self, device_name: str):
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        root = REPO_ROOT
         self.errors = tempfile.TemporaryFile("w+")  # a pipe nobody reads could fill and block
         self.proc = subprocess.Popen(
             [sys.executable, "-c",
-             "from experiments.timing_processes import serve_parts; serve_parts()", device_name],
+             "from experiments.timing.measure import serve_parts; serve_parts()", device_name],
             cwd=root, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors)
         atexit.register(self.close)
 
@@ -57,19 +57,6 @@ class Worker:
             self.proc.stdin.close()
             self.proc.wait(timeout=60)
         self.errors.close()
-
-
-def serve_parts() -> None:
-    """A worker: for each request on stdin, a part's records on this device as one JSON line."""
-    from experiments.timing import _part_records  # it imports this module
-    from study.frameworks import use_shared_settings
-    use_shared_settings()
-    device = Device(sys.argv[1])
-    with device.as_default():
-        for line in sys.stdin:
-            request = json.loads(line)
-            print(json.dumps(_part_records(device, request["part"], request["case"])),
-                  flush=True)
 
 
 PER_ROUND = ("times_s", "dispatch_s", "minor_faults")

@@ -1,0 +1,251 @@
+"""What custom rules cost: the timing experiment's cases and their records.
+
+    python -m study run timing            # rules at 8, 10^6, 10^7 elements, seed and mid nets
+    python -m study run timing --quick    # 10^3 and 10^6 (compiled: 10^6), no self-checks
+    python -m study run timing --full     # up to 10^8, the large net, SGD steps
+
+The harness checks itself: each compiled case at FRESH_SIZES is also prepared alone in a fresh
+process, and blocks of rounds alternate between the run and that process (this VM's speed
+drifts by up to 1.8× over seconds); the checks that take a case apart (experiments.timing.checks)
+run in several processes one after another (experiments.timing.processes).
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+from experiments.timing import checks
+from experiments.timing.harness import (SEED, BUDGET_S, BYTES_PER_ELEMENT, COMPILED, FRESH_BLOCKS,
+                                        HARNESS_LIMIT, MAX_ROUNDS, MIN_ROUNDS, MODES, NET_RULES,
+                                        NETS, PROCESSES, RULES, SCOPE_NETS, SCOPE_WORKLOADS, SIZES,
+                                        TARGETS, TORCH_JAX_PAIRS, _dynamo_counts, _prepared,
+                                        memory_record, net_thunk, set_equal_threads, timed)
+from experiments.timing.processes import Worker, merge_processes
+from study.devices import Device
+from study.provenance import REPO_ROOT
+from study.rules import REFERENCE_RELU, by_key
+from study.timing import quartiles, timed_rounds
+
+def time_rules(framework: str, mode: str, n: int, device, fresh: "FreshProcess | None" = None
+               ) -> dict:
+    """{rule: timing} for every rule of the framework, interleaved round by round. With a
+    fresh process, blocks of rounds alternate between this process and that one, which
+    times the same case alone, so that the machine's drift hits both alike."""
+    thunks, timings, made = _prepared(framework, mode, n, device)
+    blocks = FRESH_BLOCKS if fresh else 1
+    in_run_blocks: dict = {k: [] for k in thunks}
+    fresh_blocks: dict = {k: [] for k in thunks}
+    if fresh:
+        fresh.ready()
+    for block in range(blocks):
+        before = {k: len(t["times_s"]) for k, t in timings.items()}
+        timed_rounds(thunks, timings, MAX_ROUNDS // blocks, BUDGET_S * len(thunks) / blocks,
+                     max(1, MIN_ROUNDS // blocks), collect=block == 0)
+        for key, t in timings.items():
+            in_run_blocks[key].append(float(np.median(t["times_s"][before[key]:])))
+        if fresh:
+            for key, times in fresh.time(BUDGET_S * len(thunks) / blocks).items():
+                fresh_blocks[key].append(times)
+    counts = _dynamo_counts() if mode == "compile" else None
+    for key, t in timings.items():
+        moved = made[key].moved()
+        t.update(stats=quartiles(t["times_s"]), dispatch=quartiles(t["dispatch_s"]),
+                 saved_bytes_per_element=made[key].saved() / n,
+                 xla_bytes_per_element=None if moved is None else moved / n,
+                 dynamo_counts_of_case=counts)
+        if fresh:
+            every = [x for block in fresh_blocks[key] for x in block]
+            t["block_medians"] = in_run_blocks[key]
+            t["fresh"] = {"stats": quartiles(every), "first_call_s": fresh.first_calls[key],
+                          "blocks": blocks,
+                          "block_medians": [float(np.median(b)) for b in fresh_blocks[key]]}
+    return timings
+
+
+class FreshProcess:
+    """A new Python process that prepares the same case and times it on request: blocks of
+    rounds alternate with this process's (see time_rules)."""
+
+    def __init__(self, device_name: str, framework: str, mode: str, n: int,
+                 rules: tuple[str, ...] | None = None):
+        root = REPO_ROOT
+        rules = rules or RULES.get(framework, ())
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", "from experiments.timing.measure import serve_fresh; serve_fresh()",
+             device_name, framework, mode, str(n), ",".join(rules)], cwd=root, text=True,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.first_calls: dict = {}
+
+    def _reply(self) -> dict:
+        line = self.proc.stdout.readline()
+        if not line:
+            lines = [ln for ln in self.proc.stderr.read().strip().splitlines() if ln.strip()]
+            raise RuntimeError(f"the fresh process failed: {lines[-1] if lines else 'no output'}")
+        return json.loads(line)
+
+    def ready(self) -> None:
+        self.first_calls = self._reply()["first_call_s"]
+
+    def time(self, budget_s: float) -> dict:
+        self.proc.stdin.write(json.dumps({"budget_s": budget_s}) + "\n")
+        self.proc.stdin.flush()
+        return self._reply()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=60)
+
+
+def serve_fresh() -> None:
+    """The fresh process: prepare the case named on the command line, say so with its first
+    calls, then time a block of rounds for each request on stdin until stdin closes."""
+    from study.frameworks import use_shared_settings
+    use_shared_settings()
+    device_name, framework, mode, n, rules = sys.argv[1:6]
+    device = Device(device_name)
+    set_equal_threads()
+    with device.as_default():
+        thunks, timings, _ = _prepared(framework, mode, int(n), device, rules.split(","))
+        print(json.dumps({"first_call_s": {k: t["first_call_s"] for k, t in timings.items()}}),
+              flush=True)
+        for i, line in enumerate(sys.stdin):
+            budget = json.loads(line)["budget_s"]
+            block = {k: {"times_s": [], "dispatch_s": []} for k in thunks}
+            timed_rounds(thunks, block, MAX_ROUNDS // FRESH_BLOCKS, budget,
+                         max(1, MIN_ROUNDS // FRESH_BLOCKS), collect=i == 0)
+            print(json.dumps({k: b["times_s"] for k, b in block.items()}), flush=True)
+
+
+def _rules_records(base: dict, device, framework: str, mode: str, n: int,
+                   fresh_check: bool) -> list[dict]:
+    fresh = FreshProcess(device.name, framework, mode, n) if fresh_check else None
+    try:
+        timings = time_rules(framework, mode, n, device, fresh)
+    finally:
+        if fresh:
+            fresh.close()
+    return [{**base, "part": "rule", "rule": key, "name": by_key(key).name,
+             "bytes_per_element": BYTES_PER_ELEMENT, "budget_s": BUDGET_S,
+             "interleaved_with": list(timings), **t} for key, t in timings.items()]
+
+
+# The fresh-process check at 10^6 (at 10^7 too with --full: there one torch.compile case
+# takes over a minute on this CPU, doubled by the check)
+# the eager cost taken apart at these sizes
+PARTS_SIZES = {"quick": (), "standard": (10 ** 6,), "full": (10 ** 6, 10 ** 7)}
+
+
+FRESH_SIZES = {"quick": (), "standard": (10 ** 6,), "full": (10 ** 6, 10 ** 7)}
+
+
+# --quick is a fast look at the rules and the seed net within 45 s from an empty inductor
+# cache: it compiles at its largest size only, and leaves out the harness's checks
+QUICK_SKIPS = ("compiled rules below 10^6 elements", "the torch.compile seed net",
+               "the fresh-process check", "the Timer cross-check", "the profile",
+               "the probes", "the shared dynamic wrapper", "the eager cost taken apart",
+               "the page-fault check")
+
+
+def _skipped(scope: str | None) -> list[str]:
+    if scope != "quick":
+        return []
+    print(f"[timing] --quick leaves out {', '.join(QUICK_SKIPS)} and the matmul rate",
+          file=sys.stderr, flush=True)
+    return list(QUICK_SKIPS) + ["the matmul rate"]
+
+
+def cases(scope: str) -> list[dict]:
+    sizes = SIZES[scope]
+    checks = scope != "quick"
+    out = [{"part": "plan", "scope": scope}] + [
+        {"part": "machine", "n": n, "matmul": checks and n == sizes[-1]}
+        for n in sorted({min(10 ** 6, sizes[-1]), sizes[-1]})]
+    out += [{"part": "rules", "framework": fw, "mode": m, "n": n,
+             "fresh_check": checks and m in COMPILED and n in FRESH_SIZES[scope]}
+            for fw in RULES for m in MODES[fw] for n in sizes
+            if checks or m not in COMPILED or n == sizes[-1]]
+    for net in SCOPE_NETS[scope]:
+        for workload in SCOPE_WORKLOADS[scope] if net != "large" else ("fwd_bwd",):
+            for fw in NET_RULES:
+                for m in MODES[fw]:
+                    for r in NET_RULES[fw]:
+                        if net == "large" and (m not in ("eager", "jit") or r in (
+                                "torch_myrelu_seed", "torch_custom_op_c0", "jax_custom_nondiff_c0")):
+                            continue  # ~200 GFLOP a step: the built-in and one custom rule
+                        if m == "compile" and (net != "seed" or not checks) and scope != "full":
+                            continue  # a torch.compile a rule and net: the seed net only
+                        out.append({"part": "net", "framework": fw, "mode": m, "rule": r,
+                                    "net": net, "workload": workload})
+    out += [{"part": "memory", "framework": fw, "rule": r} for fw in RULES for r in RULES[fw]]
+    if not checks:
+        return out
+    out += [{"part": "eager_parts", "framework": fw, "n": n, "processes": PROCESSES}
+            for fw in RULES for n in PARTS_SIZES[scope]]
+    out += [{"part": "page_faults", "n": n} for n in (10 ** 6, sizes[-1])]
+    out.append({"part": "cross_check", "n": 10 ** 6})
+    out += [{"part": "profile", "mode": m, "n": 10 ** 6} for m in MODES["torch"]]
+    out.append({"part": "probes", "n": 10 ** 6, "processes": PROCESSES})
+    out.append({"part": "shared_dynamic", "rule": REFERENCE_RELU["torch"], "n": 10 ** 6})
+    return out
+
+
+def _plan_records(base: dict, device, scope: str) -> list[dict]:
+    """What the report reads as this run's design, never from today's code."""
+    return [{**base, "targets": TARGETS, "reference_rules": REFERENCE_RELU,
+             "torch_jax_pairs": TORCH_JAX_PAIRS, "harness_limit": HARNESS_LIMIT,
+             "min_rounds": MIN_ROUNDS, "skipped": _skipped(scope)}]
+
+
+def _memory_records(base: dict, device, framework: str, rule: str) -> list[dict]:
+    return [{**base, "name": by_key(rule).name, **memory_record(framework, by_key(rule).fn, device)}]
+
+
+def part_functions() -> dict:
+    """{part: records(base, device, **the case's other fields)}."""
+    return {"plan": _plan_records, "rules": _rules_records, "net": net_records,
+            "memory": _memory_records, "machine": checks.machine_limits,
+            "eager_parts": checks.eager_parts_records, "page_faults": checks.page_fault_records,
+            "cross_check": checks.cross_check, "profile": checks.profile_records,
+            "probes": checks.probe_records, "shared_dynamic": checks.shared_dynamic_records}
+
+
+def run_case(device, part: str, **case) -> list[dict]:
+    """The records of one case: its part's function, called with the case's fields (in
+    fresh processes where the case names how many)."""
+    if part not in part_functions():
+        raise ValueError(f"unknown timing part {part!r}")
+    if case.get("processes", 1) > 1:
+        shares = [_part_records(device, part, case)]
+        workers = Worker.started(device.name, case["processes"] - 1)
+        return merge_processes(shares + [w.records(part, case) for w in workers])
+    return _part_records(device, part, case)
+
+
+def _part_records(device, part: str, case: dict) -> list[dict]:
+    base = {"part": part, "device": device.name, "threads": set_equal_threads(), **case}
+    return part_functions()[part](base, device, **case)
+
+
+def net_records(base: dict, device, framework: str, mode: str, rule: str, net: str,
+                workload: str) -> list[dict]:
+    shape = NETS[net]
+    thunk, sync = net_thunk(framework, mode, rule, shape, workload, device)
+    b, i, h, o = shape
+    flops = 3 * 2 * b * (i * h + h * o)  # forward matmuls, twice that for backward
+    return [{**base, "name": by_key(rule).name, "shape": list(shape), "flops": flops,
+             **timed(thunk, sync, repeats=20, warmup=0 if net == "large" else 2)}]
+
+
+def serve_parts() -> None:
+    """A worker (experiments.timing.processes.Worker): for each request on stdin, a part's
+    records on this device as one JSON line."""
+    from study.frameworks import use_shared_settings
+    use_shared_settings()
+    device = Device(sys.argv[1])
+    with device.as_default():
+        for line in sys.stdin:
+            request = json.loads(line)
+            print(json.dumps(_part_records(device, request["part"], request["case"])), flush=True)
