@@ -148,7 +148,6 @@ def cmd_compare(args) -> None:
     if not comps:
         print("every run given is itself a reference run; nothing to compare")
         return
-    everyone = runs + references
     rows = [[c.run.experiment, c.run.label,
              c.reference.label if c.reference else "—", c.equal, len(c.different),
              len(c.only_here), len(c.only_reference), c.verdict] for c in comps]

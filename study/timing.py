@@ -18,7 +18,6 @@ import resource
 import time
 import numpy as np
 
-from study.stats import MIN_BOOTSTRAP  # noqa: F401  (the harness's rounds are chosen for it)
 
 
 def quartiles(times: list[float]) -> dict:

@@ -25,7 +25,6 @@ from study.report.document import number_tables
 from study.report.format import latex_escape, shorten, text
 from study.report.runs import assign_labels, configuration
 from study.cells import Value, pair_texts
-from study.experiment import QUESTIONS
 from study.stats import Estimate
 from tests.conftest import listed_result_files, load_listed, reference_runs
 
@@ -261,11 +260,11 @@ LATEX_SPECIALS = re.compile(r"(?<!\\)[&%$#_{}~^]")
 def _latex_text_is_escaped(tex: str) -> None:
     body = tex.split(r"\midrule", 1)[1].split(r"\bottomrule", 1)[0]
     caption = re.search(r"\\caption\{(.*)\}\n\\label", tex, re.S).group(1)
-    for text in [caption] + body.splitlines():
-        cleaned = re.sub(r"\\[a-zA-Z]+\{\}|\\[&%$#_{}]|\$[^$]*\$|\\\\", "", text)
+    for line in [caption] + body.splitlines():
+        cleaned = re.sub(r"\\[a-zA-Z]+\{\}|\\[&%$#_{}]|\$[^$]*\$|\\\\", "", line)
         cleaned = cleaned.replace(" & ", " ")
-        assert not LATEX_SPECIALS.search(cleaned), text[:120]
-        assert all(ord(ch) < 128 for ch in text), text[:120]
+        assert not LATEX_SPECIALS.search(cleaned), line[:120]
+        assert all(ord(ch) < 128 for ch in line), line[:120]
     assert tex.count("{") - tex.count(r"\{") == tex.count("}") - tex.count(r"\}")
 
 

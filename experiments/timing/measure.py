@@ -10,14 +10,13 @@ drifts by up to 1.8× over seconds); the checks that take a case apart (experime
 run in several processes one after another (experiments.timing.processes).
 """
 import json
-import os
 import subprocess
 import sys
 
 import numpy as np
 
 from experiments.timing import checks
-from experiments.timing.harness import (SEED, BUDGET_S, BYTES_PER_ELEMENT, COMPILED, FRESH_BLOCKS,
+from experiments.timing.harness import (BUDGET_S, BYTES_PER_ELEMENT, COMPILED, FRESH_BLOCKS,
                                         HARNESS_LIMIT, MAX_ROUNDS, MIN_ROUNDS, MODES, NET_RULES,
                                         NETS, PROCESSES, RULES, SCOPE_NETS, SCOPE_WORKLOADS, SIZES,
                                         TARGETS, TORCH_JAX_PAIRS, _dynamo_counts, _prepared,

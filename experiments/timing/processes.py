@@ -7,7 +7,6 @@ rounds each process took, which a two-level bootstrap (study.timing) needs.
 """
 import atexit
 import json
-import os
 import subprocess
 import sys
 import tempfile

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from study.errors import first_error_line
 from study.experiment import QUESTIONS, Rendered
 from study.report import comparisons
-from study.report.format import shorten, text
 from study.report.runs import (assign_labels, label_order, labelled, labels_json, machine_name,
                                main_run, span, title)
 from study.report.table import Table, csv, frame, latex, markdown
@@ -283,7 +282,7 @@ def render(runs: list[Run], notes: list[str], experiments, references: list[Run]
     places = {(e.name, t): place(e, t) for e in experiments for t in e.tables}
     places[(comparisons.DEVICES, "devices")] = "appendix"
     doc = Document(runs, number_tables(experiments), places, figures)
-    body, appendix, method, found, answers = [], [], [], [], []
+    body, appendix, method, answers = [], [], [], []
     for exp in experiments:
         exp_runs = [r for r in runs if r.experiment == exp.name]
         rendered, error = _rendered(exp, exp_runs)
