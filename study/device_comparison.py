@@ -124,20 +124,6 @@ def group_of(name: tuple, a: Cell, b: Cell) -> str:
     return "other"
 
 
-def flushing_on_cpu(runs: list[Run]) -> dict[str, list[str]]:
-    """{framework: [dtype, ...]} that the subnormal probe (study.arithmetic, zero_point's
-    "arithmetic" records) found flushed to zero on a CPU."""
-    out: dict[str, list[str]] = {}
-    for run in (r for r in runs if r.provenance["device"] == "cpu"):
-        for rec in run.ok_records():
-            if rec.get("part") == "arithmetic" and (not rec["subnormal_is_positive"]
-                                                    or rec["half_min_normal"] == 0):
-                dtypes = out.setdefault(rec["framework"], [])
-                if rec["dtype"] not in dtypes:
-                    dtypes.append(rec["dtype"])
-    return out
-
-
 def groups_of(pair: DevicePair) -> dict[str, int]:
     counts: dict[str, int] = {}
     for name, a, b in pair.different:

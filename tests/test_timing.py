@@ -70,6 +70,7 @@ def test_bandwidth_fraction_counts_the_bytes_the_work_must_move():
     # A copy of n float32 moves 8n bytes in T; a rule step moving its 12 useful bytes an
     # element in 1.5 T runs at 12n / 1.5T = 8n / T: exactly the copy's rate, a fraction of 1.
     from experiments.timing import records as timing_summary
+    from experiments.timing import targets as timing_targets
     from study.results import Run
     n, t = 10 ** 6, 1e-3
     recs = [{"part": "plan", "reference_rules": {"torch": "torch_relu", "jax": "jax_relu"}},
@@ -81,7 +82,7 @@ def test_bandwidth_fraction_counts_the_bytes_the_work_must_move():
     prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "quick"}
     run, = timing_summary.read([Run("timing", prov, recs, "x.json")]).runs
     # useful 12 B at the copy's rate: 1; the compiled graphs move 16 + 2 x 1 = 18 B: 1.5
-    assert timing_summary.fractions(run) == {("torch", "compile", "torch_relu"): (1.0, 1.5)}
+    assert timing_targets.fractions(run) == {("torch", "compile", "torch_relu"): (1.0, 1.5)}
 
 
 def test_interleaved_timing_runs_the_thunks_round_by_round():
@@ -123,6 +124,7 @@ def test_a_fresh_process_that_fails_is_named_in_one_line(cpu):
 
 def test_in_run_over_fresh_is_the_ratio_of_the_two_medians():
     from experiments.timing import records as timing_summary
+    from experiments.timing import targets as timing_targets
     from study.results import Run
     rec = {"part": "rule", "framework": "jax", "mode": "jit", "rule": "jax_relu", "name": "r",
            "n": 10, "bytes_per_element": 12, "stats": _stats(3e-6), "dispatch": _stats(1e-6),
@@ -131,13 +133,13 @@ def test_in_run_over_fresh_is_the_ratio_of_the_two_medians():
     plan = {"part": "plan", "targets": [], "harness_limit": 1.15}
     prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "quick"}
     run, = timing_summary.read([Run("timing", prov, [plan, rec], "x.json")]).runs
-    assert timing_summary.harness_ratios(run) == {("jax", "jit", "jax_relu", 10): 1.5}
+    assert timing_targets.harness_ratios(run) == {("jax", "jit", "jax_relu", 10): 1.5}
     # timed in alternating blocks: the median of the block ratios, so that a block the machine
     # ran slow on both sides (the second) cancels: ratios 1, 1 and 1.1 give 1
     rec["block_medians"] = [2e-6, 6e-6, 2.2e-6]
     rec["fresh"]["block_medians"] = [2e-6, 6e-6, 2e-6]
     run, = timing_summary.read([Run("timing", prov, [plan, rec], "x.json")]).runs
-    assert timing_summary.harness_ratios(run) == {("jax", "jit", "jax_relu", 10): 1.0}
+    assert timing_targets.harness_ratios(run) == {("jax", "jit", "jax_relu", 10): 1.0}
 
 
 def test_a_paired_ratio_cancels_drift_that_hits_both_sides_of_a_round():

@@ -7,9 +7,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from experiments.timing import anatomy
-from experiments.timing.records import (RunTiming, block_ratios, fractions,
-                                        harness_ratios, off_by, paired_spread, ratio_spread, read,
-                                        target_values, unpaired_spread)
+from experiments.timing.records import RunTiming, paired_spread, ratio_spread, read, unpaired_spread
+from experiments.timing.targets import block_ratios, fractions, harness_ratios, off_by, target_values
 from study.stats import Estimate, median_interval
 
 COMPILED_MODES = ("compile", "jit")  # the records' mode names for compiled code

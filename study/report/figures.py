@@ -2,7 +2,6 @@
 import io
 import math
 import textwrap
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -37,120 +36,6 @@ def category(value, error: bool) -> int:
     if math.isinf(value):
         return 5
     return {0.0: 0, 0.5: 1, 1.0: 2}.get(value, 3)
-
-
-@dataclass
-class HeatmapPanel:
-    title: str
-    rows: list[str]
-    columns: list[str]
-    values: np.ndarray  # float; NaN where the value is NaN
-    errors: np.ndarray  # bool: the mode raised
-    dependent: np.ndarray  # bool: the value depends on placement (first value shown)
-    missing: np.ndarray | None = None  # bool: the op was not probed at this input (left blank)
-
-
-def heatmap(panels: list[HeatmapPanel], title: str) -> bytes:
-    """Panels side by side, every cell coloured by its category (0, 0.5, 1, other, NaN, ±inf,
-    error; a legend says which); 'other' values are written in; hatched cells take more than
-    one value (the first is shown)."""
-    plt = _pyplot()
-    from matplotlib.colors import ListedColormap
-    from matplotlib.patches import Patch
-    rows = max(len(p.rows) for p in panels)
-    cols = max(len(p.columns) for p in panels)
-    fig, axes = plt.subplots(1, len(panels), figsize=(cols * 0.32 * len(panels) + 4, rows * 0.2 + 3),
-                             dpi=100, squeeze=False, layout="constrained")
-    cmap = ListedColormap([colour for _, colour in CATEGORIES])
-    for ax, p in zip(axes[0], panels):
-        codes = np.vectorize(category)(p.values, p.errors)
-        shown = codes if p.missing is None else np.ma.masked_where(p.missing, codes)
-        ax.imshow(shown, cmap=cmap, vmin=-0.5, vmax=len(CATEGORIES) - 0.5, aspect="auto",
-                  interpolation="nearest")
-        for (i, j), code in np.ndenumerate(codes):
-            if p.missing is not None and p.missing[i, j]:
-                continue
-            if code == 3:
-                ax.text(j, i, f"{p.values[i, j]:.2g}", ha="center", va="center", fontsize=6)
-            if p.dependent[i, j]:
-                ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="////",
-                                           edgecolor="black", lw=0.6))
-        ax.set_xticks(range(len(p.columns)), p.columns, rotation=90, fontsize=7)
-        ax.set_yticks(range(len(p.rows)), p.rows, fontsize=7)
-        ax.set_title(p.title, fontsize=9)
-    handles = [Patch(facecolor=c, edgecolor="grey", label=name) for name, c in CATEGORIES]
-    handles.append(Patch(facecolor="white", edgecolor="black", hatch="////",
-                         label="depends on placement"))
-    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=8)
-    fig.suptitle(textwrap.fill(title, 160), fontsize=9)
-    return _png(fig)
-
-
-# --- lines with intervals, one panel each ---------------------------------------------------
-
-@dataclass
-class LinePanel:
-    title: str
-    series: dict[str, list[tuple[float, float, float, float]]]  # name -> (x, y, low, high)
-    styles: dict[str, dict]
-    floor: list[tuple[float, float]]  # a reference line (x, y); empty for none
-    floor_label: str = ""
-
-
-def line_panels(panels: list[LinePanel], title: str, xlabel: str, ylabel: str) -> bytes:
-    """Log-log panels side by side sharing the y axis; each point has an error bar from low
-    to high, and the panel's floor is drawn as a dashed black line."""
-    plt = _pyplot()
-    fig, axes = plt.subplots(1, len(panels), figsize=(7 * len(panels), 6), dpi=100,
-                             squeeze=False, sharey=True, layout="constrained")
-    for ax, p in zip(axes[0], panels):
-        for name, pts in p.series.items():
-            if pts:
-                x, y, lo, hi = map(np.asarray, zip(*sorted(pts)))
-                ax.errorbar(x, y, yerr=[y - lo, hi - y], label=name, capsize=2, lw=1, ms=3,
-                            **p.styles.get(name, {}))
-        if p.floor:
-            ax.plot(*zip(*sorted(p.floor)), color="black", ls=":", lw=1.5, label=p.floor_label)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel(xlabel)
-        ax.set_title(p.title, fontsize=9)
-        ax.legend(fontsize=6, ncol=1)
-    axes[0, 0].set_ylabel(ylabel)
-    fig.suptitle(textwrap.fill(title, 160), fontsize=9)
-    return _png(fig)
-
-
-# --- counts with intervals ---------------------------------------------------------------------
-
-@dataclass
-class PointPanel:
-    title: str
-    groups: list[str]
-    points: dict[str, list[tuple[float, float, float] | None]]  # series -> (value, low, high)
-
-
-def point_panels(panels: list[PointPanel], title: str, ylabel: str) -> bytes:
-    """One row per panel: each series' value per group as a point with its interval."""
-    plt = _pyplot()
-    widest = max(len(p.groups) for p in panels)
-    fig, axes = plt.subplots(len(panels), 1, figsize=(max(8, widest * 0.75), 3.2 * len(panels)),
-                             dpi=90, squeeze=False, layout="constrained")
-    for ax, p in zip(axes[:, 0], panels):
-        width = 0.5 / max(1, len(p.points))
-        for k, (name, values) in enumerate(p.points.items()):
-            shown = [(i + (k - (len(p.points) - 1) / 2) * width, v) for i, v in enumerate(values)
-                     if v is not None]
-            if shown:
-                x = np.array([s[0] for s in shown])
-                y, lo, hi = (np.array(c) for c in zip(*(s[1] for s in shown)))
-                ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt="o", capsize=3, ms=4, label=name)
-        ax.set_xticks(range(len(p.groups)), p.groups, rotation=30, ha="right", fontsize=7)
-        ax.set_ylabel(ylabel, fontsize=8)
-        ax.set_title(p.title, fontsize=8)
-        ax.legend(fontsize=7)
-    fig.suptitle(textwrap.fill(title, 140), fontsize=8)
-    return _png(fig)
 
 
 def convention_map(rows: list[dict], title: str) -> bytes:
