@@ -30,19 +30,7 @@ class Finding:
     table: str  # the id of the table that backs it
 
 
-QUESTIONS = {
-    "twins": "Does a ReLU rule written as torch.autograd.Function give exactly the same "
-             "gradients as the same rule written as jax.custom_vjp, and as each framework's "
-             "built-ins?",
-    "zero_point": "What does each built-in return at exactly x = 0 and at its other kinks, in "
-                  "each framework, dtype, device and release?",
-    "clone": "Why does the textbook MyReLU clone grad_output, and what breaks without the clone?",
-    "net": "How do these choices change a real two-layer net's gradients and its training, and "
-           "at which precisions?",
-    "cost": "What does a custom rule cost in time and memory, eager and compiled, on CPU and GPU?",
-    "transforms": "Which transformations does each custom rule survive: jit/compile, vmap, "
-                  "higher order, forward mode, export?",
-}
+QUESTIONS = ("twins", "zero_point", "clone", "net", "cost", "transforms")  # worded in study/report/document.j2
 
 
 @dataclass(frozen=True)

@@ -91,7 +91,7 @@ def test_a_docstrings_declared_derivative_is_read_from_its_math():
 
 
 def test_the_conventions_note_checks_every_declared_derivative_against_the_measurement(sample_run):
-    note = next(n for n in tables_of([sample_run])["conventions"].notes if "docstrings" in n)
+    note = next(n for n in tables_of([sample_run])["kinks"].notes if "docstrings" in n)
     assert "differs" not in note
     declared = [by_key(k) for k in SAMPLE if rules_module.documented_derivatives(by_key(k))]
     for rule in declared:

@@ -51,7 +51,7 @@ def render(s: Summary) -> Rendered:
         Table("pairs", "Every look-alike pair's verdict, eager and compiled", "", s.pairs),
         Table("porting", "Porting: each op's equivalents in the other framework, float32", "", s.porting)]
     if s.facts:
-        tables[0].notes.append(say(PROSE, "documented", f=s.facts))
+        tables[1].notes.append(say(PROSE, "documented", f=s.facts))
     found, answers, figures = [], [], {}
     if s.facts:
         answers.append(answer(PROSE, "zero_point", ("conventions", "releases", "compiled"), f=s.facts))

@@ -1,9 +1,11 @@
 """The Reproduction and CPU-against-GPU sections: each rerun against the committed reference
 (study.reproduction) and each cuda run against its cpu partner (study.device_comparison)."""
-from study.report.format import shorten
+from study.report.format import shorten, wrap
+from study.report.prose import macros, say
 from study.report.table import Table, csv, frame, markdown
 
 DEVICES = "cpu_vs_gpu"
+PROSE = macros("study/report/document.j2")
 
 
 def _name(run, everyone) -> str:
@@ -15,11 +17,10 @@ def _name(run, everyone) -> str:
 def reproduction_section(runs, references, experiments, files) -> list[str]:
     from study import reproduction  # the compare layer prints its cells with this package's formatter
     from study.cells import pair_texts
-    lines = ['<a id="reproduction"></a>', "## Reproduction", ""]
+    lines = ["## Reproduction", ""]
     comps = reproduction.comparisons(runs, references, experiments) if references else []
     if not comps:
-        return lines + ["Every result here is the committed reference (`reports/reference/`): "
-                        "rerun the study (`make report`) and this section compares yours with it.", ""]
+        return lines + [wrap(say(PROSE, "no_reference")), ""]
     reruns = [c for c in comps if c.kind == reproduction.REPRODUCTION]
     everyone = runs + references
     rows = [{"experiment": c.run.experiment, "your run": _name(c.run, everyone),
@@ -36,18 +37,15 @@ def reproduction_section(runs, references, experiments, files) -> list[str]:
     files["tables/reproduction.csv"] = csv(table)
     files["tables/reproduction-differences.csv"] = csv(Table("", "", "", frame(
         diffs, ["experiment", "comparison", "your file", "reference file", "cell", "yours", "reference"])))
-    return lines + [
-        f"**{sum(c.reproduced for c in reruns)} of {len(reruns)} runs reproduce the committed "
-        f"reference**: cells compared exactly, timing as ratios within each run whose intervals "
-        f"meet within the experiment's tolerance. Every differing cell: "
-        f"[reproduction-differences.csv](tables/reproduction-differences.csv).", "", markdown(table), ""]
+    return lines + [wrap(say(PROSE, "reproduced", reproduced=sum(c.reproduced for c in reruns),
+                             reruns=len(reruns))), "", markdown(table), ""]
 
 
 def devices_section(runs, experiments, doc) -> tuple[list[str], list[str]]:
     from study import device_comparison, reproduction
     from study.cells import pair_texts
     pairs = device_comparison.pairs(runs, experiments)
-    main = ['<a id="cpu-against-gpu"></a>', "## CPU against GPU", ""]
+    main = ["## CPU against GPU", ""]
     if not pairs:
         return main + ["No cuda run has a cpu run of the same experiment to compare with.", ""], []
     rows, cells = [], []
@@ -63,17 +61,11 @@ def devices_section(runs, experiments, doc) -> tuple[list[str], list[str]]:
                        "cell": reproduction.name_text(n), "cpu": pair_texts(a, b)[0],
                        "cuda": pair_texts(a, b)[1]} for n, a, b in p.different]
     same = [r for r in rows if r["same releases"] and r["same machine"]]
-    table = Table("devices", "CPU against GPU, experiment by experiment", (
-        "Each cuda run against a cpu run of the same experiment and scope (of the same machine and "
-        "releases where there is one), cell by cell as a rerun is compared; timing is left out. "
-        "The CSV lists every differing cell of the pairs on one machine with the same releases. "
-        "Differing cells are grouped: subnormal, placement (one device's value depends on where the "
-        "element sits), last bits (within 4 ulp), error, other."), frame(rows),
+    table = Table("devices", "CPU against GPU, experiment by experiment", say(PROSE, "devices_caption"), frame(rows),
         listing=frame(cells, ["group", "experiment", "cell", "cpu", "cuda"]))
     key = (DEVICES, "devices")
     said = "; ".join(f"{r['experiment']}: {r['different']} of {r['equal'] + r['different']} cells "
                      f"differ ({r['groups'] or 'none'})" for r in same)
-    main += [f"On one machine with the same releases, {said or 'no pair was measured'}. "
-             f"Every experiment: {doc.cite(key)}; every differing cell: "
-             f"[{DEVICES.replace('_', '-')}-devices.csv](tables/{DEVICES.replace('_', '-')}-devices.csv).", ""]
+    name = f"{DEVICES.replace('_', '-')}-devices.csv"
+    main += [wrap(say(PROSE, "devices", said=said, table=doc.cite(key), listing=f"[{name}](tables/{name})")), ""]
     return main, ['<a id="cpu-against-gpu-appendix"></a>', "## CPU against GPU", ""] + doc.table(key, table, runs)

@@ -6,12 +6,13 @@ APPENDIX.md: the table index (numbered tables, then CSV listings), the longer ta
 provenance of every result file. An experiment whose tables raise shows a one-line error.
 """
 import os
-import textwrap
 from dataclasses import dataclass, field
 
 from study.errors import first_error_line
 from study.experiment import QUESTIONS, Rendered
 from study.report import comparisons
+from study.report.format import wrap
+from study.report.prose import macros, say
 from study.report.runs import (assign_labels, label_order, labelled, labels_json, machine_name,
                                main_run, span, title)
 from study.report.table import Table, csv, frame, latex, markdown
@@ -20,12 +21,7 @@ from study.results import Run
 APPENDIX = "APPENDIX.md"
 GENERATED_FOLDERS = ("tables", "figures")  # everything in them is rewritten by each render
 LABELS = "labels.json"
-WIDTH = 100
-
-
-def wrap(paragraph: str, indent: str = "") -> str:
-    return textwrap.fill(paragraph, WIDTH, subsequent_indent=indent, break_long_words=False,
-                         break_on_hyphens=False)
+PROSE = macros("study/report/document.j2")
 
 
 def anchor(experiment: str, table_id: str) -> str:
@@ -125,16 +121,13 @@ def _legend(runs: list[Run]) -> list[str]:
                      "experiments": ", ".join(sorted(r.experiment for r in group)),
                      "commit": _commits(group), "older code": ", ".join(older) or "—"})
     table = Table("runs", "Runs", "", frame(rows))
-    return ['<a id="runs"></a>', "## Runs", "", wrap(
-        "Each run keeps its label (C: a CPU run, G: a GPU run) when others are added; in brackets, "
-        "what sets it apart from the main CPU run. 'older code': experiments whose result files "
-        "were measured at another commit than the newest run of that experiment."), "",
-        markdown(table), ""]
+    return ["## Runs", "", wrap(say(PROSE, "legend")), "", markdown(table), ""]
 
 
 def _answers(answers, doc: Document) -> list[str]:
-    lines = ['<a id="answers"></a>', "## Answers", ""]
-    for i, (question, words) in enumerate(QUESTIONS.items(), 1):
+    lines = ["## Answers", ""]
+    for i, question in enumerate(QUESTIONS, 1):
+        words = say(PROSE, "question", key=question)
         mine = [(name, a) for name, a in answers if a.question == question]
         lines += [f'<a id="answer-{question.replace("_", "-")}"></a>', f"### {i}. {words}", ""]
         if not mine:
@@ -172,11 +165,10 @@ def _failed(runs: list[Run]) -> list[dict]:
 
 def _section(exp, runs, rendered, error, doc: Document) -> tuple[list, list, list]:
     """The experiment's lines in REPORT.md, in APPENDIX.md and in the Methodology."""
+    shown = f" Runs: {span(r.tag for r in runs)}." if runs else ""
     main = [f'<a id="{anchor(exp.name, "section")}"></a>', f"## {exp.name}: {exp.description}", "",
-            wrap(f"*Question:* {exp.question} *Rerun:* `python -m study run {exp.name}`."), ""]
+            wrap(f"*Question:* {exp.question} *Rerun:* `python -m study run {exp.name}`.{shown}"), ""]
     appendix, method = [f'<a id="{anchor(exp.name, "appendix")}"></a>', f"## {exp.name}", ""], []
-    if runs:
-        main += [wrap(f"Runs: {span(r.tag for r in runs)}."), ""]
     if error:
         main += [f"**error:** the tables of `{exp.name}` could not be rendered: {error}", ""]
     tables = {t.id: t for t in rendered.tables} if rendered else {}
@@ -190,13 +182,16 @@ def _section(exp, runs, rendered, error, doc: Document) -> tuple[list, list, lis
     for finding in rendered.findings if rendered else []:
         main += [wrap(f"- {finding.text} ({doc.cite((exp.name, finding.table))})", "  ")]
     main += [""] if rendered and rendered.findings else []
-    elsewhere = [doc.cite((exp.name, t)) for t in exp.tables if doc.places[(exp.name, t)] in ("appendix", "csv")]
-    if elsewhere:
-        main += [wrap(f"More: {', '.join(elsewhere)}."), ""]
+    numbers = [doc.numbers[(exp.name, t)] for t in exp.tables if doc.places[(exp.name, t)] == "appendix"]
+    listings = [t for t in exp.tables if doc.places[(exp.name, t)] == "csv"]
+    more = ([f"[Table{'s' * (len(numbers) > 1)} {span(f'{n}' for n in numbers)}]"
+             f"({APPENDIX}#{anchor(exp.name, 'appendix')})"] if numbers else []) + (
+        [f"{len(listings)} CSV listing{'s' * (len(listings) > 1)} ([index]({APPENDIX}#tables))"] if listings else [])
+    if more:
+        main += [wrap(f"More: {' and '.join(more)}."), ""]
     failed = _failed(runs)
     if failed:
-        main += [wrap(f"{len(failed)} cases failed or were withdrawn: each is listed, with why, in "
-                      f"[failed-cases.csv](tables/failed-cases.csv)."), ""]
+        main += [wrap(say(PROSE, "failed", count=len(failed))), ""]
     for name, (draw, alt) in (rendered.figures if rendered else {}).items():
         if doc.figures:
             doc.files[name] = draw()
@@ -208,21 +203,8 @@ def _methodology(runs, tables: list[str]) -> list[str]:
     seeds = sorted({f"{r.experiment} {r.provenance.get('seed')}" for r in runs})
     matmul = sorted({", ".join(f"{k}={v}" for k, v in sorted(r.provenance.get("matmul", {}).items()))
                      for r in runs})
-    items = [
-        f"Inputs are built once in numpy and copied into both frameworks on the run's device. "
-        f"Seeds: {', '.join(seeds) or 'none'} (None: fixed by hand, as in the seeds). Matmul "
-        f"settings: {'; '.join(matmul) or 'none'}.",
-        "A convention is measured, never declared: the reverse-mode gradient with cotangent 1 at "
-        "the input, at every placement the atlas probes; forward mode uses tangent 1.",
-        "A case that raises is recorded with the first line of its error and the run goes on; "
-        "failed and withdrawn cases are listed in [failed-cases.csv](tables/failed-cases.csv).",
-        "Tables print 4 significant figures (more where two values would print alike), prose 3; "
-        "every interval is 95%; CSVs keep the records' full precision, one column per quantity, "
-        "and fitted values to the figures their fit determines.",
-        "Limits: conventions are those of the builds in the run legend; subnormal handling is "
-        "the backend's; the seed nets are tiny, so they show where ties bite, not how often."]
-    return (['<a id="methodology"></a>', "## Methodology", ""] + [wrap(f"- {i}", "  ") for i in items]
-            + [""] + tables)
+    items = say(PROSE, "methodology", seeds=seeds, matmul=matmul).split(" |")
+    return ["## Methodology", ""] + [wrap(i, "  ") for i in items] + [""] + tables
 
 
 def _provenance(runs: list[Run], notes: list[str]) -> list[str]:
@@ -292,17 +274,13 @@ def render(runs: list[Run], notes: list[str], experiments, references: list[Run]
     doc.files["tables/failed-cases.csv"] = csv(Table("failed", "", "", frame(
         _failed(runs), ["experiment", "run", "case", "why"])))
     devices, device_appendix = comparisons.devices_section(runs, experiments, doc)
-    head = ["# ReLU gradient rules in PyTorch and JAX", "", wrap(
-        "Generated by `python -m study report` from the result files listed in the appendix; do not "
-        "edit by hand. Answers first, each linking its tables; longer tables and every result file's "
-        "provenance are in [APPENDIX.md](APPENDIX.md)."), ""]
+    head = ["# ReLU gradient rules in PyTorch and JAX", "", wrap(say(PROSE, "head")), ""]
     doc.files["REPORT.md"] = "\n".join(
         head + _answers(answers, doc) + _legend(runs) + body
         + comparisons.reproduction_section(runs, references, experiments, doc.files)
         + devices + _methodology(runs, method)).rstrip() + "\n"
     doc.files[APPENDIX] = "\n".join(
-        ["# Appendix", "", wrap("Generated with [REPORT.md](REPORT.md) from the same result files; "
-                                "run labels as in its [run legend](REPORT.md#runs)."), ""]
+        ["# Appendix", "", wrap(say(PROSE, "appendix_head")), ""]
         + _index(experiments, doc) + appendix + device_appendix + _provenance(runs, notes)).rstrip() + "\n"
     doc.files[LABELS] = labels_json(labels)
     return doc.files

@@ -8,6 +8,7 @@ alike; prose prints 3. The sign of zero is kept. CSVs keep full precision (`csv_
 """
 import json
 import math
+import textwrap
 
 import numpy as np
 
@@ -15,6 +16,12 @@ from study.stats import Estimate
 
 TABLE_FIGURES = 4
 PROSE_FIGURES = 3
+WIDTH = 100  # prose is wrapped to this width for reading in a terminal (markdown joins the lines)
+
+
+def wrap(paragraph: str, indent: str = "") -> str:
+    return textwrap.fill(paragraph, WIDTH, subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False)
 
 
 def number(value: float, figures: int | None = TABLE_FIGURES) -> str:
