@@ -33,6 +33,7 @@ class Run:
     records: list
     path: str  # as cited in the report: relative to the folder above the results folder
     tag: str = field(default="", compare=False)  # its label in the report's run legend: "C1"
+    title: str = field(default="", compare=False)  # the label and what sets it apart: "C4 (torch 2.14.1)"
 
     @property
     def scope(self) -> str:

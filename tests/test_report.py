@@ -189,7 +189,7 @@ def test_a_row_counts_exactly_the_rules_it_lists():
     grads = pd.DataFrame([rule("relu", "torch.relu", 0.0, [0.0]),
                           rule("max", "torch.maximum(x, 0)", 0.5, [1.0]),
                           rule("mx", "torch.max(x, zeros)", 0.5, [1.0])], dtype=object)
-    table = two_layer.diff(Summary(grads, pd.DataFrame(), [], ["C1"]))
+    table = two_layer.diff(Summary(grads, pd.DataFrame(), [], ["C1"], {}))
     assert table.frame[["d/dx at 0", "rules", "which"]].values.tolist() == [
         [0.0, 1, "torch.relu"], [0.5, 2, "torch.maximum(x, 0), torch.max(x, zeros)"]]
 
@@ -367,3 +367,48 @@ def test_a_target_is_met_or_missed_only_where_its_whole_interval_says_so():
     assert met(Estimate(0.29, 0.28, 0.30), 0.7, "≥") == "no"
     assert met(Estimate(0.75, 0.65, 0.8), 0.7, "≥") == "undecided"
     assert met(Estimate(120.0), 150.0, "≤") == "yes" and met(Estimate(0.5), 0.7, "≥") == "no"
+
+
+def _answers_and_tables():
+    runs, refs = committed_inputs()
+    labels = assign_labels(runs + refs, committed_labels())
+    for exp in experiments.all_experiments():
+        mine = [replace(r, tag=labels[configuration(r)]) for r in runs if r.experiment == exp.name]
+        if mine:
+            rendered = exp.render(exp.summarise(mine))
+            tables = {t.id: t for t in rendered.tables}
+            for a in rendered.answers:
+                yield exp.name, a, [tables[t] for t in a.tables]
+
+
+def test_an_answer_names_a_quantity_as_its_table_does():
+    # answer 5 once said a bit mask "saves" 0.125 B an element where its table said "kept": a
+    # word for bytes held for backward appears in an answer only as its table's header words it
+    for _, a, tables in _answers_and_tables():
+        headers = set(" ".join(str(c) for t in tables for c in t.frame.columns).lower().split())
+        for family in ({"save", "saves", "saved"}, {"keep", "keeps", "kept"}):
+            if family & set(a.text.lower().split()):
+                assert family & headers, (a.question, family)
+    assert any("keep" in a.text for _, a, _ in _answers_and_tables())  # the check has something to check
+
+
+def test_the_cost_answer_quotes_each_ratio_from_a_column_of_the_size_it_states():
+    # answer 5 and Table 37 gave the best compiled ratio at two sizes without saying so: every
+    # ratio the answer quotes is a cell of a column headed with the size the answer states
+    (_, a, (table,)), = [x for x in _answers_and_tables() if x[1].question == "cost"]
+    size = re.search(r"At (10\^\d+) elements", a.text).group(1)
+    sized = {text(v, 3) for c in table.frame.columns if size in c
+             for cell in table.frame[c] for v in _floats(cell)}
+    kept = {text(v, 3) for cell in table.frame["kept for backward (B/element)"] for v in _floats(cell)}
+    quoted = {text(q, 3) for q in a.quoted}
+    assert quoted - kept and not (quoted - kept - sized)
+
+
+def test_the_readme_gives_each_command_one_duration():
+    # it once said `--full` took 6 min 20 s in one place and 16 min 28 s in another
+    with open(os.path.join(results.REPO_ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    said: dict[str, set] = {}
+    for command, duration in re.findall(r"`([^`]+)`[^`.]{0,80}?(\d+(?:\.\d+)? (?:min|s)\b)", readme):
+        said.setdefault(command, set()).add(duration)
+    assert said and all(len(d) == 1 for d in said.values()), said

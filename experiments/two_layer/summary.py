@@ -22,6 +22,7 @@ class Summary:
     gaps: pd.DataFrame  # run, dataset, x_shape, zeros, conventions, vs_reference, same_framework, across, across_ulps, scale
     seed: list[SeedDifference]
     runs: list[str]
+    titles: dict[str, str]  # label -> the label and what sets the run apart
 
 
 def _flat(row) -> np.ndarray:
@@ -71,4 +72,5 @@ def summarise(runs) -> Summary:
     gaps = [_gaps(run, d, rs) for (run, d), rs in by.items()]
     seed = [_seed(run, {r["rule"]: r for r in rs}) for (run, d), rs in by.items() if d == "seed"]
     return Summary(pd.DataFrame(rows, dtype=object), pd.DataFrame(gaps, dtype=object),
-                   [s for s in seed if s], [run.tag for run in runs])
+                   [s for s in seed if s], [run.tag for run in runs],
+                   {run.tag: run.title or run.tag for run in runs})

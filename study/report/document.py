@@ -6,7 +6,7 @@ APPENDIX.md: the table index (numbered tables, then CSV listings), the longer ta
 provenance of every result file. An experiment whose tables raise shows a one-line error.
 """
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from study.errors import first_error_line
 from study.experiment import QUESTIONS, Rendered
@@ -260,7 +260,8 @@ def render(runs: list[Run], notes: list[str], experiments, references: list[Run]
     table and figure file (figures=False: no PNG drawn)."""
     references = references or []
     labels = assign_labels(runs + references, labels or {})
-    runs, references = labelled(runs, labels), labelled(references, labels)
+    runs = labelled(runs, labels)
+    references = [replace(r, title=r.tag) for r in labelled(references, labels)]
     places = {(e.name, t): place(e, t) for e in experiments for t in e.tables}
     places[(comparisons.DEVICES, "devices")] = "appendix"
     doc = Document(runs, number_tables(experiments), places, figures)

@@ -42,7 +42,10 @@ def assign_labels(runs: list[Run], known: dict[str, str]) -> dict[str, str]:
 
 
 def labelled(runs: list[Run], labels: dict[str, str]) -> list[Run]:
-    return [replace(run, tag=labels[configuration(run)]) for run in runs]
+    """The runs with their labels, and titles naming what sets each apart from the main run."""
+    tagged = [replace(run, tag=labels[configuration(run)]) for run in runs]
+    main = main_run(tagged)
+    return [replace(run, title=title(run, main)) for run in tagged]
 
 
 def labels_json(labels: dict[str, str]) -> str:
