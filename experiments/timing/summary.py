@@ -41,6 +41,8 @@ class Summary:
     ways: pd.DataFrame  # run, n, way, time µs, ÷ the autograd step, faults a call
     cross: pd.DataFrame  # run, n, ours ÷ Timer, Timer ÷ the case's time
     profile: pd.DataFrame  # run, mode, rule, n, event, calls, self CPU µs, self device µs
+    torch_vs_jax: pd.DataFrame  # run, rules, compiled, n, torch ÷ jax
+    bandwidth: pd.DataFrame  # run, framework, mode, rule, useful ÷ copy, kernel bytes ÷ copy
     costs: list[Cost]
     probe: anatomy.ProbeFact | None  # the reproducer's result in the first run that ran it
     runs: list[str]
@@ -116,6 +118,20 @@ def _harness(t: RunTiming) -> list[dict]:
     return rows
 
 
+def _torch_vs_jax(t: RunTiming) -> list[dict]:
+    """Each pair of rules doing the same work, torch's time ÷ JAX's, eager and compiled (each
+    side's rounds resampled on its own)."""
+    idx, rows = t.index(), []
+    for label, tr, jr in t.pairs:
+        for (fw_t, mode_t, rule_t, n), a in ((k, v) for k, v in idx.items() if k[0] == "torch" and k[2] == tr):
+            b = next((v for (fw, m, r, size), v in idx.items() if (fw, r, size) == ("jax", jr, n)
+                      and (m in COMPILED_MODES) == (mode_t in COMPILED_MODES)), None)
+            if b:
+                rows.append({"run": t.run.tag, "rules": label, "compiled": mode_t in COMPILED_MODES, "n": n,
+                             "torch ÷ jax": unpaired_spread(a.stats.median / b.stats.median, a.times, b.times)})
+    return rows
+
+
 def _cost(t: RunTiming, n: int) -> Cost | None:
     rows = [r for r in t.rules if r.n == n and r.rule != t.references.get(r.framework)]
     if not rows:
@@ -179,5 +195,9 @@ def summarise(runs) -> Summary:
     return Summary(_frame([r for t in timings for r in _rules(t)]), _frame(kept),
                    _frame([r for t in timings for r in _nets(t)]),
                    _frame([r for t in timings for r in _harness(t)]), _frame(fresh), _frame(parts),
-                   _frame(probes), _frame(copies), _frame(ways), _frame(cross), _frame(profile), costs,
-                   probe, [t.run.tag for t in timings])
+                   _frame(probes), _frame(copies), _frame(ways), _frame(cross), _frame(profile),
+                   _frame([r for t in timings for r in _torch_vs_jax(t)]),
+                   _frame([{"run": t.run.tag, "framework": k[0], "mode": k[1], "rule": t.names().get(k[2], k[2]),
+                            "useful ÷ copy": useful, "kernel bytes ÷ copy": kernel}
+                           for t in timings for k, (useful, kernel) in fractions(t).items()]),
+                   costs, probe, [t.run.tag for t in timings])

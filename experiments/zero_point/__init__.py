@@ -17,10 +17,10 @@ EXPERIMENT = Experiment(
     question="What does each built-in and custom rule return at exactly x = 0 and at its other kinks, "
              "in each framework, dtype, mode and placement, and which torch/JAX look-alikes disagree?",
     seed=None, tables=("conventions", "kinks", "compiled", "compiled_cells", "releases", "placement",
-                       "subnormals", "custom", "atlas", "pairs", "porting"),
+                       "subnormals", "custom", "atlas", "gradcheck", "pairs", "porting"),
     scopes=("quick", "standard", "full"), cases=measure.cases, run_case=measure.run_case,
     summarise=summary.summarise, render=report.render,
     comparison=Comparison(record_key=("part", "rule", "dtype", "point"),
                           derived_cells=atlas.comparable_cells),
     appendix=("kinks", "compiled", "releases", "placement", "subnormals", "custom"),
-    listings=("compiled_cells", "atlas", "pairs", "porting"))
+    listings=("compiled_cells", "atlas", "gradcheck", "pairs", "porting"))

@@ -46,8 +46,10 @@ def render(s: Summary) -> Rendered:
               say(PROSE, "caption_subnormals"), side_by_side(s.subnormals, s.runs)),
         Table("custom", "Custom rules: declared and measured conventions, and the numeric check",
               say(PROSE, "caption_custom"), side_by_side(s.custom, s.runs)),
-        Table("atlas", "Every float32 atlas cell of every run: value, error, or values by placement", "",
-              s.cells[s.cells["dtype"] == "float32"]),
+        Table("atlas", "Every atlas cell: the main run in every dtype, the others in float32", "",
+              s.cells[(s.cells["dtype"] == "float32") | (s.cells["run"] == run)]),
+        Table("gradcheck", "Every custom rule's numeric check: analytic, finite difference, verdict", "",
+              s.gradcheck),
         Table("pairs", "Every look-alike pair's verdict, eager and compiled", "", s.pairs),
         Table("porting", "Porting: each op's equivalents in the other framework, float32", "", s.porting)]
     if s.facts:

@@ -54,6 +54,7 @@ class Summary:
     subnormals: pd.DataFrame  # run, framework, execution, dtype, s > 0, s × 1, m × 0.5, flushes
     custom: pd.DataFrame  # run, framework, rule, declared c, reverse at ±0, forward at +0, ...
     porting: pd.DataFrame  # run, from, op, every input, subnormals aside: the other framework's equivalents
+    gradcheck: pd.DataFrame  # run, framework, rule, c, x, analytic, finite difference, passed
     facts: Facts | None
     runs: list[str]
 
@@ -239,4 +240,7 @@ def summarise(runs) -> Summary:
                    frame([r for a in atlases for r in _pairs(a)]), frame(compiled), frame(releases),
                    frame(placement), frame(subnormals), frame([r for a in atlases for r in _custom(a)]),
                    frame(_porting(main) if main else []),
+                   frame([{"run": a.run.tag, "framework": c.framework, "rule": c.name, "c": c.convention,
+                           "x": c.point, "analytic": c.analytic, "finite difference": c.finite_difference,
+                           "passed": c.passed} for a in atlases for c in a.checks]),
                    _facts(atlases, main, kinks, releases) if main else None, [a.run.tag for a in atlases])

@@ -61,11 +61,11 @@ def devices_section(runs, experiments, doc) -> tuple[list[str], list[str]]:
                        "cell": reproduction.name_text(n), "cpu": pair_texts(a, b)[0],
                        "cuda": pair_texts(a, b)[1]} for n, a, b in p.different]
     same = [r for r in rows if r["same releases"] and r["same machine"]]
-    table = Table("devices", "CPU against GPU, experiment by experiment", say(PROSE, "devices_caption"), frame(rows),
-        listing=frame(cells, ["group", "experiment", "cell", "cpu", "cuda"]))
+    table = Table("devices", "CPU against GPU, experiment by experiment", say(PROSE, "devices_caption"), frame(rows))
+    name = f"{DEVICES.replace('_', '-')}-cells.csv"
+    doc.files[f"tables/{name}"] = csv(Table("", "", "", frame(cells, ["group", "experiment", "cell", "cpu", "cuda"])))
     key = (DEVICES, "devices")
     said = "; ".join(f"{r['experiment']}: {r['different']} of {r['equal'] + r['different']} cells "
                      f"differ ({r['groups'] or 'none'})" for r in same)
-    name = f"{DEVICES.replace('_', '-')}-devices.csv"
     main += [wrap(say(PROSE, "devices", said=said, table=doc.cite(key), listing=f"[{name}](tables/{name})")), ""]
     return main, ['<a id="cpu-against-gpu-appendix"></a>', "## CPU against GPU", ""] + doc.table(key, table, runs)
