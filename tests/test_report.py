@@ -412,3 +412,13 @@ def test_the_readme_gives_each_command_one_duration():
     for command, duration in re.findall(r"`([^`]+)`[^`.]{0,80}?(\d+(?:\.\d+)? (?:min|s)\b)", readme):
         said.setdefault(command, set()).add(duration)
     assert said and all(len(d) == 1 for d in said.values()), said
+
+
+def test_the_count_answer_quotes_the_one_row_it_names():
+    # finding 14 quoted the permuted-order row's figures while naming the headline: every number
+    # the bifurcation answer quotes is a cell of the float32 row of the run it names
+    (_, a, (table,)), = [x for x in _answers_and_tables() if "MNIST" in x[1].text]
+    run = re.search(r"float32, (\w+)\)", a.text).group(1)
+    row, = [r for _, r in table.frame.iterrows() if r["run"] == run and r["dtype"] == "float32"]
+    cells = {text(v, 3) for c in row for v in _floats(c)}
+    assert a.quoted and {text(q, 3) for q in a.quoted} <= cells
