@@ -409,7 +409,7 @@ def test_the_readme_gives_each_command_one_duration():
     with open(os.path.join(results.REPO_ROOT, "README.md"), encoding="utf-8") as f:
         readme = f.read()
     said: dict[str, set] = {}
-    for command, duration in re.findall(r"`([^`]+)`[^`.]{0,80}?(\d+(?:\.\d+)? (?:min|s)\b)", readme):
+    for command, duration in re.findall(r"`([^`]+)`[^`.;]{0,80}?(\d+ min(?: \d+ s)?|\d+(?:\.\d+)? s)\b", readme):
         said.setdefault(command, set()).add(duration)
     assert said and all(len(d) == 1 for d in said.values()), said
 

@@ -65,6 +65,7 @@ def _rules(t: RunTiming) -> list[dict]:
 def _nets(t: RunTiming) -> list[dict]:
     base = {(n.net, n.workload, n.framework, n.mode): n for n in t.nets
             if n.rule == t.references.get(n.framework)}
+    peak = max((m.rate for m in t.machine), default=None)  # the machine's own matmul rate
     rows = []
     for n in t.nets:
         b = base.get((n.net, n.workload, n.framework, n.mode))
@@ -73,6 +74,7 @@ def _nets(t: RunTiming) -> list[dict]:
                                                                 else Estimate(n.stats.median)).scaled(1e6),
                      "÷ built-in": unpaired_spread(n.stats.median / b.stats.median, n.times, b.times)
                      if b and b is not n else None, "GFLOP/s": n.flops / n.stats.median / 1e9,
+                     "÷ the machine's matmul": n.flops / n.stats.median / peak if peak else None,
                      "first call s": n.first_call_s})
     return rows
 

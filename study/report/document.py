@@ -192,6 +192,8 @@ def _section(exp, runs, rendered, error, doc: Document) -> tuple[list, list, lis
     failed = _failed(runs)
     if failed:
         main += [wrap(say(PROSE, "failed", count=len(failed))), ""]
+    if len(appendix) == 3:  # no table of this experiment is in the appendix
+        appendix = []
     for name, (draw, alt) in (rendered.figures if rendered else {}).items():
         if doc.figures:
             doc.files[name] = draw()
@@ -250,8 +252,11 @@ def _index(experiments, doc: Document) -> list[str]:
     lines += ["", "CSV listings, one row per measured cell:", ""]
     lines += [f"- [{anchor(*k)}.csv](tables/{anchor(*k)}.csv): {doc.titles[k]}"
               for k, where in doc.places.items() if where == "csv" and k in doc.titles]
-    return lines + ["- [failed-cases.csv](tables/failed-cases.csv): every case that raised or an "
-                    "erratum withdrew, with why", ""]
+    extra = {"failed-cases.csv": "every case that raised or an erratum withdrew, with why",
+             "cpu-vs-gpu-cells.csv": "every cell that differs between CPU and GPU on one machine and release",
+             "reproduction-differences.csv": "every cell of a rerun that differs from the reference"}
+    return lines + [f"- [{name}](tables/{name}): {what}" for name, what in extra.items()
+                    if f"tables/{name}" in doc.files] + [""]
 
 
 def render(runs: list[Run], notes: list[str], experiments, references: list[Run] | None = None,
