@@ -97,23 +97,28 @@ def count_bars(rows: list[dict], title: str) -> bytes:
 
 
 def ratio_panels(rows: list[dict], title: str) -> bytes:
-    """One panel per framework and mode: each custom rule's time ÷ the built-in's against size
-    (log-log), with its 95% interval, and a line at 1."""
+    """One panel per framework and mode: each custom rule's time ÷ the built-in's at each size
+    measured (points, not joined: the sizes are decades apart), with its 95% interval; a line at 1."""
     plt = _pyplot()
+    from matplotlib.ticker import ScalarFormatter
     panels = list(dict.fromkeys((r["framework"], r["mode"]) for r in rows))
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 4), dpi=100, squeeze=False)
     for ax, (fw, mode) in zip(axes[0], panels):
         mine = [r for r in rows if (r["framework"], r["mode"]) == (fw, mode) and r["÷ built-in"] is not None]
-        for rule in dict.fromkeys(r["rule"] for r in mine):
+        rules = list(dict.fromkeys(r["rule"] for r in mine))
+        for i, rule in enumerate(rules):
             pts = sorted((r["n"], r["÷ built-in"]) for r in mine if r["rule"] == rule)
-            xs = [n for n, _ in pts]
+            xs = [n * 1.25 ** (i - len(rules) / 2) for n, _ in pts]  # side by side at each size
             ys = [e.value for _, e in pts]
             err = [[e.value - (e.lo if e.lo is not None else e.value) for _, e in pts],
                    [(e.hi if e.hi is not None else e.value) - e.value for _, e in pts]]
-            ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=textwrap.shorten(rule, 32))
+            ax.errorbar(xs, ys, yerr=err, marker="o", linestyle="none", capsize=3,
+                        label=textwrap.shorten(rule, 32))
         ax.axhline(1, color="black", linewidth=0.8)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(ScalarFormatter())
+        ax.yaxis.set_minor_formatter(ScalarFormatter())
         ax.set_title(f"{fw} {mode}", fontsize=10)
         ax.set_xlabel("elements")
         ax.legend(fontsize=7, frameon=False)
