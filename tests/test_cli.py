@@ -149,3 +149,13 @@ def test_run_with_report_renders_in_the_same_process(capsys, tmp_path, monkeypat
     assert rc == 0, err
     assert out.startswith(f"wrote {tmp_path / 'out' / 'REPORT.md'} from 1 result files")
     assert "Seed 002: backward on a non-scalar output" in (tmp_path / "out" / "REPORT.md").read_text()
+
+
+def test_a_corrupt_labels_file_is_one_line_and_writes_nothing(capsys, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "labels.json").write_text("{not json")
+    (tmp_path / "results").mkdir()
+    rc, _, err = run_cli(capsys, "report", "--results", str(tmp_path / "results"), "--out", str(out))
+    assert rc == 2 and err.startswith("error: cannot read the run labels in ") and len(err.strip().splitlines()) == 1
+    assert sorted(p.name for p in out.iterdir()) == ["labels.json"]
