@@ -116,7 +116,7 @@ def _legend(runs: list[Run]) -> list[str]:
     for label, group in _by_label(runs).items():
         p = group[0].provenance
         older = sorted(r.experiment for r in group if _older(r, runs))
-        rows.append({"run": title(group[0], main), "device": p["device"], "machine": machine_name(p),
+        rows.append({"run": group[0].title or title(group[0], main), "device": p["device"], "machine": machine_name(p),
                      "torch": p["torch"], "jax": p["jax"], "scope": group[0].scope,
                      "experiments": ", ".join(sorted(r.experiment for r in group)),
                      "commit": _commits(group), "older code": ", ".join(older) or "—"})
