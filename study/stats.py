@@ -28,11 +28,6 @@ class Estimate:
                         self.n)
 
     @property
-    def median(self) -> float:
-        """The value, where it is a median (timing's ratios and times)."""
-        return self.value
-
-    @property
     def saturated(self) -> bool:
         """An interval of no width: every resample gave the same value."""
         return self.lo is not None and self.lo == self.hi

@@ -45,7 +45,7 @@ def test_copies_from_runs_before_the_into_field_keep_what_they_measured():
 def test_a_paired_ratio_is_the_median_of_the_per_round_ratios():
     # rounds (2, 4, 9) over (1, 2, 3): per-round ratios 2, 2, 3, median 2
     r = _timed([2.0, 4.0, 9.0]).over(_timed([1.0, 2.0, 3.0]))
-    assert r.median == 2.0 and r.lo >= 2.0 and r.hi <= 3.0
+    assert r.value == 2.0 and r.lo >= 2.0 and r.hi <= 3.0
     assert _timed([1.0]).over(_timed([1.0, 2.0])) is None  # not timed in the same rounds
 
 
@@ -175,7 +175,7 @@ def test_a_rerun_compares_each_checks_ratio_measured_within_one_case():
     probes = [_probe("bool store", anatomy.EAGER, "random", 1),
               _probe("bool store", anatomy.COMPILED, "random", 10)]
     ratios = anatomy.comparable_ratios(pieces, {"torch": "ref"}, [], probes)
-    medians = {dict(k)["ratio"]: r.median for k, r in ratios.items()}
+    medians = {dict(k)["ratio"]: r.value for k, r in ratios.items()}
     assert medians == {"torch mine step ÷ built-in's": 2.0, "torch mine backward ÷ built-in's": 3.0,
                        "the bool store compiled ÷ eager": 10.0}
 

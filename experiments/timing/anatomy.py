@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from study.stats import Estimate as Interval, median_interval, paired_ratio
+from study.stats import Estimate, median_interval, paired_ratio
 
 PREALLOCATED = "preallocated"
 
@@ -22,13 +22,13 @@ class Timed:
     median: float
     blocks: tuple[int, ...] = ()  # rounds each fresh process took, in order (): one process
 
-    def time(self) -> Interval:
+    def time(self) -> Estimate:
         """The median with its 95% interval (the median alone where the rounds were not kept)."""
         if not self.times:
-            return Interval(self.median)
+            return Estimate(self.median)
         return median_interval(self.times, blocks=self.blocks)
 
-    def over(self, other: "Timed") -> Interval | None:
+    def over(self, other: "Timed") -> Estimate | None:
         """self ÷ other, round by round (both timed in the same rounds)."""
         if len(self.times) != len(other.times) or not self.times:
             return None
@@ -138,7 +138,7 @@ def by_rule(pieces: list[Piece]) -> dict[tuple, dict[str, Piece]]:
     return out
 
 
-def rest(of: dict[str, Piece]) -> Interval | None:
+def rest(of: dict[str, Piece]) -> Estimate | None:
     """Step − forward body − backward body, round by round: autograd's own share."""
     step, fwd, bwd = of.get("step"), of.get("forward"), of.get("backward")
     if not (step and fwd and bwd and len({len(p.timed.times) for p in (step, fwd, bwd)}) == 1):
@@ -153,7 +153,7 @@ def _over(at: dict, a: tuple, b: tuple) -> float | None:
     """at[a] ÷ at[b], keys (role, way, signs), round by round."""
     pa, pb = at.get(a), at.get(b)
     r = pa.timed.over(pb.timed) if pa and pb else None
-    return r.median if r else None
+    return r.value if r else None
 
 
 @dataclass(frozen=True)
@@ -209,11 +209,11 @@ def probe_fact(probes: list[Probe], release: str) -> ProbeFact | None:
 # --- what a rerun elsewhere can reproduce ---------------------------------------------------------
 
 def comparable_ratios(pieces: list[Piece], references: dict[str, str], ways: list[Way],
-                      probes: list[Probe]) -> dict[tuple, Interval]:
+                      probes: list[Probe]) -> dict[tuple, Estimate]:
     """{cell name: paired ratio} of the checks, each measured within one case: a rule's step
     and backward body over the built-in's, each way of torch.relu's step over the autograd
     step, and each compiled probe over its eager time."""
-    out: dict[tuple, Interval] = {}
+    out: dict[tuple, Estimate] = {}
     grouped = by_rule(pieces)
     for (fw, n, rule), of in grouped.items():
         ref = grouped.get((fw, n, references.get(fw)), {})

@@ -11,8 +11,6 @@ from study.cells import Value
 from study.results import Run
 from study.stats import MIN_BOOTSTRAP, Estimate, median_interval, paired_ratio, unpaired_ratio
 
-Interval = Estimate
-
 
 # A rerun's ratio reproduces ours when the two 95% intervals overlap or lie within
 # 25% of each other; see the README for how two runs on this machine compare.
@@ -70,10 +68,10 @@ class RuleTiming:
     faults: float | None = None  # median minor page faults a call (runs before: not counted)
 
     @property
-    def time(self) -> Interval:
+    def time(self) -> Estimate:
         """The time of the case: the median over its rounds with its 95% interval."""
         return (median_interval(self.times) if self.times
-                else Interval(self.stats.median, None, None, self.stats.n))
+                else Estimate(self.stats.median, None, None, self.stats.n))
 
 
 @dataclass
@@ -331,5 +329,5 @@ def comparable_cells(run: Run) -> dict:
     for m in t.memory:
         out[(("saved bytes per element", m.rule),)] = Value(m.kept)
     for name, r in anatomy.comparable_ratios(t.pieces, t.references, t.ways, t.probes).items():
-        out[name] = Value(r.median, r.lo, r.hi)
+        out[name] = Value(r.value, r.lo, r.hi)
     return out
