@@ -8,7 +8,7 @@ import torch
 
 from study.memory import jax_residual_bytes, torch_saved_bytes
 from study.rules import by_key
-from study.stats import Estimate as Interval, median_interval, paired_ratio, unpaired_ratio
+from study.stats import Estimate, median_interval, paired_ratio, unpaired_ratio
 from study.timing import quartiles, time_thunk
 
 
@@ -80,7 +80,7 @@ def test_bandwidth_fraction_counts_the_bytes_the_work_must_move():
              "name": "torch.relu", "n": n, "bytes_per_element": 12, "stats": _stats(1.5 * t),
              "dispatch": _stats(1e-6), "first_call_s": 1.0, "saved_bytes_per_element": 1.0}]
     prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "quick"}
-    run, = timing_summary.read([Run("timing", prov, recs, "x.json")]).runs
+    run = timing_summary.Timing(Run("timing", prov, recs, "x.json"))
     # useful 12 B at the copy's rate: 1; the compiled graphs move 16 + 2 x 1 = 18 B: 1.5
     assert timing_targets.fractions(run) == {("torch", "compile", "torch_relu"): (1.0, 1.5)}
 
@@ -132,13 +132,13 @@ def test_in_run_over_fresh_is_the_ratio_of_the_two_medians():
     rec["fresh"] = {"stats": _stats(2e-6), "first_call_s": 1.0, "blocks": 4}
     plan = {"part": "plan", "targets": [], "harness_limit": 1.15}
     prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "quick"}
-    run, = timing_summary.read([Run("timing", prov, [plan, rec], "x.json")]).runs
+    run = timing_summary.Timing(Run("timing", prov, [plan, rec], "x.json"))
     assert timing_targets.harness_ratios(run) == {("jax", "jit", "jax_relu", 10): 1.5}
     # timed in alternating blocks: the median of the block ratios, so that a block the machine
     # ran slow on both sides (the second) cancels: ratios 1, 1 and 1.1 give 1
     rec["block_medians"] = [2e-6, 6e-6, 2.2e-6]
     rec["fresh"]["block_medians"] = [2e-6, 6e-6, 2e-6]
-    run, = timing_summary.read([Run("timing", prov, [plan, rec], "x.json")]).runs
+    run = timing_summary.Timing(Run("timing", prov, [plan, rec], "x.json"))
     assert timing_targets.harness_ratios(run) == {("jax", "jit", "jax_relu", 10): 1.0}
 
 
@@ -147,7 +147,7 @@ def test_a_paired_ratio_cancels_drift_that_hits_both_sides_of_a_round():
     # every per-round ratio is 2, so the median is 2 and every resample's median is 2 too.
     b = [10.0 ** (k % 3) for k in range(20)]
     a = [2 * x for x in b]
-    assert paired_ratio(a, b) == Interval(2.0, 2.0, 2.0, 20)
+    assert paired_ratio(a, b) == Estimate(2.0, 2.0, 2.0, 20)
     # the same times compared as two separate samples carry the drift into the interval
     apart = unpaired_ratio(a, b)
     assert apart.value == 2.0 and apart.hi / apart.lo >= 10
@@ -156,7 +156,7 @@ def test_a_paired_ratio_cancels_drift_that_hits_both_sides_of_a_round():
 
 
 def test_the_interval_of_a_median_holds_the_median_and_collapses_on_equal_values():
-    assert median_interval([3.0] * 20) == Interval(3.0, 3.0, 3.0, 20)
+    assert median_interval([3.0] * 20) == Estimate(3.0, 3.0, 3.0, 20)
     # 1..21: median 11; a resample's median is one of the values, so the interval lies in them
     got = median_interval(list(range(1, 22)))
     assert got.value == 11 and 1 <= got.lo < 11 < got.hi <= 21
@@ -201,7 +201,7 @@ def test_a_two_level_interval_takes_in_the_spread_between_processes():
     # process (probability about 1%), so that interval stays strictly inside (1, 3).
     values = [1.0] * 10 + [2.0] * 10 + [3.0] * 10
     two_level = median_interval(values, blocks=(10, 10, 10))
-    assert two_level == Interval(2.0, 1.0, 3.0, 30)
+    assert two_level == Estimate(2.0, 1.0, 3.0, 30)
     one_level = median_interval(values)
     assert 1.0 < one_level.lo and one_level.hi < 3.0
     assert median_interval(values, blocks=(30,)) == one_level  # one process: rounds alone

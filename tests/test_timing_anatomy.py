@@ -6,30 +6,44 @@ import numpy as np
 import pytest
 import torch
 
-from experiments.timing import anatomy, inductor_bool_mask
+from experiments.timing import inductor_bool_mask
 from experiments.timing import checks as timing_checks
 from experiments.timing import harness as timing
 from experiments.timing import processes as timing_processes
 from experiments.timing.measure import run_case
+from experiments.timing.records import (COMPILED, EAGER, VECTOR_OFF, Timing, comparable_cells,
+                                        over)
+from experiments.timing.summary import summarise
+from experiments.timing.targets import probe_fact
 from study.devices import Device
 from study.report import macros, say
+from study.results import Run
 
 
-def _timed(times, faults=None):
-    return anatomy.Timed(tuple(times), faults, float(np.median(times)))
+PROV = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "quick",
+        "torch_cpu_capability": "AVX2"}
+
+
+def _timing(records) -> Timing:
+    plan = {"part": "plan", "reference_rules": {"torch": "ref", "jax": "jax_relu"}}
+    return Timing(Run("timing", PROV, [plan, *records], "x.json"))
+
+
+def _rec(part, seconds, **fields):
+    return {"part": part, "times_s": list(seconds), "stats": {"median": float(np.median(seconds))}, **fields}
 
 
 def _copy(what, into, seconds, n=1000):
-    return anatomy.Copy(n, what, into, 8 * n, _timed([seconds] * 3), 4096)
+    return _rec("machine", [seconds] * 3, what=what, into=into, n=n, bytes=8 * n)
 
 
 def test_the_machines_copy_is_the_fastest_copy_into_an_existing_buffer():
     # numpy into an existing buffer (1 s) beats torch's (2 s); JAX's copy into a new buffer
     # is faster still (0.5 s) but is not a copy into an existing buffer, so it is not the limit
-    copies = [_copy("copy torch", "preallocated", 2.0), _copy("copy numpy", "preallocated", 1.0),
-              _copy("copy jax", "new buffer", 0.5)]
-    assert anatomy.machine_copy(copies, 1000).what == "copy numpy"
-    assert anatomy.machine_copy(copies, 10) is None
+    t = _timing([_copy("copy torch", "preallocated", 2.0), _copy("copy numpy", "preallocated", 1.0),
+                 _copy("copy jax", "new buffer", 0.5)])
+    assert t.machine_copy(1000)["what"] == "copy numpy"
+    assert t.machine_copy(10) is None
 
 
 def test_copies_from_runs_before_the_into_field_keep_what_they_measured():
@@ -38,34 +52,39 @@ def test_copies_from_runs_before_the_into_field_keep_what_they_measured():
     recs = [{"part": "machine", "what": "copy torch", "n": 8, "bytes": 64, "stats": {"median": 1.0}},
             {"part": "machine", "what": "copy jax", "n": 8, "bytes": 64, "stats": {"median": 1.0}},
             {"part": "machine", "what": "matmul torch", "flops": 1, "stats": {"median": 1.0}}]
-    assert [c.into for c in anatomy.copies_of(upgrade("timing", recs))] == ["preallocated",
-                                                                           "new buffer"]
+    assert [c["into"] for c in upgrade("timing", recs) if "bytes" in c] == ["preallocated", "new buffer"]
 
 
 def test_a_paired_ratio_is_the_median_of_the_per_round_ratios():
     # rounds (2, 4, 9) over (1, 2, 3): per-round ratios 2, 2, 3, median 2
-    r = _timed([2.0, 4.0, 9.0]).over(_timed([1.0, 2.0, 3.0]))
+    r = over(_rec("x", [2.0, 4.0, 9.0]), _rec("x", [1.0, 2.0, 3.0]))
     assert r.value == 2.0 and r.lo >= 2.0 and r.hi <= 3.0
-    assert _timed([1.0]).over(_timed([1.0, 2.0])) is None  # not timed in the same rounds
+    assert over(_rec("x", [1.0]), _rec("x", [1.0, 2.0])) is None  # not timed in the same rounds
 
 
-def test_what_autograd_adds_is_step_minus_forward_minus_backward_round_by_round():
-    # step 10 µs, forward 2 µs, backward 3 µs in every round: autograd adds 5 µs
-    pieces = [anatomy.Piece("torch", 8, "r", "rule", piece, _timed([us * 1e-6] * 4))
-              for piece, us in (("step", 10), ("forward", 2), ("backward", 3),
-                                ("backward, sorted signs", 1.5))]
-    of, = anatomy.by_rule(pieces).values()
-    assert of["backward"].timed.over(of["backward, sorted signs"].timed).value == 2  # 3 / 1.5
-    assert anatomy.rest(of).value == pytest.approx(5e-6)  # step − forward − backward: autograd's own share
+def _piece(rule, piece, us, n=8):
+    return _rec("eager_parts", [us * 1e-6] * 4, framework="torch", n=n, rule=rule, name=rule, piece=piece)
+
+
+def test_each_piece_of_the_eager_step_is_divided_by_the_built_ins_same_piece():
+    # the built-in's step 4 µs and backward 2 µs; the rule's 10 µs and 3 µs, and 1.5 µs on sorted signs
+    recs = [_piece("ref", "step", 4), _piece("ref", "backward", 2), _piece("r", "step", 10),
+            _piece("r", "backward", 3), _piece("r", "backward, sorted signs", 1.5)]
+    plan = {"part": "plan", "reference_rules": {"torch": "ref"}}
+    parts = summarise([Run("timing", PROV, [plan, *recs], "x.json")]).parts
+    assert [r.value if r else None for r in parts["÷ built-in's"]] == [None, None, 2.5, 1.5, None]
+    of = _timing(recs).pieces()[("torch", 8, "r")]
+    assert over(of["backward"], of["backward, sorted signs"]).value == 2  # 3 / 1.5
 
 
 def _probe(role, way, signs, us):
-    return anatomy.Probe(f"the {role}", role, way, signs, 10 ** 6, _timed([us * 1e-6] * 5),
-                         ("out_ptr1.store(x)",))
+    compiled = way != EAGER
+    return _rec("probes", [us * 1e-6] * 5, probe=f"the {role}", role=role, signs=signs, n=10 ** 6,
+                compiled=compiled, inductor_options={"cpp.simdlen": 0} if way == VECTOR_OFF else None)
 
 
 def _probes(bool_scalar_us):
-    eager, compiled, off = anatomy.EAGER, anatomy.COMPILED, anatomy.VECTOR_OFF
+    eager, compiled, off = EAGER, COMPILED, VECTOR_OFF
     return [_probe("step", eager, "random", 100), _probe("step", eager, "sorted", 100),
             _probe("step", compiled, "random", 1000), _probe("step", compiled, "sorted", 500),
             _probe("step", off, "random", 600), _probe("step", off, "sorted", 200),
@@ -76,14 +95,14 @@ def _probes(bool_scalar_us):
 def test_the_reproducers_finding_blames_the_vector_store_only_when_turning_it_off_helps():
     # step: compiled 10x eager; vector code off 6x on random signs, 2x on sorted (3x apart)
     prose = macros("experiments/timing/prose.j2")
-    fact = anatomy.probe_fact(_probes(bool_scalar_us=50), "AVX2")
+    fact = probe_fact(_timing(_probes(bool_scalar_us=50)))
     assert (fact.step, fact.step_sorted, fact.store, fact.store_vector_off) == pytest.approx((10, 5, 10, 1))
     assert (fact.step_vector_off, fact.step_vector_off_sorted, fact.vector_off_signs) == pytest.approx((6, 2, 3))
     text = say(prose, "finding_probe", f=fact)
     assert "takes 10× eager at 10^6; two causes" in text
     assert "alone 10× eager, 1× with vector code off" in text and "6× eager on random signs, 2× on sorted" in text
     assert text.endswith("Vector code off is no workaround: eager stays faster.")
-    same = say(prose, "finding_probe", f=anatomy.probe_fact(_probes(bool_scalar_us=500), "AVX2"))
+    same = say(prose, "finding_probe", f=probe_fact(_timing(_probes(bool_scalar_us=500))))
     assert "the cause" in same and "bool-mask store" not in same  # off or on, the store takes 10x eager
 
 
@@ -169,13 +188,12 @@ def test_the_harness_counts_each_calls_page_faults_a_new_buffer_faults_an_existi
 
 def test_a_rerun_compares_each_checks_ratio_measured_within_one_case():
     # step 2x the built-in's in every round, backward 3x; compiled probe 10x its eager time
-    pieces = [anatomy.Piece("torch", 10 ** 6, rule, rule, piece, _timed([us * 1e-6] * 3))
-              for rule, piece, us in (("ref", "step", 1), ("ref", "backward", 1),
-                                      ("mine", "step", 2), ("mine", "backward", 3))]
-    probes = [_probe("bool store", anatomy.EAGER, "random", 1),
-              _probe("bool store", anatomy.COMPILED, "random", 10)]
-    ratios = anatomy.comparable_ratios(pieces, {"torch": "ref"}, [], probes)
-    medians = {dict(k)["ratio"]: r.value for k, r in ratios.items()}
+    recs = [_piece(rule, piece, us, n=10 ** 6) for rule, piece, us in (
+        ("ref", "step", 1), ("ref", "backward", 1), ("mine", "step", 2), ("mine", "backward", 3))]
+    recs += [_probe("bool store", EAGER, "random", 1), _probe("bool store", COMPILED, "random", 10)]
+    plan = {"part": "plan", "reference_rules": {"torch": "ref"}}
+    cells = comparable_cells(Run("timing", PROV, [plan, *recs], "x.json"))
+    medians = {dict(k)["ratio"]: c.value for k, c in cells.items()}
     assert medians == {"torch mine step ÷ built-in's": 2.0, "torch mine backward ÷ built-in's": 3.0,
                        "the bool store compiled ÷ eager": 10.0}
 

@@ -1,300 +1,51 @@
-"""The timing records typed (one RunTiming per run), and what is computed from them: the
-ratios with their intervals, bandwidth fractions, the harness check (in-run ÷ fresh process),
-the targets, and what a rerun is compared on (comparable_cells).
+"""One run's timing records by part, and the estimates every summary takes from them: a
+record's time, one record over another timed in the same rounds, a rule over its built-in;
+and what a rerun is compared on (comparable_cells).
+
+A record times one thunk: `times_s` holds every timed round (runs before kept only `stats`),
+and `process_rounds` how many rounds each fresh process took, where it ran in several.
 """
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 
-from experiments.timing import anatomy
 from study.cells import Value
 from study.results import Run
 from study.stats import MIN_BOOTSTRAP, Estimate, median_interval, paired_ratio, unpaired_ratio
 
-
 # A rerun's ratio reproduces ours when the two 95% intervals overlap or lie within
 # 25% of each other; see the README for how two runs on this machine compare.
 REPRODUCTION_TOLERANCE = 0.25
+COMPILED_MODES = ("compile", "jit")  # the records' mode names for compiled code
+PREALLOCATED = "preallocated"
+EAGER, COMPILED, VECTOR_OFF = "eager", "compiled", "vector code off"  # the reproducer's ways
 
 
-@dataclass(frozen=True)
-class Stats:
-    """A case's recorded statistics over its timed calls (seconds; study.timing)."""
-    median: float
-    q1: float
-    q3: float
-    iqr: float
-    n: int
-
-    @classmethod
-    def of(cls, stats: dict) -> "Stats":
-        return cls(stats["median"], stats["q1"], stats["q3"], stats["iqr"], stats["n"])
+def size_label(n: int) -> str:
+    return f"10^{int(round(np.log10(n)))}" if n >= 10 and 10 ** round(np.log10(n)) == n else str(n)
 
 
-@dataclass(frozen=True)
-class Fresh:
-    """The same case timed in a fresh process (the harness check): its median and, where it
-    ran in alternating blocks, each block's median."""
-    median: float
-    block_medians: tuple[float, ...] = ()
+def times(r: dict) -> tuple:
+    return tuple(r.get("times_s", ()))
 
 
-@dataclass(frozen=True)
-class Target:
-    """A speed target as the run's plan states it: threshold per scope, or one for all."""
-    target: str
-    key: str
-    threshold: float | dict | None
-    sense: str  # "≤" or "≥"
+def median(r: dict) -> float:
+    return r["stats"]["median"]
 
 
-@dataclass
-class RuleTiming:
-    framework: str
-    mode: str
-    rule: str
-    name: str
-    n: int
-    stats: Stats
-    dispatch: Stats
-    first_call_s: float
-    bytes_per_element: int  # useful bytes: read x and g, write dx
-    saved_bytes_per_element: float | None  # what this mode's rule keeps for backward
-    xla_bytes_per_element: float | None  # what XLA's cost analysis counts for a jitted step
-    interleaved: bool  # timed round by round with the other rules of its framework and mode
-    graph_breaks: int | None  # torch.compile's in its case (None: not torch.compile)
-    recompiles: int | None
-    times: list[float] = field(default_factory=list)  # every timed round, in order (seconds)
-    faults: float | None = None  # median minor page faults a call (runs before: not counted)
-
-    @property
-    def time(self) -> Estimate:
-        """The time of the case: the median over its rounds with its 95% interval."""
-        return (median_interval(self.times) if self.times
-                else Estimate(self.stats.median, None, None, self.stats.n))
+def time(r: dict, n: int | None = None) -> Estimate:
+    """The median over the record's rounds with its 95% interval (two levels where several
+    processes took them); the median alone, of n rounds, where the rounds were not kept."""
+    if not times(r):
+        return Estimate(median(r), None, None, n)
+    return median_interval(times(r), blocks=tuple(r.get("process_rounds", ())))
 
 
-@dataclass
-class NetTiming:
-    net: str
-    shape: list[int]
-    workload: str
-    framework: str
-    mode: str
-    rule: str
-    name: str
-    stats: Stats
-    flops: int
-    first_call_s: float
-    times: tuple[float, ...] = ()  # every timed repeat (seconds); runs before kept none
-
-
-@dataclass
-class ProfileEvent:
-    mode: str
-    rule: str
-    n: int
-    event: str
-    calls: float  # per profiled call of the step
-    self_cpu_us: float
-    cpu_total_us: float
-    self_device_us: float
-    saved_bytes_per_element: float
-
-
-@dataclass(frozen=True)
-class SavedBytes:
-    """Bytes one rule keeps for backward, per element (study.memory): None where not measured."""
-    framework: str
-    rule: str
-    name: str | None
-    torch: float | None  # every tensor torch packs through saved_tensors_hooks
-    jax_vjp: float | None  # the residuals jax.vjp's function holds
-    jax_jit_vjp: float | None  # the same from a jitted vjp
-    device_growth: float | None  # the device allocator's growth while backward state is alive
-
-    @property
-    def kept(self) -> float | None:
-        """What a rerun compares: torch's saved bytes, or a jitted vjp's residuals."""
-        return self.torch if self.framework == "torch" else self.jax_jit_vjp
-
-
-@dataclass(frozen=True)
-class MatmulRate:
-    what: str
-    n: int
-    flops: float
-    median: float  # seconds
-
-    @property
-    def rate(self) -> float:
-        return self.flops / self.median
-
-
-@dataclass(frozen=True)
-class CrossCheck:
-    """The torch built-in's eager step timed alone by our harness and by Timer, alternating."""
-    n: int
-    rounds: int
-    ours_s: tuple[float, ...]
-    timer_s: tuple[float, ...]
-    timer_threads: int
-
-
-@dataclass(frozen=True)
-class SharedDynamic:
-    """One rule compiled once with dynamic=True and first called at 8 elements, against the
-    same rule compiled for n alone, interleaved."""
-    name: str
-    n: int
-    shared_median: float  # seconds
-    shared_first_call: float
-    sized_median: float
-    sized_first_call: float
-    shared_times: tuple[float, ...] = ()  # each round (seconds); runs before kept none
-    sized_times: tuple[float, ...] = ()
-
-
-def _per_element(r: dict, *keys: str) -> float | None:
-    present = [r[k] for k in keys if k in r]
-    return (present[0] or 0) / r["n"] if present else None
-
-
-def _saved(r: dict) -> SavedBytes:
-    return SavedBytes(r["framework"], r["rule"], r.get("name"), _per_element(r, "torch_saved"),
-                      _per_element(r, "jax_vjp"), _per_element(r, "jax_jit_vjp"),
-                      _per_element(r, "device_peak_growth", "device_bytes_in_use_growth"))
-
-
-def _shared(r: dict) -> SharedDynamic:
-    (_, a), (_, b) = r["ways"].items()  # shared first, then compiled for n (as recorded)
-    return SharedDynamic(r["name"], r["n"], a["stats"]["median"], a["first_call_s"],
-                         b["stats"]["median"], b["first_call_s"], tuple(a.get("times_s", ())),
-                         tuple(b.get("times_s", ())))
-
-
-@dataclass
-class RunTiming:
-    run: Run  # identity only
-    rules: list[RuleTiming]
-    fresh: dict[tuple, Fresh]  # (framework, mode, rule, n) -> the same case in a fresh process
-    blocks: dict[tuple, list[float]]  # ... -> in-run block medians, alternating with fresh
-    nets: list[NetTiming]
-    memory: list[SavedBytes]
-    machine: list[MatmulRate]
-    copies: list[anatomy.Copy]
-    cross: list[CrossCheck]
-    profile: list[ProfileEvent]
-    probes: list[anatomy.Probe]  # the compiled-torch reproducer's ops, eager and compiled
-    pieces: list[anatomy.Piece]  # the eager cost taken apart
-    over_builtin: dict[str, str]  # framework -> the built-in's ops behind its custom-rule API
-    ways: list[anatomy.Way]  # torch.relu's step with fresh and with existing outputs
-    shared_dynamic: list[SharedDynamic]
-    targets: list[Target]
-    references: dict[str, str]  # framework -> the built-in rule every ratio divides by
-    pairs: list[tuple[str, str, str]]  # (label, torch rule, JAX rule) doing the same work
-    harness_limit: float | None  # in-run ÷ fresh beyond which a compiled cell is flagged
-    threads: dict[str, int]  # "torch" and "xla_cpu_count" threads, as the records state them
-    budgets: list[float]
-
-    def index(self) -> dict[tuple, RuleTiming]:
-        return {(r.framework, r.mode, r.rule, r.n): r for r in self.rules}
-
-    def names(self) -> dict[str, str]:
-        return {r.rule: r.name for r in self.rules} | {m.rule: m.name for m in self.memory
-                                                        if m.name is not None}
-
-
-@dataclass
-class Summary:
-    runs: list[RunTiming]
-    sizes: list[int] = field(default_factory=list)
-
-
-def _rule(r: dict) -> RuleTiming:
-    dynamo = r.get("dynamo_counts_of_case") or {}
-    return RuleTiming(r["framework"], r["mode"], r["rule"], r["name"], r["n"],
-                      Stats.of(r["stats"]), Stats.of(r["dispatch"]), r["first_call_s"],
-                      r["bytes_per_element"], r.get("saved_bytes_per_element"),
-                      r.get("xla_bytes_per_element"), "interleaved_with" in r,
-                      dynamo.get("graph_breaks"), dynamo.get("recompiles"), r.get("times_s", []),
-                      float(np.median(r["minor_faults"])) if r.get("minor_faults") else None)
-
-
-def _net(r: dict) -> NetTiming:
-    return NetTiming(r["net"], r["shape"], r["workload"], r["framework"], r["mode"], r["rule"],
-                     r.get("name", r["rule"]), Stats.of(r["stats"]), r["flops"], r["first_call_s"],
-                     tuple(r.get("times_s", ())))
-
-
-def _profile_events(recs: list[dict]) -> list[ProfileEvent]:
-    return [ProfileEvent(r["mode"], r["rule"], r["n"], e["event"], e["calls"], e["self_cpu_us"],
-                         e["cpu_total_us"], e["self_device_us"], r["saved_bytes_per_element"])
-            for r in recs for e in r["events"]]
-
-
-def _run_timing(run: Run) -> RunTiming:
-    recs = run.ok_records()
-
-    def part(name):
-        return [r for r in recs if r.get("part") == name]
-    plan = next(iter(part("plan")), {})  # study.upgrades gives older runs theirs
-    threads = next((r["threads"] for r in recs if "threads" in r), {})
-    references, pairs = plan.get("reference_rules", {}), plan.get("torch_jax_pairs", [])
-    return RunTiming(
-        replace(run, records=[]), [_rule(r) for r in part("rule")],
-        {(r["framework"], r["mode"], r["rule"], r["n"]): Fresh(
-            r["fresh"]["stats"]["median"], tuple(r["fresh"].get("block_medians", ())))
-         for r in part("rule") if "fresh" in r},
-        {(r["framework"], r["mode"], r["rule"], r["n"]): r["block_medians"]
-         for r in part("rule") if "block_medians" in r},
-        [_net(r) for r in part("net")], [_saved(r) for r in part("memory")],
-        [MatmulRate(r["what"], r["n"], r["flops"], r["stats"]["median"])
-         for r in part("machine") if "flops" in r],
-        anatomy.copies_of(part("machine")),
-        [CrossCheck(r["n"], r["rounds"], tuple(r["ours_s"]), tuple(r["timer_s"]),
-                    r["timer_num_threads"]) for r in part("cross_check")],
-        _profile_events(part("profile")),
-        anatomy.probes_of(part("probes")), anatomy.pieces_of(part("eager_parts")),
-        {r["framework"]: r["over_builtin"] for r in part("eager_parts")},
-        anatomy.ways_of(part("page_faults")), [_shared(r) for r in part("shared_dynamic")],
-        [Target(t["target"], t["key"], t["threshold"], t["sense"])
-         for t in plan.get("targets", [])], references, [tuple(p) for p in pairs],
-        plan.get("harness_limit"), threads,
-        sorted({r["budget_s"] for r in part("rule") if "budget_s" in r}))
-
-
-def read(runs) -> Summary:
-    timings = [_run_timing(run) for run in runs]
-    return Summary(timings, sorted({r.n for t in timings for r in t.rules}))
-
-
-size_label = anatomy.size_label
-
-
-def keys(t: RunTiming) -> list[tuple[str, str, str]]:
-    return list(dict.fromkeys((r.framework, r.mode, r.rule) for r in t.rules))
-
-
-def sizes(t: RunTiming) -> list[int]:
-    return sorted({r.n for r in t.rules})
-
-
-def ratio_spread(t: RunTiming, fw: str, mode: str, rule: str, n: int) -> Estimate | None:
-    """The rule's time ÷ the built-in's, with its 95% bootstrap interval: the median of the
-    per-round ratios where the two were timed in the same rounds (interleaved), else the
-    ratio of medians, each side resampled on its own."""
-    idx = t.index()
-    a, b = idx.get((fw, mode, rule, n)), idx.get((fw, mode, t.references.get(fw), n))
-    if not (a and b and a.times and b.times):
+def over(a: dict, b: dict) -> Estimate | None:
+    """a ÷ b, round by round (both timed in the same rounds)."""
+    if len(times(a)) != len(times(b)) or not times(a):
         return None
-    paired = a.interleaved and b.interleaved and len(a.times) == len(b.times)
-    return (paired_ratio if paired else unpaired_ratio)(a.times, b.times)
-
-
-def ratio(t: RunTiming, fw: str, mode: str, rule: str, n: int) -> float | None:
-    spread = ratio_spread(t, fw, mode, rule, n)
-    return spread.value if spread else None
+    return paired_ratio(times(a), times(b), blocks=tuple(a.get("process_rounds", ())))
 
 
 def unpaired_spread(value: float, a: tuple, b: tuple, scale: float = 1.0) -> Estimate:
@@ -315,19 +66,109 @@ def paired_spread(value: float, a: tuple, b: tuple) -> Estimate:
     return Estimate(value, r.lo, r.hi, r.n)
 
 
+def kept(m: dict) -> float | None:
+    """Bytes a rule keeps for backward per element: torch's saved tensors, or the residuals
+    of a jitted jax.vjp (study.memory)."""
+    field = "torch_saved" if m["framework"] == "torch" else "jax_jit_vjp"
+    return per_element(m, field)
+
+
+def per_element(r: dict, *fields: str) -> float | None:
+    present = [r[k] for k in fields if k in r]
+    return (present[0] or 0) / r["n"] if present else None
+
+
+def way(r: dict) -> str | None:
+    """A reproducer record's way: EAGER, COMPILED or VECTOR_OFF (inductor's cpp.simdlen=0).
+    None for records without the 'compiled' flag: that harness reset dynamo before each
+    compile, so its cells do not say which code they timed."""
+    if "compiled" not in r:
+        return None
+    if not r["compiled"]:
+        return EAGER
+    return VECTOR_OFF if (r.get("inductor_options") or {}).get("cpp.simdlen") == 0 else COMPILED
+
+
+class Timing:
+    """One run's records by part, with its plan: the built-in every ratio divides by, the
+    torch and JAX rules doing the same work, the speed targets."""
+
+    def __init__(self, run: Run):
+        self.run = replace(run, records=[])
+        self.parts: dict[str, list[dict]] = {}
+        for r in run.ok_records():
+            self.parts.setdefault(r.get("part"), []).append(r)
+        plan = next(iter(self.part("plan")), {})  # study.upgrades gives older runs theirs
+        self.references = plan.get("reference_rules", {})
+        self.pairs = [tuple(p) for p in plan.get("torch_jax_pairs", [])]
+        self.targets = plan.get("targets", [])
+        self.rules = self.part("rule")
+        self.index = {(r["framework"], r["mode"], r["rule"], r["n"]): r for r in self.rules}
+        self.sizes = sorted({r["n"] for r in self.rules})
+        self.names = {r["rule"]: r["name"] for r in self.rules} | {
+            m["rule"]: m["name"] for m in self.part("memory") if m.get("name") is not None}
+        self.probes = [{**r, "way": w, "signs": r.get("signs", "random")}
+                       for r in self.part("probes") if (w := way(r))]
+
+    def part(self, name: str) -> list[dict]:
+        return self.parts.get(name, [])
+
+    def custom(self, r: dict) -> bool:
+        return r["rule"] != self.references.get(r["framework"])
+
+    def ratio(self, fw: str, mode: str, rule: str, n: int) -> Estimate | None:
+        """The rule's time ÷ the built-in's, with its 95% bootstrap interval: the median of the
+        per-round ratios where the two were timed in the same rounds (interleaved), else the
+        ratio of medians, each side resampled on its own."""
+        a, b = self.index.get((fw, mode, rule, n)), self.index.get((fw, mode, self.references.get(fw), n))
+        if not (a and b and times(a) and times(b)):
+            return None
+        paired = "interleaved_with" in a and "interleaved_with" in b and len(times(a)) == len(times(b))
+        return (paired_ratio if paired else unpaired_ratio)(times(a), times(b))
+
+    def pieces(self) -> dict[tuple, dict[str, dict]]:
+        """The eager cost taken apart: (framework, n, rule) -> {piece: record}."""
+        out: dict = {}
+        for p in self.part("eager_parts"):
+            out.setdefault((p["framework"], p["n"], p["rule"]), {})[p["piece"]] = p
+        return out
+
+    def machine_copy(self, n: int) -> dict | None:
+        """The machine's copy at n: the fastest copy into an existing buffer, whichever library."""
+        into = [c for c in self.part("machine") if "bytes" in c and c["n"] == n and c["into"] == PREALLOCATED]
+        return max(into, key=lambda c: c["bytes"] / median(c)) if into else None
+
+
 def comparable_cells(run: Run) -> dict:
-    """What a rerun elsewhere can reproduce: ratios measured within the run, each with the
-    95% bootstrap interval, and the bytes kept for backward."""
-    t = _run_timing(run)
-    out = {}
-    for fw, mode, rule in keys(t):
-        for n in sizes(t):
-            spread = ratio_spread(t, fw, mode, rule, n) if rule != t.references.get(fw) else None
-            if spread:
-                out[(("ratio", f"{fw} {mode} {rule} ÷ built-in"), ("n", size_label(n)))] = Value(
-                    spread.value, spread.lo, spread.hi)
-    for m in t.memory:
-        out[(("saved bytes per element", m.rule),)] = Value(m.kept)
-    for name, r in anatomy.comparable_ratios(t.pieces, t.references, t.ways, t.probes).items():
-        out[name] = Value(r.value, r.lo, r.hi)
+    """What a rerun elsewhere can reproduce, each measured within the run with its 95%
+    bootstrap interval: each rule ÷ built-in; a rule's eager step and backward body over the
+    built-in's; each way of torch.relu's step over the autograd step; each compiled probe
+    over its eager time; and the bytes kept for backward."""
+    t, out = Timing(run), {}
+
+    def put(name, r):
+        if r:
+            out[name] = Value(r.value, r.lo, r.hi)
+    for fw, mode, rule in dict.fromkeys((r["framework"], r["mode"], r["rule"]) for r in t.rules):
+        for n in t.sizes:
+            if rule != t.references.get(fw):
+                put((("ratio", f"{fw} {mode} {rule} ÷ built-in"), ("n", size_label(n))), t.ratio(fw, mode, rule, n))
+    for m in t.part("memory"):
+        out[(("saved bytes per element", m["rule"]),)] = Value(kept(m))
+    pieces = t.pieces()
+    for (fw, n, rule), of in pieces.items():
+        ref = pieces.get((fw, n, t.references.get(fw)), {})
+        for piece in ("step", "backward"):
+            if rule != t.references.get(fw) and piece in of and piece in ref:
+                put((("ratio", f"{fw} {rule} {piece} ÷ built-in's"), ("n", size_label(n))), over(of[piece], ref[piece]))
+    ways = t.part("page_faults")
+    for w in ways:
+        base = next(b for b in ways if b["n"] == w["n"])
+        if w is not base:
+            put((("ratio", f"{w['way']} ÷ {base['way']}"), ("n", size_label(w["n"]))), over(w, base))
+    eager = {(p["probe"], p["signs"]): p for p in t.probes if p["way"] == EAGER}
+    for p in t.probes:
+        e = eager.get((p["probe"], p["signs"]))
+        if p["way"] != EAGER and e:
+            put((("ratio", f"{p['probe']} {p['way']} ÷ eager"), ("signs", p["signs"])), over(p, e))
     return out

@@ -2,7 +2,8 @@
 checks (methodology); the net, compile times and the cases taken apart in the appendix."""
 import pandas as pd
 
-from experiments.timing.summary import COMPILED_MODES, Summary
+from experiments.timing.records import COMPILED_MODES
+from experiments.timing.summary import Summary
 from study.experiment import Finding, Rendered
 from study.report import Table, answer, frame, macros, say
 from study.report.figures import ratio_panels

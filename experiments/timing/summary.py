@@ -4,14 +4,13 @@ cost at one size as facts. Times are µs, ratios unitless, each an Estimate with
 """
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
-from experiments.timing import anatomy
-from experiments.timing.records import RunTiming, paired_spread, ratio_spread, read, unpaired_spread
-from experiments.timing.targets import block_ratios, fractions, harness_ratios, off_by, target_values
-from study.stats import Estimate, median_interval
-
-COMPILED_MODES = ("compile", "jit")  # the records' mode names for compiled code
+from experiments.timing.records import (COMPILED_MODES, EAGER, Timing, kept, median, over, paired_spread,
+                                        per_element, size_label, time, times, unpaired_spread)
+from experiments.timing.targets import ProbeFact, block_ratios, fractions, harness_ratios, off_by, probe_fact, target_values
+from study.stats import Estimate
 
 
 @dataclass(frozen=True)
@@ -44,38 +43,35 @@ class Summary:
     torch_vs_jax: pd.DataFrame  # run, rules, compiled, n, torch ÷ jax
     bandwidth: pd.DataFrame  # run, framework, mode, rule, useful ÷ copy, kernel bytes ÷ copy
     costs: list[Cost]
-    probe: anatomy.ProbeFact | None  # the reproducer's result in the first run that ran it
+    probe: ProbeFact | None  # the reproducer's result in the first run that ran it
     runs: list[str]
 
 
-def _frame(rows: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame(rows, dtype=object)
+def _rules(t: Timing) -> list[dict]:
+    return [{"run": t.run.tag, "framework": r["framework"], "mode": r["mode"], "rule": r["name"], "n": r["n"],
+             "time µs": time(r, r["stats"]["n"]).scaled(1e6),
+             "÷ built-in": t.ratio(r["framework"], r["mode"], r["rule"], r["n"]) if t.custom(r) else None,
+             "dispatch µs": r["dispatch"]["median"] * 1e6, "first call s": r["first_call_s"],
+             "kept B/element": r.get("saved_bytes_per_element"),
+             "graph breaks": (r.get("dynamo_counts_of_case") or {}).get("graph_breaks"),
+             "recompiles": (r.get("dynamo_counts_of_case") or {}).get("recompiles"),
+             "minor faults a call": float(np.median(r["minor_faults"])) if r.get("minor_faults") else None}
+            for r in t.rules]
 
 
-def _rules(t: RunTiming) -> list[dict]:
-    return [{"run": t.run.tag, "framework": r.framework, "mode": r.mode, "rule": r.name, "n": r.n,
-             "time µs": r.time.scaled(1e6),
-             "÷ built-in": ratio_spread(t, r.framework, r.mode, r.rule, r.n)
-             if r.rule != t.references.get(r.framework) else None,
-             "dispatch µs": r.dispatch.median * 1e6, "first call s": r.first_call_s,
-             "kept B/element": r.saved_bytes_per_element, "graph breaks": r.graph_breaks,
-             "recompiles": r.recompiles, "minor faults a call": r.faults} for r in t.rules]
-
-
-def _nets(t: RunTiming) -> list[dict]:
-    base = {(n.net, n.workload, n.framework, n.mode): n for n in t.nets
-            if n.rule == t.references.get(n.framework)}
-    peak = max((m.rate for m in t.machine), default=None)  # the machine's own matmul rate
+def _nets(t: Timing) -> list[dict]:
+    base = {(n["net"], n["workload"], n["framework"], n["mode"]): n for n in t.part("net") if not t.custom(n)}
+    rates = [r["flops"] / median(r) for r in t.part("machine") if "flops" in r]
+    peak = max(rates, default=None)  # the machine's own matmul rate
     rows = []
-    for n in t.nets:
-        b = base.get((n.net, n.workload, n.framework, n.mode))
-        rows.append({"run": t.run.tag, "net": n.net, "workload": n.workload, "framework": n.framework,
-                     "mode": n.mode, "rule": n.name, "time µs": (median_interval(n.times) if n.times
-                                                                else Estimate(n.stats.median)).scaled(1e6),
-                     "÷ built-in": unpaired_spread(n.stats.median / b.stats.median, n.times, b.times)
-                     if b and b is not n else None, "GFLOP/s": n.flops / n.stats.median / 1e9,
-                     "÷ the machine's matmul": n.flops / n.stats.median / peak if peak else None,
-                     "first call s": n.first_call_s})
+    for n in t.part("net"):
+        b = base.get((n["net"], n["workload"], n["framework"], n["mode"]))
+        rows.append({"run": t.run.tag, "net": n["net"], "workload": n["workload"], "framework": n["framework"],
+                     "mode": n["mode"], "rule": n.get("name", n["rule"]), "time µs": time(n).scaled(1e6),
+                     "÷ built-in": unpaired_spread(median(n) / median(b), times(n), times(b))
+                     if b and b is not n else None, "GFLOP/s": n["flops"] / median(n) / 1e9,
+                     "÷ the machine's matmul": n["flops"] / median(n) / peak if peak else None,
+                     "first call s": n["first_call_s"]})
     return rows
 
 
@@ -87,119 +83,130 @@ def met(value: Estimate, threshold: float, sense: str) -> str:
     return "yes" if all(ok) else "no" if not any(ok) else "undecided"
 
 
-def _harness(t: RunTiming) -> list[dict]:
+def _ours_over_timer(c: dict) -> Estimate:
+    return paired_spread(float(np.median(c["ours_s"]) / np.median(c["timer_s"])), tuple(c["ours_s"]),
+                         tuple(c["timer_s"]))
+
+
+def _harness(t: Timing) -> list[dict]:
     """Every check the run made, with its threshold where the run's plan states one."""
-    measured = target_values(t)
+    measured, tag = target_values(t), t.run.tag
     rows = []
     for target in t.targets:
-        value, what = measured.get(target.key, (None, ""))
-        threshold = (target.threshold.get(t.run.scope) if isinstance(target.threshold, dict)
-                     else target.threshold)
-        passed = met(value, threshold, target.sense) if value is not None and threshold is not None else None
-        rows.append({"run": t.run.tag, "check": target.target, "of": what, "result": value,
-                     "sense": target.sense if threshold is not None else None, "threshold": threshold,
+        value, what = measured.get(target["key"], (None, ""))
+        threshold = target["threshold"]
+        threshold = threshold.get(t.run.scope) if isinstance(threshold, dict) else threshold
+        passed = met(value, threshold, target["sense"]) if value is not None and threshold is not None else None
+        rows.append({"run": tag, "check": target["target"], "of": what, "result": value,
+                     "sense": target["sense"] if threshold is not None else None, "threshold": threshold,
                      "passed": passed})
-    for c in t.cross:
-        ours_over_timer = paired_spread(float(pd.Series(c.ours_s).median() / pd.Series(c.timer_s).median()),
-                                        c.ours_s, c.timer_s)
-        rows.append({"run": t.run.tag, "check": "our harness ÷ torch.utils.benchmark.Timer, alternating",
-                     "of": f"torch.relu eager at {anatomy.size_label(c.n)}", "result": ours_over_timer,
+    for c in t.part("cross_check"):
+        rows.append({"run": tag, "check": "our harness ÷ torch.utils.benchmark.Timer, alternating",
+                     "of": f"torch.relu eager at {size_label(c['n'])}", "result": _ours_over_timer(c),
                      "sense": None, "threshold": None, "passed": None})
-    for s in t.shared_dynamic:
-        rows.append({"run": t.run.tag, "check": "one dynamic=True wrapper first called at 8 ÷ compiled for n",
-                     "of": f"{s.name} at {anatomy.size_label(s.n)}",
-                     "result": paired_spread(s.shared_median / s.sized_median, s.shared_times, s.sized_times),
+    for s in t.part("shared_dynamic"):
+        (_, a), (_, b) = s["ways"].items()  # shared first, then compiled for n (as recorded)
+        rows.append({"run": tag, "check": "one dynamic=True wrapper first called at 8 ÷ compiled for n",
+                     "of": f"{s['name']} at {size_label(s['n'])}",
+                     "result": paired_spread(median(a) / median(b), times(a), times(b)),
                      "sense": None, "threshold": None, "passed": None})
-    fractions_ = fractions(t)
-    if fractions_:
-        worst = max(fractions_.items(), key=lambda kv: kv[1][0])
-        rows.append({"run": t.run.tag, "check": "no rule moves more than the machine's copy: useful bytes ÷ copy",
-                     "of": f"{worst[0][0]} {worst[0][1]} {t.names().get(worst[0][2], worst[0][2])}",
-                     "result": Estimate(worst[1][0]), "sense": "≤", "threshold": 1.0,
-                     "passed": "yes" if worst[1][0] <= 1 else "no"})
+    if fractions_ := fractions(t):
+        (fw, mode, rule), (worst, _) = max(fractions_.items(), key=lambda kv: kv[1][0])
+        rows.append({"run": tag, "check": "no rule moves more than the machine's copy: useful bytes ÷ copy",
+                     "of": f"{fw} {mode} {t.names.get(rule, rule)}", "result": Estimate(worst), "sense": "≤",
+                     "threshold": 1.0, "passed": "yes" if worst <= 1 else "no"})
     return rows
 
 
-def _torch_vs_jax(t: RunTiming) -> list[dict]:
+def _torch_vs_jax(t: Timing) -> list[dict]:
     """Each pair of rules doing the same work, torch's time ÷ JAX's, eager and compiled (each
     side's rounds resampled on its own)."""
-    idx, rows = t.index(), []
+    rows = []
     for label, tr, jr in t.pairs:
-        for (fw_t, mode_t, rule_t, n), a in ((k, v) for k, v in idx.items() if k[0] == "torch" and k[2] == tr):
-            b = next((v for (fw, m, r, size), v in idx.items() if (fw, r, size) == ("jax", jr, n)
-                      and (m in COMPILED_MODES) == (mode_t in COMPILED_MODES)), None)
+        for (_, mode, _, n), a in ((k, v) for k, v in t.index.items() if k[0] == "torch" and k[2] == tr):
+            b = next((v for (fw, m, r, size), v in t.index.items() if (fw, r, size) == ("jax", jr, n)
+                      and (m in COMPILED_MODES) == (mode in COMPILED_MODES)), None)
             if b:
-                rows.append({"run": t.run.tag, "rules": label, "compiled": mode_t in COMPILED_MODES, "n": n,
-                             "torch ÷ jax": unpaired_spread(a.stats.median / b.stats.median, a.times, b.times)})
+                rows.append({"run": t.run.tag, "rules": label, "compiled": mode in COMPILED_MODES, "n": n,
+                             "torch ÷ jax": unpaired_spread(median(a) / median(b), times(a), times(b))})
     return rows
 
 
-def _cost(t: RunTiming, n: int) -> Cost | None:
-    rows = [r for r in t.rules if r.n == n and r.rule != t.references.get(r.framework)]
+def _cost(t: Timing, n: int) -> Cost | None:
+    rows = [r for r in t.rules if r["n"] == n and t.custom(r)]
     if not rows:
         return None
     best = {}
     for r in rows:
-        ratio = ratio_spread(t, r.framework, r.mode, r.rule, n)
-        key = (r.framework, r.mode in COMPILED_MODES)
+        ratio = t.ratio(r["framework"], r["mode"], r["rule"], n)
+        key = (r["framework"], r["mode"] in COMPILED_MODES)
         if ratio and (key not in best or ratio.value < best[key][1].value):
-            best[key] = (r.name, ratio)
-    kept = sorted(((m.framework, m.name or m.rule, m.kept) for m in t.memory if m.kept is not None),
-                  key=lambda k: (k[0], k[2]))
+            best[key] = (r["name"], ratio)
+    kept_ = sorted(((m["framework"], m.get("name") or m["rule"], kept(m)) for m in t.part("memory")
+                    if kept(m) is not None), key=lambda k: (k[0], k[2]))
     return Cost(t.run.tag, t.run.provenance["device"], t.run.scope, t.run.provenance.get("git_commit"),
-                anatomy.size_label(n),
-                tuple((fw, *best[(fw, True)]) for fw in ("torch", "jax") if (fw, True) in best),
-                tuple((fw, *best[(fw, False)]) for fw in ("torch", "jax") if (fw, False) in best), tuple(kept))
+                size_label(n), tuple((fw, *best[(fw, True)]) for fw in ("torch", "jax") if (fw, True) in best),
+                tuple((fw, *best[(fw, False)]) for fw in ("torch", "jax") if (fw, False) in best), tuple(kept_))
+
+
+def _taken_apart(t: Timing) -> dict[str, list[dict]]:
+    """The checks that take a case apart, each ratio paired: timed round by round in one case."""
+    tag, out = t.run.tag, {"copies": [], "ways": [], "parts": [], "probes": []}
+    out["copies"] = [{"run": tag, "n": c["n"], "copy": c["what"], "into": c["into"], "time µs": time(c).scaled(1e6),
+                      "GB/s": c["bytes"] / median(c) / 1e9, "minor faults a call": c.get("minor_faults_per_call")}
+                     for c in t.part("machine") if "bytes" in c]
+    ways = t.part("page_faults")
+    for w in ways:
+        base = next(b for b in ways if b["n"] == w["n"])
+        out["ways"].append({"run": tag, "n": w["n"], "way": w["way"], "time µs": time(w).scaled(1e6),
+                            "÷ the autograd step": over(w, base) if w is not base else None,
+                            "minor faults a call": w.get("minor_faults_per_call")})
+    pieces = t.pieces()
+    for (fw, n, rule), of in pieces.items():
+        ref = pieces.get((fw, n, t.references.get(fw)), {})
+        out["parts"] += [{"run": tag, "framework": fw, "n": n, "rule": p["name"], "piece": piece,
+                          "time µs": time(p).scaled(1e6), "÷ built-in's": over(p, ref[piece])
+                          if piece in ref and rule != t.references.get(fw) else None} for piece, p in of.items()]
+    eager = {(p["probe"], p["signs"]): p for p in t.probes if p["way"] == EAGER}
+    out["probes"] = [{"run": tag, "op": p["probe"], "role": p.get("role"), "way": p["way"], "signs": p["signs"],
+                      "n": p["n"], "time µs": time(p).scaled(1e6),
+                      "÷ eager": over(p, eager[(p["probe"], p["signs"])])
+                      if p["way"] != EAGER and (p["probe"], p["signs"]) in eager else None} for p in t.probes]
+    return out
 
 
 def summarise(runs) -> Summary:
-    timings = read(runs).runs
-    copies, ways, parts, probes, cross, profile, fresh, kept = [], [], [], [], [], [], [], []
+    timings = [Timing(run) for run in runs]
+    rows: dict[str, list[dict]] = {}
     for t in timings:
         tag = t.run.tag
-        copies += [{"run": tag, "n": c.n, "copy": c.what, "into": c.into, "time µs": c.timed.time().scaled(1e6),
-                    "GB/s": c.rate / 1e9, "minor faults a call": c.timed.faults} for c in t.copies]
-        for w in t.ways:
-            base = next(b for b in t.ways if b.n == w.n)
-            ways.append({"run": tag, "n": w.n, "way": w.way, "time µs": w.timed.time().scaled(1e6),
-                         "÷ the autograd step": w.timed.over(base.timed) if w is not base else None,
-                         "minor faults a call": w.timed.faults})
-        grouped = anatomy.by_rule(t.pieces)
-        for (fw, n, rule), of in grouped.items():
-            ref = grouped.get((fw, n, t.references.get(fw)), {})
-            parts += [{"run": tag, "framework": fw, "n": n, "rule": p.name, "piece": piece,
-                       "time µs": p.timed.time().scaled(1e6),
-                       "÷ built-in's": p.timed.over(ref[piece].timed) if piece in ref and rule != t.references.get(fw) else None}
-                      for piece, p in of.items()]
-        eager = {(p.op, p.signs): p for p in t.probes if p.way == anatomy.EAGER}
-        probes += [{"run": tag, "op": p.op, "role": p.role, "way": p.way, "signs": p.signs, "n": p.n,
-                    "time µs": p.timed.time().scaled(1e6),
-                    "÷ eager": p.timed.over(eager[(p.op, p.signs)].timed)
-                    if p.way != anatomy.EAGER and (p.op, p.signs) in eager else None} for p in t.probes]
-        cross += [{"run": tag, "n": c.n, "rounds": c.rounds,
-                   "ours ÷ Timer": paired_spread(float(pd.Series(c.ours_s).median() / pd.Series(c.timer_s).median()),
-                                                 c.ours_s, c.timer_s), "Timer threads": c.timer_threads}
-                  for c in t.cross]
-        profile += [{"run": tag, "mode": e.mode, "rule": e.rule, "n": e.n, "event": e.event, "calls": e.calls,
-                     "self CPU µs": e.self_cpu_us, "CPU total µs": e.cpu_total_us,
-                     "self device µs": e.self_device_us} for e in t.profile]
-        ratios = harness_ratios(t)
-        fresh += [{"run": tag, "framework": k[0], "mode": k[1], "rule": t.names().get(k[2], k[2]), "n": k[3],
-                   "in-run ÷ fresh": v, "off by": off_by(v), "block ratios": block_ratios(t, k)}
-                  for k, v in ratios.items()]
-        kept += [{"run": tag, "framework": m.framework, "rule": m.name or m.rule,
-                  "kept for backward (B/element)": m.kept, "torch saved tensors": m.torch,
-                  "jax.vjp residuals": m.jax_vjp, "device growth": m.device_growth} for m in t.memory]
-    costs = [c for t in timings for n in sorted({r.n for r in t.rules}) if n == 10 ** 6
-             and (c := _cost(t, n))]
-    probe = next((f for t in timings if (f := anatomy.probe_fact(
-        t.probes, str(t.run.provenance.get("torch_cpu_capability"))))), None)
-    return Summary(_frame([r for t in timings for r in _rules(t)]), _frame(kept),
-                   _frame([r for t in timings for r in _nets(t)]),
-                   _frame([r for t in timings for r in _harness(t)]), _frame(fresh), _frame(parts),
-                   _frame(probes), _frame(copies), _frame(ways), _frame(cross), _frame(profile),
-                   _frame([r for t in timings for r in _torch_vs_jax(t)]),
-                   _frame([{"run": t.run.tag, "framework": k[0], "mode": k[1], "rule": t.names().get(k[2], k[2]),
-                            "useful ÷ copy": useful, "kernel bytes ÷ copy": kernel}
-                           for t in timings for k, (useful, kernel) in fractions(t).items()]),
-                   costs, probe, [t.run.tag for t in timings])
+        for name, part in _taken_apart(t).items():
+            rows.setdefault(name, []).extend(part)
+        rows.setdefault("cross", []).extend(
+            {"run": tag, "n": c["n"], "rounds": c["rounds"], "ours ÷ Timer": _ours_over_timer(c),
+             "Timer threads": c["timer_num_threads"]} for c in t.part("cross_check"))
+        rows.setdefault("profile", []).extend(
+            {"run": tag, "mode": r["mode"], "rule": r["rule"], "n": r["n"], "event": e["event"], "calls": e["calls"],
+             "self CPU µs": e["self_cpu_us"], "CPU total µs": e["cpu_total_us"], "self device µs": e["self_device_us"]}
+            for r in t.part("profile") for e in r["events"])
+        rows.setdefault("fresh", []).extend(
+            {"run": tag, "framework": k[0], "mode": k[1], "rule": t.names.get(k[2], k[2]), "n": k[3],
+             "in-run ÷ fresh": v, "off by": off_by(v), "block ratios": block_ratios(t.index[k])}
+            for k, v in harness_ratios(t).items())
+        rows.setdefault("kept", []).extend(
+            {"run": tag, "framework": m["framework"], "rule": m.get("name") or m["rule"],
+             "kept for backward (B/element)": kept(m), "torch saved tensors": per_element(m, "torch_saved"),
+             "jax.vjp residuals": per_element(m, "jax_vjp"),
+             "device growth": per_element(m, "device_peak_growth", "device_bytes_in_use_growth")}
+            for m in t.part("memory"))
+        rows.setdefault("bandwidth", []).extend(
+            {"run": tag, "framework": k[0], "mode": k[1], "rule": t.names.get(k[2], k[2]),
+             "useful ÷ copy": useful, "kernel bytes ÷ copy": kernel} for k, (useful, kernel) in fractions(t).items())
+        for name, of in (("rules", _rules), ("nets", _nets), ("harness", _harness), ("torch_vs_jax", _torch_vs_jax)):
+            rows.setdefault(name, []).extend(of(t))
+    frames = {name: pd.DataFrame(r, dtype=object) for name, r in rows.items()}
+    return Summary(**{name: frames.get(name, pd.DataFrame(dtype=object)) for name in (
+        "rules", "kept", "nets", "harness", "fresh", "parts", "probes", "copies", "ways", "cross", "profile",
+        "torch_vs_jax", "bandwidth")},
+        costs=[c for t in timings if 10 ** 6 in t.sizes and (c := _cost(t, 10 ** 6))],
+        probe=next((f for t in timings if (f := probe_fact(t))), None), runs=[t.run.tag for t in timings])

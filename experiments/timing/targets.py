@@ -1,132 +1,155 @@
-"""What the timing records add up to beside the ratios: the machine's copy bandwidth and each
-rule's fraction of it, the best custom rule per framework and mode, the harness check (in-run ÷
-fresh process), and the speed targets' measured values.
+"""What the timing records add up to beside the ratios: each rule's fraction of the machine's
+copy bandwidth, the harness check (in-run ÷ fresh process), the speed targets' measured values,
+and what the compiled-torch reproducer shows.
 """
+from dataclasses import dataclass
+
 import numpy as np
 
-from experiments.timing import anatomy
-from experiments.timing.records import (RuleTiming, RunTiming, keys, ratio, ratio_spread, sizes, size_label,
-                                        unpaired_spread)
+from experiments.timing.records import (COMPILED, COMPILED_MODES, EAGER, VECTOR_OFF, Timing, median, over,
+                                        size_label, times, unpaired_spread)
 from study.stats import Estimate
 
 
-def copy_bandwidth(t: RunTiming, n: int | None = None) -> float | None:
-    """The machine's copy of n float32 elements, in bytes per second: the fastest copy into an
-    existing buffer, whichever library (n = None: the largest size measured)."""
-    n = n if n is not None else max((c.n for c in t.copies), default=None)
-    best = anatomy.machine_copy(t.copies, n)
-    return best.rate if best else None
-
-
-def kernel_bytes(r: RuleTiming) -> float | None:
+def kernel_bytes(r: dict) -> float | None:
     """Bytes per element the rule's kernels move: for a jitted step, what XLA's cost analysis
     counts; for a compiled torch step, its forward graph reads x and writes y and the saved
     tensor, and its backward graph reads that and g and writes dx. None where the run did not
     record it (and for eager steps, whose intermediates are not counted)."""
-    if r.mode == "jit":
-        return r.xla_bytes_per_element
-    if r.mode != "compile" or r.saved_bytes_per_element is None:
+    if r["mode"] == "jit":
+        return r.get("xla_bytes_per_element")
+    if r["mode"] != "compile" or r.get("saved_bytes_per_element") is None:
         return None
-    return 16 + 2 * r.saved_bytes_per_element
+    return 16 + 2 * r["saved_bytes_per_element"]
 
 
-def fractions(t: RunTiming) -> dict[tuple[str, str, str], tuple[float, float | None]]:
-    """(fw, mode, rule) -> (useful, kernel) bytes per second over the copy bandwidth, at
-    the largest size."""
-    largest = max(sizes(t), default=None)
-    bw = copy_bandwidth(t, largest)
-    if not bw:
+def fractions(t: Timing) -> dict[tuple[str, str, str], tuple[float, float | None]]:
+    """(fw, mode, rule) -> (useful, kernel) bytes per second over the machine's copy bandwidth
+    (bytes per second of the fastest copy into an existing buffer), at the largest size."""
+    largest = max(t.sizes, default=None)
+    copy = t.machine_copy(largest)
+    if not copy:
         return {}
+    bw = copy["bytes"] / median(copy)
     out = {}
-    for r in (r for r in t.rules if r.n == largest):
-        per_s = r.n / r.stats.median / bw
+    for r in (r for r in t.rules if r["n"] == largest):
+        per_s = r["n"] / median(r) / bw
         kb = kernel_bytes(r)
-        out[(r.framework, r.mode, r.rule)] = (r.bytes_per_element * per_s,
-                                              kb * per_s if kb is not None else None)
+        out[(r["framework"], r["mode"], r["rule"])] = (r["bytes_per_element"] * per_s,
+                                                       kb * per_s if kb is not None else None)
     return out
 
 
-def best_custom(t: RunTiming, fw: str, mode: str, min_n: int = 10 ** 6):
+def best_custom(t: Timing, fw: str, mode: str, min_n: int = 10 ** 6):
     """(rule, worst ratio over sizes >= min_n) of the custom rule with the lowest worst ratio."""
     scores = {}
-    for f, m, rule in keys(t):
-        if (f, m) != (fw, mode) or rule == t.references.get(fw):
+    for rule in dict.fromkeys(r["rule"] for r in t.rules if (r["framework"], r["mode"]) == (fw, mode)):
+        if rule == t.references.get(fw):
             continue
-        ratios = [ratio(t, fw, mode, rule, n) for n in sizes(t) if n >= min_n]
+        ratios = [t.ratio(fw, mode, rule, n) for n in t.sizes if n >= min_n]
         if ratios and None not in ratios:
-            scores[rule] = max(ratios)
+            scores[rule] = max(r.value for r in ratios)
     return min(scores.items(), key=lambda kv: kv[1]) if scores else (None, None)
 
 
-def off_by(ratio_: float) -> float:
+def off_by(ratio: float) -> float:
     """How far a ratio is from 1, as a factor of at least 1, either way."""
-    return max(ratio_, 1 / ratio_)
+    return max(ratio, 1 / ratio)
 
 
-def block_ratios(t: RunTiming, k: tuple) -> list[float]:
+def block_ratios(r: dict) -> list[float]:
     """In-run ÷ fresh of each alternating block of the harness check."""
-    mine, theirs = t.blocks.get(k), t.fresh[k].block_medians if k in t.fresh else None
+    mine, theirs = r.get("block_medians"), r.get("fresh", {}).get("block_medians")
     return list(np.divide(mine, theirs)) if mine and theirs else []
 
 
-def harness_ratios(t: RunTiming) -> dict[tuple, float]:
+def harness_ratios(t: Timing) -> dict[tuple, float]:
     """(fw, mode, rule, n) -> in-run ÷ fresh-process time of the same case: the median over
     the alternating blocks of the ratio of the two sides' block medians (each block pair is
     timed seconds apart, so the machine's drift cancels), else the ratio of the medians."""
-    idx, out = t.index(), {}
-    for k, fresh in t.fresh.items():
-        if k not in idx:
-            continue
-        blocks = block_ratios(t, k)
-        out[k] = (float(np.median(blocks)) if blocks
-                  else idx[k].stats.median / fresh.median)
-    return out
+    return {k: float(np.median(block_ratios(r))) if block_ratios(r) else median(r) / r["fresh"]["stats"]["median"]
+            for k, r in t.index.items() if "fresh" in r}
 
 
-def fraction_spread(t: RunTiming, fw: str, mode: str, rule: str, frac: float) -> Estimate:
-    """A rule's useful fraction of the copy bandwidth at the largest size, with the interval
-    of copy time ÷ rule time (the fraction is that ratio times a constant)."""
-    largest = max(sizes(t))
-    r, copy = t.index()[(fw, mode, rule, largest)], anatomy.machine_copy(t.copies, largest)
-    if copy is None:
-        return Estimate(frac)
-    return unpaired_spread(frac, copy.timed.times, tuple(r.times),
-                     frac * r.stats.median / copy.timed.median)
-
-
-def target_values(t: RunTiming) -> dict[str, tuple[Estimate | None, str]]:
+def target_values(t: Timing) -> dict[str, tuple[Estimate | None, str]]:
     """key -> (measured value, with its 95% interval where the run kept the rounds behind it;
     what it is of) for each target the run states."""
-    names = t.names()
+    names = t.names
     out = {}
     for key, (fw, mode) in (("compile_ratio", ("torch", "compile")), ("jit_ratio", ("jax", "jit"))):
         rule, worst = best_custom(t, fw, mode)
-        spreads = [s for n in sizes(t) if rule and n >= 10 ** 6
-                   and (s := ratio_spread(t, fw, mode, rule, n))]
+        spreads = [s for n in t.sizes if rule and n >= 10 ** 6 and (s := t.ratio(fw, mode, rule, n))]
         out[key] = (max(spreads, key=lambda s: s.value) if spreads else
                     None if worst is None else Estimate(worst), f"best custom: {names.get(rule, rule)}")
-    compiled = {k: v for k, v in fractions(t).items() if k[1] in ("compile", "jit")}
+    compiled = {k: v for k, v in fractions(t).items() if k[1] in COMPILED_MODES}
     if compiled:
         (fw, m, rule), (frac, _) = max(compiled.items(), key=lambda kv: kv[1][0])
-        out["copy_fraction"] = (fraction_spread(t, fw, m, rule, frac),
+        # the interval of copy time ÷ rule time: the fraction is that ratio times a constant
+        r, copy = t.index[(fw, m, rule, max(t.sizes))], t.machine_copy(max(t.sizes))
+        out["copy_fraction"] = (unpaired_spread(frac, times(copy), times(r), frac * median(r) / median(copy)),
                                 f"{fw} {m} {names.get(rule, rule)}")
-    seed = {(n.framework, n.mode, n.rule): n for n in t.nets
-            if n.net == "seed" and n.workload == "fwd_bwd"}
+    seed = {(n["framework"], n["mode"], n["rule"]): n for n in t.part("net")
+            if n["net"] == "seed" and n["workload"] == "fwd_bwd"}
     base = seed.get(("torch", "eager", t.references.get("torch")))
     if base:
-        ratios = {r: v.stats.median / base.stats.median for (fw, m, r), v in seed.items()
+        ratios = {r: median(v) / median(base) for (fw, m, r), v in seed.items()
                   if (fw, m) == ("torch", "eager") and r != t.references.get("torch")}
         if ratios:
             best = min(ratios, key=ratios.get)
-            out["seed_net_eager"] = (
-                unpaired_spread(ratios[best], seed[("torch", "eager", best)].times, base.times),
-                f"best: {names.get(best, best)}")
+            out["seed_net_eager"] = (unpaired_spread(ratios[best], times(seed[("torch", "eager", best)]),
+                                                     times(base)), f"best: {names.get(best, best)}")
     harness = harness_ratios(t)
     if harness:
         worst = max(harness, key=lambda k: off_by(harness[k]))
         out["harness"] = (Estimate(off_by(harness[worst])),
-                          f"worst: {worst[0]} {worst[1]} {names.get(worst[2], worst[2])} at "
-                          f"{size_label(worst[3])}")
+                          f"worst: {worst[0]} {worst[1]} {names.get(worst[2], worst[2])} at {size_label(worst[3])}")
     wall = t.run.provenance.get("wall_s")
     out["wall"] = (None if wall is None else Estimate(wall), f"{t.run.scope} run")
     return out
+
+
+@dataclass(frozen=True)
+class ProbeFact:
+    """What the compiled-torch reproducer shows, as ratios of per-round medians (None: not
+    measured): the step compiled ÷ eager (random and sorted signs); the bool store compiled
+    with and without vector code ÷ eager; the step with vector code off ÷ eager on random and
+    sorted signs, and random ÷ sorted."""
+    release: str  # the CPU kernels the run used
+    n: str
+    step: float | None
+    step_sorted: float | None
+    store: float | None
+    store_vector_off: float | None
+    step_vector_off: float | None
+    step_vector_off_sorted: float | None
+    vector_off_signs: float | None
+
+    @property
+    def store_is_a_cause(self) -> bool:
+        """Turning inductor's vector code off takes the bool store's time down by half or more."""
+        return self.store is not None and self.store_vector_off is not None and self.store > 2 * self.store_vector_off
+
+    @property
+    def signs_are_a_cause(self) -> bool:
+        """With vector code off, the step's time still follows the pattern of signs."""
+        return self.vector_off_signs is not None and self.vector_off_signs > 1.5
+
+
+def probe_fact(t: Timing) -> ProbeFact | None:
+    """None for runs whose probes carry no roles."""
+    at = {(p["role"], p["way"], p["signs"]): p for p in t.probes if p.get("role")}
+    if ("step", COMPILED, "random") not in at:
+        return None
+
+    def ratio(a: tuple, b: tuple) -> float | None:
+        r = over(at[a], at[b]) if a in at and b in at else None
+        return r.value if r else None
+    return ProbeFact(
+        str(t.run.provenance.get("torch_cpu_capability")), size_label(at[("step", COMPILED, "random")]["n"]),
+        ratio(("step", COMPILED, "random"), ("step", EAGER, "random")),
+        ratio(("step", COMPILED, "sorted"), ("step", EAGER, "sorted")),
+        ratio(("bool store", COMPILED, "random"), ("bool store", EAGER, "random")),
+        ratio(("bool store", VECTOR_OFF, "random"), ("bool store", EAGER, "random")),
+        ratio(("step", VECTOR_OFF, "random"), ("step", EAGER, "random")),
+        ratio(("step", VECTOR_OFF, "sorted"), ("step", EAGER, "sorted")),
+        ratio(("step", VECTOR_OFF, "random"), ("step", VECTOR_OFF, "sorted")))
