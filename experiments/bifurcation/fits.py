@@ -83,9 +83,6 @@ class Rate:
     inits: int
     log_likelihood: float
 
-    def per(self, images: float) -> tuple[float, float, float]:
-        return self.rate * images, self.lower * images, self.upper * images
-
 
 @dataclass(frozen=True)
 class Mixture:

@@ -70,7 +70,7 @@ def _row(run: str, e: SettingCount) -> dict:
             "s per init": e.seconds_per_init}
 
 
-def _headline(rc, rows: list[dict]) -> Headline | None:
+def _headline(rc) -> Headline | None:
     h = rc.headline
     at = [e for e in rc.estimates if h and e.order == "mlxtend" and e.dtype == "float32"
           and e.setting == (h["depth"], h["width"], h["batch"])]
@@ -105,4 +105,4 @@ def summarise(runs) -> Summary:
     largest = max(passes, key=lambda rc: sum(len(o.first) for o in rc.outcomes), default=None)
     frame = lambda rows: pd.DataFrame(rows, dtype=object)  # noqa: E731
     return Summary(frame(counts), frame(checks), frame(agreements), frame(batches), frame(kernels),
-                   _headline(largest, counts) if largest else None, [rc.run.tag for rc in passes])
+                   _headline(largest) if largest else None, [rc.run.tag for rc in passes])

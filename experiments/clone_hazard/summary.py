@@ -14,7 +14,6 @@ class Hazard:
     warned: tuple[str, ...]  # wrong with only a warning
     gradcheck: int  # wrong cases gradcheck flags
     anomaly: int  # wrong cases detect_anomaly catches
-    clone_correct: bool
 
 
 @dataclass
@@ -46,7 +45,6 @@ def summarise(runs) -> Summary:
                                 tuple(r["case"] for r in wrong if not r["warning"] and not r["error"]),
                                 tuple(r["case"] for r in wrong if r["warning"] and not r["error"]),
                                 sum(r["gradcheck_catches"] is True for r in wrong),
-                                sum(bool(r["detect_anomaly_catches"]) for r in wrong),
-                                all(r["cloning_matches"] for r in recs)))
+                                sum(bool(r["detect_anomaly_catches"]) for r in wrong)))
     return Summary(pd.DataFrame(cases, dtype=object), pd.DataFrame(zero, dtype=object), facts,
                    [run.tag for run in runs])

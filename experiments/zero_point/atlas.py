@@ -6,10 +6,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from study.cells import Cell, Error, Placed, Value, equal
+from study.device_comparison import machine
 from study.conventions import numpy_dtype
 from study.placement import depends_on_placement, describe_where, same_value
 from study.results import Run
-
 
 
 @dataclass
@@ -47,7 +47,6 @@ class GradcheckPoint:
     analytic: float
     finite_difference: float
     passed: bool | str
-    fd_eps: float
 
 
 @dataclass
@@ -70,7 +69,6 @@ class RunAtlas:
     run: Run  # identity only
     ops: list[OpAtlas]
     checks: list[GradcheckPoint]
-    fill_length: int | None
     arithmetic: list[Arithmetic]
     compiled: list[OpAtlas] = field(default_factory=list)  # the same ops, compiled
     changes: list = field(default_factory=list)  # zero_point.compiled's CompiledChange, filled once
@@ -108,13 +106,7 @@ def _op(rec: dict) -> OpAtlas:
 
 def _check(rec: dict) -> GradcheckPoint:
     return GradcheckPoint(rec["framework"], rec["rule"], rec["name"], rec["convention"],
-                          rec["point"], rec["analytic"], rec["finite_difference"], rec["passed"],
-                          rec["fd_eps"])
-
-
-def machine(run: Run) -> tuple:
-    p = run.provenance
-    return p["host"], str(p.get("cpu")), str(p.get("torch_cpu_capability"))
+                          rec["point"], rec["analytic"], rec["finite_difference"], rec["passed"])
 
 
 def read(runs) -> Summary:
@@ -125,7 +117,6 @@ def read(runs) -> Summary:
         atlases.append(RunAtlas(
             replace(run, records=[]), [op for op in ops if op.compiler is None],
             [_check(r) for r in recs if r.get("part") == "gradcheck"],
-            next((r["fill_length"] for r in recs if "fill_length" in r), None),
             [Arithmetic(r["framework"], r["exec"], r["dtype"], r["subnormal_is_positive"],
                         r["subnormal_times_one"], r["half_min_normal"])
              for r in recs if r.get("part") == "arithmetic"],

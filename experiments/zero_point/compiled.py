@@ -129,15 +129,3 @@ def natural_pairs(a: RunAtlas, compiled: bool = False) -> list[PairVerdict]:
         out.append(PairVerdict(t.name, j.name, diffs, [lab for lab, ok in verdicts if ok is None],
                                first))
     return out
-
-
-def pairs_changed_by_compiling(a: RunAtlas) -> list[tuple[PairVerdict, PairVerdict]]:
-    """(eager verdict, compiled verdict) of each look-alike pair whose verdict or whose
-    inputs in disagreement change when both sides are compiled."""
-    compiled = {(p.torch_op, p.jax_op): p for p in natural_pairs(a, compiled=True)}
-    return [(p, compiled[(p.torch_op, p.jax_op)]) for p in natural_pairs(a)
-            if (p.torch_op, p.jax_op) in compiled
-            and (p.status, p.disagree) != (compiled[(p.torch_op, p.jax_op)].status,
-                                           compiled[(p.torch_op, p.jax_op)].disagree)]
-
-

@@ -12,8 +12,7 @@ import pandas as pd
 from experiments.zero_point.atlas import (SPECIAL, RunAtlas, agree, atlas_cell, forward_disagrees,
                                           kink_labels, read, same_after_rounding, subnormal_label)
 from experiments.zero_point.compiled import (changed_by_compiling, compiled_changes, compiled_forward_wrong,
-                                             look_alike_pairs, natural_pairs,
-                                             pairs_changed_by_compiling)
+                                             look_alike_pairs, natural_pairs)
 from study.cells import Error, Placed
 from study.placement import depends_on_placement, describe_where
 
@@ -32,7 +31,6 @@ class Facts:
     disagree: tuple[str, ...]  # look-alike pairs that disagree at a kink or ±0
     special_only: tuple[str, ...]  # pairs that disagree only at NaN or ±inf
     compiled_ops: tuple[tuple[str, tuple[str, ...]], ...]  # framework -> ops compiling changes
-    compiled_pairs: tuple[str, ...]  # pairs whose verdict changes when both are compiled
     compiled_forward: tuple[str, ...]  # custom rules whose compiled forward ignores the rule
     forward_wrong: tuple[str, ...]  # custom rules whose forward mode disagrees with reverse
     flushed: tuple[str, ...]  # "jax float32": the subnormal probe found flushing
@@ -203,7 +201,6 @@ def _facts(atlases, main: RunAtlas, kinks: list[dict], release_rows: list[dict])
         tuple(f"{p.torch_op} vs {p.jax_op}" for p in pairs if p.disagree and p not in at_kink),
         tuple((fw, tuple(dict.fromkeys(x.op for x in changes if x.framework == fw)))
               for fw in ("torch", "jax") if any(c.framework == fw for c in main.compiled)),
-        tuple(f"{e.torch_op} vs {e.jax_op}" for e, _ in pairs_changed_by_compiling(main)),
         tuple(c.name for c, _, _ in compiled_forward_wrong(main)),
         tuple(op.name for op in main.atlas("float32") if forward_disagrees(op)),
         tuple(flushed), tuple(releases.items()),

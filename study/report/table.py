@@ -17,7 +17,6 @@ import pandas as pd
 from study.report.format import csv_value, latex_escape, row_texts
 from study.stats import Estimate
 
-PLACES = ("report", "appendix", "csv")  # in REPORT.md, in APPENDIX.md, or a CSV file alone
 
 
 @dataclass
