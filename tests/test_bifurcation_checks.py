@@ -36,10 +36,9 @@ def test_batch_overlap_counts_the_initialisations_both_batch_sizes_flag():
     rc = SimpleNamespace(headline={"depth": 3, "width": 256, "batch": 256},
                          outcomes=[outcomes(256, {1, 2, 3}), outcomes(16, {2, 3, 4, 5}),
                                    outcomes(64, {1, 2, 3})])
-    by_batch = {b.batch: b for b in batch_overlaps(rc)}
-    assert (by_batch[16].flagged, by_batch[16].shared, by_batch[16].identical) == (4, 2, False)
-    assert (by_batch[64].flagged, by_batch[64].shared, by_batch[64].identical) == (3, 3, True)
-    assert by_batch[256].identical is None  # the headline batch is the reference, not a repeat
+    # the headline batch flags {1, 2, 3}: batch 16 flags 4, two of them shared; batch 64 the same 3
+    by_batch = {b["batch"]: (b["K"], b["flagged"], b["shared with the headline batch"]) for b in batch_overlaps(rc)}
+    assert by_batch == {16: (10, 4, 2), 64: (10, 3, 3), 256: (10, 3, 3)}
 
 
 def test_a_pass_whose_events_all_come_first_rejects_one_constant_rate():
@@ -56,7 +55,7 @@ def test_a_pass_whose_events_all_come_first_rejects_one_constant_rate():
 
 def estimate(count, predicted, paper):
     return Estimate("mlxtend", "headline", (3, 256, 256), "float32", "torch", 1000, count, count,
-                    None, predicted, None, [PaperCount("batch", 256, 32, paper, 1000, 60000, "x")],
+                    None, predicted, None, [PaperCount("batch", 256, 32, paper, 1000, 60000)],
                     0.0)
 
 
@@ -67,7 +66,7 @@ def estimate(count, predicted, paper):
 ])
 def test_a_verdict_follows_its_stated_rule(paper, judged):
     assert estimate(50, (400.0, 350.0, 450.0), paper).judged(PaperCount(
-        "batch", 256, 32, paper, 1000, 60000, "x")) == judged
+        "batch", 256, 32, paper, 1000, 60000)) == judged
 
 
 def test_no_event_on_either_side_is_uninformative_not_consistent():

