@@ -37,63 +37,24 @@ class OpAtlas:
         return cells if isinstance(cells, str) else cells[self.inputs.index(label)]
 
 
-@dataclass
-class GradcheckPoint:
-    framework: str
-    rule: str
-    name: str
-    convention: float
-    point: float
-    analytic: float
-    finite_difference: float
-    passed: bool | str
-
-
-@dataclass
-class Arithmetic:
-    """Whether the framework on the device flushes subnormals (study.arithmetic)."""
-    framework: str
-    exec: str
-    dtype: str
-    subnormal_is_positive: bool  # False: subnormal inputs are read as 0
-    subnormal_times_one: float
-    half_min_normal: float  # 0: subnormal results are flushed to 0
-
-    @property
-    def flushes(self) -> bool:
-        return not self.subnormal_is_positive or self.half_min_normal == 0
+def flushes(arithmetic: dict) -> bool:
+    """Whether the framework on the device flushes subnormals (study.arithmetic): subnormal
+    inputs read as 0, or subnormal results flushed to 0."""
+    return not arithmetic["subnormal_is_positive"] or arithmetic["half_min_normal"] == 0
 
 
 @dataclass
 class RunAtlas:
     run: Run  # identity only
     ops: list[OpAtlas]
-    checks: list[GradcheckPoint]
-    arithmetic: list[Arithmetic]
+    checks: list[dict]  # gradcheck records: the numeric check at each point
+    arithmetic: list[dict]  # arithmetic records: the subnormal probe
     compiled: list[OpAtlas] = field(default_factory=list)  # the same ops, compiled
     changes: list = field(default_factory=list)  # zero_point.compiled's CompiledChange, filled once
 
     def atlas(self, dtype: str | None = None) -> list[OpAtlas]:
         """The eager ops."""
         return [op for op in self.ops if dtype is None or op.dtype == dtype]
-
-@dataclass
-class ReleaseChange:
-    framework: str
-    op: str
-    device: str
-    dtype: str
-    mode: str
-    input: str
-    by_release: list[tuple[str, object]]  # (release, cell)
-
-
-@dataclass
-class Summary:
-    runs: list[RunAtlas]
-    releases: dict[str, list[str]]  # framework -> releases measured
-    release_changes: list[ReleaseChange]
-
 
 def _op(rec: dict) -> OpAtlas:
     return OpAtlas(rec["rule"], rec["name"], rec["framework"], rec["kind"], rec["convention"],
@@ -104,25 +65,17 @@ def _op(rec: dict) -> OpAtlas:
                    tuple(tuple(kv) for kv in rec["documented"]) if "documented" in rec else None)
 
 
-def _check(rec: dict) -> GradcheckPoint:
-    return GradcheckPoint(rec["framework"], rec["rule"], rec["name"], rec["convention"],
-                          rec["point"], rec["analytic"], rec["finite_difference"], rec["passed"])
-
-
-def read(runs) -> Summary:
+def read(runs) -> tuple[list[RunAtlas], list[dict]]:
+    """Each run's atlas, and the cells that change between releases."""
     atlases = []
     for run in runs:
         recs = run.ok_records()
         ops = [_op(r) for r in recs if r.get("part") == "atlas"]
-        atlases.append(RunAtlas(
-            replace(run, records=[]), [op for op in ops if op.compiler is None],
-            [_check(r) for r in recs if r.get("part") == "gradcheck"],
-            [Arithmetic(r["framework"], r["exec"], r["dtype"], r["subnormal_is_positive"],
-                        r["subnormal_times_one"], r["half_min_normal"])
-             for r in recs if r.get("part") == "arithmetic"],
-            [op for op in ops if op.compiler is not None]))
-    releases, changes = _release_changes(atlases)
-    return Summary(atlases, releases, changes)
+        atlases.append(RunAtlas(replace(run, records=[]), [op for op in ops if op.compiler is None],
+                                [r for r in recs if r.get("part") == "gradcheck"],
+                                [r for r in recs if r.get("part") == "arithmetic"],
+                                [op for op in ops if op.compiler is not None]))
+    return atlases, release_changes(atlases)
 
 
 def atlas_cell(c) -> Cell:
@@ -133,10 +86,16 @@ def atlas_cell(c) -> Cell:
     return Error(c) if isinstance(c, str) else Value(c)
 
 
+def cell(c):
+    """A stored cell as a frame holds it: a float, an error line, or a Placed."""
+    typed = atlas_cell(c)
+    return typed if isinstance(typed, Placed) else typed.line if isinstance(typed, Error) else c
+
+
 def shown(c) -> str:
     """A cell as the atlas shows it: the value, or its values marked as placement-dependent."""
-    cell = atlas_cell(c)
-    return cell.values_text() if isinstance(cell, Placed) else cell.text()
+    typed = atlas_cell(c)
+    return typed.values_text() if isinstance(typed, Placed) else typed.text()
 
 
 def agree(a, b) -> bool | None:
@@ -202,33 +161,31 @@ def _changes_between(by_version: dict[str, dict], framework: str, device: str) -
             for label in (lab for lab in ops[0].inputs if lab in ops[-1].inputs):
                 cells = [op.cell(mode, label) for op in ops]
                 if _changed(cells):
-                    out.append(ReleaseChange(framework, ops[0].name, device, key[1], shown, label,
-                                             list(zip(names, cells))))
+                    out.append({"framework": framework, "op": ops[0].name, "device": device, "dtype": key[1],
+                                "mode": shown, "input": label,
+                                "by release": [(f"{framework} {v}", cell(c)) for v, c in zip(names, cells)]})
     return out
 
 
-def _release_changes(atlases: list[RunAtlas]) -> tuple[dict[str, list[str]], list]:
+def release_changes(atlases: list[RunAtlas]) -> list[dict]:
     """Cells that differ between releases of the framework an op belongs to, among runs of
     the same machine, device and scope: eager cells, and compiled cells against the same
     compiler's."""
-    versions: dict[str, set] = {"torch": set(), "jax": set()}
     groups: dict[tuple, list[RunAtlas]] = {}
     for a in atlases:
         groups.setdefault((machine(a.run), a.run.provenance["device"], a.run.scope), []).append(a)
     changes = []
     for (_, device, _), group in groups.items():
-        for fw in versions:
+        for fw in ("torch", "jax"):
             by_version: dict[str, dict] = {}
             for a in group:
-                version = a.run.provenance[fw]
-                versions[fw].add(version)
                 for op in a.atlas() + a.compiled:
                     if op.framework == fw:
-                        by_version.setdefault(version, {}).setdefault(
+                        by_version.setdefault(a.run.provenance[fw], {}).setdefault(
                             (op.rule, op.dtype, op.compiler or ""), op)
             if len(by_version) > 1:
                 changes += _changes_between(by_version, fw, device)
-    return {k: sorted(v) for k, v in versions.items()}, changes
+    return changes
 
 
 def input_kind(label: str) -> str:

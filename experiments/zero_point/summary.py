@@ -9,18 +9,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from experiments.zero_point.atlas import (SPECIAL, RunAtlas, agree, atlas_cell, forward_disagrees,
+from experiments.zero_point.atlas import (SPECIAL, RunAtlas, agree, cell, flushes, forward_disagrees,
                                           kink_labels, read, same_after_rounding, subnormal_label)
 from experiments.zero_point.compiled import (changed_by_compiling, compiled_changes, compiled_forward_wrong,
                                              look_alike_pairs, natural_pairs)
-from study.cells import Error, Placed
 from study.placement import depends_on_placement, describe_where
-
-
-def cell(c):
-    """A stored cell as a frame holds it: a float, an error line, or a Placed."""
-    typed = atlas_cell(c)
-    return typed if isinstance(typed, Placed) else typed.line if isinstance(typed, Error) else c
 
 
 @dataclass(frozen=True)
@@ -123,7 +116,7 @@ def _pairs(a: RunAtlas) -> list[dict]:
 
 
 def _custom(a: RunAtlas) -> list[dict]:
-    checks = {(c.rule, c.point): c for c in a.checks}
+    checks = {(c["rule"], c["point"]): c for c in a.checks}
     rows = []
     for op in a.atlas("float32"):
         if op.kind != "custom":
@@ -134,8 +127,8 @@ def _custom(a: RunAtlas) -> list[dict]:
                      "reverse at −0": cell(op.cell("reverse", "-0.0")),
                      "forward at +0": cell(op.cell("forward", "+0.0")) if "forward" in op.modes else None,
                      "forward ≠ reverse away from kinks": bool(forward_disagrees(op)),
-                     "finite difference at 0": at0.finite_difference if at0 else None,
-                     "numeric check passes at 0": at0.passed if at0 else None})
+                     "finite difference at 0": at0["finite_difference"] if at0 else None,
+                     "numeric check passes at 0": at0["passed"] if at0 else None})
     return rows
 
 
@@ -189,12 +182,12 @@ def _facts(atlases, main: RunAtlas, kinks: list[dict], release_rows: list[dict])
     pairs = natural_pairs(main)
     at_kink = [p for p in pairs if any(lab not in SPECIAL for lab in p.disagree)]
     changes = [x for x in main.changes if x.dtype == "float32"]
-    flushed = sorted({f"{x.framework} {x.dtype}" for a in atlases for x in a.arithmetic if x.flushes})
+    flushed = sorted({f"{x['framework']} {x['dtype']}" for a in atlases for x in a.arithmetic if flushes(x)})
     releases = {}
     for r in release_rows:
         if r["mode"] == "reverse" and r["input"] == "+0.0" and r["dtype"] == "float32":
             releases.setdefault(r["op"], tuple(r["by release"]))
-    at_kink_checks = [c for c in main.checks if c.point == 0.0]
+    at_kink_checks = [c for c in main.checks if c["point"] == 0.0]
     return Facts(
         main.run.tag, tuple((v, tuple(dict.fromkeys(ops))) for v, ops in sorted(at_zero.items())),
         tuple(f"{p.torch_op} vs {p.jax_op}" for p in at_kink),
@@ -204,14 +197,13 @@ def _facts(atlases, main: RunAtlas, kinks: list[dict], release_rows: list[dict])
         tuple(c.name for c, _, _ in compiled_forward_wrong(main)),
         tuple(op.name for op in main.atlas("float32") if forward_disagrees(op)),
         tuple(flushed), tuple(releases.items()),
-        tuple(sorted({round(c.finite_difference, 9) for c in at_kink_checks})),
-        tuple(sorted({c.convention for c in at_kink_checks if c.passed is True})),
+        tuple(sorted({round(c["finite_difference"], 9) for c in at_kink_checks})),
+        tuple(sorted({c["convention"] for c in at_kink_checks if c["passed"] is True})),
         *_documented(main))
 
 
 def summarise(runs) -> Summary:
-    s = read(runs)
-    atlases = s.runs
+    atlases, releases = read(runs)
     for a in atlases:
         a.changes = compiled_changes(a)
     main = _main(atlases)
@@ -219,25 +211,20 @@ def summarise(runs) -> Summary:
     compiled = [{"run": a.run.tag, "framework": x.framework, "op": x.op, "dtype": x.dtype,
                  "mode": x.mode, "input": x.input, "eager": cell(x.eager),
                  "compiled": cell(x.compiled), "shares": x.shares} for a in atlases for x in a.changes]
-    releases = [{"framework": c.framework, "op": c.op, "device": c.device, "dtype": c.dtype,
-                 "mode": c.mode, "input": c.input,
-                 "by release": [(f"{c.framework} {v}", cell(x)) for v, x in c.by_release]}
-                for c in s.release_changes]
     placement = [{"run": a.run.tag, "framework": op.framework, "op": op.name, "dtype": op.dtype,
                   "mode": mode, "input": label, "where": describe_where(c)}
                  for a in atlases for op in a.atlas() for mode, cells in op.modes.items()
                  if not isinstance(cells, str) for label, c in zip(op.inputs, cells)
                  if depends_on_placement(c)]
-    subnormals = [{"run": a.run.tag, "framework": x.framework, "execution": x.exec, "dtype": x.dtype,
-                   "s > 0": x.subnormal_is_positive, "s × 1": x.subnormal_times_one,
-                   "m × 0.5": x.half_min_normal, "flushes": x.flushes}
-                  for a in atlases for x in a.arithmetic]
+    subnormals = [{"run": a.run.tag, "framework": x["framework"], "execution": x["exec"], "dtype": x["dtype"],
+                   "s > 0": x["subnormal_is_positive"], "s × 1": x["subnormal_times_one"],
+                   "m × 0.5": x["half_min_normal"], "flushes": flushes(x)} for a in atlases for x in a.arithmetic]
     frame = lambda rows: pd.DataFrame(rows, dtype=object)  # noqa: E731
     return Summary(frame([r for a in atlases for r in _cells(a)]), frame(kinks),
                    frame([r for a in atlases for r in _pairs(a)]), frame(compiled), frame(releases),
                    frame(placement), frame(subnormals), frame([r for a in atlases for r in _custom(a)]),
                    frame(_porting(main) if main else []),
-                   frame([{"run": a.run.tag, "framework": c.framework, "rule": c.name, "c": c.convention,
-                           "x": c.point, "analytic": c.analytic, "finite difference": c.finite_difference,
-                           "passed": c.passed} for a in atlases for c in a.checks]),
+                   frame([{"run": a.run.tag, "framework": c["framework"], "rule": c["name"], "c": c["convention"],
+                           "x": c["point"], "analytic": c["analytic"], "finite difference": c["finite_difference"],
+                           "passed": c["passed"]} for a in atlases for c in a.checks]),
                    _facts(atlases, main, kinks, releases) if main else None, [a.run.tag for a in atlases])
