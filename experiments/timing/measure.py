@@ -10,7 +10,6 @@ drifts by up to 1.8× over seconds); the checks that take a case apart (experime
 run in several processes one after another (experiments.timing.processes).
 """
 import json
-import subprocess
 import sys
 
 import numpy as np
@@ -21,9 +20,8 @@ from experiments.timing.harness import (BUDGET_S, BYTES_PER_ELEMENT, COMPILED, F
                                         NETS, PROCESSES, RULES, SCOPE_NETS, SCOPE_WORKLOADS, SIZES,
                                         TARGETS, TORCH_JAX_PAIRS, _dynamo_counts, _prepared,
                                         memory_record, net_thunk, set_equal_threads, timed)
-from experiments.timing.processes import Worker, merge_processes
+from experiments.timing.processes import Child, Worker, merge_processes
 from study.devices import Device
-from study.provenance import REPO_ROOT
 from study.rules import REFERENCE_RELU, by_key
 from study.timing import quartiles, timed_rounds
 
@@ -63,39 +61,21 @@ def time_rules(framework: str, mode: str, n: int, device, fresh: "FreshProcess |
     return timings
 
 
-class FreshProcess:
-    """A new Python process that prepares the same case and times it on request: blocks of
-    rounds alternate with this process's (see time_rules)."""
+class FreshProcess(Child):
+    """A child that prepares the same case and times it on request: blocks of rounds alternate
+    with this process's (see time_rules)."""
 
     def __init__(self, device_name: str, framework: str, mode: str, n: int,
                  rules: tuple[str, ...] | None = None):
-        root = REPO_ROOT
-        rules = rules or RULES.get(framework, ())
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", "from experiments.timing.measure import serve_fresh; serve_fresh()",
-             device_name, framework, mode, str(n), ",".join(rules)], cwd=root, text=True,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        super().__init__("serve_fresh", device_name, framework, mode, str(n),
+                         ",".join(rules or RULES.get(framework, ())))
         self.first_calls: dict = {}
 
-    def _reply(self) -> dict:
-        line = self.proc.stdout.readline()
-        if not line:
-            lines = [ln for ln in self.proc.stderr.read().strip().splitlines() if ln.strip()]
-            raise RuntimeError(f"the fresh process failed: {lines[-1] if lines else 'no output'}")
-        return json.loads(line)
-
     def ready(self) -> None:
-        self.first_calls = self._reply()["first_call_s"]
+        self.first_calls = self.reply("the fresh process")["first_call_s"]
 
     def time(self, budget_s: float) -> dict:
-        self.proc.stdin.write(json.dumps({"budget_s": budget_s}) + "\n")
-        self.proc.stdin.flush()
-        return self._reply()
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.stdin.close()
-            self.proc.wait(timeout=60)
+        return self.ask({"budget_s": budget_s}, "the fresh process")
 
 
 def serve_fresh() -> None:

@@ -17,45 +17,57 @@ from study.provenance import REPO_ROOT
 from study.timing import quartiles
 
 
-class Worker:
-    """A fresh Python process that takes its share of a case's rounds on request; started at
-    the first case that needs it and kept for the run's later ones (importing torch and JAX
-    again for each would cost seconds a case)."""
-    running: dict[tuple[str, int], "Worker"] = {}
+class Child:
+    """A fresh Python process running experiments.timing.measure's `serve` function: it answers
+    each JSON request on its stdin with one JSON line. Its stderr goes to a file, since a pipe
+    nobody reads could fill and block it; a child that dies is named with its last line."""
 
-    @classmethod
-    def started(cls, device_name: str, count: int) -> list["Worker"]:
-        for i in range(count):
-            if (device_name, i) not in cls.running:
-                cls.running[(device_name, i)] = cls(device_name)
-        return [cls.running[(device_name, i)] for i in range(count)]
-
-    def __init__(self, device_name: str):
-        root = REPO_ROOT
-        self.errors = tempfile.TemporaryFile("w+")  # a pipe nobody reads could fill and block
+    def __init__(self, serve: str, *args: str):
+        self.errors = tempfile.TemporaryFile("w+")
         self.proc = subprocess.Popen(
-            [sys.executable, "-c",
-             "from experiments.timing.measure import serve_parts; serve_parts()", device_name],
-            cwd=root, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors)
-        atexit.register(self.close)
+            [sys.executable, "-c", f"from experiments.timing.measure import {serve}; {serve}()", *args],
+            cwd=REPO_ROOT, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors)
 
-    def records(self, part: str, case: dict) -> list[dict]:
-        self.proc.stdin.write(json.dumps({"part": part, "case": case}) + "\n")
-        self.proc.stdin.flush()
+    def reply(self, what: str):
         line = self.proc.stdout.readline()
         if not line:
-            Worker.running = {k: w for k, w in Worker.running.items() if w is not self}
             self.errors.seek(0)
             lines = [ln for ln in self.errors.read().splitlines() if ln.strip()]
-            raise RuntimeError(f"a fresh process for {part} failed: "
-                               f"{lines[-1] if lines else 'no output'}")
+            raise RuntimeError(f"{what} failed: {lines[-1] if lines else 'no output'}")
         return json.loads(line)
+
+    def ask(self, request: dict, what: str):
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        return self.reply(what)
 
     def close(self) -> None:
         if self.proc.poll() is None:
             self.proc.stdin.close()
             self.proc.wait(timeout=60)
         self.errors.close()
+
+
+class Worker(Child):
+    """A child that takes its share of a case's rounds on request; started at the first case
+    that needs it and kept for the run's later ones (importing torch and JAX again for each
+    would cost seconds a case)."""
+    running: dict[tuple[str, int], "Worker"] = {}
+
+    @classmethod
+    def started(cls, device_name: str, count: int) -> list["Worker"]:
+        for i in range(count):
+            if (device_name, i) not in cls.running:
+                cls.running[(device_name, i)] = cls("serve_parts", device_name)
+                atexit.register(cls.running[(device_name, i)].close)
+        return [cls.running[(device_name, i)] for i in range(count)]
+
+    def records(self, part: str, case: dict) -> list[dict]:
+        try:
+            return self.ask({"part": part, "case": case}, f"a fresh process for {part}")
+        except RuntimeError:
+            Worker.running = {k: w for k, w in Worker.running.items() if w is not self}
+            raise
 
 
 PER_ROUND = ("times_s", "dispatch_s", "minor_faults")
