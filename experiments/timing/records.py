@@ -109,6 +109,7 @@ class Timing:
             m["rule"]: m["name"] for m in self.part("memory") if m.get("name") is not None}
         self.probes = [{**r, "way": w, "signs": r.get("signs", "random")}
                        for r in self.part("probes") if (w := way(r))]
+        self._ratios: dict[tuple, Estimate | None] = {}  # each bootstrapped once, however often asked
 
     def part(self, name: str) -> list[dict]:
         return self.parts.get(name, [])
@@ -120,11 +121,13 @@ class Timing:
         """The rule's time ÷ the built-in's, with its 95% bootstrap interval: the median of the
         per-round ratios where the two were timed in the same rounds (interleaved), else the
         ratio of medians, each side resampled on its own."""
-        a, b = self.index.get((fw, mode, rule, n)), self.index.get((fw, mode, self.references.get(fw), n))
-        if not (a and b and times(a) and times(b)):
-            return None
-        paired = "interleaved_with" in a and "interleaved_with" in b and len(times(a)) == len(times(b))
-        return (paired_ratio if paired else unpaired_ratio)(times(a), times(b))
+        key = (fw, mode, rule, n)
+        if key not in self._ratios:
+            a, b = self.index.get(key), self.index.get((fw, mode, self.references.get(fw), n))
+            paired = a and b and "interleaved_with" in a and "interleaved_with" in b and len(times(a)) == len(times(b))
+            self._ratios[key] = ((paired_ratio if paired else unpaired_ratio)(times(a), times(b))
+                                 if a and b and times(a) and times(b) else None)
+        return self._ratios[key]
 
     def pieces(self) -> dict[tuple, dict[str, dict]]:
         """The eager cost taken apart: (framework, n, rule) -> {piece: record}."""

@@ -2,17 +2,13 @@
 checks (methodology); the net, compile times and the cases taken apart in the appendix."""
 import pandas as pd
 
-from experiments.timing.records import COMPILED_MODES
+from experiments.timing.records import COMPILED_MODES, size_label as _size
 from experiments.timing.summary import Summary
 from study.experiment import Finding, Rendered
 from study.report import Table, answer, frame, macros, say
 from study.report.figures import ratio_panels
 
 PROSE = macros("experiments/timing/prose.j2")
-
-
-def _size(n: int) -> str:
-    return f"10^{len(str(n)) - 1}" if str(n).strip("0") == "1" else str(n)
 
 
 def _cost(s: Summary, runs: list[str]) -> pd.DataFrame:

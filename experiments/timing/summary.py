@@ -151,7 +151,7 @@ def _cost(t: Timing, n: int) -> Cost | None:
 
 def _taken_apart(t: Timing) -> dict[str, list[dict]]:
     """The checks that take a case apart, each ratio paired: timed round by round in one case."""
-    tag, out = t.run.tag, {"copies": [], "ways": [], "parts": [], "probes": []}
+    tag, out = t.run.tag, {"ways": [], "parts": []}
     out["copies"] = [{"run": tag, "n": c["n"], "copy": c["what"], "into": c["into"], "time µs": time(c).scaled(1e6),
                       "GB/s": c["bytes"] / median(c) / 1e9, "minor faults a call": c.get("minor_faults_per_call")}
                      for c in t.part("machine") if "bytes" in c]

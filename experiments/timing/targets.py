@@ -67,7 +67,7 @@ def harness_ratios(t: Timing) -> dict[tuple, float]:
     """(fw, mode, rule, n) -> in-run ÷ fresh-process time of the same case: the median over
     the alternating blocks of the ratio of the two sides' block medians (each block pair is
     timed seconds apart, so the machine's drift cancels), else the ratio of the medians."""
-    return {k: float(np.median(block_ratios(r))) if block_ratios(r) else median(r) / r["fresh"]["stats"]["median"]
+    return {k: float(np.median(blocks)) if (blocks := block_ratios(r)) else median(r) / r["fresh"]["stats"]["median"]
             for k, r in t.index.items() if "fresh" in r}
 
 
