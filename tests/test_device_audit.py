@@ -81,7 +81,6 @@ AUDIT = {  # experiment -> a few quick cases, one per code path
                 mode=("eager", "op-by-op", "jit"))
         + _pick(cs, part="memory", rule=("torch_custom_bool_mask", "jax_custom_bit_mask"))
         + [{**c, "n": 1000} for c in _pick(cs, part="cross_check")]
-        + [{**c, "n": 1000} for c in _pick(cs, part="profile", mode="eager")]
         + [{**c, "n": 1000} for c in _pick(cs, part=("eager_parts", "page_faults"))]),
 }
 
@@ -116,7 +115,7 @@ def test_experiment_computes_only_on_its_device(name, monkeypatch):
         monkeypatch.setattr("experiments.timing.checks.CROSS_CHECK",
                             {"rounds": 1, "timer_min_run_s": 0.01})
     device = Device("cpu")
-    # the quick scope, but timing's checks (cross-check, profile, eager parts) only in standard
+    # the quick scope, but timing's checks (cross-check, eager parts) only in standard
     chosen = AUDIT[name](exp.cases("standard" if name == "timing" else "quick"))
     assert chosen, "the audit must run something"
     clean = run_audited(exp, device, chosen)

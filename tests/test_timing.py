@@ -167,8 +167,7 @@ def test_quick_leaves_out_the_self_checks_and_says_so(capsys):
     from experiments.timing import measure as timing
     quick = timing.cases("quick")
     assert not any(c.get("fresh_check") for c in quick)
-    assert {c["part"] for c in quick}.isdisjoint({"cross_check", "profile", "probes",
-                                                  "shared_dynamic"})
+    assert {c["part"] for c in quick}.isdisjoint({"cross_check", "probes", "shared_dynamic"})
     assert any(c.get("fresh_check") for c in timing.cases("standard"))
     plan = timing.run_case(SimpleNamespace(name="cpu"), "plan", scope="quick")[0]
     assert "the fresh-process check" in plan["skipped"]

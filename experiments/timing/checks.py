@@ -1,11 +1,10 @@
 """The timing experiment's checks, each readable alone: the machine's copy bandwidth (the
 fastest copy into an existing buffer, with each copy's page faults), the eager cost of a custom
 rule taken apart, torch.relu's step with new against existing outputs, the compiled-torch reproducer, and
-the harness's checks of itself (torch.utils.benchmark.Timer, torch.profiler, the shared dynamic
-compile wrapper). experiments.timing.measure times the rules and runs these as parts of its cases;
+the harness's checks of itself (torch.utils.benchmark.Timer, the shared dynamic compile
+wrapper). experiments.timing.measure times the rules and runs these as parts of its cases;
 the fresh-process check stays there, since it alternates with the rules' own rounds.
 """
-import re
 import resource
 
 import jax
@@ -19,7 +18,6 @@ from experiments.timing.harness import inputs, interleaved, jax_sync, rule_thunk
 from study.rules import REFERENCE_RELU, by_key
 from study.timing import quartiles
 
-PROFILE = {"rule": "torch_relu", "calls": 10}  # torch.profiler around compiled and eager calls
 # --- the eager cost taken apart -------------------------------------------------------------
 
 class ReLUOverBuiltinKernels(torch.autograd.Function):
@@ -261,40 +259,6 @@ def cross_check(base: dict, device, n: int) -> list[dict]:
                           .median)
     return [{**base, "ours_s": ours, "timer_s": theirs, "rounds": rounds,
              "timer_num_threads": torch.get_num_threads()}]
-
-
-def _profiled_events(prof, calls: int) -> list[dict]:
-    events = {}
-    for e in prof.key_averages():
-        name = re.sub(r"(CompiledFxGraph) \w+", r"\1", e.key)
-        entry = events.setdefault(name, {"event": name, "calls": 0, "self_cpu_us": 0.0,
-                                         "cpu_total_us": 0.0, "self_device_us": 0.0})
-        entry["calls"] += e.count / calls
-        entry["self_cpu_us"] += e.self_cpu_time_total / calls
-        entry["cpu_total_us"] += e.cpu_time_total / calls
-        entry["self_device_us"] += getattr(e, "self_device_time_total", 0.0) / calls
-    return sorted(events.values(), key=lambda e: -(e["self_device_us"] or e["self_cpu_us"]))[:10]
-
-
-def profile_records(base: dict, device, mode: str, n: int) -> list[dict]:
-    """torch.profiler around calls of one rule's forward plus backward, after warm-up: where
-    a call's time goes (the compiled forward and backward graphs, or the eager ops), and what
-    the rule keeps for backward, from which the bytes each kernel moves follow."""
-    from torch.profiler import ProfilerActivity, profile
-    key = PROFILE["rule"]
-    torch._dynamo.reset()
-    made = rule_thunks("torch", mode, [key], n, device)[key]
-    thunk, sync, saved_bytes = made.call, made.sync, made.saved
-    for _ in range(3):
-        sync(thunk())
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.name == "cuda" else [])
-    with profile(activities=activities) as prof:
-        for _ in range(PROFILE["calls"]):
-            sync(thunk())
-    saved = saved_bytes()
-    return [{**base, "framework": "torch", "rule": key, "name": by_key(key).name,
-             "calls": PROFILE["calls"], "events": _profiled_events(prof, PROFILE["calls"]),
-             "saved_bytes_per_element": saved / n}]
 
 
 def probe_records(base: dict, device, n: int, processes: int = 1) -> list[dict]:

@@ -4,7 +4,7 @@
     python -m study run timing --quick    # 10^3 and 10^6 (compiled: 10^6), no self-checks
     python -m study run timing --full     # up to 10^8, the large net, SGD steps
 
-The harness checks itself: each compiled case at FRESH_SIZES is also prepared alone in a fresh
+The harness checks itself: each compiled case at CHECK_SIZES is also prepared alone in a fresh
 process, and blocks of rounds alternate between the run and that process (this VM's speed
 drifts by up to 1.8× over seconds); the checks that take a case apart (experiments.timing.checks)
 run in several processes one after another (experiments.timing.processes).
@@ -111,21 +111,16 @@ def _rules_records(base: dict, device, framework: str, mode: str, n: int,
              "interleaved_with": list(timings), **t} for key, t in timings.items()]
 
 
-# The fresh-process check at 10^6 (at 10^7 too with --full: there one torch.compile case
-# takes over a minute on this CPU, doubled by the check)
-# the eager cost taken apart at these sizes
-PARTS_SIZES = {"quick": (), "standard": (10 ** 6,), "full": (10 ** 6, 10 ** 7)}
-
-
-FRESH_SIZES = {"quick": (), "standard": (10 ** 6,), "full": (10 ** 6, 10 ** 7)}
+# The fresh-process check and the eager cost taken apart at 10^6 (at 10^7 too with --full:
+# there one torch.compile case takes over a minute on this CPU, doubled by the fresh check)
+CHECK_SIZES = {"quick": (), "standard": (10 ** 6,), "full": (10 ** 6, 10 ** 7)}
 
 
 # --quick is a fast look at the rules and the seed net within 45 s from an empty inductor
 # cache: it compiles at its largest size only, and leaves out the harness's checks
 QUICK_SKIPS = ("compiled rules below 10^6 elements", "the torch.compile seed net",
-               "the fresh-process check", "the Timer cross-check", "the profile",
-               "the probes", "the shared dynamic wrapper", "the eager cost taken apart",
-               "the page-fault check")
+               "the fresh-process check", "the Timer cross-check", "the probes",
+               "the shared dynamic wrapper", "the eager cost taken apart", "the page-fault check")
 
 
 def _skipped(scope: str | None) -> list[str]:
@@ -143,7 +138,7 @@ def cases(scope: str) -> list[dict]:
         {"part": "machine", "n": n, "matmul": checks and n == sizes[-1]}
         for n in sorted({min(10 ** 6, sizes[-1]), sizes[-1]})]
     out += [{"part": "rules", "framework": fw, "mode": m, "n": n,
-             "fresh_check": checks and m in COMPILED and n in FRESH_SIZES[scope]}
+             "fresh_check": checks and m in COMPILED and n in CHECK_SIZES[scope]}
             for fw in RULES for m in MODES[fw] for n in sizes
             if checks or m not in COMPILED or n == sizes[-1]]
     for net in SCOPE_NETS[scope]:
@@ -162,10 +157,9 @@ def cases(scope: str) -> list[dict]:
     if not checks:
         return out
     out += [{"part": "eager_parts", "framework": fw, "n": n, "processes": PROCESSES}
-            for fw in RULES for n in PARTS_SIZES[scope]]
+            for fw in RULES for n in CHECK_SIZES[scope]]
     out += [{"part": "page_faults", "n": n} for n in (10 ** 6, sizes[-1])]
     out.append({"part": "cross_check", "n": 10 ** 6})
-    out += [{"part": "profile", "mode": m, "n": 10 ** 6} for m in MODES["torch"]]
     out.append({"part": "probes", "n": 10 ** 6, "processes": PROCESSES})
     out.append({"part": "shared_dynamic", "rule": REFERENCE_RELU["torch"], "n": 10 ** 6})
     return out
@@ -187,7 +181,7 @@ def part_functions() -> dict:
     return {"plan": _plan_records, "rules": _rules_records, "net": net_records,
             "memory": _memory_records, "machine": checks.machine_limits,
             "eager_parts": checks.eager_parts_records, "page_faults": checks.page_fault_records,
-            "cross_check": checks.cross_check, "profile": checks.profile_records,
+            "cross_check": checks.cross_check,
             "probes": checks.probe_records, "shared_dynamic": checks.shared_dynamic_records}
 
 

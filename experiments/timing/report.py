@@ -69,7 +69,6 @@ def render(s: Summary) -> Rendered:
         Table("copies", "The machine's copies: each library into new and existing buffers", "", s.copies),
         Table("ways", "torch.relu's step with new and with existing outputs: page faults", "", s.ways),
         Table("cross", "Our harness against torch.utils.benchmark.Timer", "", s.cross),
-        Table("profile", "torch.profiler's events around eager and compiled steps", "", s.profile),
         Table("torch_vs_jax", "The same rule in torch and in JAX: torch's time ÷ JAX's", "", s.torch_vs_jax),
         Table("bandwidth", "Each rule's bytes at the largest size as a fraction of the machine's copy", "",
               s.bandwidth)]

@@ -39,7 +39,6 @@ class Summary:
     copies: pd.DataFrame  # run, n, copy, into, time µs, GB/s, faults a call
     ways: pd.DataFrame  # run, n, way, time µs, ÷ the autograd step, faults a call
     cross: pd.DataFrame  # run, n, ours ÷ Timer, Timer ÷ the case's time
-    profile: pd.DataFrame  # run, mode, rule, n, event, calls, self CPU µs, self device µs
     torch_vs_jax: pd.DataFrame  # run, rules, compiled, n, torch ÷ jax
     bandwidth: pd.DataFrame  # run, framework, mode, rule, useful ÷ copy, kernel bytes ÷ copy
     costs: list[Cost]
@@ -185,10 +184,6 @@ def summarise(runs) -> Summary:
         rows.setdefault("cross", []).extend(
             {"run": tag, "n": c["n"], "rounds": c["rounds"], "ours ÷ Timer": _ours_over_timer(c),
              "Timer threads": c["timer_num_threads"]} for c in t.part("cross_check"))
-        rows.setdefault("profile", []).extend(
-            {"run": tag, "mode": r["mode"], "rule": r["rule"], "n": r["n"], "event": e["event"], "calls": e["calls"],
-             "self CPU µs": e["self_cpu_us"], "CPU total µs": e["cpu_total_us"], "self device µs": e["self_device_us"]}
-            for r in t.part("profile") for e in r["events"])
         rows.setdefault("fresh", []).extend(
             {"run": tag, "framework": k[0], "mode": k[1], "rule": t.names.get(k[2], k[2]), "n": k[3],
              "in-run ÷ fresh": v, "off by": off_by(v), "block ratios": block_ratios(t.index[k])}
@@ -206,7 +201,7 @@ def summarise(runs) -> Summary:
             rows.setdefault(name, []).extend(of(t))
     frames = {name: pd.DataFrame(r, dtype=object) for name, r in rows.items()}
     return Summary(**{name: frames.get(name, pd.DataFrame(dtype=object)) for name in (
-        "rules", "kept", "nets", "harness", "fresh", "parts", "probes", "copies", "ways", "cross", "profile",
+        "rules", "kept", "nets", "harness", "fresh", "parts", "probes", "copies", "ways", "cross",
         "torch_vs_jax", "bandwidth")},
         costs=[c for t in timings if 10 ** 6 in t.sizes and (c := _cost(t, 10 ** 6))],
         probe=next((f for t in timings if (f := probe_fact(t))), None), runs=[t.run.tag for t in timings])
