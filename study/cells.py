@@ -73,7 +73,6 @@ class Withdrawn:
 
 
 Cell = Value | Error | Placed | Withdrawn
-CELL_TYPES = (Value, Error, Placed, Withdrawn)
 
 
 def _same_number(a, b, tolerance: float, zero_sign: bool) -> bool:

@@ -30,6 +30,13 @@ def assert_close(actual, expected, dtype: str) -> None:
                                rtol=tol, atol=tol)
 
 
+def looks_like_error(text: str) -> bool:
+    """Whether a string reads as an error line as study.errors.first_error_line writes it: the
+    check that every recorded error was typed as one (study.cells.Error), never how one is found."""
+    import re
+    return bool(re.match(r"^[A-Z]\w*(Error|Exception|Escape|Exit)\b", text))
+
+
 def listed_result_files(report_text: str) -> list[str]:
     """The result files a rendered APPENDIX.md names under Provenance, relative to reports/."""
     import re

@@ -24,8 +24,8 @@ import experiments
 from study import runner
 from study.cells import Error
 from study.devices import Device, DeviceEscape
-from study.errors import looks_like_error
 from study.reproduction import name_text, record_cells
+from tests.conftest import looks_like_error
 
 
 @contextlib.contextmanager

@@ -159,11 +159,11 @@ def test_one_cell_comparison_counts_equal_different_and_one_sided_cells():
 def test_every_cell_of_every_committed_run_is_typed_and_no_error_hides_as_a_value():
     # every experiment's cells, over every committed result file (reference and results, cuda
     # and older runs included): a Cell, a Value holds a scalar, a Placed cell holds Values and
-    # Errors; and no Value holds a string that reads as an error line (study.errors'
+    # Errors; and no Value holds a string that reads as an error line (conftest's
     # pattern, the independent check that every recorded error was typed as one)
     from study import results
-    from study.cells import CELL_TYPES, Placed
-    from study.errors import looks_like_error
+    from study.cells import Placed
+    from tests.conftest import looks_like_error
     known = set(experiments.NAMES)
     runs = [r for root in (results.RESULTS_DIR, results.REFERENCE_DIR)
             for r in results.ready(results.load_runs([root], known)[0], results.load_errata())]
@@ -173,7 +173,7 @@ def test_every_cell_of_every_committed_run_is_typed_and_no_error_hides_as_a_valu
         for name, cell in reproduction.cells_of(exp, r).items():
             seen.add((r.experiment, type(cell).__name__))
             inner = cell.values if isinstance(cell, Placed) else (cell,)
-            if not isinstance(cell, CELL_TYPES) or not all(
+            if not isinstance(cell, (Value, Error, Placed, Withdrawn)) or not all(
                     isinstance(c, (Value, Error)) for c in inner):
                 problems.append((r.path, name, cell))
             elif any(isinstance(c, Value) and (isinstance(c.value, (list, dict)) or (
