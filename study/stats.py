@@ -75,8 +75,6 @@ def _interval(medians: np.ndarray, level: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-
-
 def median_interval(values, level: float = CI_LEVEL, resamples: int = RESAMPLES,
                     seed: int = 0, blocks: tuple[int, ...] = ()) -> Estimate:
     """The median with its percentile-bootstrap interval (resampling the values, or with

@@ -102,7 +102,6 @@ def _builtin_pieces(framework: str, x, g):
     return (lambda: jax.nn.relu(x)), (lambda: _jax_relu_backward(x, g))
 
 
-
 # --- the machine's limits: copies into existing and new buffers, the matmul rate ----------
 
 def with_faults(timings: dict) -> dict:

@@ -24,62 +24,46 @@ from study.timing import first_calls, quartiles, time_interleaved, time_thunk, w
 
 SEED = 0
 
-
 RULES = {"torch": ("torch_relu", "torch_myrelu_seed", "torch_custom_c0", "torch_custom_op_c0",
                    "torch_custom_bool_mask", "torch_custom_bit_mask"),
          "jax": ("jax_relu", "jax_custom_c0", "jax_custom_nondiff_c0", "jax_custom_bool_mask",
                  "jax_custom_bit_mask")}
 
-
 MODES = {"torch": ("eager", "compile"), "jax": ("op-by-op", "jit")}
 
-
 COMPILED = ("compile", "jit")
-
 
 SIZES = {"quick": (10 ** 3, 10 ** 6), "standard": (8, 10 ** 6, 10 ** 7),
          "full": (8, 10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6, 10 ** 7, 10 ** 8)}
 
-
 NETS = {"seed": (4, 3, 2, 2), "mid": (256, 256, 1024, 256), "large": (4096, 1024, 4096, 1024)}
-
 
 SCOPE_NETS = {"quick": ("seed",), "standard": ("seed", "mid"), "full": ("seed", "mid", "large")}
 
-
 SCOPE_WORKLOADS = {"quick": ("fwd_bwd",), "standard": ("fwd_bwd",), "full": ("fwd_bwd", "sgd")}
-
 
 NET_RULES = {"torch": ("torch_relu", "torch_myrelu_seed", "torch_custom_c0", "torch_custom_op_c0"),
              "jax": ("jax_relu", "jax_custom_c0", "jax_custom_nondiff_c0")}
-
 
 # float32 forward plus backward of an elementwise rule must read x and the incoming gradient
 # and write the input gradient; y need not be written when only dx is asked for (a fused,
 # compiled step drops it)
 BYTES_PER_ELEMENT = 12
 
-
 BUDGET_S = 0.15  # timed rounds per rule and case, after warm-up; at least MIN_ROUNDS rounds
-
 
 CHECK_BUDGET_S = 0.05  # the same for each thunk of the checks that take a case apart
 
-
 MIN_ROUNDS, MAX_ROUNDS = MIN_BOOTSTRAP, 400  # enough rounds for a bootstrap interval
-
 
 WARMUP_S = 0.25  # warm-up rounds of a case last this long (a fresh process starts cold)
 
-
 FRESH_BLOCKS = 10  # the fresh-process check alternates this many blocks of rounds
-
 
 # The checks that take a case apart (eager parts, probes) run in this many processes one
 # after another, this one and fresh ones, each timing its share of the rounds: a case's time
 # moves more between processes than between rounds of one, and a rerun is another process.
 PROCESSES = 3
-
 
 TORCH_JAX_PAIRS = (("relu", "torch_relu", "jax_relu"),
                    ("custom c=0", "torch_custom_c0", "jax_custom_c0"),
@@ -87,9 +71,7 @@ TORCH_JAX_PAIRS = (("relu", "torch_relu", "jax_relu"),
                    ("bool mask", "torch_custom_bool_mask", "jax_custom_bool_mask"),
                    ("bit mask", "torch_custom_bit_mask", "jax_custom_bit_mask"))
 
-
 HARNESS_LIMIT = 1.15  # in-run ÷ fresh process, either way, beyond which a compiled cell is flagged
-
 
 # What the study's plan asks of the rules, measured in every run (never asserted in tests):
 TARGETS = [
