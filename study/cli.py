@@ -150,7 +150,7 @@ def cmd_compare(args) -> None:
         return
     rows = [[c.run.experiment, c.run.label,
              c.reference.label if c.reference else "—", c.equal, len(c.different),
-             len(c.only_here), len(c.only_reference), c.verdict] for c in comps]
+             len(c.only_ours), len(c.only_theirs), c.verdict] for c in comps]
     print(tabulate(rows, ["experiment", "run", "reference", "equal", "different", "only yours",
                           "only reference", "verdict"], tablefmt="simple"))
     for c in comps:

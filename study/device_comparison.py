@@ -19,7 +19,7 @@ from functools import cache
 
 from study.cells import Cell, Error, Placed, Value
 from study.conventions import finfo
-from study.reproduction import cells_of, compare_cells
+from study.reproduction import CellComparison, cells_of, compare_cells
 from study.results import Run
 
 NOT_ACROSS_DEVICES = ("timing",)
@@ -32,17 +32,14 @@ def machine(run: Run) -> tuple:
     return p["host"], str(p.get("cpu")), str(p.get("torch_cpu_capability"))
 
 
-@dataclass
-class DevicePair:
+@dataclass(kw_only=True)
+class DevicePair(CellComparison):
+    """A cuda run against its cpu partner: ours are the cpu run's cells, theirs the cuda run's."""
     experiment: str
     cpu: Run
     cuda: Run
     same_releases: bool
     same_machine: bool  # the same host and CPU model
-    equal: int
-    different: list[tuple[tuple, Cell, Cell]]  # (cell name, cpu cell, cuda cell)
-    only_cpu: int
-    only_cuda: int
 
 
 def _partner(cuda: Run, runs: list[Run]) -> Run | None:
@@ -73,11 +70,9 @@ def pairs(runs: list[Run], experiments) -> list[DevicePair]:
         c = compare_cells(cells_of_run(cpu), cells_of_run(cuda),
                           by_name[cuda.experiment].comparison.tolerance)
         out.append(DevicePair(
-            cuda.experiment, cpu, cuda,
-            (cpu.provenance["torch"], cpu.provenance["jax"]) == (cuda.provenance["torch"],
-                                                                 cuda.provenance["jax"]),
-            machine(cpu) == machine(cuda), c.equal, c.different, len(c.only_ours),
-            len(c.only_theirs)))
+            **vars(c), experiment=cuda.experiment, cpu=cpu, cuda=cuda,
+            same_releases=all(cpu.provenance[k] == cuda.provenance[k] for k in ("torch", "jax")),
+            same_machine=machine(cpu) == machine(cuda)))
     return out
 
 

@@ -102,15 +102,12 @@ def compare_cells(ours: dict, theirs: dict, tolerance: float = 0.0) -> CellCompa
     return out
 
 
-@dataclass
-class RunComparison:
+@dataclass(kw_only=True)
+class RunComparison(CellComparison):
+    """A run against its reference: ours are the run's cells, theirs the reference's."""
     run: Run
     reference: Run | None
     kind: str = REPRODUCTION  # or DEVICE_COMPARISON: the reference is of the other device
-    equal: int = 0
-    different: list[tuple[CellName, Cell, Cell]] = field(default_factory=list)
-    only_here: list[CellName] = field(default_factory=list)
-    only_reference: list[CellName] = field(default_factory=list)
 
     @property
     def reproduced(self) -> bool:
@@ -126,7 +123,7 @@ class RunComparison:
                     f"{self.equal} of {total} cells equal")
         if self.different:
             return f"differs in {len(self.different)} of {total} cells"
-        if self.only_here or self.only_reference:
+        if self.only_ours or self.only_theirs:
             return "reproduced where both have the cell"
         return "reproduced"
 
@@ -134,10 +131,10 @@ class RunComparison:
 def compare(experiment, run: Run, reference: Run | None,
             kind: str = REPRODUCTION) -> RunComparison:
     if reference is None:
-        return RunComparison(run, reference, kind)
+        return RunComparison(run=run, reference=reference, kind=kind)
     c = compare_cells(cells_of(experiment, run), cells_of(experiment, reference),
                       experiment.comparison.tolerance)
-    return RunComparison(run, reference, kind, c.equal, c.different, c.only_ours, c.only_theirs)
+    return RunComparison(**vars(c), run=run, reference=reference, kind=kind)
 
 
 def is_reference_run(run: Run, references: list[Run]) -> bool:

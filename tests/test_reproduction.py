@@ -31,8 +31,8 @@ def test_cells_equal_different_and_one_sided_are_counted():
     c = reproduction.compare(Exp, mine, ref)
     assert c.equal == 1 and [(reproduction.name_text(n), a, b) for n, a, b in c.different] \
         == [("case=a :: v[1]", Value(2.5), Value(2.0))]
-    assert [reproduction.name_text(n) for n in c.only_here] == ["case=c :: v"]
-    assert [reproduction.name_text(n) for n in c.only_reference] == ["case=b :: v"]
+    assert [reproduction.name_text(n) for n in c.only_ours] == ["case=c :: v"]
+    assert [reproduction.name_text(n) for n in c.only_theirs] == ["case=b :: v"]
     assert c.verdict == "differs in 1 of 2 cells"
 
 

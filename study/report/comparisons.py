@@ -25,8 +25,8 @@ def reproduction_section(runs, references, experiments, files) -> list[str]:
     everyone = runs + references
     rows = [{"experiment": c.run.experiment, "your run": _name(c.run, everyone),
              "reference run": _name(c.reference, everyone) if c.reference else None,
-             "equal": c.equal, "different": len(c.different), "only yours": len(c.only_here),
-             "only reference": len(c.only_reference), "verdict": c.verdict,
+             "equal": c.equal, "different": len(c.different), "only yours": len(c.only_ours),
+             "only reference": len(c.only_theirs), "verdict": c.verdict,
              "first differences": shorten("; ".join(
                  f"{reproduction.name_text(n)}: " + " vs ".join(pair_texts(a, b))
                  for n, a, b in c.different[:2]), 120) or None} for c in comps]
@@ -53,8 +53,8 @@ def devices_section(runs, experiments, doc) -> tuple[list[str], list[str]]:
         groups = device_comparison.groups_of(p)
         rows.append({"experiment": p.experiment, "cpu run": p.cpu.tag, "cuda run": p.cuda.tag,
                      "same releases": p.same_releases, "same machine": p.same_machine,
-                     "equal": p.equal, "different": len(p.different), "only cpu": p.only_cpu,
-                     "only cuda": p.only_cuda,
+                     "equal": p.equal, "different": len(p.different), "only cpu": len(p.only_ours),
+                     "only cuda": len(p.only_theirs),
                      "groups": ", ".join(f"{g} {n}" for g, n in groups.items()) or None})
         if p.same_releases and p.same_machine:  # elsewhere the counts say enough
             cells += [{"group": device_comparison.group_of(n, a, b), "experiment": p.experiment,
