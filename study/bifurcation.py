@@ -118,9 +118,6 @@ class TorchNet:
         g, = torch.autograd.grad(F.cross_entropy(logits, y), params[0])
         return self.device.to_numpy(g)
 
-    def w1_grads(self, x, y) -> tuple[np.ndarray, np.ndarray]:
-        return self.w1_grad(x, y, 0.0), self.w1_grad(x, y, 1.0)
-
 
 class JaxNet:
     def __init__(self, params: list[np.ndarray], dtype: str, device: Device):
@@ -139,9 +136,6 @@ class JaxNet:
 
     def w1_grad(self, x, y, c: float) -> np.ndarray:
         return self.device.to_numpy(self.grad_fn(self.params, x, y, c)).T  # back to (out, in)
-
-    def w1_grads(self, x, y) -> tuple[np.ndarray, np.ndarray]:
-        return self.w1_grad(x, y, 0.0), self.w1_grad(x, y, 1.0)
 
 
 def _jax_affine(dtype: str):
@@ -212,7 +206,7 @@ def run_init(framework: str, params: list[np.ndarray], batches: list, dtype: str
         zero = net.has_zero(xb)
         zeros += zero
         if zero or not shortcut:
-            g0, g1 = net.w1_grads(xb, yb)
+            g0, g1 = net.w1_grad(xb, yb, 0.0), net.w1_grad(xb, yb, 1.0)
             if differs(g0, g1):
                 first = t
                 break
@@ -230,7 +224,7 @@ def _accumulated_first(net, batches: list, first: int) -> int | None:
         if t < first:  # both nets' dW1 are equal here: one backward pass gives both
             g0 = g1 = net.w1_grad(xb, yb, 0.0).astype(net.np_dtype)
         else:
-            g0, g1 = (g.astype(net.np_dtype) for g in net.w1_grads(xb, yb))
+            g0, g1 = (net.w1_grad(xb, yb, c).astype(net.np_dtype) for c in (0.0, 1.0))
         s0 = g0 if s0 is None else (s0 + g0).astype(g0.dtype)
         s1 = g1 if s1 is None else (s1 + g1).astype(g1.dtype)
         if t >= first and differs(s0.astype(np.float64), s1.astype(np.float64)):

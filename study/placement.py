@@ -28,7 +28,6 @@ from study.conventions import MODES, numpy_dtype, torch_dtype
 from study.devices import Device
 from study.errors import first_error_line
 from study.rules import Rule
-from study.report.format import shorten
 
 # > 64, the widest chunk a torch CPU loop takes in one step (2 vectors of 32 half-precision
 # lanes on AVX512), and no multiple of any chunk: positions 0-63 run in the vectorised body
@@ -217,7 +216,7 @@ def cell_values(cell) -> list:
     return list(cell["values"]) if isinstance(cell, dict) else [cell]
 
 
-def describe_where(cell, width: int | None = None) -> str:
+def describe_where(cell) -> str:
     """'0 at fill 0-63, 2-D rows 0-66; 1 at fill 64-66, 0-d' for a placement-dependent cell."""
     if not isinstance(cell, dict):
         return ""
@@ -232,5 +231,4 @@ def describe_where(cell, width: int | None = None) -> str:
                 places.append(placement if len(runs) == 1 else f"{placement} {','.join(positions)}")
         text = value if isinstance(value, str) else repr(value) if exact else short[i]
         parts.append(f"{text} at {', '.join(places)}")
-    out = "; ".join(parts)
-    return out if width is None else shorten(out, width)
+    return "; ".join(parts)

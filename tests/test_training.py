@@ -105,9 +105,6 @@ def test_accumulated_grad_can_absorb_a_difference_that_the_minibatch_shows():
 
         def w1_grad(self, t, y, c):
             return np.array([grads[t][0 if c == 0.0 else 1]])
-
-        def w1_grads(self, t, y):
-            return np.array([grads[t][0]]), np.array([grads[t][1]])
     batches = [(0, None), (1, None), (2, None)]  # minibatch t stands for itself
     assert bif._accumulated_first(Stub(), batches, first=1) is None
     grads[1] = (2.0, 0.5)  # 2050 against 2048: now the sums differ

@@ -1,8 +1,5 @@
-"""What custom rules cost: the timing experiment's cases and their records.
-
-    python -m study run timing            # rules at 8, 10^6, 10^7 elements, seed and mid nets
-    python -m study run timing --quick    # 10^3 and 10^6 (compiled: 10^6), no self-checks
-    python -m study run timing --full     # up to 10^8, the large net, SGD steps
+"""What custom rules cost: the timing experiment's cases (their scopes: experiments.timing)
+and their records.
 
 The harness checks itself: each compiled case at CHECK_SIZES is also prepared alone in a fresh
 process, and blocks of rounds alternate between the run and that process (this VM's speed
@@ -24,6 +21,7 @@ from experiments.timing.processes import Child, Worker, merge_processes
 from study.devices import Device
 from study.rules import REFERENCE_RELU, by_key
 from study.timing import quartiles, timed_rounds
+
 
 def time_rules(framework: str, mode: str, n: int, device, fresh: "FreshProcess | None" = None
                ) -> dict:
