@@ -186,7 +186,6 @@ class InitOutcome:
     first_batch: int | None  # first minibatch whose dW1 differs (per-batch criterion)
     first_batch_accumulated: int | None  # first minibatch whose accumulated .grad differs
     zero_batches: int  # minibatches checked that held an exact zero pre-activation
-    batches_checked: int
 
 
 def device_batches(framework: str, x: np.ndarray, y: np.ndarray, batch: int, dtype: str,
@@ -200,9 +199,8 @@ def run_init(framework: str, params: list[np.ndarray], batches: list, dtype: str
              device: Device, shortcut: bool = True, accumulate: bool = True) -> InitOutcome:
     """One initialisation through one unshuffled pass, stopping at its first difference."""
     net = NETS[framework](params, dtype, device)
-    first, zeros, checked = None, 0, 0
+    first, zeros = None, 0
     for t, (xb, yb) in enumerate(batches):
-        checked += 1
         zero = net.has_zero(xb)
         zeros += zero
         if zero or not shortcut:
@@ -212,7 +210,7 @@ def run_init(framework: str, params: list[np.ndarray], batches: list, dtype: str
                 break
     accumulated = (_accumulated_first(net, batches, first) if accumulate and first is not None
                    else None)
-    return InitOutcome(first, accumulated, zeros, checked)
+    return InitOutcome(first, accumulated, zeros)
 
 
 def _accumulated_first(net, batches: list, first: int) -> int | None:

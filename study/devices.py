@@ -120,8 +120,6 @@ def resolve_devices(choice: str) -> list[Device]:
     absent = cuda_absence_reason()
     if choice == "cuda" and absent:
         raise StudyError(f"--device cuda: {absent}")
-    if choice == "cpu":
-        return [Device("cpu")]
-    if choice == "cuda":
-        return [Device("cuda")]
+    if choice != "all":
+        return [Device(choice)]
     return [Device("cpu")] + ([] if absent else [Device("cuda")])

@@ -22,7 +22,6 @@ from typing import Callable
 from study.provenance import SCOPES
 
 
-
 @dataclass(frozen=True)
 class Finding:
     """One sentence of the report's Findings: the fact first, then the runs it holds for."""

@@ -19,7 +19,6 @@ import time
 import numpy as np
 
 
-
 def quartiles(times: list[float]) -> dict:
     """Median and interquartile range (numpy's linear interpolation), a pure function."""
     a = np.asarray(times, dtype=np.float64)

@@ -18,7 +18,6 @@ from study.report.format import csv_value, latex_escape, row_texts
 from study.stats import Estimate
 
 
-
 @dataclass
 class Table:
     id: str  # stable name, unique within its experiment
