@@ -1,13 +1,14 @@
-"""Result files: reports/results/<experiment>/<host>__<device>__torch-<v>__jax-<v>__<scope>.json
+"""Result files: reports/results/<experiment>/<host>-<machine>__<device>__torch-<v>__jax-<v>__<scope>.json
 
 Each holds {"experiment", "provenance", "records": [...]}; records are flat dicts of JSON
 values (nested lists for arrays). Files are written atomically. A run is identified by its
-experiment, host, device, torch and JAX releases and scope (quick, standard or full), so runs
-that differ in any of these sit side by side and never overwrite each other.
+experiment and `identity`, so runs that differ in any part sit side by side and never overwrite
+each other; <machine> is a 6-hex-digit hash of its CPU model, CPU kernels and GPU model.
 
 reports/reference/ holds the study's published runs in the same layout: the report compares
 every other run with them (study.reproduction).
 """
+import hashlib
 import json
 import os
 import re
@@ -41,9 +42,7 @@ class Run:
 
     @property
     def identity(self) -> tuple:
-        """What tells two runs of one experiment apart."""
-        p = self.provenance
-        return (p["host"], p["device"], p["torch"], p["jax"], self.scope)
+        return identity(self.provenance)
 
     @property
     def key(self) -> tuple:
@@ -63,13 +62,21 @@ class Run:
         return [r for r in self.records if "case_error" in r or "withdrawn" in r]
 
 
+def identity(p: dict) -> tuple:
+    """What tells two runs of one experiment apart: device, host, CPU model, CPU kernels, GPU
+    model (many hosts share a name: every VM here is "vm"), torch and JAX releases, scope."""
+    gpu = p.get("gpu")
+    return (p["device"], p["host"], p.get("cpu"), p.get("torch_cpu_capability"),
+            gpu.get("name") if isinstance(gpu, dict) else gpu, p["torch"], p["jax"], p["scope"])
+
+
 def _safe(part: str) -> str:
     return re.sub(r"[^A-Za-z0-9.+_-]", "_", str(part))
 
 
-def result_filename(provenance: dict) -> str:
-    p = provenance
-    return "__".join(_safe(s) for s in (p["host"], p["device"], f"torch-{p['torch']}",
+def result_filename(p: dict) -> str:
+    machine = hashlib.sha256("|".join(map(str, identity(p)[2:5])).encode()).hexdigest()[:6]
+    return "__".join(_safe(s) for s in (f"{p['host']}-{machine}", p["device"], f"torch-{p['torch']}",
                                           f"jax-{p['jax']}", p["scope"])) + ".json"
 
 
@@ -132,7 +139,7 @@ def _load_one(path: str, rel: str, known: set[str]) -> Run:
 
 
 def load_runs(roots: list[str], known: set[str]) -> tuple[list[Run], list[str]]:
-    """All runs under `roots`, newest per (experiment, host, device, releases, scope), plus
+    """All runs under `roots`, newest per experiment and identity, plus
     notes saying which duplicates were dropped. Order is deterministic."""
     found = []
     for root in roots:
@@ -151,7 +158,7 @@ def load_runs(roots: list[str], known: set[str]) -> tuple[list[Run], list[str]]:
     for run in sorted(found, key=lambda r: (r.provenance["utc"], r.path)):
         if run.key in newest:
             notes.append(f"{newest[run.key].path} was replaced by the newer {run.path} "
-                         f"(same experiment, host, device, releases and scope)")
+                         f"(same experiment, device, machine, releases and scope)")
         newest[run.key] = run
     runs = sorted(newest.values(), key=lambda r: (r.experiment, r.label))
     return runs, notes

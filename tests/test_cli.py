@@ -77,7 +77,8 @@ def test_run_then_report_end_to_end(capsys, tmp_path):
                          str(tmp_path / "results"))
     assert rc == 0 and "[nonscalar_backward cpu]" in err and "s left)" in err  # progress on stderr
     files = os.listdir(tmp_path / "results" / "nonscalar_backward")
-    assert len(files) == 1 and files[0].startswith(f"{os.uname().nodename}__cpu__torch-")
+    assert len(files) == 1 and files[0].startswith(f"{os.uname().nodename}-")
+    assert "__cpu__torch-" in files[0]
     assert files[0].endswith("__standard.json")
     rc, _, _ = run_cli(capsys, "report", "--results", str(tmp_path / "results"),
                        "--out", str(tmp_path / "out"))

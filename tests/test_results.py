@@ -1,10 +1,11 @@
 import json
 import os
+import re
 
 import pytest
 
 from study.errors import StudyError
-from study.results import load_runs, promote_to_reference, write_run
+from study.results import load_runs, promote_to_reference, result_filename, write_run
 
 PROV = {"utc": "2026-01-01T00:00:00+00:00", "host": "h", "device": "cpu", "torch": "1",
         "jax": "2", "scope": "standard"}
@@ -12,8 +13,24 @@ PROV = {"utc": "2026-01-01T00:00:00+00:00", "host": "h", "device": "cpu", "torch
 
 def test_write_is_atomic_and_leaves_no_temp_files(tmp_path):
     path = write_run("two_layer", PROV, [{"a": 1}], str(tmp_path))
-    assert os.listdir(tmp_path / "two_layer") == ["h__cpu__torch-1__jax-2__standard.json"]
+    assert os.listdir(tmp_path / "two_layer") == [result_filename(PROV)]
     assert json.load(open(path))["records"] == [{"a": 1}]
+
+
+def test_a_file_is_named_by_host_machine_device_releases_and_scope():
+    # the machine part is 6 hex digits, and it changes with the CPU kernels: two VMs named
+    # alike (every VM here is "vm") but dispatching to other kernels get two files
+    name = result_filename(PROV)
+    assert re.fullmatch(r"h-[0-9a-f]{6}__cpu__torch-1__jax-2__standard\.json", name)
+    assert result_filename({**PROV, "torch_cpu_capability": "AVX2"}) != name
+
+
+def test_runs_of_two_machines_of_one_host_name_sit_side_by_side(tmp_path):
+    for kernels in ("AVX2", "AVX512"):
+        write_run("two_layer", {**PROV, "torch_cpu_capability": kernels}, [], str(tmp_path))
+    runs, notes = load_runs([str(tmp_path)], {"two_layer"})
+    assert sorted(r.provenance["torch_cpu_capability"] for r in runs) == ["AVX2", "AVX512"]
+    assert notes == []
 
 
 def test_quick_full_and_standard_runs_never_overwrite_each_other(tmp_path):
@@ -79,6 +96,6 @@ def test_promoting_results_to_the_reference_replaces_it_whole(tmp_path):
     write_run("zero_point", {**PROV, "host": "old"}, [], str(reference))
     copied = promote_to_reference(str(results), str(reference), {"two_layer", "zero_point"})
     assert [os.path.relpath(p, reference) for p in copied] == [
-        "two_layer/h__cpu__torch-1__jax-2__standard.json"]
+        f"two_layer/{result_filename(PROV)}"]
     assert os.listdir(reference) == ["two_layer"]
     assert not os.path.exists(str(reference) + ".new") and not os.path.exists(str(reference) + ".old")

@@ -17,12 +17,9 @@ DEVICE_PREFIX = {"cpu": "C", "cuda": "G"}
 
 
 def configuration(run: Run) -> str:
-    """What a label names: device, host, CPU model and kernels, GPU model, releases, scope."""
-    p = run.provenance
-    gpu = p.get("gpu")
-    return "|".join(map(str, (p["device"], p["host"], p.get("cpu"), p.get("torch_cpu_capability"),
-                              gpu.get("name") if isinstance(gpu, dict) else gpu, p["torch"],
-                              p["jax"], run.scope)))
+    """What a label names: the run's identity (device, host, CPU model and kernels, GPU model,
+    releases, scope)."""
+    return "|".join(map(str, run.identity))
 
 
 def assign_labels(runs: list[Run], known: dict[str, str]) -> dict[str, str]:
