@@ -148,8 +148,8 @@ def cmd_compare(args) -> None:
     if not comps:
         print("every run given is itself a reference run; nothing to compare")
         return
-    rows = [[c.run.experiment, c.run.label,
-             c.reference.label if c.reference else "—", c.equal, len(c.different),
+    rows = [[c.run.experiment, os.path.basename(c.run.path),  # the file names tell machines apart
+             os.path.basename(c.reference.path) if c.reference else "—", c.equal, len(c.different),
              len(c.only_ours), len(c.only_theirs), c.verdict] for c in comps]
     print(tabulate(rows, ["experiment", "run", "reference", "equal", "different", "only yours",
                           "only reference", "verdict"], tablefmt="simple"))

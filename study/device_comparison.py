@@ -27,9 +27,8 @@ ULPS = 4  # "last bits": within this many units in the last place
 
 
 def machine(run: Run) -> tuple:
-    """Host name, CPU model and the CPU kernels torch dispatches to."""
-    p = run.provenance
-    return p["host"], str(p.get("cpu")), str(p.get("torch_cpu_capability"))
+    """Host name, CPU model and the CPU kernels torch dispatches to: the CPU side of its identity."""
+    return run.identity[1:4]
 
 
 @dataclass(kw_only=True)
