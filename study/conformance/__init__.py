@@ -1,0 +1,50 @@
+"""Conformance of a derivative at a kink: to PyTorch's documented rule, and to Clarke's theory.
+
+PyTorch's autograd notes, "Gradients for non-differentiable functions"
+(https://docs.pytorch.org/docs/stable/notes/autograd.html#gradients-for-non-differentiable-functions),
+define the gradients of the elementary operations "by applying the following rules in order":
+
+    1. If the function is differentiable and thus a gradient exists at the current point, use it.
+    2. If the function is convex (at least locally), use the sub-gradient of minimum norm (it is
+       the steepest descent direction).
+    3. If the function is concave (at least locally), use the super-gradient of minimum norm
+       (consider -f(x) and apply the previous point).
+    4. If the function is defined, define the gradient at the current point by continuity (note
+       that inf is possible here, for example for sqrt(0)). If multiple values are possible,
+       pick one arbitrarily.
+    5. If the function is not defined (sqrt(-1), log(-1) or most functions when the input is
+       NaN, for example) then the value used as the gradient is arbitrary (we might also raise
+       an error but that is not guaranteed). [...]
+
+JAX documents no general rule, so `documented_verdict` applies PyTorch's to both frameworks.
+Read here as: differentiable (no jump, f'(k−) = f'(k+)): that derivative; locally convex
+(f'(k−) < f'(k+), f'' ≥ 0 on both sides): the minimum-norm element of [f'(k−), f'(k+)];
+locally concave (the mirror): likewise; otherwise, by continuity: exactly f'(k−) or f'(k+),
+±inf allowed, so a value strictly between breaks it (a jump in value is neither convex nor
+concave, and lands here); undefined input (NaN, or f(k) not finite): anything.
+
+The second yardstick (Lee, Park and Aiken, ICML 2023) is the Clarke subdifferential: for a
+continuous piecewise-smooth f, the interval between f'(k−) and f'(k+) (for several operands
+that tie, the segment between the one-sided gradients); `clarke_verdict` says whether a
+value is its minimum-norm element, inside it, outside it, or that it is undefined (a jump, or
+an infinite slope: f is not locally Lipschitz there).
+
+    >>> import numpy as np
+    >>> j = judge(lambda x: np.maximum(x, 0.0), 0.0, measured=0.0)
+    >>> j.documented.rule.value, j.documented.follows, j.clarke.status.value
+    ('locally convex', True, 'minimum-norm element')
+
+The one-sided limits come from the op's own float64 forward, never from autodiff
+(`kink_shape` states the method and steps). `history` finds the atlas cells that change
+between releases.
+"""
+from study.conformance._history import changed_cells, first_releases
+from study.conformance._limits import KinkShape, kink_shape
+from study.conformance._verdicts import (ClarkeStatus, ClarkeVerdict, DocumentedRule,
+                                         DocumentedVerdict, Judgement, TieJudgement,
+                                         clarke_verdict, documented_verdict, judge, judge_tie,
+                                         minimum_norm)
+
+__all__ = ["ClarkeStatus", "ClarkeVerdict", "DocumentedRule", "DocumentedVerdict", "Judgement",
+           "KinkShape", "TieJudgement", "changed_cells", "clarke_verdict", "documented_verdict",
+           "first_releases", "judge", "judge_tie", "kink_shape", "minimum_norm"]
