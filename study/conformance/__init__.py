@@ -1,7 +1,7 @@
 """Conformance of a derivative at a kink: to PyTorch's documented rule, and to Clarke's theory.
 
-PyTorch's autograd notes, "Gradients for non-differentiable functions"
-(https://docs.pytorch.org/docs/stable/notes/autograd.html#gradients-for-non-differentiable-functions),
+PyTorch's autograd notes, "Gradients for non-differentiable functions", at
+https://docs.pytorch.org/docs/stable/notes/autograd.html#gradients-for-non-differentiable-functions
 define the gradients of the elementary operations "by applying the following rules in order":
 
     1. If the function is differentiable and thus a gradient exists at the current point, use it.
@@ -38,6 +38,7 @@ The one-sided limits come from the op's own float64 forward, never from autodiff
 (`kink_shape` states the method and steps). `history` finds the atlas cells that change
 between releases.
 """
+from study.conformance._forward import float64_forward
 from study.conformance._history import changed_cells, first_releases
 from study.conformance._limits import KinkShape, kink_shape
 from study.conformance._verdicts import (ClarkeStatus, ClarkeVerdict, DocumentedRule,
@@ -47,4 +48,4 @@ from study.conformance._verdicts import (ClarkeStatus, ClarkeVerdict, Documented
 
 __all__ = ["ClarkeStatus", "ClarkeVerdict", "DocumentedRule", "DocumentedVerdict", "Judgement",
            "KinkShape", "TieJudgement", "changed_cells", "clarke_verdict", "documented_verdict",
-           "first_releases", "judge", "judge_tie", "kink_shape", "minimum_norm"]
+           "first_releases", "float64_forward", "judge", "judge_tie", "kink_shape", "minimum_norm"]

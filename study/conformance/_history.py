@@ -40,13 +40,13 @@ def _outcomes(rows: pd.DataFrame) -> pd.DataFrame:
     frame = rows.copy()
     if "error" not in frame:
         frame["error"] = None
-    frame["error"] = frame["error"].map(lambda e: e if isinstance(e, str) and e else None)
+    frame["error"] = [e if isinstance(e, str) and e else None for e in frame["error"]]
     duplicated = frame.duplicated(list(CELL) + ["release"], keep=False)
     if duplicated.any():
         first = frame[duplicated].iloc[0]
         raise ValueError(f"one cell has several rows in release {first['release']}: "
                          f"{dict(first[list(CELL)])}; pick one run per release first")
-    frame["outcome"] = [("error", e) if e is not None else ("value", _bits(v))
+    frame["outcome"] = [("error", e) if isinstance(e, str) else ("value", _bits(v))
                         for v, e in zip(frame["value"], frame["error"])]
     return _ordered(frame)
 
