@@ -92,6 +92,16 @@ def test_a_kink_with_a_curved_side_that_is_neither_allows_either_limit_exactly()
     assert j.clarke.ends[0][0].value == pytest.approx(1.0) == j.clarke.minimum_norm[0].value
 
 
+def test_a_rising_slope_with_a_side_curving_down_is_not_convex():
+    def rising_then_bending(x):  # 0 left of 0, 2x − x² right: slopes 0 then 2, f''(0+) = −2
+        return np.where(x > 0, 2.0 * x - x * x, 0.0)
+    j = judge(rising_then_bending, 0.0, 2.0)
+    np.testing.assert_allclose(limits(j.shape), (0.0, 2.0), atol=1e-8)
+    assert (j.shape.curvature_left, j.shape.curvature_right) == ((0,), (-1,))
+    assert (j.documented.rule, allowed(j.documented), j.documented.follows) == (
+        DocumentedRule.CONTINUITY, [(0.0,), (2.0,)], True)
+
+
 def test_a_smooth_function_with_large_curvature_shows_no_kink():
     j = judge(softplus100, 0.0, 0.5)
     assert abs(j.shape.slope_left.value - j.shape.slope_right.value) < 1e-8
