@@ -131,6 +131,7 @@ def test_a_value_at_the_kink_off_both_sides_is_a_jump_and_never_leaks_into_the_l
 
 
 def test_nan_input_and_input_outside_the_domain_allow_anything():
+    # relu(NaN) = NaN and log(−1) = NaN: f is not defined at the point
     for f, point in [(relu, math.nan), (np.log, -1.0)]:
         for measured in (math.nan, 7.0):
             j = judge(f, point, measured)
@@ -178,6 +179,14 @@ def test_maximum_at_a_tie_is_judged_jointly_and_for_x_alone():
         False, ClarkeStatus.INSIDE)
     assert judge_tie(np.maximum, (1.0, 1.0), (1.0, -1.0), (1.0, 1.0)).joint.clarke.status is (
         ClarkeStatus.OUTSIDE)
+
+
+def test_clip_at_a_tensor_bound_is_judged_over_x_and_that_bound_with_the_other_held():
+    # clip(x, lo, hi) near x == lo < hi is max(x, lo): gradient (0, 1, 0) where x < lo and
+    # (1, 0, 0) where x > lo; hi plays no part, so the least-norm element is (0.5, 0.5, 0)
+    t = judge_tie(np.clip, (0.0, 0.0, 6.0), (1.0, -1.0, 0.0), (0.5, 0.5, 0.0))
+    assert (t.joint.documented.rule, allowed(t.joint.documented), t.joint.documented.follows) == (
+        DocumentedRule.CONVEX, [(0.5, 0.5, 0.0)], True)
 
 
 def test_minimum_at_a_tie_is_concave_with_the_same_minimum_norm_element():

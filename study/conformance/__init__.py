@@ -35,8 +35,8 @@ an infinite slope: f is not locally Lipschitz there).
     ('locally convex', True, 'minimum-norm element')
 
 The one-sided limits come from the op's own float64 forward, never from autodiff
-(`kink_shape` states the method and steps). `history` finds the atlas cells that change
-between releases.
+(`kink_shape` states the method and steps). `changed_cells` and `first_releases` find the
+atlas cells that change between releases, and the first release with each outcome.
 """
 from study.conformance._forward import float64_forward
 from study.conformance._history import changed_cells, first_releases

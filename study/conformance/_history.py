@@ -52,7 +52,7 @@ def _outcomes(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _bits(value) -> str | None:
-    """A value's identity: repr keeps the sign of zero and spells every NaN alike."""
+    # repr keeps the sign of zero and spells every NaN alike
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None if value is None else "nan"
     return repr(float(value))

@@ -84,21 +84,24 @@ def kink_shape(forward: Forward, point, normal=None) -> KinkShape:
 
     Method: a second-order one-sided stencil that never evaluates f at the point. Along a
     direction v into one side, with step h (2**-17 times the power of two at or above
-    max(1, |k|), so that k ± j h is exact for one variable), the quadratic through
-    f(k + j h v), j = 1, 2, 3, is extrapolated to k:
+    max(1, |k|): k ± j h is then exact for kinks such as 0, ±0.5, ±3, 6, 20), the quadratic
+    through f(k + j h v), j = 1, 2, 3, is extrapolated to k:
 
         f(k±)         ≈ 3 f1 − 3 f2 + f3                 (error O(h³))
         d/dv f (k±)   ≈ (−5 f1 + 8 f2 − 3 f3) / (2 h)     (error O(h²))
 
-    Each limit's error bound is the change from step h to 2h (about three times the error at
-    h for an O(h²) stencil) plus rounding: the stencil's |coefficients| times 4 ulps of the
-    largest f it read. A slope whose successive differences at h, 2h and 4h grow instead of
-    shrinking (beyond rounding), with |slope| growing as h shrinks, diverges: its limit is ±inf.
-    The sign of f'' on a side is that of the second difference f1 − 2 f2 + f3 at step H =
-    2**-10 (same scale), 0 where it is within rounding.
+    Each limit's error bound is the change from step 2h to h (about three times the error at h
+    for an O(h²) stencil), stretched by the geometric tail 2r/(1 − r) where successive changes
+    (4h to 2h, 2h to h) shrink only by a ratio r > 1/3, as for sqrt's value near 0, plus
+    rounding: the stencil's |coefficients| times 4 ulps of the largest f it read. A limit whose
+    changes grow, beyond rounding, while |estimate| grows as h shrinks diverges: it is ±inf.
+    One whose changes neither shrink nor diverge raises ValueError (another kink within 12 h).
+    The sign of f'' on a side ("near k": within 3 H) is that of the second difference
+    f1 − 2 f2 + f3 at step H = 2**-10 (same scale), 0 where it is within rounding.
 
-    At h = 2**-17 a smooth op with curvature up to ~1e3 (softplus with beta = 100) shows
-    slopes that agree to ~1e-9, so no false kink; a jump in value stays a jump at any step.
+    At h = 2**-17 a smooth op of large curvature (softplus with beta = 100: f''(0) = 25) shows
+    one-sided slopes 3e-10 apart with bounds of 1e-9, so no false kink; a jump in value stays
+    a jump at any step.
 
     For several operands (a tie such as maximum(x, y) at x == y) `normal` is the kink's
     normal; the gradient on each side is solved from directional slopes along s·n and
@@ -126,7 +129,6 @@ def _unit(v) -> np.ndarray:
 
 
 def _evaluate(forward: Forward, points: np.ndarray) -> np.ndarray:
-    """f at each row of `points`, in float64, as one batched call; NaN outside f's domain."""
     with np.errstate(invalid="ignore", divide="ignore"):
         out = np.asarray(forward(*(points[:, i].copy() for i in range(points.shape[1]))))
     if out.dtype != np.float64:
@@ -152,7 +154,7 @@ def _side(forward, at, normal, sign, scale):
 
 
 def _along(forward, at, direction, scale):
-    """Value limit, slope limit and curvature sign of u -> f(at + u·direction) as u -> 0+."""
+    # value limit, slope limit and curvature sign of u -> f(at + u·direction) as u -> 0+
     h = SLOPE_STEP * scale
     steps = np.array([h, 2 * h, 4 * h, CURVATURE_STEP * scale])
     u = (steps[:, None] * np.arange(1, 4)[None, :]).ravel()
@@ -169,10 +171,6 @@ def _along(forward, at, direction, scale):
 
 
 def _limit(estimates: np.ndarray, rounding: np.ndarray) -> Estimate:
-    """The limit as the step goes to 0 of estimates at steps h, 2h, 4h, with an error bound: the
-    change from 2h to h, stretched by the geometric tail 2r/(1 − r) where successive changes
-    shrink only by a ratio r > 1/3 (a fractional power of h, as sqrt's value at 0), plus
-    rounding; ±inf where the changes grow with the estimates' size, beyond rounding."""
     finer, coarser = abs(estimates[0] - estimates[1]), abs(estimates[1] - estimates[2])
     if finer > coarser and finer > rounding[0] + rounding[1] and (
             abs(estimates[0]) > abs(estimates[1]) > abs(estimates[2])):
