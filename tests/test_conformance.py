@@ -121,6 +121,19 @@ def test_a_jump_in_value_allows_either_limit_and_has_no_clarke_subdifferential()
     assert "not locally Lipschitz" in j.clarke.why
 
 
+def test_a_jump_smaller_than_an_ulp_of_the_measured_dtype_counts_only_in_float64():
+    def softplus_with_threshold(x):  # as F.softplus: log(1 + e^x) up to 20, x beyond
+        return np.where(x > 20, x, np.log1p(np.exp(np.minimum(x, 20.0))))
+    # at 20 the sides differ by log(1 + e^20) − 20 = log(1 + e^−20) ≈ 2.1e-9: above float64's
+    # ulp of 20 (3.6e-15), below float32's (1.9e-6)
+    shape = kink_shape(softplus_with_threshold, 20.0)
+    assert shape.jump_height == pytest.approx(math.log1p(math.exp(-20.0)), rel=1e-6)
+    assert judge(softplus_with_threshold, 20.0, 1.0, "float64").clarke.status is (
+        ClarkeStatus.UNDEFINED)
+    assert judge(softplus_with_threshold, 20.0, 1.0, "float32").clarke.status is (
+        ClarkeStatus.MINIMUM_NORM)
+
+
 def test_a_value_at_the_kink_off_both_sides_is_a_jump_and_never_leaks_into_the_limits():
     def spiked_abs(x):  # |x|, except f(0) = 1
         return np.where(x == 0, 1.0, np.abs(x))

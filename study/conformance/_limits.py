@@ -36,12 +36,21 @@ class KinkShape:
         return all(math.isfinite(p) for p in self.point) and math.isfinite(self.value)
 
     @property
-    def jump(self) -> bool:
-        """f(k−) ≠ f(k+), or f(k) off both: f is not continuous, so not locally Lipschitz."""
+    def jump_height(self) -> float:
+        """0 where f is continuous at the point; else |f(k+) − f(k−)| where the sides differ
+        beyond their error bounds, or f(k)'s distance to the nearer side where it is off both."""
         sides = [v for v in (self.value_left, self.value_right) if not math.isnan(v.value)]
         at_point = Estimate(self.value, self.value, self.value)
-        return (len(sides) == 2 and differ(*sides)) or bool(sides) and all(
-            differ(at_point, v) for v in sides)
+        heights = [abs(sides[0].value - sides[1].value)] if len(sides) == 2 and differ(
+            *sides) else []
+        if sides and all(differ(at_point, v) for v in sides):
+            heights.append(min(abs(self.value - v.value) for v in sides))
+        return max(heights, default=0.0)
+
+    @property
+    def jump(self) -> bool:
+        """f(k−) ≠ f(k+), or f(k) off both: f is not continuous, so not locally Lipschitz."""
+        return self.jump_height > 0
 
     @property
     def slope_left(self) -> Estimate:

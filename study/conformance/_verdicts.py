@@ -79,12 +79,13 @@ def documented_verdict(shape: KinkShape, measured, dtype: str = "float64") -> Do
 
     A measured value matches an allowed one when they differ by at most the allowed value's
     error bound plus two units of roundoff of `dtype` (its rounding to that dtype, and one
-    more in computing it); ±inf matches only itself.
+    more in computing it); ±inf matches only itself. A jump in value no larger than an ulp of
+    f(k) in `dtype` counts as none there (it rounds away).
     """
     measured = _vector(measured)
     if not shape.defined:
         return DocumentedVerdict(DocumentedRule.UNDEFINED, (), measured, True)
-    rule, allowed = _documented_rule(shape)
+    rule, allowed = _documented_rule(shape, dtype)
     return DocumentedVerdict(rule, allowed, measured,
                              any(_matches(measured, a, dtype) for a in allowed))
 
@@ -98,7 +99,7 @@ def clarke_verdict(shape: KinkShape, measured, dtype: str = "float64") -> Clarke
         'inside'
     """
     measured = _vector(measured)
-    why = _not_locally_lipschitz(shape)
+    why = _not_locally_lipschitz(shape, dtype)
     if why:
         return ClarkeVerdict(None, None, measured, ClarkeStatus.UNDEFINED, why)
     left, right = shape.gradient_left, shape.gradient_right
@@ -150,10 +151,16 @@ def minimum_norm(a: Gradient, b: Gradient) -> Gradient:
                  for s, dd, g, h in zip(start, d, a, b))
 
 
-def _documented_rule(shape: KinkShape) -> tuple[DocumentedRule, tuple[Gradient, ...]]:
+def _jumps(shape: KinkShape, dtype: str) -> bool:
+    # a jump within an ulp of f(k) in the measured dtype (float64's 2e-9 in F.softplus at its
+    # threshold, 20) rounds away in that dtype
+    return shape.jump_height > 2 * UNIT_ROUNDOFF[dtype] * abs(shape.value)
+
+
+def _documented_rule(shape: KinkShape, dtype: str) -> tuple[DocumentedRule, tuple[Gradient, ...]]:
     left, right = shape.gradient_left, shape.gradient_right
     sides = [g for g in (left, right) if not any(math.isnan(c.value) for c in g)]
-    smooth_pieces = len(sides) == 2 and not shape.jump and all(
+    smooth_pieces = len(sides) == 2 and not _jumps(shape, dtype) and all(
         math.isfinite(c.value) for c in left + right)
     if smooth_pieces and not any(differ(a, b) for a, b in zip(left, right)):
         return DocumentedRule.DIFFERENTIABLE, (_midpoint(left, right),)
@@ -168,10 +175,10 @@ def _documented_rule(shape: KinkShape) -> tuple[DocumentedRule, tuple[Gradient, 
     return DocumentedRule.CONTINUITY, tuple(sides)
 
 
-def _not_locally_lipschitz(shape: KinkShape) -> str | None:
+def _not_locally_lipschitz(shape: KinkShape, dtype: str) -> str | None:
     if not shape.defined:
         return "undefined input"
-    if shape.jump:
+    if _jumps(shape, dtype):
         return "a jump in value: not locally Lipschitz"
     ends = shape.gradient_left + shape.gradient_right
     if any(math.isnan(g.value) for g in ends):
