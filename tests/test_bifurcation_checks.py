@@ -1,5 +1,6 @@
 """The bifurcation statistics that size the claims: tiny fixtures whose answers follow by hand."""
 import math
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -7,7 +8,7 @@ import pytest
 from experiments.bifurcation.counts import (Agreement, Outcomes, batch_overlaps,
                                             distinct_weights, independence)
 from experiments.bifurcation.counts import SettingCount as Estimate
-from experiments.bifurcation.fits import mixture_estimate, rate_estimate
+from experiments.bifurcation.fits import Mixture, mixture_estimate, rate_estimate
 
 
 def agreement(setting, inits, both, torch_only, jax_only):
@@ -37,7 +38,8 @@ def test_batch_overlap_counts_the_initialisations_both_batch_sizes_flag():
                          outcomes=[outcomes(256, {1, 2, 3}), outcomes(16, {2, 3, 4, 5}),
                                    outcomes(64, {1, 2, 3})])
     # the headline batch flags {1, 2, 3}: batch 16 flags 4, two of them shared; batch 64 the same 3
-    by_batch = {b["batch"]: (b["K"], b["flagged"], b["shared with the headline batch"]) for b in batch_overlaps(rc)}
+    by_batch = {b["batch"]: (b["K"], b["flagged"], b["shared with the headline batch"])
+                for b in batch_overlaps(rc)}
     assert by_batch == {16: (10, 4, 2), 64: (10, 3, 3), 256: (10, 3, 3)}
 
 
@@ -54,7 +56,7 @@ def test_a_pass_whose_events_all_come_first_rejects_one_constant_rate():
 
 
 def _paper(count):
-    """A paper count record: the batch sweep at 256, 32 bits, of 1000 initialisations on 60000 images."""
+    """A paper count: the batch sweep at 256, 32 bits, of 1000 initialisations on 60000 images."""
     return {"part": "paper", "sweep": "batch", "param": 256, "precision": 32, "count": count,
             "inits": 1000, "images": 60000}
 
@@ -75,4 +77,18 @@ def test_a_verdict_follows_its_stated_rule(paper, judged):
 
 def test_no_event_on_either_side_is_uninformative_not_consistent():
     e = estimate(0, (0.0, 0.0, 22.8), 0)
-    assert e.judged(e.papers[0]) == "uninformative: both 0"
+    assert e.judged(e.papers[0]) == "uninformative"
+
+
+@pytest.mark.parametrize("paper, judged", [
+    (300, "consistent"),  # inside the varying rates' [250, 400] only
+    (415, "undetermined"),  # between the two: 15 from 400, where 1.96 sd at p = 0.4 is 30.4
+    (150, "not consistent"),  # 100 below both
+])
+def test_a_verdict_reads_each_models_interval_not_the_span_of_both(paper, judged):
+    # one rate predicts [440, 690], rates varying across initialisations [250, 400]: 415 lies
+    # in the span of the two but in neither, so it is not 'consistent'
+    e = replace(estimate(50, (560.0, 440.0, 690.0), paper),
+                mixture=Mixture(0.3, 0.25, 0.4, 1.0, 0.01))
+    assert e.intervals == [(440.0, 690.0), (250.0, 400.0)]
+    assert e.judged(_paper(paper)) == judged

@@ -8,10 +8,13 @@ from experiments.bifurcation import measure, report, summary
 from study.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
-    name="bifurcation", description="Bertoin et al.'s count on MNIST: how often ReLU'(0) changes dW1",
-    question="Out of K random initialisations of an MLP, how many get a different first-layer gradient "
-             "under ReLU'(0) = 0 and = 1 within one pass over MNIST, against Bertoin et al.'s counts?",
-    seed=measure.SEED, tables=("headline", "sweeps", "checks", "counts", "agreements", "batches", "kernels"),
+    name="bifurcation",
+    description="Bertoin et al.'s count on MNIST: how often ReLU'(0) changes dW1",
+    question="Out of K random initialisations of an MLP, how many get a different first-layer "
+             "gradient under ReLU'(0) = 0 and = 1 within one pass over MNIST, against Bertoin et "
+             "al.'s counts?",
+    seed=measure.SEED,
+    tables=("headline", "sweeps", "checks", "counts", "agreements", "batches", "kernels"),
     scopes=("quick", "standard", "full"), cases=measure.cases, run_case=measure.run_case,
     summarise=summary.summarise, render=report.render, counts_inits=True,
     comparison=Comparison(record_key=measure.RECORD_KEY, not_compared=("seconds",)),

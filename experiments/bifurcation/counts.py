@@ -10,6 +10,12 @@ from experiments.bifurcation.fits import (P_FIGURES, Mixture, Rate, mixture_esti
 from study.results import Run
 from study.stats import to_figures
 
+# A predicted count of the paper's K is kept to 4 figures: the fit's interval spans far more.
+PREDICTED_FIGURES = 4
+# The p-value of a constant-rate check below which one constant rate is rejected for the pass
+# and a prediction from it is flagged.
+ONE_RATE_REJECTED_BELOW = 0.05
+
 
 @dataclass
 class Outcomes:
@@ -52,7 +58,7 @@ class Pass:
     headline: dict  # {"width", "depth", "batch"} as the records state it
     sweeps: dict[str, tuple[str, list[int]]]  # sweep -> (setting key, values)
     outcomes: list[Outcomes]
-    papers: list[dict]  # the paper's counts as recorded: sweep, param, precision, count, inits, images
+    papers: list[dict]  # the paper's counts: sweep, param, precision, count, inits, images
     labels: dict[str, list[int]]  # order -> the label of each image, in that order
     images: int | None
     estimates: list["SettingCount"] = field(default_factory=list)
@@ -82,7 +88,8 @@ def read(runs) -> list[Pass]:
         inits = [r for r in recs if r.get("part") == "inits"]
         design = next((r for r in inits if "headline" in r), {})
         p = Pass(replace(run, records=[]), design.get("headline", {}),
-                 {k: (key, list(v)) for k, (key, v) in design.get("sweeps", {}).items()}, _outcomes(recs),
+                 {k: (key, list(v)) for k, (key, v) in design.get("sweeps", {}).items()},
+                 _outcomes(recs),
                  [r for r in recs if r.get("part") == "paper"],
                  {r["order"]: r["labels"] for r in recs if r.get("part") == "data"},
                  next((r["images"] for r in inits), None))
@@ -109,28 +116,34 @@ class SettingCount:
     seconds_per_init: float
 
     @property
-    def model_range(self) -> tuple[float, float]:
-        """The lowest and highest end of the two models' 95% intervals, in initialisations
-        out of the paper's K: a constant rate, and a rate varying across initialisations."""
-        lo, hi = self.predicted[1:]
+    def intervals(self) -> list[tuple[float, float]]:
+        """The 95% intervals the verdict reads, as the tables print them (PREDICTED_FIGURES), in
+        initialisations out of the paper's K: one constant rate's, and that of rates varying
+        across initialisations where it was fitted."""
+        out = [tuple(to_figures(v, PREDICTED_FIGURES) for v in self.predicted[1:])]
         if self.mixture and self.papers:
             k = self.papers[0]["inits"]
-            lo, hi = min(lo, self.mixture.lower * k), max(hi, self.mixture.upper * k)
-        return lo, hi
+            out.append((to_figures(self.mixture.lower * k, PREDICTED_FIGURES),
+                        to_figures(self.mixture.upper * k, PREDICTED_FIGURES)))
+        return out
 
     def judged(self, paper: dict) -> str:
-        """'consistent' (their count inside the range over both models), 'not consistent'
-        (outside it by more than 1.96 binomial standard deviations of their own K draws),
-        'undetermined' (in between), or 'uninformative' (no event on either side)."""
-        if self.count == 0 and paper["count"] == 0:
-            return "uninformative: both 0"
-        lo, hi = self.model_range
-        if lo - 0.5 <= paper["count"] <= hi + 0.5:  # within rounding to whole initialisations
+        """'consistent' (their count inside either model's interval, to within rounding to whole
+        initialisations), 'not consistent' (outside both, farther from the nearest end than 1.96
+        binomial standard deviations of their own K draws at that end), 'undetermined' (outside
+        both, but not that far), or 'uninformative' (no event on either side). Inside the span
+        of the two intervals is not enough: where they do not overlap, the gap between them
+        lies outside both."""
+        theirs = paper["count"]
+        if self.count == 0 and theirs == 0:
+            return "uninformative"
+        if any(lo - 0.5 <= theirs <= hi + 0.5 for lo, hi in self.intervals):
             return "consistent"
-        edge = lo if paper["count"] < lo else hi
+        edge = min((end for interval in self.intervals for end in interval),
+                   key=lambda end: abs(theirs - end))
         p = min(max(edge / paper["inits"], 0.0), 1.0)
         noise = 1.96 * (paper["inits"] * p * (1 - p)) ** 0.5
-        return "undetermined" if abs(paper["count"] - edge) <= noise else "not consistent"
+        return "undetermined" if abs(theirs - edge) <= noise else "not consistent"
 
 
 def _bits(dtype: str) -> int | None:
@@ -238,7 +251,8 @@ def rate_check(o: Outcomes, labels: list[int] | None, split: str) -> dict:
     """Does one constant per-image rate fit the pass? Rates over segments of the pass ("halves"
     or "classes"), and the likelihood-ratio test of one rate against one per segment."""
     from scipy.stats import chi2
-    segments = [(label, rate_estimate(*o.segment(a, b))) for label, a, b in _segments(o, labels, split)]
+    segments = [(label, rate_estimate(*o.segment(a, b)))
+                for label, a, b in _segments(o, labels, split)]
     whole = rate_estimate(*o.segment(0, len(o.edges)))
     separate = sum(est.log_likelihood for _, est in segments)
     finite = math.isfinite(separate) and math.isfinite(whole.log_likelihood)
@@ -246,7 +260,7 @@ def rate_check(o: Outcomes, labels: list[int] | None, split: str) -> dict:
     p = (to_figures(float(chi2.sf(max(statistic, 0.0), len(segments) - 1)), P_FIGURES)
          if statistic is not None and whole.events else None)
     return {"order": o.order, "dtype": o.dtype, "framework": o.framework, "split": split,
-            "segments": [(label, r.rate, r.lower, r.upper) for label, r in segments], "p (one rate)": p}
+            "segments": segments, "p (one rate)": p}
 
 
 def rate_checks(rc: Pass) -> list[dict]:
@@ -274,7 +288,8 @@ def batch_overlaps(rc: Pass) -> list[dict]:
             common = [i for i in o.first if i in ref.first]
             mine = {i for i in common if o.first[i] is not None}
             theirs = {i for i in common if ref.first[i] is not None}
-            out.append({"order": order, "dtype": dtype, "framework": fw, "batch": batch, "K": len(common),
+            out.append({"order": order, "dtype": dtype, "framework": fw, "batch": batch,
+                        "K": len(common),
                         "flagged": len(mine), "shared with the headline batch": len(mine & theirs)})
     return out
 

@@ -2,61 +2,89 @@
 the constant-rate checks in the appendix."""
 import pandas as pd
 
-from experiments.bifurcation.summary import Summary
+from experiments.bifurcation.summary import (ONE_RATE_REJECTED_BELOW, Summary, merged_verdict,
+                                             setting_text)
 from study.experiment import Finding, Rendered
 from study.report import Table, answer, frame, macros, say
 from study.report.figures import count_bars
 
 PROSE = macros("experiments/bifurcation/prose.j2")
+FRAMEWORKS = ("torch", "jax")
+PER_FRAMEWORK = ("count", "predicted (one rate)", "predicted (varying rates)")
 
 
 def _side_by_side(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """One row per key, torch's and JAX's count and prediction side by side, the paper's counts
-    of every sweep file merged."""
+    """One row per key: each framework's count and the two predictions whose intervals its
+    verdict reads, the frameworks whose one rate the pass rejects, the paper's counts of every
+    sweep file merged, and each framework's verdict."""
     out = []
     for key, g in rows.groupby(keys, sort=False):
-        by = {r["framework"]: r for _, r in g.iterrows()}
         row = dict(zip(keys, key))
         row["K"] = g.iloc[0]["K"]
-        for fw in ("torch", "jax"):
-            if fw in by:
-                row[f"{fw}: count"] = by[fw]["count"]
-                row[f"{fw}: predicted at theirs"] = by[fw]["predicted at theirs"]
-        theirs = sorted({c for t in g["theirs"] if t for c in t})
-        row["theirs"] = theirs or None
-        row["verdict"] = "; ".join(dict.fromkeys(f"{r['framework']}: {r['verdict']}" for _, r in g.iterrows()
-                                                 if r["verdict"])) or None
+        tested, rejected, verdicts = False, [], []
+        for fw in FRAMEWORKS:
+            mine = g[g["framework"] == fw]
+            if not len(mine):
+                continue
+            first = mine.iloc[0]
+            row.update({f"{fw}: {column}": first[column] for column in PER_FRAMEWORK})
+            tested |= first["one rate rejected"] is not None
+            rejected += [fw] if first["one rate rejected"] else []
+            judged = {sweep: v for sweep, v in zip(mine["their sweep"], mine["verdict"]) if v}
+            verdicts += [f"{fw}: {merged_verdict(judged)}"] if judged else []
+        row["one rate rejected"] = ", ".join(rejected) or ("none" if tested else None)
+        row["theirs"] = sorted({t for t in g["theirs"] if t is not None}) or None
+        row["verdict"] = "; ".join(verdicts) or None
         out.append(row)
     return frame(out)
+
+
+def _with_setting(rows: pd.DataFrame) -> pd.DataFrame:
+    return rows.assign(setting=[setting_text(*s) for s in
+                                zip(rows["depth"], rows["width"], rows["batch"])])
+
+
+def _figure_rows(sweeps: pd.DataFrame) -> list[dict]:
+    """The sweeps as count_bars reads them: the one-rate prediction beside the paper's counts."""
+    return [{"sweep": r["sweep"], "setting": r["setting"], "theirs": r["theirs"],
+             **{f"{fw}: predicted at theirs": r.get(f"{fw}: predicted (one rate)")
+                for fw in FRAMEWORKS}} for r in sweeps.to_dict("records")]
 
 
 def render(s: Summary) -> Rendered:
     tables, found, answers, figures = [], [], [], {}
     h = s.headline
-    c = s.counts
     if h is not None:
+        c = _with_setting(s.counts)
         at = c[(c["order"] == "mlxtend") & (c["setting"] == h.setting)]
-        tables.append(Table("headline", "Initialisations whose first-layer gradient depends on ReLU'(0), "
-                            "against Bertoin et al.", say(PROSE, "caption_headline", h=h),
-                            _side_by_side(at, ["run", "dtype"])))
+        tables.append(Table("headline", "Initialisations whose first-layer gradient depends on "
+                            "ReLU'(0), against Bertoin et al.", say(PROSE, "caption_headline", h=h),
+                            _side_by_side(at, ["run", "dtype"]), listing=s.counts.loc[at.index],
+                            notes=[say(PROSE, "note_verdicts", below=ONE_RATE_REJECTED_BELOW)]))
         main = c[(c["run"] == h.run) & (c["order"] == "mlxtend") & (c["dtype"] == "float32")
                  & (c["sweep"] != "headline")]
         sweeps = _side_by_side(main, ["sweep", "setting"])
         tables.append(Table("sweeps", "Every setting of the paper's sweeps, float32",
-                            say(PROSE, "caption_sweeps", run=h.run), sweeps))
+                            say(PROSE, "caption_sweeps", run=h.run), sweeps,
+                            listing=s.counts.loc[main.index]))
         answers.append(answer(PROSE, "net", ("headline",), h=h))
         if h.both is not None:
             found.append(Finding(say(PROSE, "finding_both", h=h), "headline"))
-        rows = sweeps.to_dict("records")
+        rows = _figure_rows(sweeps)
         figures["figures/bifurcation.png"] = (
-            lambda: count_bars(rows, f"Initialisations of 1000 at 60000 images, float32, run {h.run}"),
+            lambda: count_bars(rows, f"Initialisations of {h.their_inits} at {h.their_images} "
+                                     f"images, float32, run {h.run}"),
             "Bifurcation counts per setting: the paper's published count beside torch's and JAX's "
             "predicted counts with their 95% intervals")
-    checks = s.checks.drop(columns=["segments"]) if len(s.checks) else s.checks
-    tables += [Table("checks", "Does one constant rate fit the pass?", say(PROSE, "caption_checks"),
-                     checks, listing=s.checks),
-               Table("counts", "Every setting, order, dtype and framework: counts, rates, predictions", "", c),
-               Table("agreements", "The same initialisations in both frameworks", "", s.agreements),
-               Table("batches", "The batch sweep: the same weights flagged at each batch size", "", s.batches),
-               Table("kernels", "The first layer's pre-activations, kernel against kernel, bit for bit", "", s.kernels)]
+    tables += [
+        Table("checks", "Does one constant rate fit the pass?",
+              say(PROSE, "caption_checks", below=ONE_RATE_REJECTED_BELOW), s.checks,
+              listing=s.segments),
+        Table("counts", "Every setting, order, dtype and framework: counts, rates, predictions",
+              "", s.counts),
+        Table("agreements", "The same initialisations in both frameworks", "", s.agreements),
+        Table("batches", "The batch sweep: the same weights flagged at each batch size", "",
+              s.batches),
+        Table("kernels", "The first layer's pre-activations, kernel against kernel, bit for bit",
+              "", s.kernels)]
     return Rendered(tables, found, figures, answers)
