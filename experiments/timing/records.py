@@ -142,6 +142,20 @@ class Timing:
         return max(into, key=lambda c: c["bytes"] / median(c)) if into else None
 
 
+def rule_case_ratio(t: "Timing", fw: str, rule: str, n: int) -> Estimate | None:
+    """The eager rule case's rule ÷ built-in at n: what the cost table prints."""
+    mode = next((m for (f, m, _, _) in t.index if f == fw and m not in COMPILED_MODES), None)
+    return t.ratio(fw, mode, rule, n) if mode else None
+
+
+def rule_cases_compiled_over_eager(t: "Timing", n: int) -> Estimate | None:
+    """torch's built-in compiled ÷ eager at n from the rule cases, which time each mode in its
+    own case: the ratio of the two medians, each side resampled on its own."""
+    ref = t.references.get("torch")
+    a, b = t.index.get(("torch", "compile", ref, n)), t.index.get(("torch", "eager", ref, n))
+    return unpaired_spread(median(a) / median(b), times(a), times(b)) if a and b else None
+
+
 def comparable_cells(run: Run) -> dict:
     """What a rerun elsewhere can reproduce, each measured within the run with its 95%
     bootstrap interval: each rule ÷ built-in; a rule's eager step and backward body over the

@@ -7,9 +7,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from experiments.timing.records import (COMPILED_MODES, EAGER, Timing, kept, median, over, paired_spread,
-                                        per_element, size_label, time, times, unpaired_spread)
-from experiments.timing.targets import ProbeFact, block_ratios, fractions, harness_ratios, off_by, probe_fact, target_values
+from experiments.timing.records import (COMPILED, COMPILED_MODES, EAGER, Timing, kept, median, over,
+                                        paired_spread, per_element, rule_case_ratio,
+                                        rule_cases_compiled_over_eager, size_label, time, times,
+                                        unpaired_spread)
+from experiments.timing.targets import (ProbeFact, block_ratios, fractions, harness_ratios, probe_fact,
+                                        target_values)
 from study.stats import Estimate
 
 
@@ -25,6 +28,7 @@ class Cost:
     compiled: tuple[tuple[str, str, Estimate], ...]  # (framework, rule, ratio)
     eager: tuple[tuple[str, str, Estimate], ...]
     kept: tuple[tuple[str, str, float], ...]  # (framework, rule, bytes per element), least first
+    kept_at: int | None  # the elements the bytes kept were measured at (None: several sizes)
 
 
 @dataclass
@@ -33,9 +37,9 @@ class Summary:
     kept: pd.DataFrame  # run, framework, rule, kept for backward (B/element), device growth
     nets: pd.DataFrame  # run, net, workload, framework, mode, rule, time µs, ÷ built-in, GFLOP/s
     harness: pd.DataFrame  # run, check, measures, result, threshold, passed
-    fresh: pd.DataFrame  # run, framework, mode, rule, n, in-run ÷ fresh, blocks
-    parts: pd.DataFrame  # run, framework, n, rule, piece, time µs, ÷ built-in's
-    probes: pd.DataFrame  # run, op, role, way, signs, n, time µs, ÷ eager
+    fresh: pd.DataFrame  # run, framework, mode, rule, n, block, in-run ÷ fresh, median of blocks
+    parts: pd.DataFrame  # run, framework, n, rule, piece, time µs, ÷ built-in's; a step's rule case
+    probes: pd.DataFrame  # run, op, role, way, signs, n, time µs, ÷ eager; the rule cases' step
     copies: pd.DataFrame  # run, n, copy, into, time µs, GB/s, faults a call
     ways: pd.DataFrame  # run, n, way, time µs, ÷ the autograd step, faults a call
     cross: pd.DataFrame  # run, n, ours ÷ Timer, Timer ÷ the case's time
@@ -112,7 +116,8 @@ def _harness(t: Timing) -> list[dict]:
     if fractions_ := fractions(t):
         (fw, mode, rule), (worst, _) = max(fractions_.items(), key=lambda kv: kv[1][0])
         rows.append({"run": tag, "check": "no rule moves more than the machine's copy: useful bytes ÷ copy",
-                     "of": f"{fw} {mode} {t.names.get(rule, rule)}", "result": Estimate(worst), "sense": "≤",
+                     "of": f"{fw} {mode} {t.names.get(rule, rule)} at {size_label(max(t.sizes))}",
+                     "result": Estimate(worst), "sense": "≤",
                      "threshold": 1.0, "passed": "yes" if worst <= 1 else "no"})
     return rows
 
@@ -145,12 +150,39 @@ def _cost(t: Timing, n: int) -> Cost | None:
                     if kept(m) is not None), key=lambda k: (k[0], k[2]))
     return Cost(t.run.tag, t.run.provenance["device"], t.run.scope, t.run.provenance.get("git_commit"),
                 size_label(n), tuple((fw, *best[(fw, True)]) for fw in ("torch", "jax") if (fw, True) in best),
-                tuple((fw, *best[(fw, False)]) for fw in ("torch", "jax") if (fw, False) in best), tuple(kept_))
+                tuple((fw, *best[(fw, False)]) for fw in ("torch", "jax") if (fw, False) in best), tuple(kept_),
+                _one({m["n"] for m in t.part("memory") if kept(m) is not None}))
+
+
+def _one(values: set):
+    return next(iter(values)) if len(values) == 1 else None
+
+
+# the second place a quantity is printed: its other measurement, and how far apart the two are
+AGAIN, THIS_OVER_AGAIN = "same ratio, rule cases (another measurement)", "this ÷ rule cases'"
+
+
+def measured_again(this: Estimate | None, again: Estimate | None) -> dict:
+    """A ratio measured a second time by another case: that measurement, and this ÷ that."""
+    return {AGAIN: again, THIS_OVER_AGAIN: this.value / again.value if this and again else None}
+
+
+def _fresh(t: Timing) -> list[dict]:
+    """One row per alternating block of each fresh-process check (one row, block None, where the
+    run kept no blocks: the ratio of the two medians), with the case's median over blocks."""
+    rows = []
+    for k, case in harness_ratios(t).items():
+        key = {"run": t.run.tag, "framework": k[0], "mode": k[1], "rule": t.names.get(k[2], k[2]),
+               "n": k[3]}
+        blocks = dict(enumerate(block_ratios(t.index[k]), 1)) or {None: case}
+        rows += [{**key, "block": i, "in-run ÷ fresh": float(b), "the case's in-run ÷ fresh": case}
+                 for i, b in blocks.items()]
+    return rows
 
 
 def _taken_apart(t: Timing) -> dict[str, list[dict]]:
     """The checks that take a case apart, each ratio paired: timed round by round in one case."""
-    tag, out = t.run.tag, {"ways": [], "parts": []}
+    tag, out = t.run.tag, {"ways": [], "parts": [], "probes": []}
     out["copies"] = [{"run": tag, "n": c["n"], "copy": c["what"], "into": c["into"], "time µs": time(c).scaled(1e6),
                       "GB/s": c["bytes"] / median(c) / 1e9, "minor faults a call": c.get("minor_faults_per_call")}
                      for c in t.part("machine") if "bytes" in c]
@@ -163,14 +195,21 @@ def _taken_apart(t: Timing) -> dict[str, list[dict]]:
     pieces = t.pieces()
     for (fw, n, rule), of in pieces.items():
         ref = pieces.get((fw, n, t.references.get(fw)), {})
-        out["parts"] += [{"run": tag, "framework": fw, "n": n, "rule": p["name"], "piece": piece,
-                          "time µs": time(p).scaled(1e6), "÷ built-in's": over(p, ref[piece])
-                          if piece in ref and rule != t.references.get(fw) else None} for piece, p in of.items()]
+        for piece, p in of.items():
+            ratio = over(p, ref[piece]) if piece in ref and rule != t.references.get(fw) else None
+            twin = rule_case_ratio(t, fw, rule, n) if piece == "step" and ratio else None
+            out["parts"].append({"run": tag, "framework": fw, "n": n, "rule": p["name"], "piece": piece,
+                                 "time µs": time(p).scaled(1e6), "÷ built-in's": ratio,
+                                 **measured_again(ratio, twin)})
     eager = {(p["probe"], p["signs"]): p for p in t.probes if p["way"] == EAGER}
-    out["probes"] = [{"run": tag, "op": p["probe"], "role": p.get("role"), "way": p["way"], "signs": p["signs"],
-                      "n": p["n"], "time µs": time(p).scaled(1e6),
-                      "÷ eager": over(p, eager[(p["probe"], p["signs"])])
-                      if p["way"] != EAGER and (p["probe"], p["signs"]) in eager else None} for p in t.probes]
+    for p in t.probes:
+        base = eager.get((p["probe"], p["signs"])) if p["way"] != EAGER else None
+        ratio = over(p, base) if base else None
+        twin = (rule_cases_compiled_over_eager(t, p["n"])
+                if (p.get("role"), p["way"], p["signs"]) == ("step", COMPILED, "random") else None)
+        out["probes"].append({"run": tag, "op": p["probe"], "role": p.get("role"), "way": p["way"],
+                              "signs": p["signs"], "n": p["n"], "time µs": time(p).scaled(1e6),
+                              "÷ eager": ratio, **measured_again(ratio, twin)})
     return out
 
 
@@ -184,10 +223,7 @@ def summarise(runs) -> Summary:
         rows.setdefault("cross", []).extend(
             {"run": tag, "n": c["n"], "rounds": c["rounds"], "ours ÷ Timer": _ours_over_timer(c),
              "Timer threads": c["timer_num_threads"]} for c in t.part("cross_check"))
-        rows.setdefault("fresh", []).extend(
-            {"run": tag, "framework": k[0], "mode": k[1], "rule": t.names.get(k[2], k[2]), "n": k[3],
-             "in-run ÷ fresh": v, "off by": off_by(v), "block ratios": block_ratios(t.index[k])}
-            for k, v in harness_ratios(t).items())
+        rows.setdefault("fresh", []).extend(_fresh(t))
         rows.setdefault("kept", []).extend(
             {"run": tag, "framework": m["framework"], "rule": m.get("name") or m["rule"],
              "kept for backward (B/element)": kept(m), "torch saved tensors": per_element(m, "torch_saved"),

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from experiments.timing.records import (COMPILED, COMPILED_MODES, EAGER, VECTOR_OFF, Timing, median, over,
-                                        size_label, times, unpaired_spread)
+                                        rule_cases_compiled_over_eager, size_label, times,
+                                        unpaired_spread)
 from study.stats import Estimate
 
 
@@ -78,16 +79,19 @@ def target_values(t: Timing) -> dict[str, tuple[Estimate | None, str]]:
     out = {}
     for key, (fw, mode) in (("compile_ratio", ("torch", "compile")), ("jit_ratio", ("jax", "jit"))):
         rule, worst = best_custom(t, fw, mode)
-        spreads = [s for n in t.sizes if rule and n >= 10 ** 6 and (s := t.ratio(fw, mode, rule, n))]
-        out[key] = (max(spreads, key=lambda s: s.value) if spreads else
-                    None if worst is None else Estimate(worst), f"best custom: {names.get(rule, rule)}")
+        spreads = {n: s for n in t.sizes if rule and n >= 10 ** 6 and (s := t.ratio(fw, mode, rule, n))}
+        at = max(spreads, key=lambda n: spreads[n].value) if spreads else None
+        sizes = ", ".join(size_label(n) for n in spreads)
+        out[key] = (spreads[at] if spreads else None if worst is None else Estimate(worst),
+                    f"best custom: {names.get(rule, rule)}"
+                    + (f", at {size_label(at)} (its worst of {sizes})" if spreads else ""))
     compiled = {k: v for k, v in fractions(t).items() if k[1] in COMPILED_MODES}
     if compiled:
         (fw, m, rule), (frac, _) = max(compiled.items(), key=lambda kv: kv[1][0])
         # the interval of copy time ÷ rule time: the fraction is that ratio times a constant
         r, copy = t.index[(fw, m, rule, max(t.sizes))], t.machine_copy(max(t.sizes))
         out["copy_fraction"] = (unpaired_spread(frac, times(copy), times(r), frac * median(r) / median(copy)),
-                                f"{fw} {m} {names.get(rule, rule)}")
+                                f"{fw} {m} {names.get(rule, rule)} at {size_label(max(t.sizes))}")
     seed = {(n["framework"], n["mode"], n["rule"]): n for n in t.part("net")
             if n["net"] == "seed" and n["workload"] == "fwd_bwd"}
     base = seed.get(("torch", "eager", t.references.get("torch")))
@@ -113,7 +117,8 @@ class ProbeFact:
     """What the compiled-torch reproducer shows, as ratios of per-round medians (None: not
     measured): the step compiled ÷ eager (random and sorted signs); the bool store compiled
     with and without vector code ÷ eager; the step with vector code off ÷ eager on random and
-    sorted signs, and random ÷ sorted."""
+    sorted signs, and random ÷ sorted; and the step compiled ÷ eager as the rule cases measure
+    it, each mode in its own case (another measurement of `step`)."""
     release: str  # the CPU kernels the run used
     n: str
     step: float | None
@@ -123,6 +128,7 @@ class ProbeFact:
     step_vector_off: float | None
     step_vector_off_sorted: float | None
     vector_off_signs: float | None
+    step_rule_cases: Estimate | None  # the step compiled ÷ eager again, from the rule cases
 
     @property
     def store_is_a_cause(self) -> bool:
@@ -152,4 +158,5 @@ def probe_fact(t: Timing) -> ProbeFact | None:
         ratio(("bool store", VECTOR_OFF, "random"), ("bool store", EAGER, "random")),
         ratio(("step", VECTOR_OFF, "random"), ("step", EAGER, "random")),
         ratio(("step", VECTOR_OFF, "sorted"), ("step", EAGER, "sorted")),
-        ratio(("step", VECTOR_OFF, "random"), ("step", VECTOR_OFF, "sorted")))
+        ratio(("step", VECTOR_OFF, "random"), ("step", VECTOR_OFF, "sorted")),
+        rule_cases_compiled_over_eager(t, at[("step", COMPILED, "random")]["n"]))
