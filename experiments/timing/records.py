@@ -109,7 +109,7 @@ class Timing:
             m["rule"]: m["name"] for m in self.part("memory") if m.get("name") is not None}
         self.probes = [{**r, "way": w, "signs": r.get("signs", "random")}
                        for r in self.part("probes") if (w := way(r))]
-        self._ratios: dict[tuple, Estimate | None] = {}  # each bootstrapped once, however often asked
+        self._ratios: dict[tuple, Estimate | None] = {}  # bootstrapped once, however often asked
 
     def part(self, name: str) -> list[dict]:
         return self.parts.get(name, [])
@@ -124,7 +124,8 @@ class Timing:
         key = (fw, mode, rule, n)
         if key not in self._ratios:
             a, b = self.index.get(key), self.index.get((fw, mode, self.references.get(fw), n))
-            paired = a and b and "interleaved_with" in a and "interleaved_with" in b and len(times(a)) == len(times(b))
+            paired = (a and b and "interleaved_with" in a and "interleaved_with" in b
+                      and len(times(a)) == len(times(b)))
             self._ratios[key] = ((paired_ratio if paired else unpaired_ratio)(times(a), times(b))
                                  if a and b and times(a) and times(b) else None)
         return self._ratios[key]
@@ -138,7 +139,8 @@ class Timing:
 
     def machine_copy(self, n: int) -> dict | None:
         """The machine's copy at n: the fastest copy into an existing buffer, whichever library."""
-        into = [c for c in self.part("machine") if "bytes" in c and c["n"] == n and c["into"] == PREALLOCATED]
+        into = [c for c in self.part("machine")
+                if "bytes" in c and c["n"] == n and c["into"] == PREALLOCATED]
         return max(into, key=lambda c: c["bytes"] / median(c)) if into else None
 
 
@@ -169,7 +171,8 @@ def comparable_cells(run: Run) -> dict:
     for fw, mode, rule in dict.fromkeys((r["framework"], r["mode"], r["rule"]) for r in t.rules):
         for n in t.sizes:
             if rule != t.references.get(fw):
-                put((("ratio", f"{fw} {mode} {rule} ÷ built-in"), ("n", size_label(n))), t.ratio(fw, mode, rule, n))
+                put((("ratio", f"{fw} {mode} {rule} ÷ built-in"), ("n", size_label(n))),
+                    t.ratio(fw, mode, rule, n))
     for m in t.part("memory"):
         out[(("saved bytes per element", m["rule"]),)] = Value(kept(m))
     pieces = t.pieces()
@@ -177,15 +180,18 @@ def comparable_cells(run: Run) -> dict:
         ref = pieces.get((fw, n, t.references.get(fw)), {})
         for piece in ("step", "backward"):
             if rule != t.references.get(fw) and piece in of and piece in ref:
-                put((("ratio", f"{fw} {rule} {piece} ÷ built-in's"), ("n", size_label(n))), over(of[piece], ref[piece]))
+                put((("ratio", f"{fw} {rule} {piece} ÷ built-in's"), ("n", size_label(n))),
+                    over(of[piece], ref[piece]))
     ways = t.part("page_faults")
     for w in ways:
         base = next(b for b in ways if b["n"] == w["n"])
         if w is not base:
-            put((("ratio", f"{w['way']} ÷ {base['way']}"), ("n", size_label(w["n"]))), over(w, base))
+            put((("ratio", f"{w['way']} ÷ {base['way']}"), ("n", size_label(w["n"]))),
+                over(w, base))
     eager = {(p["probe"], p["signs"]): p for p in t.probes if p["way"] == EAGER}
     for p in t.probes:
         e = eager.get((p["probe"], p["signs"]))
         if p["way"] != EAGER and e:
-            put((("ratio", f"{p['probe']} {p['way']} ÷ eager"), ("signs", p["signs"])), over(p, e))
+            put((("ratio", f"{p['probe']} {p['way']} ÷ eager"), ("signs", p["signs"])),
+                over(p, e))
     return out

@@ -5,7 +5,7 @@ import pandas as pd
 from experiments.timing.records import COMPILED_MODES, size_label as _size
 from experiments.timing.summary import Summary
 from study.experiment import Finding, Rendered
-from study.report import Table, answer, frame, macros, say
+from study.report import Table, answer, frame, macros, say, text
 from study.report.figures import ratio_panels
 
 PROSE = macros("experiments/timing/prose.j2")
@@ -23,9 +23,11 @@ def _cost_listing(s: Summary, runs: list[str]) -> pd.DataFrame:
     for run in runs:
         mine = s.rules[s.rules["run"] == run]
         largest = max(mine["n"], default=None)
-        kept = {(k["framework"], k["rule"]): k[KEPT] for _, k in s.kept[s.kept["run"] == run].iterrows()}
-        rows += [{"run": run, "framework": r["framework"], "rule": r["rule"], "mode": r["mode"], "n": r["n"],
-                  "÷ built-in": r["÷ built-in"], KEPT: kept.get((r["framework"], r["rule"]))}
+        kept = {(k["framework"], k["rule"]): k[KEPT]
+                for _, k in s.kept[s.kept["run"] == run].iterrows()}
+        rows += [{"run": run, "framework": r["framework"], "rule": r["rule"], "mode": r["mode"],
+                  "n": r["n"], "÷ built-in": r["÷ built-in"],
+                  KEPT: kept.get((r["framework"], r["rule"]))}
                  for _, r in mine.iterrows()
                  if r["n"] == COST_SIZE or (r["mode"] in COMPILED_MODES and r["n"] == largest)]
     return frame(rows, ["run", "framework", "rule", "mode", "n", "÷ built-in", KEPT])
@@ -41,11 +43,12 @@ def _cost(listing: pd.DataFrame, runs: list[str]) -> pd.DataFrame:
     columns = ["framework", "rule"]
     for run in runs:
         largest = max(listing[listing["run"] == run]["n"], default=COST_SIZE)
-        columns += list(dict.fromkeys(_cost_column(run, m, n) for m, n in
-                                      (("eager", COST_SIZE), ("compile", COST_SIZE), ("compile", largest))))
+        shown = (("eager", COST_SIZE), ("compile", COST_SIZE), ("compile", largest))
+        columns += list(dict.fromkeys(_cost_column(run, m, n) for m, n in shown))
     rows: dict[tuple, dict] = {}
     for _, r in listing.iterrows():
-        row = rows.setdefault((r["framework"], r["rule"]), {"framework": r["framework"], "rule": r["rule"]})
+        row = rows.setdefault((r["framework"], r["rule"]),
+                              {"framework": r["framework"], "rule": r["rule"]})
         row[_cost_column(r["run"], r["mode"], r["n"])] = r["÷ built-in"]
         if r["run"] == runs[0]:
             row[KEPT] = r[KEPT]
@@ -55,7 +58,8 @@ def _cost(listing: pd.DataFrame, runs: list[str]) -> pd.DataFrame:
 def _compile_times(s: Summary) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The first call of each compiled rule: long (the listing) and one column per size."""
     compiled = s.rules[s.rules["mode"].isin(COMPILED_MODES)] if len(s.rules) else s.rules
-    listing = frame(compiled.to_dict("records"), ["run", "framework", "mode", "rule", "n", "first call s"])
+    listing = frame(compiled.to_dict("records"),
+                    ["run", "framework", "mode", "rule", "n", "first call s"])
     sizes = sorted(set(listing["n"]))
     rows: dict[tuple, dict] = {}
     for _, r in listing.iterrows():
@@ -70,7 +74,8 @@ def _compile_times(s: Summary) -> tuple[pd.DataFrame, pd.DataFrame]:
 def _harness(s: Summary) -> pd.DataFrame:
     out: dict[tuple, dict] = {}
     for _, h in s.harness.iterrows():
-        row = out.setdefault(h["check"], {"check": h["check"], "": h["sense"], "threshold": h["threshold"]})
+        row = out.setdefault(h["check"], {"check": h["check"], "": h["sense"],
+                                          "threshold": h["threshold"]})
         row[f"{h['run']}: result"] = h["result"]
         row[f"{h['run']}: of"] = h["of"]
         row[f"{h['run']}: passed"] = h["passed"]
@@ -81,36 +86,47 @@ def render(s: Summary) -> Rendered:
     standard = [c.run for c in s.costs if c.scope == "standard"]
     compile_view, compile_listing = _compile_times(s)
     cost = _cost_listing(s, standard)
+    # as text, not |fmt: a size said, not a number quoted from a table
+    kept_at = {c.run: text(c.kept_at) for c in s.costs if c.kept_at}
     tables = [
-        Table("cost", "What a custom rule costs against its built-in, and what it keeps for backward",
-              say(PROSE, "caption_cost", runs=standard), _cost(cost, standard) if standard else frame([]),
-              listing=cost),
+        Table("cost", "What a custom rule costs against its built-in, and what it keeps for "
+              "backward",
+              say(PROSE, "caption_cost", runs=standard,
+                  kept_at=kept_at.get(standard[0]) if standard else None),
+              _cost(cost, standard) if standard else frame([]), listing=cost),
         Table("harness", "Harness checks: what each measures, its result, and whether it passed",
               say(PROSE, "caption_harness"), _harness(s), listing=s.harness),
         Table("nets", "The two-layer net's step under each rule", say(PROSE, "caption_nets"),
-              s.nets[s.nets["run"].isin(standard[:1])].drop(columns=["run", "first call s"]), listing=s.nets),
-        Table("compile", "Compile time: the first call of each compiled rule", say(PROSE, "caption_compile"),
-              compile_view, listing=compile_listing),
+              s.nets[s.nets["run"].isin(standard[:1])].drop(columns=["run", "first call s"]),
+              listing=s.nets),
+        Table("compile", "Compile time: the first call of each compiled rule",
+              say(PROSE, "caption_compile"), compile_view, listing=compile_listing),
         Table("parts", "The eager cost taken apart", say(PROSE, "caption_parts"),
               s.parts.drop(columns=["run"]) if len(s.parts) else s.parts, listing=s.parts),
         Table("probes", "The compiled-torch reproducer: which change moves the time",
-              say(PROSE, "caption_probes"), s.probes.drop(columns=["run"]) if len(s.probes) else s.probes,
-              listing=s.probes),
-        Table("rules", "Every rule, mode and size: time, ratio to the built-in, dispatch, first call", "", s.rules),
+              say(PROSE, "caption_probes"),
+              s.probes.drop(columns=["run"]) if len(s.probes) else s.probes, listing=s.probes),
+        Table("rules", "Every rule, mode and size: time, ratio to the built-in, dispatch, "
+              "first call",
+              "", s.rules),
         Table("kept", "Bytes each rule keeps for backward", "", s.kept),
         Table("fresh", "Each compiled case in-run against a fresh process", "", s.fresh),
-        Table("copies", "The machine's copies: each library into new and existing buffers", "", s.copies),
-        Table("ways", "torch.relu's step with new and with existing outputs: page faults", "", s.ways),
+        Table("copies", "The machine's copies: each library into new and existing buffers", "",
+              s.copies),
+        Table("ways", "torch.relu's step with new and with existing outputs: page faults", "",
+              s.ways),
         Table("cross", "Our harness against torch.utils.benchmark.Timer", "", s.cross),
-        Table("torch_vs_jax", "The same rule in torch and in JAX: torch's time ÷ JAX's", "", s.torch_vs_jax),
-        Table("bandwidth", "Each rule's bytes at the largest size as a fraction of the machine's copy", "",
-              s.bandwidth)]
+        Table("torch_vs_jax", "The same rule in torch and in JAX: torch's time ÷ JAX's", "",
+              s.torch_vs_jax),
+        Table("bandwidth", "Each rule's bytes at the largest size as a fraction of the "
+              "machine's copy", "", s.bandwidth)]
     answers, figures = [], {}
     costs = [c for c in s.costs if c.run in standard] or s.costs
     main = next((c for c in costs if c.device == "cpu"), costs[0] if costs else None)
     if main:
         others = [c for c in costs if c.device != main.device]
-        answers.append(answer(PROSE, "cost", ("cost",), c=main, others=others))
+        answers.append(answer(PROSE, "cost", ("cost",), c=main, others=others,
+                              kept_at=kept_at.get(main.run)))
         shown = [main] + others[:1]  # the runs answer 5 quotes, side by side
         runs = [c.run for c in shown]
         rows = s.rules[s.rules["run"].isin(runs)].to_dict("records")
@@ -118,7 +134,7 @@ def render(s: Summary) -> Rendered:
             f"{c.run} ({c.device})" for c in shown)
         figures["figures/timing.png"] = (
             lambda: ratio_panels(rows, runs, title),
-            "Timing: each custom rule's time ÷ its built-in's at each size measured, per framework "
-            f"and mode, with 95% intervals; runs {' and '.join(runs)} side by side")
+            "Timing: each custom rule's time ÷ its built-in's at each size measured, per "
+            f"framework and mode, with 95% intervals; runs {' and '.join(runs)} side by side")
     found = [Finding(say(PROSE, "finding_probe", f=s.probe), "probes")] if s.probe else []
     return Rendered(tables, found, figures, answers)

@@ -52,7 +52,8 @@ def convention_map(rows: list[dict], title: str) -> bytes:
             number = v if isinstance(v, float) else float("nan") if not error else 0.0
             cat = category(number, error) if not hasattr(v, "values_text") else 3
             ax.add_patch(Rectangle((j, n - 1 - i), 1, 1, color=colours[cat]))
-            label = "error" if error else "placement" if cat == 3 and hasattr(v, "values_text") else f"{number:.4g}"
+            placed = cat == 3 and hasattr(v, "values_text")
+            label = "error" if error else "placement" if placed else f"{number:.4g}"
             ax.text(j + 0.5, n - 0.5 - i, label, ha="center", va="center", fontsize=9,
                     color="white" if cat in (2, 4, 6) else "black")
         if r["same d/dx"] is False:
@@ -81,12 +82,14 @@ def count_bars(rows: list[dict], title: str) -> bytes:
         est = [r.get(f"{fw}: predicted at theirs") for r in rows]
         ok = [i for i, e in enumerate(est) if e is not None]
         ax.errorbar(xs[ok] + dx, [est[i].value for i in ok],
-                    yerr=[[est[i].value - est[i].lo for i in ok], [est[i].hi - est[i].value for i in ok]],
+                    yerr=[[est[i].value - est[i].lo for i in ok],
+                          [est[i].hi - est[i].value for i in ok]],
                     fmt="o", color=colour, capsize=3, label=f"{fw}: predicted (constant rate)")
     for i, r in enumerate(rows):
         for j, count in enumerate(r.get("theirs") or []):
             ax.plot(i, count, "D", color="black", label="Bertoin et al." if i == j == 0 else None)
-    ax.set_xticks(xs, [f"{r['sweep']}: {r['setting']}" for r in rows], rotation=30, ha="right", fontsize=8)
+    ax.set_xticks(xs, [f"{r['sweep']}: {r['setting']}" for r in rows], rotation=30, ha="right",
+                  fontsize=8)
     ax.set_ylabel("initialisations of 1000 whose dW1 depends on ReLU'(0)")
     ax.set_ylim(0, 1000)
     ax.set_title(title, fontsize=10)
@@ -111,7 +114,8 @@ def ratio_figure(rows: list[dict], runs: list[str], title: str):
     from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
     runs = runs[:2]  # at most two panels a row: one run a column
     frameworks = list(dict.fromkeys(r["framework"] for r in rows))
-    modes = {fw: list(dict.fromkeys(r["mode"] for r in rows if r["framework"] == fw)) for fw in frameworks}
+    modes = {fw: list(dict.fromkeys(r["mode"] for r in rows if r["framework"] == fw))
+             for fw in frameworks}
     rules = {fw: list(dict.fromkeys(r["rule"] for r in rows if r["framework"] == fw
                                     and r["÷ built-in"] is not None)) for fw in frameworks}
     legend_inches = {fw: 0.25 + 0.17 * math.ceil(len(rules[fw]) / 2) for fw in frameworks}
@@ -130,7 +134,8 @@ def ratio_figure(rows: list[dict], runs: list[str], title: str):
                 ax.set_title(f"{run}: {fw} {mode}", fontsize=SMALLEST_POINTS + 1)
                 if not mine:
                     ax.text(0.5, 0.5, f"no ratio in run {run}\n(failed-cases.csv says why)",
-                            ha="center", va="center", fontsize=SMALLEST_POINTS, transform=ax.transAxes)
+                            ha="center", va="center", fontsize=SMALLEST_POINTS,
+                            transform=ax.transAxes)
                     ax.set_xticks([])
                     ax.set_yticks([])
                     continue
