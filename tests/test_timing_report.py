@@ -191,7 +191,7 @@ def test_every_csv_is_long_form_no_run_or_size_in_a_column_name_no_list_in_a_cel
         assert not re.search(r"\b(C1|G1)\b|10\^|, \d+\b", header), (table.id, header)
         assert not any(isinstance(v, (list, tuple)) for v in data.to_numpy().ravel()), table.id
     cost = _table(rendered, "cost").listing
-    assert list(cost.columns[:5]) == ["run", "framework", "rule", "mode", "n"]
+    assert list(cost.columns[:5]) == ["run", "framework", "rule", "mode", "size"]
     fresh = _table(rendered, "fresh").frame
     assert list(fresh["block"]) == [1, 2, 3] and list(fresh["in-run ÷ fresh"]) == [1.0, 2.0, 1.0]
 

@@ -22,15 +22,15 @@ def _cost_listing(s: Summary, runs: list[str]) -> pd.DataFrame:
     rows = []
     for run in runs:
         mine = s.rules[s.rules["run"] == run]
-        largest = max(mine["n"], default=None)
+        largest = max(mine["size"], default=None)
         kept = {(k["framework"], k["rule"]): k[KEPT]
                 for _, k in s.kept[s.kept["run"] == run].iterrows()}
         rows += [{"run": run, "framework": r["framework"], "rule": r["rule"], "mode": r["mode"],
-                  "n": r["n"], "÷ built-in": r["÷ built-in"],
+                  "size": r["size"], "÷ built-in": r["÷ built-in"],
                   KEPT: kept.get((r["framework"], r["rule"]))}
                  for _, r in mine.iterrows()
-                 if r["n"] == COST_SIZE or (r["mode"] in COMPILED_MODES and r["n"] == largest)]
-    return frame(rows, ["run", "framework", "rule", "mode", "n", "÷ built-in", KEPT])
+                 if r["size"] == COST_SIZE or (r["mode"] in COMPILED_MODES and r["size"] == largest)]
+    return frame(rows, ["run", "framework", "rule", "mode", "size", "÷ built-in", KEPT])
 
 
 def _cost_column(run: str, mode: str, n: int) -> str:
@@ -42,14 +42,14 @@ def _cost(listing: pd.DataFrame, runs: list[str]) -> pd.DataFrame:
     COST_SIZE and compiled at the run's largest size; the bytes each rule keeps in the first run."""
     columns = ["framework", "rule"]
     for run in runs:
-        largest = max(listing[listing["run"] == run]["n"], default=COST_SIZE)
+        largest = max(listing[listing["run"] == run]["size"], default=COST_SIZE)
         shown = (("eager", COST_SIZE), ("compile", COST_SIZE), ("compile", largest))
         columns += list(dict.fromkeys(_cost_column(run, m, n) for m, n in shown))
     rows: dict[tuple, dict] = {}
     for _, r in listing.iterrows():
         row = rows.setdefault((r["framework"], r["rule"]),
                               {"framework": r["framework"], "rule": r["rule"]})
-        row[_cost_column(r["run"], r["mode"], r["n"])] = r["÷ built-in"]
+        row[_cost_column(r["run"], r["mode"], r["size"])] = r["÷ built-in"]
         if r["run"] == runs[0]:
             row[KEPT] = r[KEPT]
     return frame(list(rows.values()), columns + [KEPT])
@@ -59,13 +59,13 @@ def _compile_times(s: Summary) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The first call of each compiled rule: long (the listing) and one column per size."""
     compiled = s.rules[s.rules["mode"].isin(COMPILED_MODES)] if len(s.rules) else s.rules
     listing = frame(compiled.to_dict("records"),
-                    ["run", "framework", "mode", "rule", "n", "first call s"])
-    sizes = sorted(set(listing["n"]))
+                    ["run", "framework", "mode", "rule", "size", "first call s"])
+    sizes = sorted(set(listing["size"]))
     rows: dict[tuple, dict] = {}
     for _, r in listing.iterrows():
         key = (r["run"], r["framework"], r["mode"], r["rule"])
         rows.setdefault(key, dict(zip(("run", "framework", "mode", "rule"), key)))[
-            f"first call s, {_size(r['n'])}"] = r["first call s"]
+            f"first call s, {_size(r['size'])}"] = r["first call s"]
     view = frame(list(rows.values()), ["run", "framework", "mode", "rule"]
                  + [f"first call s, {_size(n)}" for n in sizes])
     return view, listing

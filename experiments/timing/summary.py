@@ -33,19 +33,19 @@ class Cost:
 
 @dataclass
 class Summary:
-    # run, framework, mode, rule, n, time µs, ÷ built-in, dispatch µs, first call s,
+    # run, framework, mode, rule, size (elements), time µs, ÷ built-in, dispatch µs, first call s,
     # kept B/element, graph breaks, recompiles
     rules: pd.DataFrame
     kept: pd.DataFrame  # run, framework, rule, kept for backward (B/element), device growth
     nets: pd.DataFrame  # run, net, workload, framework, mode, rule, time µs, ÷ built-in, GFLOP/s
     harness: pd.DataFrame  # run, check, measures, result, threshold, passed
-    fresh: pd.DataFrame  # run, framework, mode, rule, n, block, in-run ÷ fresh, median of blocks
-    parts: pd.DataFrame  # run, framework, n, rule, piece, time µs, ÷ built-in's; its rule case
-    probes: pd.DataFrame  # run, op, role, way, signs, n, time µs, ÷ eager; the rule cases' step
-    copies: pd.DataFrame  # run, n, copy, into, time µs, GB/s, faults a call
-    ways: pd.DataFrame  # run, n, way, time µs, ÷ the autograd step, faults a call
-    cross: pd.DataFrame  # run, n, ours ÷ Timer, Timer ÷ the case's time
-    torch_vs_jax: pd.DataFrame  # run, rules, compiled, n, torch ÷ jax
+    fresh: pd.DataFrame  # run, framework, mode, rule, size, block, in-run ÷ fresh, the case's
+    parts: pd.DataFrame  # run, framework, size, rule, piece, time µs, ÷ built-in's; its rule case
+    probes: pd.DataFrame  # run, op, role, way, signs, size, time µs, ÷ eager; the rule cases' step
+    copies: pd.DataFrame  # run, size, copy, into, time µs, GB/s, faults a call
+    ways: pd.DataFrame  # run, size, way, time µs, ÷ the autograd step, faults a call
+    cross: pd.DataFrame  # run, size, ours ÷ Timer, Timer ÷ the case's time
+    torch_vs_jax: pd.DataFrame  # run, rules, compiled, size, torch ÷ jax
     bandwidth: pd.DataFrame  # run, framework, mode, rule, useful ÷ copy, kernel bytes ÷ copy
     costs: list[Cost]
     probe: ProbeFact | None  # the reproducer's result in the first run that ran it
@@ -54,7 +54,7 @@ class Summary:
 
 def _rules(t: Timing) -> list[dict]:
     return [{"run": t.run.tag, "framework": r["framework"], "mode": r["mode"], "rule": r["name"],
-             "n": r["n"], "time µs": time(r, r["stats"]["n"]).scaled(1e6),
+             "size": r["n"], "time µs": time(r, r["stats"]["n"]).scaled(1e6),
              "÷ built-in": t.ratio(r["framework"], r["mode"], r["rule"], r["n"])
              if t.custom(r) else None,
              "dispatch µs": r["dispatch"]["median"] * 1e6, "first call s": r["first_call_s"],
@@ -145,7 +145,7 @@ def _torch_vs_jax(t: Timing) -> list[dict]:
             if b:
                 ratio = unpaired_spread(median(a) / median(b), times(a), times(b))
                 rows.append({"run": t.run.tag, "rules": label, "compiled": mode in COMPILED_MODES,
-                             "n": n, "torch ÷ jax": ratio})
+                             "size": n, "torch ÷ jax": ratio})
     return rows
 
 
@@ -188,7 +188,7 @@ def _fresh(t: Timing) -> list[dict]:
     rows = []
     for k, case in harness_ratios(t).items():
         key = {"run": t.run.tag, "framework": k[0], "mode": k[1], "rule": t.names.get(k[2], k[2]),
-               "n": k[3]}
+               "size": k[3]}
         blocks = dict(enumerate(block_ratios(t.index[k]), 1)) or {None: case}
         rows += [{**key, "block": i, "in-run ÷ fresh": float(b),
                   "the case's in-run ÷ fresh": case} for i, b in blocks.items()]
@@ -198,14 +198,14 @@ def _fresh(t: Timing) -> list[dict]:
 def _taken_apart(t: Timing) -> dict[str, list[dict]]:
     """The checks that take a case apart, each ratio paired: timed round by round in one case."""
     tag, out = t.run.tag, {"ways": [], "parts": [], "probes": []}
-    out["copies"] = [{"run": tag, "n": c["n"], "copy": c["what"], "into": c["into"],
+    out["copies"] = [{"run": tag, "size": c["n"], "copy": c["what"], "into": c["into"],
                       "time µs": time(c).scaled(1e6), "GB/s": c["bytes"] / median(c) / 1e9,
                       "minor faults a call": c.get("minor_faults_per_call")}
                      for c in t.part("machine") if "bytes" in c]
     ways = t.part("page_faults")
     for w in ways:
         base = next(b for b in ways if b["n"] == w["n"])
-        out["ways"].append({"run": tag, "n": w["n"], "way": w["way"],
+        out["ways"].append({"run": tag, "size": w["n"], "way": w["way"],
                             "time µs": time(w).scaled(1e6),
                             "÷ the autograd step": over(w, base) if w is not base else None,
                             "minor faults a call": w.get("minor_faults_per_call")})
@@ -215,7 +215,7 @@ def _taken_apart(t: Timing) -> dict[str, list[dict]]:
         for piece, p in of.items():
             ratio = over(p, ref[piece]) if piece in ref and rule != t.references.get(fw) else None
             twin = rule_case_ratio(t, fw, rule, n) if piece == "step" and ratio else None
-            out["parts"].append({"run": tag, "framework": fw, "n": n, "rule": p["name"],
+            out["parts"].append({"run": tag, "framework": fw, "size": n, "rule": p["name"],
                                  "piece": piece, "time µs": time(p).scaled(1e6),
                                  "÷ built-in's": ratio, **measured_again(ratio, twin)})
     eager = {(p["probe"], p["signs"]): p for p in t.probes if p["way"] == EAGER}
@@ -225,7 +225,7 @@ def _taken_apart(t: Timing) -> dict[str, list[dict]]:
         twin = (rule_cases_compiled_over_eager(t, p["n"])
                 if (p.get("role"), p["way"], p["signs"]) == ("step", COMPILED, "random") else None)
         out["probes"].append({"run": tag, "op": p["probe"], "role": p.get("role"), "way": p["way"],
-                              "signs": p["signs"], "n": p["n"], "time µs": time(p).scaled(1e6),
+                              "signs": p["signs"], "size": p["n"], "time µs": time(p).scaled(1e6),
                               "÷ eager": ratio, **measured_again(ratio, twin)})
     return out
 
@@ -238,7 +238,7 @@ def summarise(runs) -> Summary:
         for name, part in _taken_apart(t).items():
             rows.setdefault(name, []).extend(part)
         rows.setdefault("cross", []).extend(
-            {"run": tag, "n": c["n"], "rounds": c["rounds"], "ours ÷ Timer": _ours_over_timer(c),
+            {"run": tag, "size": c["n"], "rounds": c["rounds"], "ours ÷ Timer": _ours_over_timer(c),
              "Timer threads": c["timer_num_threads"]} for c in t.part("cross_check"))
         rows.setdefault("fresh", []).extend(_fresh(t))
         rows.setdefault("kept", []).extend(

@@ -139,9 +139,9 @@ def ratio_figure(rows: list[dict], runs: list[str], title: str):
                     ax.set_xticks([])
                     ax.set_yticks([])
                     continue
-                sizes = sorted({r["n"] for r in mine})  # the sizes measured, evenly spaced
+                sizes = sorted({r["size"] for r in mine})  # the sizes measured, evenly spaced
                 for i, rule in enumerate(rules[fw]):
-                    pts = sorted((r["n"], r["÷ built-in"]) for r in mine if r["rule"] == rule)
+                    pts = sorted((r["size"], r["÷ built-in"]) for r in mine if r["rule"] == rule)
                     xs = [sizes.index(n) + 0.12 * (i - (len(rules[fw]) - 1) / 2) for n, _ in pts]
                     ys = [e.value for _, e in pts]
                     err = [[e.value - (e.lo if e.lo is not None else e.value) for _, e in pts],
