@@ -29,7 +29,8 @@ def _cost_listing(s: Summary, runs: list[str]) -> pd.DataFrame:
                   "size": r["size"], "÷ built-in": r["÷ built-in"],
                   KEPT: kept.get((r["framework"], r["rule"]))}
                  for _, r in mine.iterrows()
-                 if r["size"] == COST_SIZE or (r["mode"] in COMPILED_MODES and r["size"] == largest)]
+                 if r["size"] == COST_SIZE
+                 or (r["mode"] in COMPILED_MODES and r["size"] == largest)]
     return frame(rows, ["run", "framework", "rule", "mode", "size", "÷ built-in", KEPT])
 
 
