@@ -30,7 +30,8 @@ def _timing(records) -> Timing:
 
 
 def _rec(part, seconds, **fields):
-    return {"part": part, "times_s": list(seconds), "stats": {"median": float(np.median(seconds))}, **fields}
+    return {"part": part, "times_s": list(seconds), "stats": {"median": float(np.median(seconds))},
+            **fields}
 
 
 def _copy(what, into, seconds, n=1000):
@@ -49,10 +50,12 @@ def test_the_machines_copy_is_the_fastest_copy_into_an_existing_buffer():
 def test_copies_from_runs_before_the_into_field_keep_what_they_measured():
     # the old harness copied torch with out.copy_(x) and JAX with jit(x + 0.0)
     from study.upgrades import upgrade
-    recs = [{"part": "machine", "what": "copy torch", "n": 8, "bytes": 64, "stats": {"median": 1.0}},
+    recs = [{"part": "machine", "what": "copy torch", "n": 8, "bytes": 64,
+             "stats": {"median": 1.0}},
             {"part": "machine", "what": "copy jax", "n": 8, "bytes": 64, "stats": {"median": 1.0}},
             {"part": "machine", "what": "matmul torch", "flops": 1, "stats": {"median": 1.0}}]
-    assert [c["into"] for c in upgrade("timing", recs) if "bytes" in c] == ["preallocated", "new buffer"]
+    assert [c["into"] for c in upgrade("timing", recs) if "bytes" in c] == \
+        ["preallocated", "new buffer"]
 
 
 def test_a_paired_ratio_is_the_median_of_the_per_round_ratios():
@@ -63,11 +66,13 @@ def test_a_paired_ratio_is_the_median_of_the_per_round_ratios():
 
 
 def _piece(rule, piece, us, n=8):
-    return _rec("eager_parts", [us * 1e-6] * 4, framework="torch", n=n, rule=rule, name=rule, piece=piece)
+    return _rec("eager_parts", [us * 1e-6] * 4, framework="torch", n=n, rule=rule, name=rule,
+                piece=piece)
 
 
 def test_each_piece_of_the_eager_step_is_divided_by_the_built_ins_same_piece():
-    # the built-in's step 4 µs and backward 2 µs; the rule's 10 µs and 3 µs, and 1.5 µs on sorted signs
+    # the built-in's step 4 µs and backward 2 µs; the rule's 10 µs and 3 µs, and 1.5 µs on
+    # sorted signs
     recs = [_piece("ref", "step", 4), _piece("ref", "backward", 2), _piece("r", "step", 10),
             _piece("r", "backward", 3), _piece("r", "backward, sorted signs", 1.5)]
     plan = {"part": "plan", "reference_rules": {"torch": "ref"}}
@@ -80,7 +85,8 @@ def test_each_piece_of_the_eager_step_is_divided_by_the_built_ins_same_piece():
 def _probe(role, way, signs, us):
     compiled = way != EAGER
     return _rec("probes", [us * 1e-6] * 5, probe=f"the {role}", role=role, signs=signs, n=10 ** 6,
-                compiled=compiled, inductor_options={"cpp.simdlen": 0} if way == VECTOR_OFF else None)
+                compiled=compiled,
+                inductor_options={"cpp.simdlen": 0} if way == VECTOR_OFF else None)
 
 
 def _probes(bool_scalar_us):
@@ -88,7 +94,8 @@ def _probes(bool_scalar_us):
     return [_probe("step", eager, "random", 100), _probe("step", eager, "sorted", 100),
             _probe("step", compiled, "random", 1000), _probe("step", compiled, "sorted", 500),
             _probe("step", off, "random", 600), _probe("step", off, "sorted", 200),
-            _probe("bool store", eager, "random", 50), _probe("bool store", compiled, "random", 500),
+            _probe("bool store", eager, "random", 50),
+            _probe("bool store", compiled, "random", 500),
             _probe("bool store", off, "random", bool_scalar_us)]
 
 
@@ -96,14 +103,18 @@ def test_the_reproducers_finding_blames_the_vector_store_only_when_turning_it_of
     # step: compiled 10x eager; vector code off 6x on random signs, 2x on sorted (3x apart)
     prose = macros("experiments/timing/prose.j2")
     fact = probe_fact(_timing(_probes(bool_scalar_us=50)))
-    assert (fact.step, fact.step_sorted, fact.store, fact.store_vector_off) == pytest.approx((10, 5, 10, 1))
-    assert (fact.step_vector_off, fact.step_vector_off_sorted, fact.vector_off_signs) == pytest.approx((6, 2, 3))
+    assert (fact.step, fact.step_sorted, fact.store, fact.store_vector_off) == \
+        pytest.approx((10, 5, 10, 1))
+    assert (fact.step_vector_off, fact.step_vector_off_sorted, fact.vector_off_signs) == \
+        pytest.approx((6, 2, 3))
     text = say(prose, "finding_probe", f=fact)
     assert "takes 10× eager at 10^6; two causes" in text
-    assert "alone 10× eager, 1× with vector code off" in text and "6× eager on random signs, 2× on sorted" in text
+    assert "alone 10× eager, 1× with vector code off" in text
+    assert "6× eager on random signs, 2× on sorted" in text
     assert text.endswith("Vector code off is no workaround: eager stays faster.")
     same = say(prose, "finding_probe", f=probe_fact(_timing(_probes(bool_scalar_us=500))))
-    assert "the cause" in same and "bool-mask store" not in same  # off or on, the store takes 10x eager
+    # off or on, the store takes 10x eager
+    assert "the cause" in same and "bool-mask store" not in same
 
 
 def _grad(rule_fn, x, g):

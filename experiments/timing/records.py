@@ -109,7 +109,7 @@ class Timing:
             m["rule"]: m["name"] for m in self.part("memory") if m.get("name") is not None}
         self.probes = [{**r, "way": w, "signs": r.get("signs", "random")}
                        for r in self.part("probes") if (w := way(r))]
-        self._ratios: dict[tuple, Estimate | None] = {}  # each bootstrapped once, however often asked
+        self._ratios: dict[tuple, Estimate | None] = {}  # bootstrapped once, however often asked
 
     def part(self, name: str) -> list[dict]:
         return self.parts.get(name, [])
@@ -124,7 +124,8 @@ class Timing:
         key = (fw, mode, rule, n)
         if key not in self._ratios:
             a, b = self.index.get(key), self.index.get((fw, mode, self.references.get(fw), n))
-            paired = a and b and "interleaved_with" in a and "interleaved_with" in b and len(times(a)) == len(times(b))
+            paired = (a and b and "interleaved_with" in a and "interleaved_with" in b
+                      and len(times(a)) == len(times(b)))
             self._ratios[key] = ((paired_ratio if paired else unpaired_ratio)(times(a), times(b))
                                  if a and b and times(a) and times(b) else None)
         return self._ratios[key]
@@ -138,8 +139,23 @@ class Timing:
 
     def machine_copy(self, n: int) -> dict | None:
         """The machine's copy at n: the fastest copy into an existing buffer, whichever library."""
-        into = [c for c in self.part("machine") if "bytes" in c and c["n"] == n and c["into"] == PREALLOCATED]
+        into = [c for c in self.part("machine")
+                if "bytes" in c and c["n"] == n and c["into"] == PREALLOCATED]
         return max(into, key=lambda c: c["bytes"] / median(c)) if into else None
+
+
+def rule_case_ratio(t: "Timing", fw: str, rule: str, n: int) -> Estimate | None:
+    """The eager rule case's rule ÷ built-in at n: what the cost table prints."""
+    mode = next((m for (f, m, _, _) in t.index if f == fw and m not in COMPILED_MODES), None)
+    return t.ratio(fw, mode, rule, n) if mode else None
+
+
+def rule_cases_compiled_over_eager(t: "Timing", n: int) -> Estimate | None:
+    """torch's built-in compiled ÷ eager at n from the rule cases, which time each mode in its
+    own case: the ratio of the two medians, each side resampled on its own."""
+    ref = t.references.get("torch")
+    a, b = t.index.get(("torch", "compile", ref, n)), t.index.get(("torch", "eager", ref, n))
+    return unpaired_spread(median(a) / median(b), times(a), times(b)) if a and b else None
 
 
 def comparable_cells(run: Run) -> dict:
@@ -155,7 +171,8 @@ def comparable_cells(run: Run) -> dict:
     for fw, mode, rule in dict.fromkeys((r["framework"], r["mode"], r["rule"]) for r in t.rules):
         for n in t.sizes:
             if rule != t.references.get(fw):
-                put((("ratio", f"{fw} {mode} {rule} ÷ built-in"), ("n", size_label(n))), t.ratio(fw, mode, rule, n))
+                put((("ratio", f"{fw} {mode} {rule} ÷ built-in"), ("n", size_label(n))),
+                    t.ratio(fw, mode, rule, n))
     for m in t.part("memory"):
         out[(("saved bytes per element", m["rule"]),)] = Value(kept(m))
     pieces = t.pieces()
@@ -163,15 +180,18 @@ def comparable_cells(run: Run) -> dict:
         ref = pieces.get((fw, n, t.references.get(fw)), {})
         for piece in ("step", "backward"):
             if rule != t.references.get(fw) and piece in of and piece in ref:
-                put((("ratio", f"{fw} {rule} {piece} ÷ built-in's"), ("n", size_label(n))), over(of[piece], ref[piece]))
+                put((("ratio", f"{fw} {rule} {piece} ÷ built-in's"), ("n", size_label(n))),
+                    over(of[piece], ref[piece]))
     ways = t.part("page_faults")
     for w in ways:
         base = next(b for b in ways if b["n"] == w["n"])
         if w is not base:
-            put((("ratio", f"{w['way']} ÷ {base['way']}"), ("n", size_label(w["n"]))), over(w, base))
+            put((("ratio", f"{w['way']} ÷ {base['way']}"), ("n", size_label(w["n"]))),
+                over(w, base))
     eager = {(p["probe"], p["signs"]): p for p in t.probes if p["way"] == EAGER}
     for p in t.probes:
         e = eager.get((p["probe"], p["signs"]))
         if p["way"] != EAGER and e:
-            put((("ratio", f"{p['probe']} {p['way']} ÷ eager"), ("signs", p["signs"])), over(p, e))
+            put((("ratio", f"{p['probe']} {p['way']} ÷ eager"), ("signs", p["signs"])),
+                over(p, e))
     return out

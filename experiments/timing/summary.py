@@ -7,9 +7,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from experiments.timing.records import (COMPILED_MODES, EAGER, Timing, kept, median, over, paired_spread,
-                                        per_element, size_label, time, times, unpaired_spread)
-from experiments.timing.targets import ProbeFact, block_ratios, fractions, harness_ratios, off_by, probe_fact, target_values
+from experiments.timing.records import (COMPILED, COMPILED_MODES, EAGER, Timing, kept, median, over,
+                                        paired_spread, per_element, rule_case_ratio,
+                                        rule_cases_compiled_over_eager, size_label, time, times,
+                                        unpaired_spread)
+from experiments.timing.targets import (ProbeFact, block_ratios, fractions, harness_ratios,
+                                        probe_fact, target_values)
 from study.stats import Estimate
 
 
@@ -25,21 +28,24 @@ class Cost:
     compiled: tuple[tuple[str, str, Estimate], ...]  # (framework, rule, ratio)
     eager: tuple[tuple[str, str, Estimate], ...]
     kept: tuple[tuple[str, str, float], ...]  # (framework, rule, bytes per element), least first
+    kept_at: int | None  # the elements the bytes kept were measured at (None: several sizes)
 
 
 @dataclass
 class Summary:
-    rules: pd.DataFrame  # run, framework, mode, rule, n, time µs, ÷ built-in, dispatch µs, first call s, kept B/element, graph breaks, recompiles
+    # run, framework, mode, rule, size (elements), time µs, ÷ built-in, dispatch µs, first call s,
+    # kept B/element, graph breaks, recompiles
+    rules: pd.DataFrame
     kept: pd.DataFrame  # run, framework, rule, kept for backward (B/element), device growth
     nets: pd.DataFrame  # run, net, workload, framework, mode, rule, time µs, ÷ built-in, GFLOP/s
     harness: pd.DataFrame  # run, check, measures, result, threshold, passed
-    fresh: pd.DataFrame  # run, framework, mode, rule, n, in-run ÷ fresh, blocks
-    parts: pd.DataFrame  # run, framework, n, rule, piece, time µs, ÷ built-in's
-    probes: pd.DataFrame  # run, op, role, way, signs, n, time µs, ÷ eager
-    copies: pd.DataFrame  # run, n, copy, into, time µs, GB/s, faults a call
-    ways: pd.DataFrame  # run, n, way, time µs, ÷ the autograd step, faults a call
-    cross: pd.DataFrame  # run, n, ours ÷ Timer, Timer ÷ the case's time
-    torch_vs_jax: pd.DataFrame  # run, rules, compiled, n, torch ÷ jax
+    fresh: pd.DataFrame  # run, framework, mode, rule, size, block, in-run ÷ fresh, the case's
+    parts: pd.DataFrame  # run, framework, size, rule, piece, time µs, ÷ built-in's; its rule case
+    probes: pd.DataFrame  # run, op, role, way, signs, size, time µs, ÷ eager; the rule cases' step
+    copies: pd.DataFrame  # run, size, copy, into, time µs, GB/s, faults a call
+    ways: pd.DataFrame  # run, size, way, time µs, ÷ the autograd step, faults a call
+    cross: pd.DataFrame  # run, size, ours ÷ Timer, Timer ÷ the case's time
+    torch_vs_jax: pd.DataFrame  # run, rules, compiled, size, torch ÷ jax
     bandwidth: pd.DataFrame  # run, framework, mode, rule, useful ÷ copy, kernel bytes ÷ copy
     costs: list[Cost]
     probe: ProbeFact | None  # the reproducer's result in the first run that ran it
@@ -47,26 +53,30 @@ class Summary:
 
 
 def _rules(t: Timing) -> list[dict]:
-    return [{"run": t.run.tag, "framework": r["framework"], "mode": r["mode"], "rule": r["name"], "n": r["n"],
-             "time µs": time(r, r["stats"]["n"]).scaled(1e6),
-             "÷ built-in": t.ratio(r["framework"], r["mode"], r["rule"], r["n"]) if t.custom(r) else None,
+    return [{"run": t.run.tag, "framework": r["framework"], "mode": r["mode"], "rule": r["name"],
+             "size": r["n"], "time µs": time(r, r["stats"]["n"]).scaled(1e6),
+             "÷ built-in": t.ratio(r["framework"], r["mode"], r["rule"], r["n"])
+             if t.custom(r) else None,
              "dispatch µs": r["dispatch"]["median"] * 1e6, "first call s": r["first_call_s"],
              "kept B/element": r.get("saved_bytes_per_element"),
              "graph breaks": (r.get("dynamo_counts_of_case") or {}).get("graph_breaks"),
              "recompiles": (r.get("dynamo_counts_of_case") or {}).get("recompiles"),
-             "minor faults a call": float(np.median(r["minor_faults"])) if r.get("minor_faults") else None}
+             "minor faults a call": float(np.median(r["minor_faults"]))
+             if r.get("minor_faults") else None}
             for r in t.rules]
 
 
 def _nets(t: Timing) -> list[dict]:
-    base = {(n["net"], n["workload"], n["framework"], n["mode"]): n for n in t.part("net") if not t.custom(n)}
+    base = {(n["net"], n["workload"], n["framework"], n["mode"]): n for n in t.part("net")
+            if not t.custom(n)}
     rates = [r["flops"] / median(r) for r in t.part("machine") if "flops" in r]
     peak = max(rates, default=None)  # the machine's own matmul rate
     rows = []
     for n in t.part("net"):
         b = base.get((n["net"], n["workload"], n["framework"], n["mode"]))
-        rows.append({"run": t.run.tag, "net": n["net"], "workload": n["workload"], "framework": n["framework"],
-                     "mode": n["mode"], "rule": n.get("name", n["rule"]), "time µs": time(n).scaled(1e6),
+        rows.append({"run": t.run.tag, "net": n["net"], "workload": n["workload"],
+                     "framework": n["framework"], "mode": n["mode"],
+                     "rule": n.get("name", n["rule"]), "time µs": time(n).scaled(1e6),
                      "÷ built-in": unpaired_spread(median(n) / median(b), times(n), times(b))
                      if b and b is not n else None, "GFLOP/s": n["flops"] / median(n) / 1e9,
                      "÷ the machine's matmul": n["flops"] / median(n) / peak if peak else None,
@@ -83,8 +93,8 @@ def met(value: Estimate, threshold: float, sense: str) -> str:
 
 
 def _ours_over_timer(c: dict) -> Estimate:
-    return paired_spread(float(np.median(c["ours_s"]) / np.median(c["timer_s"])), tuple(c["ours_s"]),
-                         tuple(c["timer_s"]))
+    return paired_spread(float(np.median(c["ours_s"]) / np.median(c["timer_s"])),
+                         tuple(c["ours_s"]), tuple(c["timer_s"]))
 
 
 def _harness(t: Timing) -> list[dict]:
@@ -95,24 +105,29 @@ def _harness(t: Timing) -> list[dict]:
         value, what = measured.get(target["key"], (None, ""))
         threshold = target["threshold"]
         threshold = threshold.get(t.run.scope) if isinstance(threshold, dict) else threshold
-        passed = met(value, threshold, target["sense"]) if value is not None and threshold is not None else None
+        judged = value is not None and threshold is not None
         rows.append({"run": tag, "check": target["target"], "of": what, "result": value,
-                     "sense": target["sense"] if threshold is not None else None, "threshold": threshold,
-                     "passed": passed})
+                     "sense": target["sense"] if threshold is not None else None,
+                     "threshold": threshold,
+                     "passed": met(value, threshold, target["sense"]) if judged else None})
     for c in t.part("cross_check"):
         rows.append({"run": tag, "check": "our harness ÷ torch.utils.benchmark.Timer, alternating",
-                     "of": f"torch.relu eager at {size_label(c['n'])}", "result": _ours_over_timer(c),
+                     "of": f"torch.relu eager at {size_label(c['n'])}",
+                     "result": _ours_over_timer(c),
                      "sense": None, "threshold": None, "passed": None})
     for s in t.part("shared_dynamic"):
         (_, a), (_, b) = s["ways"].items()  # shared first, then compiled for n (as recorded)
-        rows.append({"run": tag, "check": "one dynamic=True wrapper first called at 8 ÷ compiled for n",
+        rows.append({"run": tag,
+                     "check": "one dynamic=True wrapper first called at 8 ÷ compiled for n",
                      "of": f"{s['name']} at {size_label(s['n'])}",
                      "result": paired_spread(median(a) / median(b), times(a), times(b)),
                      "sense": None, "threshold": None, "passed": None})
     if fractions_ := fractions(t):
         (fw, mode, rule), (worst, _) = max(fractions_.items(), key=lambda kv: kv[1][0])
-        rows.append({"run": tag, "check": "no rule moves more than the machine's copy: useful bytes ÷ copy",
-                     "of": f"{fw} {mode} {t.names.get(rule, rule)}", "result": Estimate(worst), "sense": "≤",
+        rows.append({"run": tag,
+                     "check": "no rule moves more than the machine's copy: useful bytes ÷ copy",
+                     "of": f"{fw} {mode} {t.names.get(rule, rule)} at {size_label(max(t.sizes))}",
+                     "result": Estimate(worst), "sense": "≤",
                      "threshold": 1.0, "passed": "yes" if worst <= 1 else "no"})
     return rows
 
@@ -122,12 +137,15 @@ def _torch_vs_jax(t: Timing) -> list[dict]:
     side's rounds resampled on its own)."""
     rows = []
     for label, tr, jr in t.pairs:
-        for (_, mode, _, n), a in ((k, v) for k, v in t.index.items() if k[0] == "torch" and k[2] == tr):
-            b = next((v for (fw, m, r, size), v in t.index.items() if (fw, r, size) == ("jax", jr, n)
+        for (_, mode, _, n), a in ((k, v) for k, v in t.index.items()
+                                   if k[0] == "torch" and k[2] == tr):
+            b = next((v for (fw, m, r, size), v in t.index.items()
+                      if (fw, r, size) == ("jax", jr, n)
                       and (m in COMPILED_MODES) == (mode in COMPILED_MODES)), None)
             if b:
-                rows.append({"run": t.run.tag, "rules": label, "compiled": mode in COMPILED_MODES, "n": n,
-                             "torch ÷ jax": unpaired_spread(median(a) / median(b), times(a), times(b))})
+                ratio = unpaired_spread(median(a) / median(b), times(a), times(b))
+                rows.append({"run": t.run.tag, "rules": label, "compiled": mode in COMPILED_MODES,
+                             "size": n, "torch ÷ jax": ratio})
     return rows
 
 
@@ -143,34 +161,72 @@ def _cost(t: Timing, n: int) -> Cost | None:
             best[key] = (r["name"], ratio)
     kept_ = sorted(((m["framework"], m.get("name") or m["rule"], kept(m)) for m in t.part("memory")
                     if kept(m) is not None), key=lambda k: (k[0], k[2]))
-    return Cost(t.run.tag, t.run.provenance["device"], t.run.scope, t.run.provenance.get("git_commit"),
-                size_label(n), tuple((fw, *best[(fw, True)]) for fw in ("torch", "jax") if (fw, True) in best),
-                tuple((fw, *best[(fw, False)]) for fw in ("torch", "jax") if (fw, False) in best), tuple(kept_))
+    def of(compiled: bool) -> tuple:
+        return tuple((fw, *best[(fw, compiled)]) for fw in ("torch", "jax")
+                     if (fw, compiled) in best)
+    return Cost(t.run.tag, t.run.provenance["device"], t.run.scope,
+                t.run.provenance.get("git_commit"), size_label(n), of(True), of(False),
+                tuple(kept_), _one({m["n"] for m in t.part("memory") if kept(m) is not None}))
+
+
+def _one(values: set):
+    return next(iter(values)) if len(values) == 1 else None
+
+
+# the second place a quantity is printed: its other measurement, and how far apart the two are
+AGAIN, THIS_OVER_AGAIN = "same ratio, rule cases (another measurement)", "this ÷ rule cases'"
+
+
+def measured_again(this: Estimate | None, again: Estimate | None) -> dict:
+    """A ratio measured a second time by another case: that measurement, and this ÷ that."""
+    return {AGAIN: again, THIS_OVER_AGAIN: this.value / again.value if this and again else None}
+
+
+def _fresh(t: Timing) -> list[dict]:
+    """One row per alternating block of each fresh-process check (one row, block None, where the
+    run kept no blocks: the ratio of the two medians), with the case's median over blocks."""
+    rows = []
+    for k, case in harness_ratios(t).items():
+        key = {"run": t.run.tag, "framework": k[0], "mode": k[1], "rule": t.names.get(k[2], k[2]),
+               "size": k[3]}
+        blocks = dict(enumerate(block_ratios(t.index[k]), 1)) or {None: case}
+        rows += [{**key, "block": i, "in-run ÷ fresh": float(b),
+                  "the case's in-run ÷ fresh": case} for i, b in blocks.items()]
+    return rows
 
 
 def _taken_apart(t: Timing) -> dict[str, list[dict]]:
     """The checks that take a case apart, each ratio paired: timed round by round in one case."""
-    tag, out = t.run.tag, {"ways": [], "parts": []}
-    out["copies"] = [{"run": tag, "n": c["n"], "copy": c["what"], "into": c["into"], "time µs": time(c).scaled(1e6),
-                      "GB/s": c["bytes"] / median(c) / 1e9, "minor faults a call": c.get("minor_faults_per_call")}
+    tag, out = t.run.tag, {"ways": [], "parts": [], "probes": []}
+    out["copies"] = [{"run": tag, "size": c["n"], "copy": c["what"], "into": c["into"],
+                      "time µs": time(c).scaled(1e6), "GB/s": c["bytes"] / median(c) / 1e9,
+                      "minor faults a call": c.get("minor_faults_per_call")}
                      for c in t.part("machine") if "bytes" in c]
     ways = t.part("page_faults")
     for w in ways:
         base = next(b for b in ways if b["n"] == w["n"])
-        out["ways"].append({"run": tag, "n": w["n"], "way": w["way"], "time µs": time(w).scaled(1e6),
+        out["ways"].append({"run": tag, "size": w["n"], "way": w["way"],
+                            "time µs": time(w).scaled(1e6),
                             "÷ the autograd step": over(w, base) if w is not base else None,
                             "minor faults a call": w.get("minor_faults_per_call")})
     pieces = t.pieces()
     for (fw, n, rule), of in pieces.items():
         ref = pieces.get((fw, n, t.references.get(fw)), {})
-        out["parts"] += [{"run": tag, "framework": fw, "n": n, "rule": p["name"], "piece": piece,
-                          "time µs": time(p).scaled(1e6), "÷ built-in's": over(p, ref[piece])
-                          if piece in ref and rule != t.references.get(fw) else None} for piece, p in of.items()]
+        for piece, p in of.items():
+            ratio = over(p, ref[piece]) if piece in ref and rule != t.references.get(fw) else None
+            twin = rule_case_ratio(t, fw, rule, n) if piece == "step" and ratio else None
+            out["parts"].append({"run": tag, "framework": fw, "size": n, "rule": p["name"],
+                                 "piece": piece, "time µs": time(p).scaled(1e6),
+                                 "÷ built-in's": ratio, **measured_again(ratio, twin)})
     eager = {(p["probe"], p["signs"]): p for p in t.probes if p["way"] == EAGER}
-    out["probes"] = [{"run": tag, "op": p["probe"], "role": p.get("role"), "way": p["way"], "signs": p["signs"],
-                      "n": p["n"], "time µs": time(p).scaled(1e6),
-                      "÷ eager": over(p, eager[(p["probe"], p["signs"])])
-                      if p["way"] != EAGER and (p["probe"], p["signs"]) in eager else None} for p in t.probes]
+    for p in t.probes:
+        base = eager.get((p["probe"], p["signs"])) if p["way"] != EAGER else None
+        ratio = over(p, base) if base else None
+        twin = (rule_cases_compiled_over_eager(t, p["n"])
+                if (p.get("role"), p["way"], p["signs"]) == ("step", COMPILED, "random") else None)
+        out["probes"].append({"run": tag, "op": p["probe"], "role": p.get("role"), "way": p["way"],
+                              "signs": p["signs"], "size": p["n"], "time µs": time(p).scaled(1e6),
+                              "÷ eager": ratio, **measured_again(ratio, twin)})
     return out
 
 
@@ -182,26 +238,27 @@ def summarise(runs) -> Summary:
         for name, part in _taken_apart(t).items():
             rows.setdefault(name, []).extend(part)
         rows.setdefault("cross", []).extend(
-            {"run": tag, "n": c["n"], "rounds": c["rounds"], "ours ÷ Timer": _ours_over_timer(c),
+            {"run": tag, "size": c["n"], "rounds": c["rounds"], "ours ÷ Timer": _ours_over_timer(c),
              "Timer threads": c["timer_num_threads"]} for c in t.part("cross_check"))
-        rows.setdefault("fresh", []).extend(
-            {"run": tag, "framework": k[0], "mode": k[1], "rule": t.names.get(k[2], k[2]), "n": k[3],
-             "in-run ÷ fresh": v, "off by": off_by(v), "block ratios": block_ratios(t.index[k])}
-            for k, v in harness_ratios(t).items())
+        rows.setdefault("fresh", []).extend(_fresh(t))
         rows.setdefault("kept", []).extend(
             {"run": tag, "framework": m["framework"], "rule": m.get("name") or m["rule"],
-             "kept for backward (B/element)": kept(m), "torch saved tensors": per_element(m, "torch_saved"),
+             "kept for backward (B/element)": kept(m),
+             "torch saved tensors": per_element(m, "torch_saved"),
              "jax.vjp residuals": per_element(m, "jax_vjp"),
              "device growth": per_element(m, "device_peak_growth", "device_bytes_in_use_growth")}
             for m in t.part("memory"))
         rows.setdefault("bandwidth", []).extend(
             {"run": tag, "framework": k[0], "mode": k[1], "rule": t.names.get(k[2], k[2]),
-             "useful ÷ copy": useful, "kernel bytes ÷ copy": kernel} for k, (useful, kernel) in fractions(t).items())
-        for name, of in (("rules", _rules), ("nets", _nets), ("harness", _harness), ("torch_vs_jax", _torch_vs_jax)):
+             "useful ÷ copy": useful, "kernel bytes ÷ copy": kernel}
+            for k, (useful, kernel) in fractions(t).items())
+        for name, of in (("rules", _rules), ("nets", _nets), ("harness", _harness),
+                         ("torch_vs_jax", _torch_vs_jax)):
             rows.setdefault(name, []).extend(of(t))
     frames = {name: pd.DataFrame(r, dtype=object) for name, r in rows.items()}
     return Summary(**{name: frames.get(name, pd.DataFrame(dtype=object)) for name in (
         "rules", "kept", "nets", "harness", "fresh", "parts", "probes", "copies", "ways", "cross",
         "torch_vs_jax", "bandwidth")},
         costs=[c for t in timings if 10 ** 6 in t.sizes and (c := _cost(t, 10 ** 6))],
-        probe=next((f for t in timings if (f := probe_fact(t))), None), runs=[t.run.tag for t in timings])
+        probe=next((f for t in timings if (f := probe_fact(t))), None),
+        runs=[t.run.tag for t in timings])

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from experiments.timing.records import (COMPILED, COMPILED_MODES, EAGER, VECTOR_OFF, Timing, median, over,
-                                        size_label, times, unpaired_spread)
+from experiments.timing.records import (COMPILED, COMPILED_MODES, EAGER, VECTOR_OFF, Timing, median,
+                                        over, rule_cases_compiled_over_eager, size_label, times,
+                                        unpaired_spread)
 from study.stats import Estimate
 
 
@@ -43,7 +44,8 @@ def fractions(t: Timing) -> dict[tuple[str, str, str], tuple[float, float | None
 def best_custom(t: Timing, fw: str, mode: str, min_n: int = 10 ** 6):
     """(rule, worst ratio over sizes >= min_n) of the custom rule with the lowest worst ratio."""
     scores = {}
-    for rule in dict.fromkeys(r["rule"] for r in t.rules if (r["framework"], r["mode"]) == (fw, mode)):
+    for rule in dict.fromkeys(r["rule"] for r in t.rules
+                              if (r["framework"], r["mode"]) == (fw, mode)):
         if rule == t.references.get(fw):
             continue
         ratios = [t.ratio(fw, mode, rule, n) for n in t.sizes if n >= min_n]
@@ -67,7 +69,8 @@ def harness_ratios(t: Timing) -> dict[tuple, float]:
     """(fw, mode, rule, n) -> in-run ÷ fresh-process time of the same case: the median over
     the alternating blocks of the ratio of the two sides' block medians (each block pair is
     timed seconds apart, so the machine's drift cancels), else the ratio of the medians."""
-    return {k: float(np.median(blocks)) if (blocks := block_ratios(r)) else median(r) / r["fresh"]["stats"]["median"]
+    return {k: float(np.median(blocks)) if (blocks := block_ratios(r))
+            else median(r) / r["fresh"]["stats"]["median"]
             for k, r in t.index.items() if "fresh" in r}
 
 
@@ -78,16 +81,21 @@ def target_values(t: Timing) -> dict[str, tuple[Estimate | None, str]]:
     out = {}
     for key, (fw, mode) in (("compile_ratio", ("torch", "compile")), ("jit_ratio", ("jax", "jit"))):
         rule, worst = best_custom(t, fw, mode)
-        spreads = [s for n in t.sizes if rule and n >= 10 ** 6 and (s := t.ratio(fw, mode, rule, n))]
-        out[key] = (max(spreads, key=lambda s: s.value) if spreads else
-                    None if worst is None else Estimate(worst), f"best custom: {names.get(rule, rule)}")
+        spreads = {n: s for n in t.sizes
+                   if rule and n >= 10 ** 6 and (s := t.ratio(fw, mode, rule, n))}
+        at = max(spreads, key=lambda n: spreads[n].value) if spreads else None
+        sizes = ", ".join(size_label(n) for n in spreads)
+        out[key] = (spreads[at] if spreads else None if worst is None else Estimate(worst),
+                    f"best custom: {names.get(rule, rule)}"
+                    + (f", at {size_label(at)} (its worst of {sizes})" if spreads else ""))
     compiled = {k: v for k, v in fractions(t).items() if k[1] in COMPILED_MODES}
     if compiled:
         (fw, m, rule), (frac, _) = max(compiled.items(), key=lambda kv: kv[1][0])
         # the interval of copy time ÷ rule time: the fraction is that ratio times a constant
         r, copy = t.index[(fw, m, rule, max(t.sizes))], t.machine_copy(max(t.sizes))
-        out["copy_fraction"] = (unpaired_spread(frac, times(copy), times(r), frac * median(r) / median(copy)),
-                                f"{fw} {m} {names.get(rule, rule)}")
+        out["copy_fraction"] = (
+            unpaired_spread(frac, times(copy), times(r), frac * median(r) / median(copy)),
+            f"{fw} {m} {names.get(rule, rule)} at {size_label(max(t.sizes))}")
     seed = {(n["framework"], n["mode"], n["rule"]): n for n in t.part("net")
             if n["net"] == "seed" and n["workload"] == "fwd_bwd"}
     base = seed.get(("torch", "eager", t.references.get("torch")))
@@ -96,13 +104,15 @@ def target_values(t: Timing) -> dict[str, tuple[Estimate | None, str]]:
                   if (fw, m) == ("torch", "eager") and r != t.references.get("torch")}
         if ratios:
             best = min(ratios, key=ratios.get)
-            out["seed_net_eager"] = (unpaired_spread(ratios[best], times(seed[("torch", "eager", best)]),
-                                                     times(base)), f"best: {names.get(best, best)}")
+            out["seed_net_eager"] = (
+                unpaired_spread(ratios[best], times(seed[("torch", "eager", best)]), times(base)),
+                f"best: {names.get(best, best)}")
     harness = harness_ratios(t)
     if harness:
         worst = max(harness, key=lambda k: off_by(harness[k]))
+        fw, mode, rule, n = worst
         out["harness"] = (Estimate(off_by(harness[worst])),
-                          f"worst: {worst[0]} {worst[1]} {names.get(worst[2], worst[2])} at {size_label(worst[3])}")
+                          f"worst: {fw} {mode} {names.get(rule, rule)} at {size_label(n)}")
     wall = t.run.provenance.get("wall_s")
     out["wall"] = (None if wall is None else Estimate(wall), f"{t.run.scope} run")
     return out
@@ -113,7 +123,8 @@ class ProbeFact:
     """What the compiled-torch reproducer shows, as ratios of per-round medians (None: not
     measured): the step compiled ÷ eager (random and sorted signs); the bool store compiled
     with and without vector code ÷ eager; the step with vector code off ÷ eager on random and
-    sorted signs, and random ÷ sorted."""
+    sorted signs, and random ÷ sorted; and the step compiled ÷ eager as the rule cases measure
+    it, each mode in its own case (another measurement of `step`)."""
     release: str  # the CPU kernels the run used
     n: str
     step: float | None
@@ -123,11 +134,13 @@ class ProbeFact:
     step_vector_off: float | None
     step_vector_off_sorted: float | None
     vector_off_signs: float | None
+    step_rule_cases: Estimate | None  # the step compiled ÷ eager again, from the rule cases
 
     @property
     def store_is_a_cause(self) -> bool:
         """Turning inductor's vector code off takes the bool store's time down by half or more."""
-        return self.store is not None and self.store_vector_off is not None and self.store > 2 * self.store_vector_off
+        return (self.store is not None and self.store_vector_off is not None
+                and self.store > 2 * self.store_vector_off)
 
     @property
     def signs_are_a_cause(self) -> bool:
@@ -145,11 +158,13 @@ def probe_fact(t: Timing) -> ProbeFact | None:
         r = over(at[a], at[b]) if a in at and b in at else None
         return r.value if r else None
     return ProbeFact(
-        str(t.run.provenance.get("torch_cpu_capability")), size_label(at[("step", COMPILED, "random")]["n"]),
+        str(t.run.provenance.get("torch_cpu_capability")),
+        size_label(at[("step", COMPILED, "random")]["n"]),
         ratio(("step", COMPILED, "random"), ("step", EAGER, "random")),
         ratio(("step", COMPILED, "sorted"), ("step", EAGER, "sorted")),
         ratio(("bool store", COMPILED, "random"), ("bool store", EAGER, "random")),
         ratio(("bool store", VECTOR_OFF, "random"), ("bool store", EAGER, "random")),
         ratio(("step", VECTOR_OFF, "random"), ("step", EAGER, "random")),
         ratio(("step", VECTOR_OFF, "sorted"), ("step", EAGER, "sorted")),
-        ratio(("step", VECTOR_OFF, "random"), ("step", VECTOR_OFF, "sorted")))
+        ratio(("step", VECTOR_OFF, "random"), ("step", VECTOR_OFF, "sorted")),
+        rule_cases_compiled_over_eager(t, at[("step", COMPILED, "random")]["n"]))

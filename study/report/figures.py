@@ -1,7 +1,6 @@
 """Figures as PNG bytes (matplotlib, Agg, no timestamps): pure functions of the data given."""
 import io
 import math
-import textwrap
 
 import numpy as np
 
@@ -53,7 +52,8 @@ def convention_map(rows: list[dict], title: str) -> bytes:
             number = v if isinstance(v, float) else float("nan") if not error else 0.0
             cat = category(number, error) if not hasattr(v, "values_text") else 3
             ax.add_patch(Rectangle((j, n - 1 - i), 1, 1, color=colours[cat]))
-            label = "error" if error else "placement" if cat == 3 and hasattr(v, "values_text") else f"{number:.4g}"
+            placed = cat == 3 and hasattr(v, "values_text")
+            label = "error" if error else "placement" if placed else f"{number:.4g}"
             ax.text(j + 0.5, n - 0.5 - i, label, ha="center", va="center", fontsize=9,
                     color="white" if cat in (2, 4, 6) else "black")
         if r["same d/dx"] is False:
@@ -82,12 +82,14 @@ def count_bars(rows: list[dict], title: str) -> bytes:
         est = [r.get(f"{fw}: predicted at theirs") for r in rows]
         ok = [i for i, e in enumerate(est) if e is not None]
         ax.errorbar(xs[ok] + dx, [est[i].value for i in ok],
-                    yerr=[[est[i].value - est[i].lo for i in ok], [est[i].hi - est[i].value for i in ok]],
+                    yerr=[[est[i].value - est[i].lo for i in ok],
+                          [est[i].hi - est[i].value for i in ok]],
                     fmt="o", color=colour, capsize=3, label=f"{fw}: predicted (constant rate)")
     for i, r in enumerate(rows):
         for j, count in enumerate(r.get("theirs") or []):
             ax.plot(i, count, "D", color="black", label="Bertoin et al." if i == j == 0 else None)
-    ax.set_xticks(xs, [f"{r['sweep']}: {r['setting']}" for r in rows], rotation=30, ha="right", fontsize=8)
+    ax.set_xticks(xs, [f"{r['sweep']}: {r['setting']}" for r in rows], rotation=30, ha="right",
+                  fontsize=8)
     ax.set_ylabel("initialisations of 1000 whose dW1 depends on ReLU'(0)")
     ax.set_ylim(0, 1000)
     ax.set_title(title, fontsize=10)
@@ -96,33 +98,83 @@ def count_bars(rows: list[dict], title: str) -> bytes:
     return _png(fig)
 
 
-def ratio_panels(rows: list[dict], title: str) -> bytes:
-    """One panel per framework and mode: each custom rule's time ÷ the built-in's at each size
-    measured (points, not joined: the sizes are decades apart), with its 95% interval; a line at 1."""
+COLUMN_INCHES = 3.5  # one panel per column of a two-column page
+SMALLEST_POINTS = 8  # no text smaller than this at COLUMN_INCHES a panel
+
+
+def _size_text(n: int) -> str:
+    exponent = round(math.log10(n)) if n > 0 else 0
+    return f"$10^{{{exponent}}}$" if n >= 10 and 10 ** exponent == n else str(n)
+
+
+def ratio_figure(rows: list[dict], runs: list[str], title: str):
+    """The figure behind `ratio_panels`, unsaved, so that its text can be measured."""
     plt = _pyplot()
-    from matplotlib.ticker import ScalarFormatter
-    panels = list(dict.fromkeys((r["framework"], r["mode"]) for r in rows))
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 4), dpi=100, squeeze=False)
-    for ax, (fw, mode) in zip(axes[0], panels):
-        mine = [r for r in rows if (r["framework"], r["mode"]) == (fw, mode) and r["÷ built-in"] is not None]
-        rules = list(dict.fromkeys(r["rule"] for r in mine))
-        for i, rule in enumerate(rules):
-            pts = sorted((r["n"], r["÷ built-in"]) for r in mine if r["rule"] == rule)
-            xs = [n * 1.25 ** (i - len(rules) / 2) for n, _ in pts]  # side by side at each size
-            ys = [e.value for _, e in pts]
-            err = [[e.value - (e.lo if e.lo is not None else e.value) for _, e in pts],
-                   [(e.hi if e.hi is not None else e.value) - e.value for _, e in pts]]
-            ax.errorbar(xs, ys, yerr=err, marker="o", linestyle="none", capsize=3,
-                        label=textwrap.shorten(rule, 32))
-        ax.axhline(1, color="black", linewidth=0.8)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(ScalarFormatter())
-        ax.yaxis.set_minor_formatter(ScalarFormatter())
-        ax.set_title(f"{fw} {mode}", fontsize=10)
-        ax.set_xlabel("elements")
-        ax.legend(fontsize=7, frameon=False)
-    axes[0][0].set_ylabel("time ÷ built-in's")
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    return _png(fig)
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
+    runs = runs[:2]  # at most two panels a row: one run a column
+    frameworks = list(dict.fromkeys(r["framework"] for r in rows))
+    modes = {fw: list(dict.fromkeys(r["mode"] for r in rows if r["framework"] == fw))
+             for fw in frameworks}
+    rules = {fw: list(dict.fromkeys(r["rule"] for r in rows if r["framework"] == fw
+                                    and r["÷ built-in"] is not None)) for fw in frameworks}
+    legend_inches = {fw: 0.25 + 0.17 * math.ceil(len(rules[fw]) / 2) for fw in frameworks}
+    heights = [h for fw in frameworks for h in [2.2] * len(modes[fw]) + [legend_inches[fw]]]
+    fig = plt.figure(figsize=(COLUMN_INCHES * len(runs), sum(heights) + 0.4), dpi=150,
+                     layout="constrained")
+    grid = fig.add_gridspec(len(heights), len(runs), height_ratios=heights)
+    colours = plt.get_cmap("tab10").colors
+    row = 0
+    for fw in frameworks:
+        for mode in modes[fw]:
+            for col, run in enumerate(runs):
+                ax = fig.add_subplot(grid[row, col])
+                mine = [r for r in rows if (r["run"], r["framework"], r["mode"]) == (run, fw, mode)
+                        and r["÷ built-in"] is not None]
+                ax.set_title(f"{run}: {fw} {mode}", fontsize=SMALLEST_POINTS + 1)
+                if not mine:
+                    ax.text(0.5, 0.5, f"no ratio in run {run}\n(failed-cases.csv says why)",
+                            ha="center", va="center", fontsize=SMALLEST_POINTS,
+                            transform=ax.transAxes)
+                    ax.set_xticks([])
+                    ax.set_yticks([])
+                    continue
+                sizes = sorted({r["size"] for r in mine})  # the sizes measured, evenly spaced
+                for i, rule in enumerate(rules[fw]):
+                    pts = sorted((r["size"], r["÷ built-in"]) for r in mine if r["rule"] == rule)
+                    xs = [sizes.index(n) + 0.12 * (i - (len(rules[fw]) - 1) / 2) for n, _ in pts]
+                    ys = [e.value for _, e in pts]
+                    err = [[e.value - (e.lo if e.lo is not None else e.value) for _, e in pts],
+                           [(e.hi if e.hi is not None else e.value) - e.value for _, e in pts]]
+                    ax.errorbar(xs, ys, yerr=err, marker="o", markersize=4, linestyle="none",
+                                capsize=2, color=colours[i % len(colours)])
+                ax.axhline(1, color="black", linewidth=0.8)
+                ax.set_xticks(range(len(sizes)), [_size_text(n) for n in sizes])
+                ax.set_xlim(-0.5, len(sizes) - 0.5)
+                ax.set_yscale("log")
+                ax.yaxis.set_major_locator(LogLocator(subs=(1, 1.5, 2, 3, 5, 7)))
+                ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+                ax.yaxis.set_minor_formatter(NullFormatter())
+                ax.tick_params(which="both", labelsize=SMALLEST_POINTS)
+                ax.set_xlabel("elements", fontsize=SMALLEST_POINTS)
+                if col == 0:
+                    ax.set_ylabel("time ÷ built-in's", fontsize=SMALLEST_POINTS)
+            row += 1
+        legend = fig.add_subplot(grid[row, :])
+        legend.axis("off")
+        legend.legend([Line2D([], [], marker="o", linestyle="none", color=colours[i % len(colours)])
+                       for i in range(len(rules[fw]))], rules[fw], ncol=2, loc="center",
+                      fontsize=SMALLEST_POINTS, frameon=False, title=f"{fw} rules",
+                      title_fontsize=SMALLEST_POINTS)
+        row += 1
+    fig.suptitle(title, fontsize=SMALLEST_POINTS + 1)
+    return fig
+
+
+def ratio_panels(rows: list[dict], runs: list[str], title: str) -> bytes:
+    """Per framework and mode a row of panels, one per run (at most two runs, side by side):
+    each custom rule's time ÷ the built-in's at each size the run measured (evenly spaced, so
+    no decade stands empty), with its 95% interval, and a line at 1; the rules' full names in a
+    legend under each framework's rows. Sized for print: COLUMN_INCHES a panel, no text under
+    SMALLEST_POINTS."""
+    return _png(ratio_figure(rows, runs, title))
