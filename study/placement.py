@@ -216,19 +216,29 @@ def cell_values(cell) -> list:
     return list(cell["values"]) if isinstance(cell, dict) else [cell]
 
 
-def describe_where(cell) -> str:
-    """'0 at fill 0-63, 2-D rows 0-66; 1 at fill 64-66, 0-d' for a placement-dependent cell."""
+def value_places(cell) -> list[tuple[object, list[str]]]:
+    """Each value of a placement-dependent cell with the places it occurs at:
+    [(0.0, ["fill 0-63", "2-D rows"]), (1.0, ["fill 64-66", "0-d"])]; a placement whose every
+    position gives one value is named alone."""
     if not isinstance(cell, dict):
-        return ""
-    parts = []
-    short = [v if isinstance(v, str) else f"{v:g}" for v in cell["values"]]
-    exact = len(set(short)) < len(short)  # equal at 6 digits: show every digit
+        return []
+    out = []
     for i, value in enumerate(cell["values"]):
         places = []
         for placement, runs in cell["where"].items():
             positions = [pos for j, pos in runs if j == i]
             if positions:
                 places.append(placement if len(runs) == 1 else f"{placement} {','.join(positions)}")
-        text = value if isinstance(value, str) else repr(value) if exact else short[i]
-        parts.append(f"{text} at {', '.join(places)}")
-    return "; ".join(parts)
+        out.append((value, places))
+    return out
+
+
+def describe_where(cell) -> str:
+    """'0 at fill 0-63, 2-D rows 0-66; 1 at fill 64-66, 0-d' for a placement-dependent cell."""
+    if not isinstance(cell, dict):
+        return ""
+    short = [v if isinstance(v, str) else f"{v:g}" for v in cell["values"]]
+    exact = len(set(short)) < len(short)  # equal at 6 digits: show every digit
+    return "; ".join(f"{value if isinstance(value, str) else repr(value) if exact else short[i]}"
+                     f" at {', '.join(places)}"
+                     for i, (value, places) in enumerate(value_places(cell)))

@@ -8,7 +8,7 @@ import numpy as np
 from study.cells import Cell, Error, Placed, Value, equal
 from study.device_comparison import machine
 from study.conventions import numpy_dtype
-from study.placement import depends_on_placement, describe_where, same_value
+from study.placement import depends_on_placement, describe_where, same_value, value_places
 from study.results import Run
 
 
@@ -92,6 +92,17 @@ def cell(c):
     return typed if isinstance(typed, Placed) else typed.line if isinstance(typed, Error) else c
 
 
+def cell_rows(c) -> list[dict]:
+    """A stored cell as tidy rows: one {value, error, where} per value it takes, `where` the
+    places a placement-dependent value occurs at (None for a cell that is the same everywhere)."""
+    def row(v, where):
+        return {"value": None if isinstance(v, str) else v,
+                "error": v if isinstance(v, str) else None, "where": where}
+    if not depends_on_placement(c):
+        return [row(c, None)]
+    return [row(v, ", ".join(places)) for v, places in value_places(c)]
+
+
 def shown(c) -> str:
     """A cell as the atlas shows it: the value, or its values marked as placement-dependent."""
     typed = atlas_cell(c)
@@ -157,13 +168,14 @@ def _changes_between(by_version: dict[str, dict], framework: str, device: str) -
     for key in sorted(set.intersection(*(set(v) for v in by_version.values()))):
         ops = [by_version[v][key] for v in names]
         for mode in (m for m in ops[0].modes if not any(m in op.withdrawn for op in ops)):
-            shown = f"{mode}, compiled" if key[2] else mode
             for label in (lab for lab in ops[0].inputs if lab in ops[-1].inputs):
                 cells = [op.cell(mode, label) for op in ops]
                 if _changed(cells):
-                    out.append({"framework": framework, "op": ops[0].name, "device": device, "dtype": key[1],
-                                "mode": shown, "input": label,
-                                "by release": [(f"{framework} {v}", cell(c)) for v, c in zip(names, cells)]})
+                    out.append({"framework": framework, "op": ops[0].name, "device": device,
+                                "dtype": key[1], "execution": "compiled" if key[2] else "eager",
+                                "mode": mode, "input": label,
+                                "by release": [(f"{framework} {v}", c)
+                                               for v, c in zip(names, cells)]})
     return out
 
 

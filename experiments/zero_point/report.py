@@ -2,10 +2,13 @@
 compiling and releases change, placement, subnormal flushing and the custom rules."""
 import pandas as pd
 
+from experiments.zero_point.atlas import atlas_cell
 from experiments.zero_point.summary import Summary
+from study.cells import Placed
 from study.experiment import Finding, Rendered
 from study.report import Table, answer, frame, macros, names, say, side_by_side
 from study.report.figures import convention_map
+from study.report.format import distinct_figures, shorten, text
 
 PROSE = macros("experiments/zero_point/prose.j2")
 
@@ -19,6 +22,37 @@ def _grouped(rows: pd.DataFrame, by: list[str], listed: list[str]) -> pd.DataFra
     return frame(out)
 
 
+def _by_release(by_release) -> str:
+    """'torch 2.13.0+cpu: 1; torch 2.14.1+cu130: 0', with as many figures as tell them apart."""
+    cells = [(release, atlas_cell(c)) for release, c in by_release]
+    digits = distinct_figures([c.numbers() for _, c in cells])
+    return "; ".join(f"{release}: {c.values_text() if isinstance(c, Placed) else c.text(digits)}"
+                     for release, c in cells)
+
+
+def _releases(s: Summary) -> pd.DataFrame:
+    if not len(s.releases):
+        return frame([])
+    shown = s.releases.assign(**{
+        "by release": [_by_release(b) for b in s.releases["by release"]],
+        "mode": [m if e == "eager" else f"{m}, {e}"
+                 for m, e in zip(s.releases["mode"], s.releases["execution"])]})
+    return _grouped(shown, ["framework", "op", "by release"], ["dtype", "mode", "input"])
+
+
+def _compiled(s: Summary) -> pd.DataFrame:
+    if not len(s.compiled):
+        return frame([])
+    def shown(c, digits):
+        return shorten(c, 30) if isinstance(c, str) else text(c, digits)
+    changes = [f"{shown(e, d)} → {shown(c, d)}"
+               for e, c in zip(s.compiled["eager"], s.compiled["compiled"])
+               for d in [distinct_figures([e, c])]]
+    return side_by_side(_grouped(s.compiled.assign(**{"eager → compiled": changes}),
+                                 ["run", "framework", "shares"],
+                                 ["op", "dtype", "mode", "eager → compiled"]), s.runs)
+
+
 def _kinks(s: Summary, at_zero: bool) -> pd.DataFrame:
     k = s.kinks[(s.kinks["kink"] == 0) == at_zero].drop(columns=["run"])
     return k.drop(columns=["kink", "torch value", "JAX value"]) if at_zero else k
@@ -26,28 +60,30 @@ def _kinks(s: Summary, at_zero: bool) -> pd.DataFrame:
 
 def render(s: Summary) -> Rendered:
     run = s.facts.run if s.facts else None
+    probed = [r for r in s.runs if len(s.subnormals) and r in set(s.subnormals["run"])]
     tables = [
         Table("conventions", "Each look-alike pair's derivative at x = 0, torch beside JAX",
               say(PROSE, "caption_conventions", run=run), _kinks(s, True), listing=s.kinks),
         Table("kinks", "Look-alike pairs at their other kinks", say(PROSE, "caption_kinks", run=run),
               _kinks(s, False)),
-        Table("compiled", "What compiling changes, by what the cells share", say(PROSE, "caption_compiled"),
-              side_by_side(_grouped(s.compiled, ["run", "framework", "shares"], ["op", "dtype", "mode"]),
-                           s.runs) if len(s.compiled) else frame([])),
+        Table("compiled",
+              "What compiling changes: eager and compiled values, by what the cells share",
+              say(PROSE, "caption_compiled"), _compiled(s)),
         Table("compiled_cells", "Every cell compiling changes", "", s.compiled),
         Table("releases", "Cells that changed between releases", say(PROSE, "caption_releases"),
-              _grouped(s.releases.assign(**{"by release": [
-                  "; ".join(f"{r}: {v}" for r, v in b) for b in s.releases["by release"]]}),
-                  ["framework", "op", "by release"], ["dtype", "mode", "input"]) if len(s.releases) else frame([])),
+              _releases(s), listing=s.release_cells),
         Table("placement", "Ops whose value depends on where the element sits", say(PROSE, "caption_placement"),
               side_by_side(_grouped(s.placement, ["run", "framework", "op"], ["dtype", "mode", "input"]), s.runs)
               if len(s.placement) else frame([]), listing=s.placement),
-        Table("subnormals", "Subnormal arithmetic: which framework flushes, per device",
-              say(PROSE, "caption_subnormals"), side_by_side(s.subnormals, s.runs)),
+        Table("subnormals",
+              "Subnormal arithmetic: which framework flushes, in the runs that probed it",
+              say(PROSE, "caption_subnormals", unprobed=[r for r in s.runs if r not in probed]),
+              side_by_side(s.subnormals, s.runs)),
         Table("custom", "Custom rules: declared and measured conventions, and the numeric check",
               say(PROSE, "caption_custom"), side_by_side(s.custom, s.runs)),
         Table("atlas", "Every atlas cell: the main run in every dtype, the others in float32", "",
-              s.cells[(s.cells["dtype"] == "float32") | (s.cells["run"] == run)]),
+              s.cells[(s.cells["dtype"] == "float32") | (s.cells["run"] == run)]
+              if len(s.cells) else frame([])),
         Table("gradcheck", "Every custom rule's numeric check: analytic, finite difference, verdict", "",
               s.gradcheck),
         Table("pairs", "Every look-alike pair's verdict, eager and compiled", "", s.pairs),
@@ -56,7 +92,8 @@ def render(s: Summary) -> Rendered:
         tables[1].notes.append(say(PROSE, "documented", f=s.facts))
     found, answers, figures = [], [], {}
     if s.facts:
-        answers.append(answer(PROSE, "zero_point", ("conventions", "releases", "compiled"), f=s.facts))
+        answers.append(answer(PROSE, "zero_point", ("conventions", "kinks", "pairs", "releases",
+                                                        "compiled"), f=s.facts))
         if s.facts.finite_differences:
             found.append(Finding(say(PROSE, "finding_check", f=s.facts), "custom"))
         if s.facts.forward_wrong:

@@ -9,11 +9,14 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from experiments.zero_point.atlas import (SPECIAL, RunAtlas, agree, cell, flushes, forward_disagrees,
-                                          kink_labels, read, same_after_rounding, subnormal_label)
-from experiments.zero_point.compiled import (changed_by_compiling, compiled_changes, compiled_forward_wrong,
-                                             look_alike_pairs, natural_pairs)
+from experiments.zero_point.atlas import (SPECIAL, RunAtlas, agree, cell, cell_rows, flushes,
+                                          forward_disagrees, input_kind, kink_labels, read,
+                                          same_after_rounding, subnormal_label)
+from experiments.zero_point.compiled import (changed_by_compiling, compiled_changes,
+                                             compiled_forward_wrong, look_alike_pairs,
+                                             natural_pairs)
 from study.placement import depends_on_placement, describe_where
+from study.report import frame
 
 
 @dataclass(frozen=True)
@@ -21,8 +24,12 @@ class Facts:
     """What the answer and findings state, from the main run (the first CPU run in the legend)."""
     run: str
     at_zero: tuple[tuple[float, tuple[str, ...]], ...]  # (d/dx at +0, ops of the conventions table)
-    disagree: tuple[str, ...]  # look-alike pairs that disagree at a kink or ±0
-    special_only: tuple[str, ...]  # pairs that disagree only at NaN or ±inf
+    pairs: int  # look-alike pairs compared
+    # the pairs whose d/dx differs, in four groups, each the rows of the table it names:
+    differ_at_zero: tuple[str, ...]  # at x = +0: the conventions table's rows
+    differ_at_kink: tuple[tuple[str, tuple[float, ...]], ...]  # (pair, kinks): the kinks table
+    differ_beside_kink: tuple[tuple[str, tuple[str, ...]], ...]  # (pair, inputs) 1 ulp away only
+    differ_special_only: tuple[str, ...]  # only at NaN or ±inf
     compiled_ops: tuple[tuple[str, tuple[str, ...]], ...]  # framework -> ops compiling changes
     compiled_forward: tuple[str, ...]  # custom rules whose compiled forward ignores the rule
     forward_wrong: tuple[str, ...]  # custom rules whose forward mode disagrees with reverse
@@ -36,15 +43,24 @@ class Facts:
 
 @dataclass
 class Summary:
-    cells: pd.DataFrame  # run, framework, op, dtype, execution, mode, input, value, error, values, where
-    kinks: pd.DataFrame  # run, torch op, JAX op, kink, torch value, torch d/dx, JAX value, JAX d/dx, same, changes in
-    pairs: pd.DataFrame  # run, torch op, JAX op, verdict, disagree at, first, verdict compiled
+    # run, framework, op, dtype, execution, mode, input, value, error, where: one row per value
+    # a cell takes (where: the places a placement-dependent value occurs at)
+    cells: pd.DataFrame
+    # run, torch op, JAX op, kink, torch value, torch d/dx, JAX value, JAX d/dx, same, changes in
+    kinks: pd.DataFrame
+    # run, execution, torch op, JAX op, verdict, input, why, torch d/dx, JAX d/dx: one row per
+    # input where a pair differs or depends on placement; one row with no input where it agrees
+    pairs: pd.DataFrame
     compiled: pd.DataFrame  # run, framework, op, dtype, mode, input, eager, compiled, shares
-    releases: pd.DataFrame  # framework, op, device, dtype, mode, input, by release
+    # framework, op, device, dtype, execution, mode, input, by release ((release, stored cell))
+    releases: pd.DataFrame
+    release_cells: pd.DataFrame  # the same, long: release, then value, error, where per value
     placement: pd.DataFrame  # run, framework, op, dtype, mode, input, where
     subnormals: pd.DataFrame  # run, framework, execution, dtype, s > 0, s × 1, m × 0.5, flushes
     custom: pd.DataFrame  # run, framework, rule, declared c, reverse at ±0, forward at +0, ...
-    porting: pd.DataFrame  # run, from, op, every input, subnormals aside: the other framework's equivalents
+    # run, from, op, inputs, equivalent: the other framework's ops equal to it on every input,
+    # or with subnormals aside; one row per equivalent (none: one row, equivalent empty)
+    porting: pd.DataFrame
     gradcheck: pd.DataFrame  # run, framework, rule, c, x, analytic, finite difference, passed
     facts: Facts | None
     runs: list[str]
@@ -63,13 +79,10 @@ def _cells(a: RunAtlas) -> list[dict]:
                 continue
             for i, label in enumerate(op.inputs):
                 c = cells if isinstance(cells, str) else cells[i]
-                placed = depends_on_placement(c)
-                rows.append({"run": a.run.tag, "framework": op.framework, "op": op.name,
-                             "dtype": op.dtype, "execution": op.compiler or "eager", "mode": mode,
-                             "input": label, "value": None if placed or isinstance(c, str) else c,
-                             "error": c if isinstance(c, str) else None,
-                             "values": [v for v in c["values"]] if placed else None,
-                             "where": describe_where(c) if placed else None})
+                key = {"run": a.run.tag, "framework": op.framework, "op": op.name,
+                       "dtype": op.dtype, "execution": op.compiler or "eager", "mode": mode,
+                       "input": label}
+                rows += [{**key, **r} for r in cell_rows(c)]
     return rows
 
 
@@ -106,13 +119,23 @@ def _kinks(atlases, main: RunAtlas) -> list[dict]:
     return rows
 
 
+def _pair_rows(a: RunAtlas, compiled: bool) -> list[dict]:
+    ops = {(t.name, j.name): (t, j) for t, j in look_alike_pairs(a, compiled)}
+    rows = []
+    for p in natural_pairs(a, compiled):
+        t, j = ops[(p.torch_op, p.jax_op)]
+        key = {"run": a.run.tag, "execution": "compiled" if compiled else "eager",
+               "torch op": p.torch_op, "JAX op": p.jax_op, "verdict": p.status}
+        rows += [{**key, "input": label, "why": why,
+                  "torch d/dx": cell(t.cell("reverse", label)),
+                  "JAX d/dx": cell(j.cell("reverse", label))}
+                 for why, labels in (("differs", p.disagree), ("depends on placement", p.depends))
+                 for label in labels] or [{**key, "input": None}]
+    return rows
+
+
 def _pairs(a: RunAtlas) -> list[dict]:
-    compiled = {(p.torch_op, p.jax_op): p for p in natural_pairs(a, compiled=True)}
-    return [{"run": a.run.tag, "torch op": p.torch_op, "JAX op": p.jax_op, "verdict": p.status,
-             "disagree at": list(p.disagree) or None, "depends on placement at": list(p.depends) or None,
-             "first": f"at {p.first[0]}: {p.first[1]} vs {p.first[2]}" if p.first else None,
-             "verdict compiled": compiled[(p.torch_op, p.jax_op)].status
-             if (p.torch_op, p.jax_op) in compiled else None} for p in natural_pairs(a)]
+    return _pair_rows(a, False) + _pair_rows(a, True)
 
 
 def _custom(a: RunAtlas) -> list[dict]:
@@ -152,12 +175,12 @@ def _porting(a: RunAtlas) -> list[dict]:
     rows = []
     for op in ops:
         others = [o for o in ops if o.framework != op.framework and sorted(o.inputs) == sorted(op.inputs)]
-        row = {"run": a.run.tag, "from": op.framework, "op": op.name}
-        for column, labels in (("every input", op.inputs),
+        key = {"run": a.run.tag, "from": op.framework, "op": op.name}
+        for inputs, labels in (("every input", op.inputs),
                                ("subnormals aside", [lab for lab in op.inputs if not subnormal_label(lab)])):
             mine = _signature(op, labels)
-            row[column] = [o.name for o in others if mine is not None and _signature(o, labels) == mine]
-        rows.append(row)
+            same = [o.name for o in others if mine is not None and _signature(o, labels) == mine]
+            rows += [{**key, "inputs": inputs, "equivalent": name} for name in same or [None]]
     return rows
 
 
@@ -172,6 +195,27 @@ def _documented(main: RunAtlas) -> tuple[tuple, int]:
     return tuple(out), len([op for op in ops if not op.documented])
 
 
+def _differing_pairs(main: RunAtlas, kinks: list[dict]) -> tuple:
+    """The pairs whose d/dx differs, grouped as the tables show them: at +0 (the conventions
+    table's rows), at another kink (the kinks table's), and, of the rest, only 1 ulp beside a
+    kink or only at NaN or ±inf (the pairs listing's)."""
+    def pair(torch_op, jax_op):
+        return f"{torch_op} vs {jax_op}"
+    differs = [r for r in kinks if r["same d/dx"] is False]
+    at_zero = tuple(dict.fromkeys(pair(r["torch op"], r["JAX op"]) for r in differs
+                                  if r["kink"] == 0))
+    at_kink: dict[str, list[float]] = {}
+    for r in (r for r in differs if r["kink"] != 0):
+        at_kink.setdefault(pair(r["torch op"], r["JAX op"]), []).append(r["kink"])
+    rest = [p for p in natural_pairs(main) if p.disagree
+            and pair(p.torch_op, p.jax_op) not in set(at_zero) | set(at_kink)]
+    beside = tuple((pair(p.torch_op, p.jax_op), tuple(p.disagree)) for p in rest
+                   if {input_kind(lab) for lab in p.disagree} == {"next to a kink"})
+    special = tuple(pair(p.torch_op, p.jax_op) for p in rest
+                    if all(lab in SPECIAL for lab in p.disagree))
+    return at_zero, tuple((p, tuple(ks)) for p, ks in at_kink.items()), beside, special
+
+
 def _facts(atlases, main: RunAtlas, kinks: list[dict], release_rows: list[dict]) -> Facts:
     zero = [r for r in kinks if r["kink"] == 0]
     at_zero: dict[float, list[str]] = {}
@@ -179,19 +223,17 @@ def _facts(atlases, main: RunAtlas, kinks: list[dict], release_rows: list[dict])
         for side in ("torch", "JAX"):
             if isinstance(r[f"{side} d/dx"], float):
                 at_zero.setdefault(r[f"{side} d/dx"], []).append(r[f"{side} op"])
-    pairs = natural_pairs(main)
-    at_kink = [p for p in pairs if any(lab not in SPECIAL for lab in p.disagree)]
     changes = [x for x in main.changes if x.dtype == "float32"]
     flushed = sorted({f"{x['framework']} {x['dtype']}" for a in atlases for x in a.arithmetic if flushes(x)})
     releases = {}
     for r in release_rows:
-        if r["mode"] == "reverse" and r["input"] == "+0.0" and r["dtype"] == "float32":
-            releases.setdefault(r["op"], tuple(r["by release"]))
+        at = (r["mode"], r["execution"], r["input"], r["dtype"])
+        if at == ("reverse", "eager", "+0.0", "float32"):
+            releases.setdefault(r["op"], tuple((rel, cell(c)) for rel, c in r["by release"]))
     at_kink_checks = [c for c in main.checks if c["point"] == 0.0]
     return Facts(
         main.run.tag, tuple((v, tuple(dict.fromkeys(ops))) for v, ops in sorted(at_zero.items())),
-        tuple(f"{p.torch_op} vs {p.jax_op}" for p in at_kink),
-        tuple(f"{p.torch_op} vs {p.jax_op}" for p in pairs if p.disagree and p not in at_kink),
+        len(look_alike_pairs(main)), *_differing_pairs(main, kinks),
         tuple((fw, tuple(dict.fromkeys(x.op for x in changes if x.framework == fw)))
               for fw in ("torch", "jax") if any(c.framework == fw for c in main.compiled)),
         tuple(c.name for c, _, _ in compiled_forward_wrong(main)),
@@ -200,6 +242,11 @@ def _facts(atlases, main: RunAtlas, kinks: list[dict], release_rows: list[dict])
         tuple(sorted({round(c["finite_difference"], 9) for c in at_kink_checks})),
         tuple(sorted({c["convention"] for c in at_kink_checks if c["passed"] is True})),
         *_documented(main))
+
+
+def _release_cells(release_rows: list[dict]) -> list[dict]:
+    return [{**{k: v for k, v in r.items() if k != "by release"}, "release": release, **row}
+            for r in release_rows for release, c in r["by release"] for row in cell_rows(c)]
 
 
 def summarise(runs) -> Summary:
@@ -219,10 +266,10 @@ def summarise(runs) -> Summary:
     subnormals = [{"run": a.run.tag, "framework": x["framework"], "execution": x["exec"], "dtype": x["dtype"],
                    "s > 0": x["subnormal_is_positive"], "s × 1": x["subnormal_times_one"],
                    "m × 0.5": x["half_min_normal"], "flushes": flushes(x)} for a in atlases for x in a.arithmetic]
-    frame = lambda rows: pd.DataFrame(rows, dtype=object)  # noqa: E731
     return Summary(frame([r for a in atlases for r in _cells(a)]), frame(kinks),
-                   frame([r for a in atlases for r in _pairs(a)]), frame(compiled), frame(releases),
-                   frame(placement), frame(subnormals), frame([r for a in atlases for r in _custom(a)]),
+                   frame([r for a in atlases for r in _pairs(a)]), frame(compiled),
+                   frame(releases), frame(_release_cells(releases)), frame(placement),
+                   frame(subnormals), frame([r for a in atlases for r in _custom(a)]),
                    frame(_porting(main) if main else []),
                    frame([{"run": a.run.tag, "framework": c["framework"], "rule": c["name"], "c": c["convention"],
                            "x": c["point"], "analytic": c["analytic"], "finite difference": c["finite_difference"],
