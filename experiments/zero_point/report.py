@@ -53,6 +53,19 @@ def _compiled(s: Summary) -> pd.DataFrame:
                                  ["op", "dtype", "mode", "eager → compiled"]), s.runs)
 
 
+def _placed_cells(s: Summary) -> pd.DataFrame:
+    """The eager atlas cells that depend on placement, one row per value."""
+    if not len(s.cells):
+        return frame([])
+    placed = s.cells["where"].map(lambda w: w is not None) & (s.cells["execution"] == "eager")
+    return s.cells[placed]
+
+
+def _kink_cells(s: Summary, at_zero: bool) -> pd.DataFrame | None:
+    k = s.kink_cells
+    return k[(k["kink"] == 0) == at_zero] if len(k) else None
+
+
 def _kinks(s: Summary, at_zero: bool) -> pd.DataFrame:
     k = s.kinks[(s.kinks["kink"] == 0) == at_zero].drop(columns=["run"])
     return k.drop(columns=["kink", "torch value", "JAX value"]) if at_zero else k
@@ -63,24 +76,25 @@ def render(s: Summary) -> Rendered:
     probed = [r for r in s.runs if len(s.subnormals) and r in set(s.subnormals["run"])]
     tables = [
         Table("conventions", "Each look-alike pair's derivative at x = 0, torch beside JAX",
-              say(PROSE, "caption_conventions", run=run), _kinks(s, True), listing=s.kinks),
+              say(PROSE, "caption_conventions", run=run), _kinks(s, True),
+              listing=_kink_cells(s, True)),
         Table("kinks", "Look-alike pairs at their other kinks", say(PROSE, "caption_kinks", run=run),
-              _kinks(s, False)),
+              _kinks(s, False), listing=_kink_cells(s, False)),
         Table("compiled",
               "What compiling changes: eager and compiled values, by what the cells share",
-              say(PROSE, "caption_compiled"), _compiled(s)),
-        Table("compiled_cells", "Every cell compiling changes", "", s.compiled),
+              say(PROSE, "caption_compiled"), _compiled(s), listing=s.compiled_cells),
+        Table("compiled_cells", "Every cell compiling changes", "", s.compiled_cells),
         Table("releases", "Cells that changed between releases", say(PROSE, "caption_releases"),
               _releases(s), listing=s.release_cells),
         Table("placement", "Ops whose value depends on where the element sits", say(PROSE, "caption_placement"),
               side_by_side(_grouped(s.placement, ["run", "framework", "op"], ["dtype", "mode", "input"]), s.runs)
-              if len(s.placement) else frame([]), listing=s.placement),
+              if len(s.placement) else frame([]), listing=_placed_cells(s)),
         Table("subnormals",
               "Subnormal arithmetic: which framework flushes, in the runs that probed it",
               say(PROSE, "caption_subnormals", unprobed=[r for r in s.runs if r not in probed]),
-              side_by_side(s.subnormals, s.runs)),
+              side_by_side(s.subnormals, s.runs), listing=s.subnormals),
         Table("custom", "Custom rules: declared and measured conventions, and the numeric check",
-              say(PROSE, "caption_custom"), side_by_side(s.custom, s.runs)),
+              say(PROSE, "caption_custom"), side_by_side(s.custom, s.runs), listing=s.custom),
         Table("atlas", "Every atlas cell: the main run in every dtype, the others in float32", "",
               s.cells[(s.cells["dtype"] == "float32") | (s.cells["run"] == run)]
               if len(s.cells) else frame([])),

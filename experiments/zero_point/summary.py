@@ -52,6 +52,11 @@ class Summary:
     # input where a pair differs or depends on placement; one row with no input where it agrees
     pairs: pd.DataFrame
     compiled: pd.DataFrame  # run, framework, op, dtype, mode, input, eager, compiled, shares
+    # the same cells, long: run, framework, op, dtype, mode, input, shares, execution (eager or
+    # compiled), then value, error, where per value
+    compiled_cells: pd.DataFrame
+    # run, torch op, JAX op, kink, input, framework, mode (value or reverse), value, error, where
+    kink_cells: pd.DataFrame
     # framework, op, device, dtype, execution, mode, input, by release ((release, stored cell))
     releases: pd.DataFrame
     release_cells: pd.DataFrame  # the same, long: release, then value, error, where per value
@@ -117,6 +122,27 @@ def _kinks(atlases, main: RunAtlas) -> list[dict]:
                              "same d/dx": agree(t.cell("reverse", label), j.cell("reverse", label)),
                              "changes in": "; ".join(changes) or None})
     return rows
+
+
+def _kink_cells(main: RunAtlas) -> list[dict]:
+    rows = []
+    for t, j in look_alike_pairs(main):
+        for k in t.kinks:
+            label = kink_labels(k)[1]
+            if label in j.inputs:
+                key = {"run": main.run.tag, "torch op": t.name, "JAX op": j.name, "kink": k,
+                       "input": label}
+                rows += [{**key, "framework": side.framework, "mode": mode, **r}
+                         for side in (t, j) for mode in ("value", "reverse")
+                         for r in cell_rows(side.cell(mode, label))]
+    return rows
+
+
+def _compiled_cells(a: RunAtlas) -> list[dict]:
+    return [{"run": a.run.tag, "framework": x.framework, "op": x.op, "dtype": x.dtype,
+             "mode": x.mode, "input": x.input, "shares": x.shares, "execution": execution, **r}
+            for x in a.changes for execution, c in (("eager", x.eager), ("compiled", x.compiled))
+            for r in cell_rows(c)]
 
 
 def _pair_rows(a: RunAtlas, compiled: bool) -> list[dict]:
@@ -268,6 +294,8 @@ def summarise(runs) -> Summary:
                    "m × 0.5": x["half_min_normal"], "flushes": flushes(x)} for a in atlases for x in a.arithmetic]
     return Summary(frame([r for a in atlases for r in _cells(a)]), frame(kinks),
                    frame([r for a in atlases for r in _pairs(a)]), frame(compiled),
+                   frame([r for a in atlases for r in _compiled_cells(a)]),
+                   frame(_kink_cells(main) if main else []),
                    frame(releases), frame(_release_cells(releases)), frame(placement),
                    frame(subnormals), frame([r for a in atlases for r in _custom(a)]),
                    frame(_porting(main) if main else []),
