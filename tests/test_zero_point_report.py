@@ -117,7 +117,8 @@ def test_the_listings_are_long_one_value_per_row():
     atlas = tables["atlas"].frame
     placed = atlas[(atlas["run"] == "C2") & (atlas["op"] == "t_zero") & (atlas["mode"] == "reverse")
                    & (atlas["input"] == "+0.0")]
-    assert sorted(zip(placed["value"], placed["where"])) == [(0.0, "fill 0-63"), (1.0, "fill 64-66")]
+    assert sorted(zip(placed["value"], placed["where"])) == [(0.0, "fill 0-63"),
+                                                             (1.0, "fill 64-66")]
     porting = tables["porting"].frame
     # t_same equals j_same on every input; t_nan equals none (its d/dx at NaN is 1, j_nan's 0)
     same = porting[(porting["op"] == "t_same") & (porting["inputs"] == "every input")]
@@ -154,3 +155,26 @@ def test_the_compiled_table_gives_the_values_compiling_changes():
     table = {t.id: t for t in rendered([run]).tables}["compiled"]
     assert list(table.frame["eager → compiled"]) == ["nan → 0"]
     assert list(table.frame["mode"]) == ["value"]
+
+
+def test_a_sign_of_zero_is_equal_in_the_atlas_and_a_change_between_releases():
+    # One equality (study.cells.equal): -0 equals +0 for a porting user, a pair and compiled
+    # code against eager; with zero_sign, between releases, a flipped zero is a change
+    torch_grad = {"-1": -0.0, "+0.0": 1.0, "1": 1.0}
+    signed = pair("sign", [0.0], torch_grad, {"-1": 0.0, "+0.0": 1.0, "1": 1.0})
+    compiled = atlas_record("t_sign", "torch", "j_sign", [0.0], {**torch_grad, "-1": 0.0},
+                            execution="compiled")
+    old = replace(Run("zero_point", PROV, signed + [compiled], "x.json"), tag="C1")
+    newer = [atlas_record("t_sign", "torch", "j_sign", [0.0], {**torch_grad, "-1": 0.0}),
+             signed[1], compiled]
+    new = replace(Run("zero_point", {**PROV, "torch": "2.1"}, newer, "y.json"), tag="C2")
+    tables = {t.id: t for t in rendered([old, new]).tables}
+    pairs = tables["pairs"].frame
+    assert set(pairs[pairs["run"] == "C1"]["verdict"]) == {"agree"}
+    porting = tables["porting"].frame
+    assert list(porting[(porting["op"] == "t_sign") & (porting["inputs"] == "every input")]
+                ["equivalent"]) == ["j_sign"]
+    assert not len(tables["compiled_cells"].frame)
+    releases = tables["releases"].frame
+    assert list(zip(releases["op"], releases["input"], releases["by release"])) == [
+        ("t_sign", "-1", "torch 2.0: -0; torch 2.1: 0")]

@@ -2,9 +2,7 @@
 compiling and releases change, placement, subnormal flushing and the custom rules."""
 import pandas as pd
 
-from experiments.zero_point.atlas import atlas_cell
 from experiments.zero_point.summary import Summary
-from study.cells import Placed
 from study.experiment import Finding, Rendered
 from study.report import Table, answer, frame, macros, names, say, side_by_side
 from study.report.figures import convention_map
@@ -24,10 +22,8 @@ def _grouped(rows: pd.DataFrame, by: list[str], listed: list[str]) -> pd.DataFra
 
 def _by_release(by_release) -> str:
     """'torch 2.13.0+cpu: 1; torch 2.14.1+cu130: 0', with as many figures as tell them apart."""
-    cells = [(release, atlas_cell(c)) for release, c in by_release]
-    digits = distinct_figures([c.numbers() for _, c in cells])
-    return "; ".join(f"{release}: {c.values_text() if isinstance(c, Placed) else c.text(digits)}"
-                     for release, c in cells)
+    digits = distinct_figures([v for _, v in by_release])
+    return "; ".join(f"{release}: {text(v, digits)}" for release, v in by_release)
 
 
 def _releases(s: Summary) -> pd.DataFrame:
@@ -78,7 +74,8 @@ def render(s: Summary) -> Rendered:
         Table("conventions", "Each look-alike pair's derivative at x = 0, torch beside JAX",
               say(PROSE, "caption_conventions", run=run), _kinks(s, True),
               listing=_kink_cells(s, True)),
-        Table("kinks", "Look-alike pairs at their other kinks", say(PROSE, "caption_kinks", run=run),
+        Table("kinks", "Look-alike pairs at their other kinks",
+              say(PROSE, "caption_kinks", run=run),
               _kinks(s, False), listing=_kink_cells(s, False)),
         Table("compiled",
               "What compiling changes: eager and compiled values, by what the cells share",
@@ -86,8 +83,10 @@ def render(s: Summary) -> Rendered:
         Table("compiled_cells", "Every cell compiling changes", "", s.compiled_cells),
         Table("releases", "Cells that changed between releases", say(PROSE, "caption_releases"),
               _releases(s), listing=s.release_cells),
-        Table("placement", "Ops whose value depends on where the element sits", say(PROSE, "caption_placement"),
-              side_by_side(_grouped(s.placement, ["run", "framework", "op"], ["dtype", "mode", "input"]), s.runs)
+        Table("placement", "Ops whose value depends on where the element sits",
+              say(PROSE, "caption_placement"),
+              side_by_side(_grouped(s.placement, ["run", "framework", "op"],
+                                    ["dtype", "mode", "input"]), s.runs)
               if len(s.placement) else frame([]), listing=_placed_cells(s)),
         Table("subnormals",
               "Subnormal arithmetic: which framework flushes, in the runs that probed it",
@@ -98,10 +97,12 @@ def render(s: Summary) -> Rendered:
         Table("atlas", "Every atlas cell: the main run in every dtype, the others in float32", "",
               s.cells[(s.cells["dtype"] == "float32") | (s.cells["run"] == run)]
               if len(s.cells) else frame([])),
-        Table("gradcheck", "Every custom rule's numeric check: analytic, finite difference, verdict", "",
+        Table("gradcheck",
+              "Every custom rule's numeric check: analytic, finite difference, verdict", "",
               s.gradcheck),
         Table("pairs", "Every look-alike pair's verdict, eager and compiled", "", s.pairs),
-        Table("porting", "Porting: each op's equivalents in the other framework, float32", "", s.porting)]
+        Table("porting", "Porting: each op's equivalents in the other framework, float32", "",
+              s.porting)]
     if s.facts:
         tables[1].notes.append(say(PROSE, "documented", f=s.facts))
     found, answers, figures = [], [], {}
