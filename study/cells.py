@@ -6,12 +6,16 @@
     Withdrawn  a cell an erratum withdrew, and why; never compared
 
 Result files keep their JSON shapes; the experiment that wrote a record turns its leaves into
-cells (study.reproduction.record_cells, or an experiment's own derived cells).
+cells once, when it reads them (as_cell, study.reproduction.record_cells, or an experiment's own
+derived cells). Two cells are compared by `equal` and by nothing else.
 """
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from study.report.format import TABLE_FIGURES as MARKDOWN_DIGITS, distinct_figures as distinct_digits, shorten, text as format_cell
+from study.report.format import TABLE_FIGURES as MARKDOWN_DIGITS
+from study.report.format import distinct_figures as distinct_digits
+from study.report.format import shorten
+from study.report.format import text as format_cell
 
 Scalar = float | int | bool | str | None
 
@@ -46,7 +50,25 @@ class Error:
 @dataclass(frozen=True)
 class Placed:
     values: tuple  # each a Value or an Error, in the order the placements first show them
-    where: str  # study.placement.describe_where: which value at which placement and position
+    where: str  # which value at which placement and position: '0 at fill 0-63; 1 at 0-d'
+    # per placement, its runs of (index into values, positions), as study.placement.collapse
+    # stores them: what `where` says, kept so that the cell can be read at fewer placements
+    positions: tuple = field(default=(), compare=False)
+
+    def places(self) -> list[list[str]]:
+        """Per value, where it occurs: [["fill 0-63", "2-D rows"], ["fill 64-66", "0-d"]]; a
+        placement whose every position gives the value is named alone."""
+        out: list[list[str]] = [[] for _ in self.values]
+        for placement, runs in self.positions:
+            for i in dict.fromkeys(j for j, _ in runs):
+                shown = [pos for j, pos in runs if j == i]
+                out[i].append(placement if len(runs) == 1 else f"{placement} {','.join(shown)}")
+        return out
+
+    def stored(self) -> dict:
+        """The cell as a record stores it (study.placement.collapse)."""
+        return {"values": [v.line if isinstance(v, Error) else v.value for v in self.values],
+                "where": {p: [list(r) for r in runs] for p, runs in self.positions}}
 
     def numbers(self) -> tuple:
         return ()
@@ -75,6 +97,25 @@ class Withdrawn:
 Cell = Value | Error | Placed | Withdrawn
 
 
+def as_cell(stored) -> Cell:
+    """A measured value as a record stores it, typed: a string is an error line, a {"values",
+    "where"} dict a placement-dependent cell (study.placement.collapse), anything else a Value."""
+    if isinstance(stored, str):
+        return Error(stored)
+    if not isinstance(stored, dict):
+        return Value(stored)
+    values = tuple(as_cell(v) for v in stored["values"])
+    positions = tuple((p, tuple((i, pos) for i, pos in runs))
+                      for p, runs in stored["where"].items())
+    placed = Placed(values, "", positions)
+    short = [v.line if isinstance(v, Error) else f"{v.value:g}" for v in values]
+    exact = len(set(short)) < len(short)  # equal at 6 digits: show every digit
+    where = "; ".join(f"{repr(v.value) if exact and isinstance(v, Value) else short[i]}"
+                      f" at {', '.join(places)}"
+                      for i, (v, places) in enumerate(zip(values, placed.places())))
+    return Placed(values, where, positions)
+
+
 def _same_number(a, b, tolerance: float, zero_sign: bool) -> bool:
     """Exact (NaN equals NaN, -0 equals +0 unless zero_sign), or within a relative tolerance."""
     if isinstance(a, bool) or isinstance(b, bool) or not (
@@ -92,9 +133,9 @@ def _same_number(a, b, tolerance: float, zero_sign: bool) -> bool:
 def equal(a: Cell, b: Cell, tolerance: float = 0.0, zero_sign: bool = False) -> bool:
     """Two cells say the same: values exactly (or within a relative tolerance), two intervals
     that overlap or lie within the tolerance of each other, the same error line, the same
-    values at the same places. -0 equals +0 unless `zero_sign` (a release that flips the sign
-    of a zero has changed what it returns; a rerun or a device pair is compared as a porting
-    user compares values)."""
+    values at the same places. NaN equals NaN. -0 equals +0 unless `zero_sign`: a porting user,
+    a rerun, a device pair and compiled code against eager compare values, and a sign of zero is
+    no convention; a release that flips the sign of a zero has changed what it returns."""
     if type(a) is not type(b):
         return False
     if isinstance(a, Value):

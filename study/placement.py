@@ -16,14 +16,15 @@ eagerly (study.compiled measures compiled code at the same placements).
 
     >>> m = measure(by_key("torch_hardtanh"), [float("nan")], "float32", Device("cpu"), ("fill",))
     >>> collapse(m["reverse"][0])   # e.g. {"values": [0.0, 1.0], "where": {...}}
-"""
-import math
 
+A record stores the collapsed cell; study.cells.as_cell types it when the record is read.
+"""
 import jax
 import jax.numpy as jnp
 import numpy as np
 import torch
 
+from study.cells import Cell, Placed, as_cell, equal
 from study.conventions import MODES, numpy_dtype, torch_dtype
 from study.devices import Device
 from study.errors import first_error_line
@@ -150,18 +151,16 @@ def measure(rule: Rule, values: list[float], dtype: str, device: Device,
 
 # --- summaries ----------------------------------------------------------------------------
 
-def same_value(a, b) -> bool:
-    """Equal as a porting user needs: NaN matches NaN, and -0.0 matches +0.0."""
-    if isinstance(a, str) or isinstance(b, str):
-        return a == b
-    return (math.isnan(a) and math.isnan(b)) or a == b
+def _same(a, b) -> bool:
+    """Two measured values (or error lines) alike, by the one cell equality (study.cells)."""
+    return equal(as_cell(a), as_cell(b))
 
 
 def _runs(values: list) -> list[tuple[object, str]]:
     """[(value, "0-63"), (other, "64-66")]: maximal runs of equal values by position."""
     out, start = [], 0
     for i in range(1, len(values) + 1):
-        if i == len(values) or not same_value(values[i], values[start]):
+        if i == len(values) or not _same(values[i], values[start]):
             out.append((values[start], f"{start}" if i - 1 == start else f"{start}-{i - 1}"))
             start = i
     return out
@@ -176,11 +175,11 @@ def collapse(by_placement: dict) -> object:
         flat += [vals] if isinstance(vals, str) else vals
     distinct: list = []
     for v in flat:
-        if not any(same_value(v, d) for d in distinct):
+        if not any(_same(v, d) for d in distinct):
             distinct.append(v)
     if len(distinct) == 1:
         return distinct[0]
-    index = lambda v: next(i for i, d in enumerate(distinct) if same_value(v, d))  # noqa: E731
+    index = lambda v: next(i for i, d in enumerate(distinct) if _same(v, d))  # noqa: E731
     where = {}
     for placement, vals in by_placement.items():
         if isinstance(vals, str):
@@ -190,13 +189,14 @@ def collapse(by_placement: dict) -> object:
     return {"values": distinct, "where": where}
 
 
-def restrict(cell, placements) -> object:
-    """The cell as measured at these placements only (a plain cell is the same everywhere);
-    the cell unchanged where it names none of them."""
-    if not isinstance(cell, dict) or not set(placements) & set(cell["where"]):
+def restrict(cell: Cell, placements) -> Cell:
+    """The cell as measured at these placements only (a cell that is the same everywhere is
+    the same at any); the cell unchanged where it names none of them."""
+    if not isinstance(cell, Placed) or not set(placements) & {p for p, _ in cell.positions}:
         return cell
-    return collapse({p: [cell["values"][i] for i, pos in runs for _ in _positions(pos)]
-                      for p, runs in cell["where"].items() if p in placements})
+    stored = cell.stored()
+    return as_cell(collapse({p: [stored["values"][i] for i, pos in runs for _ in _positions(pos)]
+                             for p, runs in stored["where"].items() if p in placements}))
 
 
 def _positions(pos: str) -> range:
@@ -205,30 +205,3 @@ def _positions(pos: str) -> range:
         return range(1)
     first, _, last = pos.partition("-")
     return range(int(first), int(last or first) + 1)
-
-
-def depends_on_placement(cell) -> bool:
-    return isinstance(cell, dict)
-
-
-def cell_values(cell) -> list:
-    """Every value a collapsed cell takes."""
-    return list(cell["values"]) if isinstance(cell, dict) else [cell]
-
-
-def describe_where(cell) -> str:
-    """'0 at fill 0-63, 2-D rows 0-66; 1 at fill 64-66, 0-d' for a placement-dependent cell."""
-    if not isinstance(cell, dict):
-        return ""
-    parts = []
-    short = [v if isinstance(v, str) else f"{v:g}" for v in cell["values"]]
-    exact = len(set(short)) < len(short)  # equal at 6 digits: show every digit
-    for i, value in enumerate(cell["values"]):
-        places = []
-        for placement, runs in cell["where"].items():
-            positions = [pos for j, pos in runs if j == i]
-            if positions:
-                places.append(placement if len(runs) == 1 else f"{placement} {','.join(positions)}")
-        text = value if isinstance(value, str) else repr(value) if exact else short[i]
-        parts.append(f"{text} at {', '.join(places)}")
-    return "; ".join(parts)

@@ -1,14 +1,15 @@
-"""The atlas read from its records: every op's cells typed, one RunAtlas per run, the cells
-that change between releases, and what a rerun is compared on (comparable_cells).
+"""The atlas read from its records: every op's cells typed once, as they are read
+(study.cells: a Value, an Error or a Placed), one RunAtlas per run, the cells that change
+between releases, and what a rerun is compared on (comparable_cells). Every comparison of two
+cells is study.cells.equal.
 """
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from study.cells import Cell, Error, Placed, Value, equal
+from study.cells import Cell, Error, Placed, Value, as_cell, equal
 from study.device_comparison import machine
 from study.conventions import numpy_dtype
-from study.placement import depends_on_placement, describe_where, same_value
 from study.results import Run
 
 
@@ -23,7 +24,7 @@ class OpAtlas:
     kinks: list[float]
     dtype: str
     inputs: list[str]
-    modes: dict[str, object]  # mode -> [cell per input], or one error line for every input
+    modes: dict[str, list[Cell] | Error]  # mode -> a cell per input, or one Error for all
     look_alike: str | None  # the other framework's op a porting user would take as this one
     withdrawn: tuple[str, ...] = ()  # modes an erratum withdrew: not results, never compared
     placements: tuple[str, ...] = ()  # where each input was measured (study.placement)
@@ -31,10 +32,9 @@ class OpAtlas:
     # (kink, derivative) its docstring declares; None: the run did not read docstrings
     documented: tuple[tuple[float, float], ...] | None = None
 
-    def cell(self, mode: str, label: str):
-        """A value, an error line, or a placement-dependent {"values", "where"}."""
+    def cell(self, mode: str, label: str) -> Cell:
         cells = self.modes[mode]
-        return cells if isinstance(cells, str) else cells[self.inputs.index(label)]
+        return cells if isinstance(cells, Error) else cells[self.inputs.index(label)]
 
 
 def flushes(arithmetic: dict) -> bool:
@@ -56,10 +56,15 @@ class RunAtlas:
         """The eager ops."""
         return [op for op in self.ops if dtype is None or op.dtype == dtype]
 
+def _typed(stored) -> list[Cell] | Error:
+    """A mode's stored cells typed; a mode-wide error is stored once, as one line."""
+    return Error(stored) if isinstance(stored, str) else [as_cell(c) for c in stored]
+
+
 def _op(rec: dict) -> OpAtlas:
     return OpAtlas(rec["rule"], rec["name"], rec["framework"], rec["kind"], rec["convention"],
                    rec["kinks"], rec["dtype"], rec["inputs"],
-                   {m: rec[m] for m in rec["modes"]}, rec["look_alike"],
+                   {m: _typed(rec[m]) for m in rec["modes"]}, rec["look_alike"],
                    tuple(rec.get("withdrawn_fields", ())), tuple(rec.get("placements", ())),
                    rec.get("compiler") if rec.get("execution") == "compiled" else None,
                    tuple(tuple(kv) for kv in rec["documented"]) if "documented" in rec else None)
@@ -78,31 +83,29 @@ def read(runs) -> tuple[list[RunAtlas], list[dict]]:
     return atlases, release_changes(atlases)
 
 
-def atlas_cell(c) -> Cell:
-    """A stored atlas cell, typed: in the atlas a string is always a mode's error line, and a
-    {"values", "where"} dict a placement-dependent cell (study.placement.collapse)."""
-    if depends_on_placement(c):
-        return Placed(tuple(atlas_cell(v) for v in c["values"]), describe_where(c))
-    return Error(c) if isinstance(c, str) else Value(c)
+def frame_value(c: Cell):
+    """A cell as a frame holds it until the formatter: its number, its error line, or the
+    Placed cell itself (the formatter prints its values)."""
+    return c.value if isinstance(c, Value) else c.line if isinstance(c, Error) else c
 
 
-def cell(c):
-    """A stored cell as a frame holds it: a float, an error line, or a Placed."""
-    typed = atlas_cell(c)
-    return typed if isinstance(typed, Placed) else typed.line if isinstance(typed, Error) else c
+def cell_rows(c: Cell) -> list[dict]:
+    """A cell as tidy rows: one {value, error, where} per value it takes, `where` the places a
+    placement-dependent value occurs at (None for a cell that is the same everywhere)."""
+    def row(v: Cell, where):
+        return {"value": v.value if isinstance(v, Value) else None,
+                "error": v.line if isinstance(v, Error) else None, "where": where}
+    if not isinstance(c, Placed):
+        return [row(c, None)]
+    return [row(v, ", ".join(places)) for v, places in zip(c.values, c.places())]
 
 
-def shown(c) -> str:
-    """A cell as the atlas shows it: the value, or its values marked as placement-dependent."""
-    typed = atlas_cell(c)
-    return typed.values_text() if isinstance(typed, Placed) else typed.text()
-
-
-def agree(a, b) -> bool | None:
-    """True/False for two plain cells; None when either depends on placement."""
-    if depends_on_placement(a) or depends_on_placement(b):
+def equal_unless_placed(a: Cell, b: Cell) -> bool | None:
+    """study.cells.equal, or None where either cell depends on placement: one value against
+    several is neither."""
+    if isinstance(a, Placed) or isinstance(b, Placed):
         return None
-    return same_value(a, b)
+    return equal(a, b)
 
 
 def kink_labels(k: float) -> list[str]:
@@ -130,7 +133,8 @@ def subnormal_label(label: str) -> bool:
     return label.endswith("min_subnormal")
 
 
-SPECIAL = ("nan", "+inf", "-inf")  # inputs that are not kinks: a disagreement there is NaN/inf handling
+# inputs that are not kinks: a disagreement there is NaN/inf handling
+SPECIAL = ("nan", "+inf", "-inf")
 
 
 def forward_disagrees(op) -> list[str]:
@@ -138,17 +142,15 @@ def forward_disagrees(op) -> list[str]:
     and reverse mode give different derivatives: an elementwise op's two modes must agree
     there, so forward mode is silently wrong."""
     near = {lab for k in op.kinks for lab in kink_labels(k)} | {"-0.0", "+0.0", *SPECIAL}
-    if any(isinstance(op.modes.get(m, ""), str) for m in ("forward", "reverse")):
-        return []
+    if any(not isinstance(op.modes.get(m), list) for m in ("forward", "reverse")):
+        return []  # a mode not measured, or raising for every input
     return [lab for lab in op.inputs if lab not in near and not lab.endswith("min_subnormal")
-            and agree(op.cell("forward", lab), op.cell("reverse", lab)) is False]
+            and equal_unless_placed(op.cell("forward", lab), op.cell("reverse", lab)) is False]
 
 
-def _changed(cells: list) -> bool:
-    """Whether releases differ in a cell, by the one cell comparison (study.cells.equal),
-    a zero's sign included."""
-    first = atlas_cell(cells[0])
-    return not all(equal(atlas_cell(c), first, zero_sign=True) for c in cells[1:])
+def _changed(cells: list[Cell]) -> bool:
+    """Whether releases differ in a cell, a zero's sign included."""
+    return not all(equal(c, cells[0], zero_sign=True) for c in cells[1:])
 
 
 def _changes_between(by_version: dict[str, dict], framework: str, device: str) -> list:
@@ -157,13 +159,14 @@ def _changes_between(by_version: dict[str, dict], framework: str, device: str) -
     for key in sorted(set.intersection(*(set(v) for v in by_version.values()))):
         ops = [by_version[v][key] for v in names]
         for mode in (m for m in ops[0].modes if not any(m in op.withdrawn for op in ops)):
-            shown = f"{mode}, compiled" if key[2] else mode
             for label in (lab for lab in ops[0].inputs if lab in ops[-1].inputs):
                 cells = [op.cell(mode, label) for op in ops]
                 if _changed(cells):
-                    out.append({"framework": framework, "op": ops[0].name, "device": device, "dtype": key[1],
-                                "mode": shown, "input": label,
-                                "by release": [(f"{framework} {v}", cell(c)) for v, c in zip(names, cells)]})
+                    out.append({"framework": framework, "op": ops[0].name, "device": device,
+                                "dtype": key[1], "execution": "compiled" if key[2] else "eager",
+                                "mode": mode, "input": label,
+                                "by release": [(f"{framework} {v}", c)
+                                               for v, c in zip(names, cells)]})
     return out
 
 
@@ -198,14 +201,20 @@ def input_kind(label: str) -> str:
     return "at a kink or ±0"
 
 
-def same_after_rounding(a, b, dtype: str) -> bool:
+def same_after_rounding(a: Cell, b: Cell, dtype: str) -> bool:
     """Equal once both are rounded to the coarser of dtype and float32: a constant like 0.01
-    is stored differently in each dtype, which is not a convention."""
-    if depends_on_placement(a) or depends_on_placement(b) or isinstance(a, str) \
-            or isinstance(b, str):
-        return shown(a) == shown(b)  # the same set of values: where they occur is placement
+    is stored differently in each dtype, which is not a convention. Placement-dependent cells
+    are compared by the values they take: where each sits follows the dtype's vector width."""
     coarse = numpy_dtype(dtype if dtype in ("float16", "bfloat16") else "float32")
-    return same_value(float(np.asarray(a).astype(coarse)), float(np.asarray(b).astype(coarse)))
+
+    def values(c: Cell) -> tuple:
+        return tuple(Value(float(np.asarray(v.value).astype(coarse)))
+                     if isinstance(v, Value) and isinstance(v.value, float) else v
+                     for v in (c.values if isinstance(c, Placed) else (c,)))
+    mine, theirs = values(a), values(b)
+    return (isinstance(a, Placed) == isinstance(b, Placed)
+            and all(any(equal(x, y) for y in theirs) for x in mine)
+            and all(any(equal(x, y) for y in mine) for x in theirs))
 
 
 def comparable_cells(run: Run) -> dict:
@@ -222,14 +231,14 @@ def comparable_cells(run: Run) -> dict:
             for mode in (m for m in op.modes if m not in rec.get("withdrawn_fields", {})):
                 for label in op.inputs:
                     out[(("op", op.name), ("dtype", op.dtype), ("mode", mode),
-                         ("input", label)) + compiled] = atlas_cell(op.cell(mode, label))
+                         ("input", label)) + compiled] = op.cell(mode, label)
         elif rec.get("part") == "gradcheck" and "withdrawn" not in rec:
             for what in ("analytic", "finite_difference", "passed"):
-                v = rec[what]
                 out[(("rule", rec["name"]), ("x", rec["point"]), ("path", what))] = \
-                    Error(v) if isinstance(v, str) else Value(v)
+                    as_cell(rec[what])
         elif rec.get("part") == "arithmetic" and "withdrawn" not in rec:
             for what in ("subnormal_is_positive", "subnormal_times_one", "half_min_normal"):
                 out[(("probe", "subnormal arithmetic"), ("framework", rec["framework"]),
-                     ("exec", rec["exec"]), ("dtype", rec["dtype"]), ("path", what))] = Value(rec[what])
+                     ("exec", rec["exec"]), ("dtype", rec["dtype"]), ("path", what))] = \
+                    Value(rec[what])
     return out

@@ -3,8 +3,10 @@ the look-alike pairs eagerly and compiled.
 """
 from dataclasses import dataclass
 
-from experiments.zero_point.atlas import OpAtlas, RunAtlas, agree, input_kind, shown, subnormal_label
-from study.placement import cell_values, depends_on_placement, describe_where, restrict, same_value
+from experiments.zero_point.atlas import (OpAtlas, RunAtlas, equal_unless_placed, input_kind,
+                                          subnormal_label)
+from study.cells import Cell, Error, Placed, Value, equal
+from study.placement import restrict
 
 @dataclass(frozen=True)
 class CompiledChange:
@@ -16,8 +18,8 @@ class CompiledChange:
     dtype: str
     mode: str
     input: str  # a probe label, or "every input" where one side raises for all
-    eager: object
-    compiled: object
+    eager: Cell
+    compiled: Cell
     shares: str  # what the differing cells have in common
 
 
@@ -29,20 +31,10 @@ def changed_by_compiling(a: RunAtlas, rule: str, dtype: str, mode: str, label: s
                for x in a.changes)
 
 
-def _value_set(cell) -> set:
-    return {"nan" if isinstance(v, float) and v != v else v + 0.0 if isinstance(v, float) else v
-            for v in cell_values(cell)}
-
-
-def _differs(eager, compiled) -> bool:
-    return (_value_set(eager) != _value_set(compiled)
-            or describe_where(eager) != describe_where(compiled))
-
-
-def _shares(label: str, eager, compiled) -> str:
-    where = ("; eager depends on position" if depends_on_placement(eager)
-             and not depends_on_placement(compiled) else "; compiled depends on position"
-             if depends_on_placement(compiled) and not depends_on_placement(eager) else "")
+def _shares(label: str, eager: Cell, compiled: Cell) -> str:
+    placed = isinstance(eager, Placed), isinstance(compiled, Placed)
+    where = ("; eager depends on position" if placed == (True, False)
+             else "; compiled depends on position" if placed == (False, True) else "")
     return input_kind(label) + where
 
 
@@ -57,27 +49,25 @@ def compiled_changes(a: RunAtlas) -> list[CompiledChange]:
             continue
         for mode in (m for m in c.modes if m in e.modes and m not in c.withdrawn + e.withdrawn):
             ec, cc = e.modes[mode], c.modes[mode]
-            if isinstance(ec, str) or isinstance(cc, str):
+            if isinstance(ec, Error) or isinstance(cc, Error):
                 if ec != cc:
-                    shares = ("eager raises, compiled returns values" if not isinstance(cc, str)
-                              else "compiled raises" if not isinstance(ec, str)
-                              else "both raise, differently")
-                    at_zero = lambda cells, op: (cells if isinstance(cells, str)  # noqa: E731
-                                                 else op.cell(mode, "+0.0"))
+                    shares = ("eager raises, compiled returns values" if isinstance(ec, Error)
+                              and not isinstance(cc, Error) else "compiled raises"
+                              if not isinstance(ec, Error) else "both raise, differently")
                     out.append(CompiledChange(c.framework, c.rule, c.name, c.kind, c.dtype, mode,
-                                              EVERY_INPUT, at_zero(ec, e), at_zero(cc, c),
-                                              shares))
+                                              EVERY_INPUT, e.cell(mode, "+0.0"),
+                                              c.cell(mode, "+0.0"), shares))
                 continue
             for label in (lab for lab in c.inputs if lab in e.inputs):
                 before = restrict(e.cell(mode, label), c.placements)
                 after = c.cell(mode, label)
-                if _differs(before, after):
+                if not equal(before, after):
                     out.append(CompiledChange(c.framework, c.rule, c.name, c.kind, c.dtype, mode,
                                               label, before, after, _shares(label, before, after)))
     return out
 
 
-def compiled_forward_wrong(a: RunAtlas) -> list[tuple[OpAtlas, object, object]]:
+def compiled_forward_wrong(a: RunAtlas) -> list[tuple[OpAtlas, Cell, Cell]]:
     """Custom rules whose compiled forward mode at +0 is a number other than the rule's
     declared convention and other than eager's (which may raise): (compiled op, eager forward
     at +0, compiled forward at +0)."""
@@ -87,8 +77,8 @@ def compiled_forward_wrong(a: RunAtlas) -> list[tuple[OpAtlas, object, object]]:
               and "forward" in c.modes and (c.rule, c.dtype) in eager):
         got = c.cell("forward", "+0.0")
         before = eager[(c.rule, c.dtype)].cell("forward", "+0.0")
-        if isinstance(got, float) and not same_value(got, c.convention) \
-                and not (isinstance(before, float) and same_value(before, got)):
+        if isinstance(got, Value) and not equal(got, Value(c.convention)) \
+                and not equal(before, got):
             out.append((c, before, got))
     return out
 
@@ -99,7 +89,6 @@ class PairVerdict:
     jax_op: str
     disagree: list[str]  # inputs where the plain values differ
     depends: list[str]  # inputs where either side depends on placement
-    first: tuple[str, str, str] | None  # (input, torch cell, JAX cell) of the first difference
 
     @property
     def status(self) -> str:
@@ -122,10 +111,8 @@ def natural_pairs(a: RunAtlas, compiled: bool = False) -> list[PairVerdict]:
     out = []
     for t, j in look_alike_pairs(a, compiled):
         labels = [lab for lab in t.inputs if not subnormal_label(lab)]
-        verdicts = [(lab, agree(t.cell("reverse", lab), j.cell("reverse", lab))) for lab in labels]
-        diffs = [lab for lab, ok in verdicts if ok is False]
-        first = ((diffs[0], shown(t.cell("reverse", diffs[0])), shown(j.cell("reverse", diffs[0])))
-                 if diffs else None)
-        out.append(PairVerdict(t.name, j.name, diffs, [lab for lab, ok in verdicts if ok is None],
-                               first))
+        verdicts = [(lab, equal_unless_placed(t.cell("reverse", lab), j.cell("reverse", lab)))
+                    for lab in labels]
+        out.append(PairVerdict(t.name, j.name, [lab for lab, ok in verdicts if ok is False],
+                               [lab for lab, ok in verdicts if ok is None]))
     return out

@@ -6,6 +6,7 @@ from experiments.zero_point.summary import Summary
 from study.experiment import Finding, Rendered
 from study.report import Table, answer, frame, macros, names, say, side_by_side
 from study.report.figures import convention_map
+from study.report.format import distinct_figures, shorten, text
 
 PROSE = macros("experiments/zero_point/prose.j2")
 
@@ -19,6 +20,48 @@ def _grouped(rows: pd.DataFrame, by: list[str], listed: list[str]) -> pd.DataFra
     return frame(out)
 
 
+def _by_release(by_release) -> str:
+    """'torch 2.13.0+cpu: 1; torch 2.14.1+cu130: 0', with as many figures as tell them apart."""
+    digits = distinct_figures([v for _, v in by_release])
+    return "; ".join(f"{release}: {text(v, digits)}" for release, v in by_release)
+
+
+def _releases(s: Summary) -> pd.DataFrame:
+    if not len(s.releases):
+        return frame([])
+    shown = s.releases.assign(**{
+        "by release": [_by_release(b) for b in s.releases["by release"]],
+        "mode": [m if e == "eager" else f"{m}, {e}"
+                 for m, e in zip(s.releases["mode"], s.releases["execution"])]})
+    return _grouped(shown, ["framework", "op", "by release"], ["dtype", "mode", "input"])
+
+
+def _compiled(s: Summary) -> pd.DataFrame:
+    if not len(s.compiled):
+        return frame([])
+    def shown(c, digits):
+        return shorten(c, 30) if isinstance(c, str) else text(c, digits)
+    changes = [f"{shown(e, d)} → {shown(c, d)}"
+               for e, c in zip(s.compiled["eager"], s.compiled["compiled"])
+               for d in [distinct_figures([e, c])]]
+    return side_by_side(_grouped(s.compiled.assign(**{"eager → compiled": changes}),
+                                 ["run", "framework", "shares"],
+                                 ["op", "dtype", "mode", "eager → compiled"]), s.runs)
+
+
+def _placed_cells(s: Summary) -> pd.DataFrame:
+    """The eager atlas cells that depend on placement, one row per value."""
+    if not len(s.cells):
+        return frame([])
+    placed = s.cells["where"].map(lambda w: w is not None) & (s.cells["execution"] == "eager")
+    return s.cells[placed]
+
+
+def _kink_cells(s: Summary, at_zero: bool) -> pd.DataFrame | None:
+    k = s.kink_cells
+    return k[(k["kink"] == 0) == at_zero] if len(k) else None
+
+
 def _kinks(s: Summary, at_zero: bool) -> pd.DataFrame:
     k = s.kinks[(s.kinks["kink"] == 0) == at_zero].drop(columns=["run"])
     return k.drop(columns=["kink", "torch value", "JAX value"]) if at_zero else k
@@ -26,37 +69,46 @@ def _kinks(s: Summary, at_zero: bool) -> pd.DataFrame:
 
 def render(s: Summary) -> Rendered:
     run = s.facts.run if s.facts else None
+    probed = [r for r in s.runs if len(s.subnormals) and r in set(s.subnormals["run"])]
     tables = [
         Table("conventions", "Each look-alike pair's derivative at x = 0, torch beside JAX",
-              say(PROSE, "caption_conventions", run=run), _kinks(s, True), listing=s.kinks),
-        Table("kinks", "Look-alike pairs at their other kinks", say(PROSE, "caption_kinks", run=run),
-              _kinks(s, False)),
-        Table("compiled", "What compiling changes, by what the cells share", say(PROSE, "caption_compiled"),
-              side_by_side(_grouped(s.compiled, ["run", "framework", "shares"], ["op", "dtype", "mode"]),
-                           s.runs) if len(s.compiled) else frame([])),
-        Table("compiled_cells", "Every cell compiling changes", "", s.compiled),
+              say(PROSE, "caption_conventions", run=run), _kinks(s, True),
+              listing=_kink_cells(s, True)),
+        Table("kinks", "Look-alike pairs at their other kinks",
+              say(PROSE, "caption_kinks", run=run),
+              _kinks(s, False), listing=_kink_cells(s, False)),
+        Table("compiled",
+              "What compiling changes: eager and compiled values, by what the cells share",
+              say(PROSE, "caption_compiled"), _compiled(s), listing=s.compiled_cells),
+        Table("compiled_cells", "Every cell compiling changes", "", s.compiled_cells),
         Table("releases", "Cells that changed between releases", say(PROSE, "caption_releases"),
-              _grouped(s.releases.assign(**{"by release": [
-                  "; ".join(f"{r}: {v}" for r, v in b) for b in s.releases["by release"]]}),
-                  ["framework", "op", "by release"], ["dtype", "mode", "input"]) if len(s.releases) else frame([])),
-        Table("placement", "Ops whose value depends on where the element sits", say(PROSE, "caption_placement"),
-              side_by_side(_grouped(s.placement, ["run", "framework", "op"], ["dtype", "mode", "input"]), s.runs)
-              if len(s.placement) else frame([]), listing=s.placement),
-        Table("subnormals", "Subnormal arithmetic: which framework flushes, per device",
-              say(PROSE, "caption_subnormals"), side_by_side(s.subnormals, s.runs)),
+              _releases(s), listing=s.release_cells),
+        Table("placement", "Ops whose value depends on where the element sits",
+              say(PROSE, "caption_placement"),
+              side_by_side(_grouped(s.placement, ["run", "framework", "op"],
+                                    ["dtype", "mode", "input"]), s.runs)
+              if len(s.placement) else frame([]), listing=_placed_cells(s)),
+        Table("subnormals",
+              "Subnormal arithmetic: which framework flushes, in the runs that probed it",
+              say(PROSE, "caption_subnormals", unprobed=[r for r in s.runs if r not in probed]),
+              side_by_side(s.subnormals, s.runs), listing=s.subnormals),
         Table("custom", "Custom rules: declared and measured conventions, and the numeric check",
-              say(PROSE, "caption_custom"), side_by_side(s.custom, s.runs)),
+              say(PROSE, "caption_custom"), side_by_side(s.custom, s.runs), listing=s.custom),
         Table("atlas", "Every atlas cell: the main run in every dtype, the others in float32", "",
-              s.cells[(s.cells["dtype"] == "float32") | (s.cells["run"] == run)]),
-        Table("gradcheck", "Every custom rule's numeric check: analytic, finite difference, verdict", "",
+              s.cells[(s.cells["dtype"] == "float32") | (s.cells["run"] == run)]
+              if len(s.cells) else frame([])),
+        Table("gradcheck",
+              "Every custom rule's numeric check: analytic, finite difference, verdict", "",
               s.gradcheck),
         Table("pairs", "Every look-alike pair's verdict, eager and compiled", "", s.pairs),
-        Table("porting", "Porting: each op's equivalents in the other framework, float32", "", s.porting)]
+        Table("porting", "Porting: each op's equivalents in the other framework, float32", "",
+              s.porting)]
     if s.facts:
         tables[1].notes.append(say(PROSE, "documented", f=s.facts))
     found, answers, figures = [], [], {}
     if s.facts:
-        answers.append(answer(PROSE, "zero_point", ("conventions", "releases", "compiled"), f=s.facts))
+        answers.append(answer(PROSE, "zero_point", ("conventions", "kinks", "pairs", "releases",
+                                                        "compiled"), f=s.facts))
         if s.facts.finite_differences:
             found.append(Finding(say(PROSE, "finding_check", f=s.facts), "custom"))
         if s.facts.forward_wrong:

@@ -2,18 +2,23 @@
 compiling and releases change, placement-dependent cells, subnormal flushing and the custom
 rules; and the facts the answer states. Pure functions of loaded runs.
 
-A cell is a number, an error line, or a study.cells.Placed where its value depends on where
-the element sits; every frame has a `run` column of legend labels.
+The atlas's cells are typed when read (study.cells); a frame holds a cell's number, its error
+line, or the Placed cell where its value depends on where the element sits, until the
+formatter prints it. Every frame has a `run` column of legend labels.
 """
 from dataclasses import dataclass
 
 import pandas as pd
 
-from experiments.zero_point.atlas import (SPECIAL, RunAtlas, agree, cell, flushes, forward_disagrees,
-                                          kink_labels, read, same_after_rounding, subnormal_label)
-from experiments.zero_point.compiled import (changed_by_compiling, compiled_changes, compiled_forward_wrong,
-                                             look_alike_pairs, natural_pairs)
-from study.placement import depends_on_placement, describe_where
+from experiments.zero_point.atlas import (SPECIAL, OpAtlas, RunAtlas, cell_rows,
+                                          equal_unless_placed, flushes, forward_disagrees,
+                                          frame_value, input_kind, kink_labels, read,
+                                          same_after_rounding, subnormal_label)
+from experiments.zero_point.compiled import (changed_by_compiling, compiled_changes,
+                                             compiled_forward_wrong, look_alike_pairs,
+                                             natural_pairs)
+from study.cells import Placed, Value
+from study.report import frame
 
 
 @dataclass(frozen=True)
@@ -21,8 +26,12 @@ class Facts:
     """What the answer and findings state, from the main run (the first CPU run in the legend)."""
     run: str
     at_zero: tuple[tuple[float, tuple[str, ...]], ...]  # (d/dx at +0, ops of the conventions table)
-    disagree: tuple[str, ...]  # look-alike pairs that disagree at a kink or ±0
-    special_only: tuple[str, ...]  # pairs that disagree only at NaN or ±inf
+    pairs: int  # look-alike pairs compared
+    # the pairs whose d/dx differs, in four groups, each the rows of the table it names:
+    differ_at_zero: tuple[str, ...]  # at x = +0: the conventions table's rows
+    differ_at_kink: tuple[tuple[str, tuple[float, ...]], ...]  # (pair, kinks): the kinks table
+    differ_beside_kink: tuple[tuple[str, tuple[str, ...]], ...]  # (pair, inputs) 1 ulp away only
+    differ_special_only: tuple[str, ...]  # only at NaN or ±inf
     compiled_ops: tuple[tuple[str, tuple[str, ...]], ...]  # framework -> ops compiling changes
     compiled_forward: tuple[str, ...]  # custom rules whose compiled forward ignores the rule
     forward_wrong: tuple[str, ...]  # custom rules whose forward mode disagrees with reverse
@@ -30,21 +39,36 @@ class Facts:
     releases: tuple[tuple[str, tuple[tuple[str, object], ...]], ...]  # op -> (release, d/dx at +0)
     finite_differences: tuple[float, ...]  # central differences at the kink, custom rules
     passing: tuple[float, ...]  # conventions a numeric check passes at the kink
-    documented: tuple[tuple[str, float, float, tuple, bool], ...]  # (op, kink, declared, measured, agrees)
+    # (op, kink, declared, measured, agrees)
+    documented: tuple[tuple[str, float, float, tuple, bool], ...]
     undocumented: int  # ops whose docstrings declare no derivative at a kink
 
 
 @dataclass
 class Summary:
-    cells: pd.DataFrame  # run, framework, op, dtype, execution, mode, input, value, error, values, where
-    kinks: pd.DataFrame  # run, torch op, JAX op, kink, torch value, torch d/dx, JAX value, JAX d/dx, same, changes in
-    pairs: pd.DataFrame  # run, torch op, JAX op, verdict, disagree at, first, verdict compiled
+    # run, framework, op, dtype, execution, mode, input, value, error, where: one row per value
+    # a cell takes (where: the places a placement-dependent value occurs at)
+    cells: pd.DataFrame
+    # run, torch op, JAX op, kink, torch value, torch d/dx, JAX value, JAX d/dx, same, changes in
+    kinks: pd.DataFrame
+    # run, execution, torch op, JAX op, verdict, input, why, torch d/dx, JAX d/dx: one row per
+    # input where a pair differs or depends on placement; one row with no input where it agrees
+    pairs: pd.DataFrame
     compiled: pd.DataFrame  # run, framework, op, dtype, mode, input, eager, compiled, shares
-    releases: pd.DataFrame  # framework, op, device, dtype, mode, input, by release
+    # the same cells, long: run, framework, op, dtype, mode, input, shares, execution (eager or
+    # compiled), then value, error, where per value
+    compiled_cells: pd.DataFrame
+    # run, torch op, JAX op, kink, input, framework, mode (value or reverse), value, error, where
+    kink_cells: pd.DataFrame
+    # framework, op, device, dtype, execution, mode, input, by release ((release, cell))
+    releases: pd.DataFrame
+    release_cells: pd.DataFrame  # the same, long: release, then value, error, where per value
     placement: pd.DataFrame  # run, framework, op, dtype, mode, input, where
     subnormals: pd.DataFrame  # run, framework, execution, dtype, s > 0, s × 1, m × 0.5, flushes
     custom: pd.DataFrame  # run, framework, rule, declared c, reverse at ±0, forward at +0, ...
-    porting: pd.DataFrame  # run, from, op, every input, subnormals aside: the other framework's equivalents
+    # run, from, op, inputs, equivalent: the other framework's ops equal to it on every input,
+    # or with subnormals aside; one row per equivalent (none: one row, equivalent empty)
+    porting: pd.DataFrame
     gradcheck: pd.DataFrame  # run, framework, rule, c, x, analytic, finite difference, passed
     facts: Facts | None
     runs: list[str]
@@ -55,143 +79,220 @@ def _main(atlases: list[RunAtlas]) -> RunAtlas | None:
     return min((a for a in atlases if a.atlas("float32")), key=order, default=None)
 
 
+# --- every run's frames -----------------------------------------------------------------------
+
 def _cells(a: RunAtlas) -> list[dict]:
     rows = []
     for op in a.ops + a.compiled:
-        for mode, cells in op.modes.items():
-            if mode in op.withdrawn:
-                continue
-            for i, label in enumerate(op.inputs):
-                c = cells if isinstance(cells, str) else cells[i]
-                placed = depends_on_placement(c)
-                rows.append({"run": a.run.tag, "framework": op.framework, "op": op.name,
-                             "dtype": op.dtype, "execution": op.compiler or "eager", "mode": mode,
-                             "input": label, "value": None if placed or isinstance(c, str) else c,
-                             "error": c if isinstance(c, str) else None,
-                             "values": [v for v in c["values"]] if placed else None,
-                             "where": describe_where(c) if placed else None})
+        for mode in (m for m in op.modes if m not in op.withdrawn):
+            for label in op.inputs:
+                key = {"run": a.run.tag, "framework": op.framework, "op": op.name,
+                       "dtype": op.dtype, "execution": op.compiler or "eager", "mode": mode,
+                       "input": label}
+                rows += [{**key, **r} for r in cell_rows(op.cell(mode, label))]
     return rows
 
 
-def _changes_in(atlases, main: RunAtlas, side, mode: str, label: str) -> str | None:
+def _placement(a: RunAtlas) -> list[dict]:
+    return [{"run": a.run.tag, "framework": op.framework, "op": op.name, "dtype": op.dtype,
+             "mode": mode, "input": label, "where": c.where}
+            for op in a.atlas() for mode, cells in op.modes.items() if isinstance(cells, list)
+            for label, c in zip(op.inputs, cells) if isinstance(c, Placed)]
+
+
+def _compiled(a: RunAtlas) -> list[dict]:
+    return [{"run": a.run.tag, "framework": x.framework, "op": x.op, "dtype": x.dtype,
+             "mode": x.mode, "input": x.input, "eager": frame_value(x.eager),
+             "compiled": frame_value(x.compiled), "shares": x.shares} for x in a.changes]
+
+
+def _compiled_cells(a: RunAtlas) -> list[dict]:
+    return [{"run": a.run.tag, "framework": x.framework, "op": x.op, "dtype": x.dtype,
+             "mode": x.mode, "input": x.input, "shares": x.shares, "execution": execution, **r}
+            for x in a.changes for execution, c in (("eager", x.eager), ("compiled", x.compiled))
+            for r in cell_rows(c)]
+
+
+def _pairs(a: RunAtlas) -> list[dict]:
+    rows = []
+    for compiled in (False, True):
+        ops = {(t.name, j.name): (t, j) for t, j in look_alike_pairs(a, compiled)}
+        for p in natural_pairs(a, compiled):
+            t, j = ops[(p.torch_op, p.jax_op)]
+            key = {"run": a.run.tag, "execution": "compiled" if compiled else "eager",
+                   "torch op": p.torch_op, "JAX op": p.jax_op, "verdict": p.status}
+            rows += [{**key, "input": label, "why": why,
+                      "torch d/dx": frame_value(t.cell("reverse", label)),
+                      "JAX d/dx": frame_value(j.cell("reverse", label))}
+                     for why, labels in (("differs", p.disagree),
+                                         ("depends on placement", p.depends))
+                     for label in labels] or [{**key, "input": None}]
+    return rows
+
+
+def _custom(a: RunAtlas) -> list[dict]:
+    checks = {(c["rule"], c["point"]): c for c in a.checks}
+    rows = []
+    for op in (op for op in a.atlas("float32") if op.kind == "custom"):
+        at0 = checks.get((op.rule, 0.0), {})
+        rows.append({"run": a.run.tag, "framework": op.framework, "rule": op.name,
+                     "declared c": op.convention,
+                     "reverse at +0": frame_value(op.cell("reverse", "+0.0")),
+                     "reverse at −0": frame_value(op.cell("reverse", "-0.0")),
+                     "forward at +0": frame_value(op.cell("forward", "+0.0"))
+                     if "forward" in op.modes else None,
+                     "forward ≠ reverse away from kinks": bool(forward_disagrees(op)),
+                     "finite difference at 0": at0.get("finite_difference"),
+                     "numeric check passes at 0": at0.get("passed")})
+    return rows
+
+
+def _subnormals(a: RunAtlas) -> list[dict]:
+    return [{"run": a.run.tag, "framework": x["framework"], "execution": x["exec"],
+             "dtype": x["dtype"], "s > 0": x["subnormal_is_positive"],
+             "s × 1": x["subnormal_times_one"], "m × 0.5": x["half_min_normal"],
+             "flushes": flushes(x)} for x in a.arithmetic]
+
+
+def _gradcheck(a: RunAtlas) -> list[dict]:
+    return [{"run": a.run.tag, "framework": c["framework"], "rule": c["name"],
+             "c": c["convention"], "x": c["point"], "analytic": c["analytic"],
+             "finite difference": c["finite_difference"], "passed": c["passed"]}
+            for c in a.checks]
+
+
+# --- the main run's frames, against the others --------------------------------------------------
+
+def _changes_in(atlases, main: RunAtlas, side: OpAtlas, mode: str, label: str) -> str | None:
     """Where the main run's float32 cell changes: a dtype, compiled, placement, another run."""
     base = side.cell(mode, label)
-    marks = ["placement"] if depends_on_placement(base) else []
+    marks = ["placement"] if isinstance(base, Placed) else []
     marks += [op.dtype for op in main.atlas() if op.rule == side.rule and op.dtype != "float32"
               and label in op.inputs and mode not in op.withdrawn
               and not same_after_rounding(op.cell(mode, label), base, op.dtype)]
     marks += ["compiled"] if changed_by_compiling(main, side.rule, "float32", mode, label) else []
     marks += sorted({a.run.tag for a in atlases if a is not main for op in a.atlas("float32")
                      if op.rule == side.rule and label in op.inputs and mode not in op.withdrawn
-                     and agree(op.cell(mode, label), base) is not True})
+                     and equal_unless_placed(op.cell(mode, label), base) is not True})
     return ", ".join(marks) or None
+
+
+def _at_kinks(main: RunAtlas) -> list[tuple[OpAtlas, OpAtlas, float, str]]:
+    """(torch op, JAX look-alike, kink, its probe label) wherever both were probed there."""
+    return [(t, j, k, kink_labels(k)[1]) for t, j in look_alike_pairs(main) for k in t.kinks
+            if kink_labels(k)[1] in j.inputs]
 
 
 def _kinks(atlases, main: RunAtlas) -> list[dict]:
     rows = []
-    for t, j in look_alike_pairs(main):
-        for k in t.kinks:
-            label = kink_labels(k)[1]
-            if label in j.inputs:
-                changes = [f"{side.framework} {'d/dx' if m == 'reverse' else m}: {where}"
-                           for side in (t, j) for m in ("value", "reverse")
-                           if (where := _changes_in(atlases, main, side, m, label))]
-                rows.append({"run": main.run.tag, "torch op": t.name, "JAX op": j.name, "kink": k,
-                             "torch value": cell(t.cell("value", label)),
-                             "torch d/dx": cell(t.cell("reverse", label)),
-                             "JAX value": cell(j.cell("value", label)),
-                             "JAX d/dx": cell(j.cell("reverse", label)),
-                             "same d/dx": agree(t.cell("reverse", label), j.cell("reverse", label)),
-                             "changes in": "; ".join(changes) or None})
+    for t, j, k, label in _at_kinks(main):
+        changes = [f"{side.framework} {'d/dx' if m == 'reverse' else m}: {where}"
+                   for side in (t, j) for m in ("value", "reverse")
+                   if (where := _changes_in(atlases, main, side, m, label))]
+        rows.append({"run": main.run.tag, "torch op": t.name, "JAX op": j.name, "kink": k,
+                     "torch value": frame_value(t.cell("value", label)),
+                     "torch d/dx": frame_value(t.cell("reverse", label)),
+                     "JAX value": frame_value(j.cell("value", label)),
+                     "JAX d/dx": frame_value(j.cell("reverse", label)),
+                     "same d/dx": equal_unless_placed(t.cell("reverse", label),
+                                                      j.cell("reverse", label)),
+                     "changes in": "; ".join(changes) or None})
     return rows
 
 
-def _pairs(a: RunAtlas) -> list[dict]:
-    compiled = {(p.torch_op, p.jax_op): p for p in natural_pairs(a, compiled=True)}
-    return [{"run": a.run.tag, "torch op": p.torch_op, "JAX op": p.jax_op, "verdict": p.status,
-             "disagree at": list(p.disagree) or None, "depends on placement at": list(p.depends) or None,
-             "first": f"at {p.first[0]}: {p.first[1]} vs {p.first[2]}" if p.first else None,
-             "verdict compiled": compiled[(p.torch_op, p.jax_op)].status
-             if (p.torch_op, p.jax_op) in compiled else None} for p in natural_pairs(a)]
-
-
-def _custom(a: RunAtlas) -> list[dict]:
-    checks = {(c["rule"], c["point"]): c for c in a.checks}
-    rows = []
-    for op in a.atlas("float32"):
-        if op.kind != "custom":
-            continue
-        at0 = checks.get((op.rule, 0.0))
-        rows.append({"run": a.run.tag, "framework": op.framework, "rule": op.name,
-                     "declared c": op.convention, "reverse at +0": cell(op.cell("reverse", "+0.0")),
-                     "reverse at −0": cell(op.cell("reverse", "-0.0")),
-                     "forward at +0": cell(op.cell("forward", "+0.0")) if "forward" in op.modes else None,
-                     "forward ≠ reverse away from kinks": bool(forward_disagrees(op)),
-                     "finite difference at 0": at0["finite_difference"] if at0 else None,
-                     "numeric check passes at 0": at0["passed"] if at0 else None})
-    return rows
-
-
-def _signature(op, labels) -> tuple | None:
-    """The op's value and reverse gradient on these labels as plain values (NaN as 'nan', -0 as
-    0); None where any depends on placement."""
-    out = []
-    for m in ("value", "reverse"):
-        for lab in labels:
-            c = op.cell(m, lab)
-            if depends_on_placement(c):
-                return None
-            out.append("nan" if isinstance(c, float) and c != c else c + 0.0 if isinstance(c, float) else c)
-    return tuple(out)
+def _kink_cells(main: RunAtlas) -> list[dict]:
+    return [{"run": main.run.tag, "torch op": t.name, "JAX op": j.name, "kink": k,
+             "input": label, "framework": side.framework, "mode": mode, **r}
+            for t, j, k, label in _at_kinks(main) for side in (t, j)
+            for mode in ("value", "reverse") for r in cell_rows(side.cell(mode, label))]
 
 
 def _porting(a: RunAtlas) -> list[dict]:
     """Per float32 op, the other framework's ops probed at the same inputs whose value and
-    reverse gradient equal its own on every input, and with subnormals aside."""
+    reverse gradient equal its own at every input, and with subnormals aside; a cell that
+    depends on placement equals nothing."""
+    def same(op, other, labels) -> bool:
+        return all(equal_unless_placed(op.cell(m, lab), other.cell(m, lab)) is True
+                   for m in ("value", "reverse") for lab in labels)
     ops = a.atlas("float32")
     rows = []
     for op in ops:
-        others = [o for o in ops if o.framework != op.framework and sorted(o.inputs) == sorted(op.inputs)]
-        row = {"run": a.run.tag, "from": op.framework, "op": op.name}
-        for column, labels in (("every input", op.inputs),
-                               ("subnormals aside", [lab for lab in op.inputs if not subnormal_label(lab)])):
-            mine = _signature(op, labels)
-            row[column] = [o.name for o in others if mine is not None and _signature(o, labels) == mine]
-        rows.append(row)
+        others = [o for o in ops if o.framework != op.framework
+                  and sorted(o.inputs) == sorted(op.inputs)]
+        key = {"run": a.run.tag, "from": op.framework, "op": op.name}
+        for inputs, labels in (("every input", op.inputs), ("subnormals aside", [
+                lab for lab in op.inputs if not subnormal_label(lab)])):
+            equivalents = [o.name for o in others if same(op, o, labels)]
+            rows += [{**key, "inputs": inputs, "equivalent": name}
+                     for name in equivalents or [None]]
     return rows
 
+
+# --- cells that change between releases ------------------------------------------------------
+
+def _releases(release_rows: list[dict]) -> list[dict]:
+    return [{**r, "by release": [(release, frame_value(c)) for release, c in r["by release"]]}
+            for r in release_rows]
+
+
+def _release_cells(release_rows: list[dict]) -> list[dict]:
+    return [{**{k: v for k, v in r.items() if k != "by release"}, "release": release, **row}
+            for r in release_rows for release, c in r["by release"] for row in cell_rows(c)]
+
+
+# --- what the answer and findings state ---------------------------------------------------------
 
 def _documented(main: RunAtlas) -> tuple[tuple, int]:
     ops = [op for op in main.atlas("float32") if op.documented is not None]
     out = []
     for op in ops:
         for k, v in op.documented:
-            got = tuple(op.cell("reverse", lab) for lab in (["-0.0", "+0.0"] if k == 0 else [f"{k:g}"])
-                        if lab in op.inputs)
-            out.append((op.name, k, v, got, all(agree(g, v) for g in got)))
+            labels = ["-0.0", "+0.0"] if k == 0 else [f"{k:g}"]
+            got = [op.cell("reverse", lab) for lab in labels if lab in op.inputs]
+            out.append((op.name, k, v, tuple(frame_value(g) for g in got),
+                        all(equal_unless_placed(g, Value(v)) for g in got)))
     return tuple(out), len([op for op in ops if not op.documented])
 
 
+def _differing_pairs(main: RunAtlas, kinks: list[dict]) -> tuple:
+    """The pairs whose d/dx differs, grouped as the tables show them: at +0 (the conventions
+    table's rows), at another kink (the kinks table's), and, of the rest, only 1 ulp beside a
+    kink or only at NaN or ±inf (the pairs listing's)."""
+    def pair(torch_op, jax_op):
+        return f"{torch_op} vs {jax_op}"
+    differs = [r for r in kinks if r["same d/dx"] is False]
+    at_zero = tuple(dict.fromkeys(pair(r["torch op"], r["JAX op"]) for r in differs
+                                  if r["kink"] == 0))
+    at_kink: dict[str, list[float]] = {}
+    for r in (r for r in differs if r["kink"] != 0):
+        at_kink.setdefault(pair(r["torch op"], r["JAX op"]), []).append(r["kink"])
+    rest = [p for p in natural_pairs(main) if p.disagree
+            and pair(p.torch_op, p.jax_op) not in set(at_zero) | set(at_kink)]
+    beside = tuple((pair(p.torch_op, p.jax_op), tuple(p.disagree)) for p in rest
+                   if {input_kind(lab) for lab in p.disagree} == {"next to a kink"})
+    special = tuple(pair(p.torch_op, p.jax_op) for p in rest
+                    if all(lab in SPECIAL for lab in p.disagree))
+    return at_zero, tuple((p, tuple(ks)) for p, ks in at_kink.items()), beside, special
+
+
 def _facts(atlases, main: RunAtlas, kinks: list[dict], release_rows: list[dict]) -> Facts:
-    zero = [r for r in kinks if r["kink"] == 0]
     at_zero: dict[float, list[str]] = {}
-    for r in zero:
+    for r in (r for r in kinks if r["kink"] == 0):
         for side in ("torch", "JAX"):
             if isinstance(r[f"{side} d/dx"], float):
                 at_zero.setdefault(r[f"{side} d/dx"], []).append(r[f"{side} op"])
-    pairs = natural_pairs(main)
-    at_kink = [p for p in pairs if any(lab not in SPECIAL for lab in p.disagree)]
     changes = [x for x in main.changes if x.dtype == "float32"]
-    flushed = sorted({f"{x['framework']} {x['dtype']}" for a in atlases for x in a.arithmetic if flushes(x)})
+    flushed = sorted({f"{x['framework']} {x['dtype']}" for a in atlases for x in a.arithmetic
+                      if flushes(x)})
     releases = {}
     for r in release_rows:
-        if r["mode"] == "reverse" and r["input"] == "+0.0" and r["dtype"] == "float32":
+        if (r["mode"], r["execution"], r["input"], r["dtype"]) == (
+                "reverse", "eager", "+0.0", "float32"):
             releases.setdefault(r["op"], tuple(r["by release"]))
     at_kink_checks = [c for c in main.checks if c["point"] == 0.0]
     return Facts(
         main.run.tag, tuple((v, tuple(dict.fromkeys(ops))) for v, ops in sorted(at_zero.items())),
-        tuple(f"{p.torch_op} vs {p.jax_op}" for p in at_kink),
-        tuple(f"{p.torch_op} vs {p.jax_op}" for p in pairs if p.disagree and p not in at_kink),
+        len(look_alike_pairs(main)), *_differing_pairs(main, kinks),
         tuple((fw, tuple(dict.fromkeys(x.op for x in changes if x.framework == fw)))
               for fw in ("torch", "jax") if any(c.framework == fw for c in main.compiled)),
         tuple(c.name for c, _, _ in compiled_forward_wrong(main)),
@@ -203,28 +304,21 @@ def _facts(atlases, main: RunAtlas, kinks: list[dict], release_rows: list[dict])
 
 
 def summarise(runs) -> Summary:
-    atlases, releases = read(runs)
+    atlases, release_rows = read(runs)
     for a in atlases:
         a.changes = compiled_changes(a)
     main = _main(atlases)
+    releases = _releases(release_rows)
     kinks = _kinks(atlases, main) if main else []
-    compiled = [{"run": a.run.tag, "framework": x.framework, "op": x.op, "dtype": x.dtype,
-                 "mode": x.mode, "input": x.input, "eager": cell(x.eager),
-                 "compiled": cell(x.compiled), "shares": x.shares} for a in atlases for x in a.changes]
-    placement = [{"run": a.run.tag, "framework": op.framework, "op": op.name, "dtype": op.dtype,
-                  "mode": mode, "input": label, "where": describe_where(c)}
-                 for a in atlases for op in a.atlas() for mode, cells in op.modes.items()
-                 if not isinstance(cells, str) for label, c in zip(op.inputs, cells)
-                 if depends_on_placement(c)]
-    subnormals = [{"run": a.run.tag, "framework": x["framework"], "execution": x["exec"], "dtype": x["dtype"],
-                   "s > 0": x["subnormal_is_positive"], "s × 1": x["subnormal_times_one"],
-                   "m × 0.5": x["half_min_normal"], "flushes": flushes(x)} for a in atlases for x in a.arithmetic]
-    frame = lambda rows: pd.DataFrame(rows, dtype=object)  # noqa: E731
-    return Summary(frame([r for a in atlases for r in _cells(a)]), frame(kinks),
-                   frame([r for a in atlases for r in _pairs(a)]), frame(compiled), frame(releases),
-                   frame(placement), frame(subnormals), frame([r for a in atlases for r in _custom(a)]),
-                   frame(_porting(main) if main else []),
-                   frame([{"run": a.run.tag, "framework": c["framework"], "rule": c["name"], "c": c["convention"],
-                           "x": c["point"], "analytic": c["analytic"], "finite difference": c["finite_difference"],
-                           "passed": c["passed"]} for a in atlases for c in a.checks]),
-                   _facts(atlases, main, kinks, releases) if main else None, [a.run.tag for a in atlases])
+
+    def every_run(rows_of) -> pd.DataFrame:
+        return frame([row for a in atlases for row in rows_of(a)])
+    return Summary(
+        cells=every_run(_cells), kinks=frame(kinks), pairs=every_run(_pairs),
+        compiled=every_run(_compiled), compiled_cells=every_run(_compiled_cells),
+        kink_cells=frame(_kink_cells(main) if main else []), releases=frame(releases),
+        release_cells=frame(_release_cells(release_rows)), placement=every_run(_placement),
+        subnormals=every_run(_subnormals), custom=every_run(_custom),
+        porting=frame(_porting(main) if main else []), gradcheck=every_run(_gradcheck),
+        facts=_facts(atlases, main, kinks, releases) if main else None,
+        runs=[a.run.tag for a in atlases])
