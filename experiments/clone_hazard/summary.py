@@ -50,7 +50,8 @@ def summarise(runs) -> Summary:
         wrong = [r for r in recs if r["silently_wrong"]]  # the record's name: wrong, warned or not
         if recs:
             facts.append(Hazard(run.tag, len(recs), tuple(r["case"] for r in wrong),
-                                tuple(r["case"] for r in wrong if not r["warning"] and not r["error"]),
+                                tuple(r["case"] for r in wrong
+                                      if not r["warning"] and not r["error"]),
                                 tuple(r["case"] for r in wrong if r["warning"] and not r["error"]),
                                 sum(r["gradcheck_catches"] is True for r in wrong),
                                 sum(bool(r["detect_anomaly_catches"]) for r in wrong)))
