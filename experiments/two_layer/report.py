@@ -11,8 +11,9 @@ PARAMETERS = ("grad_w1", "grad_w2")
 
 
 def _elements(array) -> list[tuple]:
-    """(i, j, value) of a 2-d array, row by row: one CSV row per element."""
-    return [(int(i), int(j), float(v)) for (i, j), v in np.ndenumerate(np.asarray(array))]
+    """(i, j, value) of a 1-d (j None) or 2-d array, row by row: one CSV row per element."""
+    return [(int(at[0]), int(at[1]) if len(at) > 1 else None, float(v))
+            for at, v in np.ndenumerate(np.asarray(array))]
 
 
 def ties(s: Summary) -> Table:
