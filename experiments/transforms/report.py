@@ -31,8 +31,9 @@ def _listing(cells: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for _, c in cells.iterrows():
         head = {k: c[k] for k in cells.columns if k != "detail"}
-        if c["status"] == "error" or not isinstance(c["detail"], list):
-            rows.append({**head, "error": c["detail"], "i": None, "j": None, "value": None})
+        if not isinstance(c["detail"], list):  # an error line, or n/a's "no such API"
+            rows.append({**head, "error": c["detail"] if c["status"] == "error" else None,
+                         "i": None, "j": None, "value": None})
             continue
         for index, v in np.ndenumerate(np.asarray(c["detail"], np.float64)):
             rows.append({**head, "error": None, "i": int(index[0]),
