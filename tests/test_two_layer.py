@@ -131,3 +131,17 @@ def test_the_two_layer_csvs_are_long_one_element_a_row():
     loss = tables["gradients"].frame.iloc[0]
     assert loss["quantity"] == "loss" and loss["i"] is None and loss["convention"] is None
     assert "| 1 | [[0, 0], [0, 0], [0, -38]] |" in markdown(tables["diff_vs_relu"])
+
+
+def test_a_zero_of_the_other_sign_is_counted_and_the_answer_drops_bit_for_bit():
+    # equal as numbers, |Δ| = 0, but JAX's first value is −0 where torch's is +0: one element
+    runs = _runs()
+    for r in runs[0].records:
+        if r["dataset"] == "preactivations" and r["framework"] == "jax":
+            r["value"] = [[-0.0, 1.0]]
+    s = summary.summarise(runs)
+    row = s.gaps[s.gaps["dataset"] == "preactivations"].iloc[0]
+    assert row["across"] == 0 and row["signs_across"] == 1 and row["signs_same_framework"] == 0
+    text = next(a for a in report.render(s).answers if a.question == "twins").text
+    assert "agree as numbers, but not bit for bit" in text
+    assert "but for the sign of zero in up to 1 element," in text

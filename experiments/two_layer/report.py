@@ -24,7 +24,9 @@ def ties(s: Summary) -> Table:
     view = long.rename(columns={
         "shape": "input shape", "zeros": "exact zeros", "vs_reference": "max |Δ| vs torch.relu",
         "same_framework": "same convention, same framework",
-        "across": "same convention, torch vs JAX", "across_ulps": "torch vs JAX (ulp)",
+        "signs_same_framework": "±0 elements, same framework",
+        "across": "same convention, torch vs JAX", "signs_across": "±0 elements, torch vs JAX",
+        "across_ulps": "torch vs JAX (ulp)",
         "scale": "max |grad|"})
     return Table("ties", "Where gradients differ: ties at 0, matmul rounding, and each rule alone",
                  say(PROSE, "caption_ties"), side_by_side(view.reset_index(drop=True), s.runs),

@@ -30,6 +30,7 @@ class Gap:
     dataset: str
     zeros: int  # exact zeros among the pre-activations
     across: float  # the largest |Δ| between a torch rule and a JAX rule of one convention
+    signs: int  # the most elements such a pair gives as equal numbers of opposite sign (±0)
     ulps: float  # across, in ulp of scale
     scale: float  # the largest |gradient| (or |value|) of the row
 
@@ -37,7 +38,9 @@ class Gap:
 @dataclass(frozen=True)
 class Twins:
     """Answer 1's figures, each the worst row of the ties table over runs and datasets."""
-    within: float  # the largest |Δ| between rules of one convention in one framework
+    within: float  # the nets' largest |Δ| between rules of one convention in one framework
+    within_signs: int  # the nets' most elements such a pair gives as ±0
+    alone_within_signs: int | None  # the same for each rule alone
     alone: Gap | None  # each rule alone on the same pre-activations
     exact: Gap | None  # nets whose every matmul is exact
     rounded: Gap | None  # nets on continuous data without ties at 0
@@ -49,8 +52,9 @@ class Summary:
     # run, dataset, framework, rule, name, kind, convention, at_0, loss, grad_w1, grad_w2 (nets);
     # value, grad_z (the rule alone); zeros, shape, reference
     gradients: pd.DataFrame
-    # run, dataset, arithmetic, shape, zeros, conventions, vs_reference, same_framework, across,
-    # across_ulps, scale
+    # run, dataset, arithmetic, shape, zeros, conventions, vs_reference, same_framework,
+    # signs_same_framework, across, across_ulps, signs_across, scale (signs_: elements equal as
+    # numbers but of opposite sign, ±0)
     gaps: pd.DataFrame
     seed: list[SeedDifference]
     runs: list[str]
@@ -63,15 +67,17 @@ def _flat(row) -> np.ndarray:
     return np.concatenate([np.ravel(np.asarray(row[p], np.float64)) for p in parts])
 
 
-def _largest(rows: list[dict], gaps: np.ndarray, same_framework: bool) -> float:
-    return max((float(gaps[i, j]) for i, a in enumerate(rows) for j, b in enumerate(rows)
+def _largest(rows: list[dict], gaps: np.ndarray, same_framework: bool):
+    return max((gaps[i, j].item() for i, a in enumerate(rows) for j, b in enumerate(rows)
                 if a["at_0"] == b["at_0"] and (a["framework"] == b["framework"]) == same_framework),
-               default=0.0)
+               default=0)
 
 
 def _gaps(run: str, dataset: str, rows: list[dict]) -> dict:
     grads = np.stack([_flat(r) for r in rows])
     gaps = np.max(np.abs(grads[:, None, :] - grads[None, :, :]), axis=2)
+    signs = np.sum((grads[:, None, :] == grads[None, :, :])
+                   & (np.signbit(grads[:, None, :]) != np.signbit(grads[None, :, :])), axis=2)
     keys = [r["rule"] for r in rows]
     ref = next((r["reference"] for r in rows if r["framework"] == "torch"), None)
     scale = float(np.max(np.abs(grads)))
@@ -80,8 +86,10 @@ def _gaps(run: str, dataset: str, rows: list[dict]) -> dict:
             "shape": "×".join(map(str, rows[0]["shape"])),
             "zeros": rows[0]["zeros"], "conventions": len({r["at_0"] for r in rows}),
             "vs_reference": float(gaps[keys.index(ref)].max()) if ref in keys else None,
-            "same_framework": _largest(rows, gaps, True), "across": across,
-            "across_ulps": across / float(np.spacing(np.float32(scale))), "scale": scale}
+            "same_framework": float(_largest(rows, gaps, True)),
+            "signs_same_framework": int(_largest(rows, signs, True)), "across": float(across),
+            "across_ulps": across / float(np.spacing(np.float32(scale))),
+            "signs_across": int(_largest(rows, signs, False)), "scale": scale}
 
 
 def _seed(run: str, rows: dict) -> SeedDifference | None:
@@ -98,8 +106,9 @@ def _worst(gaps: list[dict], keep) -> Gap | None:
     rows = [g for g in gaps if keep(g)]
     if not rows:
         return None
-    g = max(rows, key=lambda g: (g["across"], g["across_ulps"], g["zeros"]))
-    return Gap(g["dataset"], g["zeros"], g["across"], g["across_ulps"], g["scale"])
+    g = max(rows, key=lambda g: (g["across"], g["signs_across"], g["across_ulps"], g["zeros"]))
+    return Gap(g["dataset"], g["zeros"], g["across"], g["signs_across"], g["across_ulps"],
+               g["scale"])
 
 
 def twins(gaps: list[dict]) -> Twins | None:
@@ -107,7 +116,10 @@ def twins(gaps: list[dict]) -> Twins | None:
     if not gaps:
         return None
     nets = [g for g in gaps if g["dataset"] != RULE_ALONE]
-    return Twins(max(g["same_framework"] for g in gaps),
+    alone = [g for g in gaps if g["dataset"] == RULE_ALONE]
+    return Twins(max((g["same_framework"] for g in nets), default=0.0),
+                 max((g["signs_same_framework"] for g in nets), default=0),
+                 max((g["signs_same_framework"] for g in alone), default=None),
                  _worst(gaps, lambda g: g["dataset"] == RULE_ALONE),
                  _worst(nets, lambda g: str(g["arithmetic"]).startswith("exact")),
                  _worst(nets, lambda g: str(g["arithmetic"]).startswith("rounded")
