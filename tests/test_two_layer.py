@@ -144,4 +144,4 @@ def test_a_zero_of_the_other_sign_is_counted_and_the_answer_drops_bit_for_bit():
     assert row["across"] == 0 and row["signs_across"] == 1 and row["signs_same_framework"] == 0
     text = next(a for a in report.render(s).answers if a.question == "twins").text
     assert "agree as numbers, but not bit for bit" in text
-    assert "but for the sign of zero in up to 1 element," in text
+    assert "but for the sign of zero in up to 1 element." in text
