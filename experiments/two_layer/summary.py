@@ -7,11 +7,13 @@ import numpy as np
 import pandas as pd
 
 # how measure.make_dataset draws each dataset: whether the nets' float32 matmuls can round
+EXACT = ("seed", "random_ties")
+ROUNDED = ("random_no_ties", "continuous_ties")
+RULE_ALONE = "preactivations"
 ARITHMETIC = {"seed": "exact (small integers)", "random_ties": "exact (small integers)",
               "random_no_ties": "rounded (normal draws)",
               "continuous_ties": "rounded (normal draws, zero rows of x and columns of w1)",
-              "preactivations": "none: each rule alone on one float32 array"}
-RULE_ALONE = "preactivations"
+              RULE_ALONE: "none: each rule alone on one float32 array"}
 
 
 @dataclass(frozen=True)
@@ -121,11 +123,9 @@ def twins(gaps: list[dict]) -> Twins | None:
                  max((g["signs_same_framework"] for g in nets), default=0),
                  max((g["signs_same_framework"] for g in alone), default=None),
                  _worst(gaps, lambda g: g["dataset"] == RULE_ALONE),
-                 _worst(nets, lambda g: str(g["arithmetic"]).startswith("exact")),
-                 _worst(nets, lambda g: str(g["arithmetic"]).startswith("rounded")
-                        and g["zeros"] == 0),
-                 _worst(nets, lambda g: str(g["arithmetic"]).startswith("rounded")
-                        and g["zeros"] > 0))
+                 _worst(nets, lambda g: g["dataset"] in EXACT),
+                 _worst(nets, lambda g: g["dataset"] in ROUNDED and g["zeros"] == 0),
+                 _worst(nets, lambda g: g["dataset"] in ROUNDED and g["zeros"] > 0))
 
 
 def _row(run: str, r: dict) -> dict:
