@@ -1,18 +1,36 @@
 """Seed 000's clone in the report: one table of graphs (Q3)."""
+import numpy as np
 import pandas as pd
 
-from experiments.clone_hazard.summary import Summary
+from experiments.clone_hazard.summary import BUILTIN, SEED_RULE, Summary
 from study.experiment import Rendered
-from study.report import Table, answer, macros, say, side_by_side
+from study.report import Table, answer, frame, macros, say, side_by_side
 
 PROSE = macros("experiments/clone_hazard/prose.j2")
+GRADIENTS = (BUILTIN, SEED_RULE, "in-place rule")
+
+
+def _listing(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per case, rule and element of its gradient (the verdicts repeated beside it)."""
+    verdicts = [c for c in rows.columns if c not in GRADIENTS + ("run", "case")]
+    out = []
+    for _, r in rows.iterrows():
+        head = {"run": r["run"], "case": r["case"]}
+        verdict = {c: r[c] for c in verdicts}
+        for rule in GRADIENTS:
+            if r.get(rule) is None:
+                continue
+            out += [{**head, "gradient of": rule, "element": i, "value": float(v), **verdict}
+                    for i, v in enumerate(np.ravel(np.asarray(r[rule], np.float64)))]
+    return frame(out)
 
 
 def hazard(s: Summary) -> Table:
     rows = pd.concat([s.cases, s.at_zero], ignore_index=True).astype(object)
     rows = rows.where(rows.notna(), None)
-    return Table("hazard", "The clone in seed 000's MyReLU: editing grad_output in place, graph by graph",
-                 say(PROSE, "caption"), side_by_side(rows, s.runs))
+    return Table("hazard",
+                 "The clone in seed 000's MyReLU: editing grad_output in place, graph by graph",
+                 say(PROSE, "caption"), side_by_side(rows, s.runs), listing=_listing(rows))
 
 
 def render(s: Summary) -> Rendered:
@@ -20,5 +38,5 @@ def render(s: Summary) -> Rendered:
     if s.facts:
         z = s.at_zero.iloc[0] if len(s.at_zero) else None
         answers.append(answer(PROSE, "clone", ("hazard",), fact=s.facts[0],
-                              zero=None if z is None else (z["seed rule (clones)"][0], z["correct"][0])))
+                              zero=None if z is None else (z[SEED_RULE][0], z[BUILTIN][0])))
     return Rendered([hazard(s)], answers=answers)

@@ -4,6 +4,11 @@ from dataclasses import dataclass
 import pandas as pd
 
 
+BUILTIN = "torch.relu"  # off x = 0, where every row but AT_ZERO's is, the chain rule's gradient
+SEED_RULE = "seed rule (clones)"
+AT_ZERO = "d/dx at x = +0, −0 (float32)"
+
+
 @dataclass(frozen=True)
 class Hazard:
     """What editing grad_output in place did over one run's graphs."""
@@ -18,8 +23,10 @@ class Hazard:
 
 @dataclass
 class Summary:
-    cases: pd.DataFrame  # run, case, correct, seed rule, in-place rule, silently wrong, warning, error, gradcheck, detect_anomaly, jax correct
-    at_zero: pd.DataFrame  # run, seed rule at +0, at −0, torch.relu at 0 (float32)
+    # run, case, torch.relu, seed rule, in-place rule, silently wrong, warning, error, gradcheck,
+    # detect_anomaly, JAX rule = torch.relu (gradients w.r.t. x, float64, x without a 0)
+    cases: pd.DataFrame
+    at_zero: pd.DataFrame  # run, case, torch.relu and the seed rule at +0 and −0 (float32)
     facts: list[Hazard]
     runs: list[str]
 
@@ -29,20 +36,22 @@ def summarise(runs) -> Summary:
     for run in runs:
         recs = [r for r in run.ok_records() if "correct" in r]
         for r in recs:
-            cases.append({"run": run.tag, "case": r["case"], "correct": r["correct"],
-                          "seed rule (clones)": r["cloning_rule"], "in-place rule": r["inplace_rule"],
-                          "silently wrong": r["silently_wrong"] and not r["warning"] and not r["error"],
+            cases.append({"run": run.tag, "case": r["case"], BUILTIN: r["correct"],
+                          SEED_RULE: r["cloning_rule"], "in-place rule": r["inplace_rule"],
+                          "silently wrong": r["silently_wrong"] and not r["warning"]
+                          and not r["error"],
                           "warning or error": r["warning"] or r["error"],
                           "gradcheck catches": r["gradcheck_catches"],
                           "detect_anomaly catches": r["detect_anomaly_catches"],
-                          "JAX rule correct": r["jax_matches"]})
-        zero += [{"run": run.tag, "case": "x = +0, −0 (float32)", "correct": [r["builtin_at_0"]] * 2,
-                  "seed rule (clones)": [r["seed_rule_at_0"], r["seed_rule_at_minus_0"]]}
+                          "JAX rule = torch.relu": r["jax_matches"]})
+        zero += [{"run": run.tag, "case": AT_ZERO, BUILTIN: [r["builtin_at_0"]] * 2,
+                  SEED_RULE: [r["seed_rule_at_0"], r["seed_rule_at_minus_0"]]}
                  for r in run.ok_records() if "seed_rule_at_0" in r]
         wrong = [r for r in recs if r["silently_wrong"]]  # the record's name: wrong, warned or not
         if recs:
             facts.append(Hazard(run.tag, len(recs), tuple(r["case"] for r in wrong),
-                                tuple(r["case"] for r in wrong if not r["warning"] and not r["error"]),
+                                tuple(r["case"] for r in wrong
+                                      if not r["warning"] and not r["error"]),
                                 tuple(r["case"] for r in wrong if r["warning"] and not r["error"]),
                                 sum(r["gradcheck_catches"] is True for r in wrong),
                                 sum(bool(r["detect_anomaly_catches"]) for r in wrong)))

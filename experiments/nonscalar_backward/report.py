@@ -1,9 +1,27 @@
 """Seed 002 in the report: torch beside JAX, step by step."""
+import numpy as np
+
 from experiments.nonscalar_backward.summary import Summary
 from study.experiment import Finding, Rendered
-from study.report import Table, macros, say, side_by_side, shorten
+from study.report import Table, frame, macros, say, shorten, side_by_side
 
 PROSE = macros("experiments/nonscalar_backward/prose.j2")
+RESULTS = ("torch a.grad", "JAX", "chain rule")
+
+
+def _listing(steps) -> list[dict]:
+    """One row per run, step, source and element (i, j) of its result, or one with its error."""
+    rows = []
+    for _, r in steps.iterrows():
+        for source in RESULTS:
+            head = {"run": r["run"], "step": r["step"], "result of": source}
+            got = r[source]
+            if got is None or isinstance(got, str):
+                rows.append({**head, "error": got, "i": None, "j": None, "value": None})
+                continue
+            rows += [{**head, "error": None, "i": int(i), "j": int(j), "value": float(v)}
+                     for (i, j), v in np.ndenumerate(np.asarray(got, np.float64))]
+    return rows
 
 
 def render(s: Summary) -> Rendered:
@@ -11,6 +29,8 @@ def render(s: Summary) -> Rendered:
     for column in ("torch a.grad", "JAX"):  # an error line, cut to its message's start
         view[column] = [shorten(v, 70) if isinstance(v, str) else v for v in view[column]]
     table = Table("side_by_side", "Seed 002: backward on a non-scalar output, torch beside JAX",
-                  say(PROSE, "caption", a=s.a), side_by_side(view, s.runs), listing=s.steps)
+                  say(PROSE, "caption", a=s.a), side_by_side(view, s.runs),
+                  listing=frame(_listing(s.steps), ["run", "step", "result of", "error", "i", "j",
+                                                    "value"]))
     found = [Finding(say(PROSE, "finding", p=s.passes), "side_by_side")] if s.passes else []
     return Rendered([table], found)

@@ -42,8 +42,8 @@ def summarise(runs) -> Summary:
             a = a or first["a"]
             chain[step] = chain.get(step) or first.get("chain_rule")
             rows.append({"run": run.tag, "step": step,
-                         "torch a.grad": got[("torch", step)]["result"] if ("torch", step) in got else None,
-                         "JAX": got[("jax", step)]["result"] if ("jax", step) in got else None,
+                         "torch a.grad": got.get(("torch", step), {}).get("result"),
+                         "JAX": got.get(("jax", step), {}).get("result"),
                          "chain rule": None})
     for row in rows:  # the chain rule is the same for every run; older runs did not record it
         row["chain rule"] = chain.get(row["step"])

@@ -8,11 +8,14 @@ PROSE = macros("experiments/training/prose.j2")
 
 def render(s: Summary) -> Rendered:
     divergence = Table("divergence", "SGD: when ReLU'(0) makes a run diverge, per precision",
-                       say(PROSE, "caption", settings=s.settings), side_by_side(s.divergence, s.runs))
+                       say(PROSE, "caption", settings=s.settings),
+                       side_by_side(s.divergence, s.runs), listing=s.divergence)
     runs = Table("runs", "Every SGD run: losses, accuracy, zero hits, cross-framework drift", "",
                  s.trainings)
-    main = s.divergence[(s.divergence["run"] == s.runs[0]) & (s.divergence["data"] == "digits")] if s.runs else []
+    d = s.divergence
+    main = d[(d["run"] == s.runs[0]) & (d["data"] == "digits")] if s.runs else d
     digits = [{"dtype": r["dtype"], "step": r["torch: c=1 leaves c=0 at step"],
-               "zeros": r["exact zeros hit (torch c=1)"], "spread": r["spread"]} for _, r in main.iterrows()]
+               "zeros": r["exact zeros hit (torch c=1)"], "spread": r["spread"]}
+              for _, r in main.iterrows()]
     answers = [answer(PROSE, "net", ("divergence",), digits=digits)] if digits else []
     return Rendered([divergence, runs], answers=answers)

@@ -7,8 +7,12 @@ import pandas as pd
 
 @dataclass
 class Summary:
-    trainings: pd.DataFrame  # run, data, dtype, framework, rule, c, first step ≠ c=0 run, final loss, accuracy, zero hits, zero-hit fraction, first step ≠ other framework, max |Δparam| vs other framework
-    divergence: pd.DataFrame  # run, data, dtype, torch: c=1 leaves c=0 at step, jax: the same, zero hits, accuracy lowest/highest, accuracy spread
+    # run, data, dtype, framework, rule, c, first step ≠ c=0 run, final loss, accuracy, zero hits,
+    # zero-hit fraction, first step ≠ other framework, max |Δparam| vs other framework
+    trainings: pd.DataFrame
+    # run, data, dtype, torch: c=1 leaves c=0 at step, jax: the same, zero hits, accuracy
+    # lowest/highest, accuracy spread
+    divergence: pd.DataFrame
     settings: dict[str, dict]  # data -> how it was trained, as the records state it
     runs: list[str]
 
@@ -16,11 +20,16 @@ class Summary:
 def _row(run: str, r: dict) -> dict:
     zeros = sum(r["zero_preacts"])
     return {"run": run, "data": r["dataset"], "dtype": r["dtype"], "framework": r["framework"],
-            "rule": r["name"], "c": r["c"], "first step ≠ c=0 run": r["first_step_differs_from_c0"],
+            "rule": r["name"], "c": r["c"],
+            "first step ≠ c=0 run": r["first_step_differs_from_c0"],
             "final loss": r["losses"][-1], "accuracy": r["accuracy"], "zero hits": zeros,
             "zero-hit fraction": zeros / (r["preacts_per_step"] * r["steps"]),
             "first step ≠ other framework": r["first_step_differs_from_other_framework"],
             "max |Δparam| vs other framework": r["max_param_diff_other_framework"]}
+
+
+def _of(rows: dict, framework: str, column: str):
+    return rows[framework][column] if framework in rows else None
 
 
 def _divergence(t: pd.DataFrame) -> list[dict]:
@@ -29,9 +38,9 @@ def _divergence(t: pd.DataFrame) -> list[dict]:
         c1 = {r["framework"]: r for _, r in g[g["c"] == 1.0].iterrows()}
         accuracy = [a for a in g["accuracy"] if a is not None]
         rows.append({"run": run, "data": data, "dtype": dtype,
-                     "torch: c=1 leaves c=0 at step": c1["torch"]["first step ≠ c=0 run"] if "torch" in c1 else None,
-                     "jax: c=1 leaves c=0 at step": c1["jax"]["first step ≠ c=0 run"] if "jax" in c1 else None,
-                     "exact zeros hit (torch c=1)": c1["torch"]["zero hits"] if "torch" in c1 else None,
+                     "torch: c=1 leaves c=0 at step": _of(c1, "torch", "first step ≠ c=0 run"),
+                     "jax: c=1 leaves c=0 at step": _of(c1, "jax", "first step ≠ c=0 run"),
+                     "exact zeros hit (torch c=1)": _of(c1, "torch", "zero hits"),
                      "held-out accuracy, lowest": min(accuracy, default=None),
                      "highest": max(accuracy, default=None),
                      "spread": max(accuracy) - min(accuracy) if accuracy else None})

@@ -1,42 +1,62 @@
 """Transforms in the report: the survival matrix (Q6)."""
+import numpy as np
 import pandas as pd
 
 from experiments.transforms.summary import Summary
 from study.experiment import Rendered
-from study.report import Table, answer, macros, say, shorten, side_by_side
+from study.report import Table, answer, frame, macros, say, shorten, side_by_side
 
 PROSE = macros("experiments/transforms/prose.j2")
 SYMBOLS = {"ok": "✓", "n/a": "—", "wrong": "✗w"}
+UNSHOWN = "(✓)"  # matches, but so did a rule the transformation bypassed
 
 
-def _fixes(run: pd.DataFrame) -> dict[int, str]:
-    """For each row, each failing column and the row of a custom style of the same framework
-    and convention that passes it."""
-    out = {}
-    for number, style in run.groupby("number", sort=False):
-        first = style.iloc[0]
-        mates = run[(run["framework"] == first["framework"]) & ~run["builtin"].astype(bool)
-                    & (run["convention"] == first["convention"]) & (run["status"] == "ok")]
-        fixes = [f"{c}: #{min(mates[mates['transformation'] == c]['number'], default='none')}"
-                 for c in style[style["status"].isin(["error", "wrong"])]["transformation"]]
-        out[number] = "; ".join(fixes).replace("#none", "none") or "—"
-    return out
+def _mark(cell, codes: dict) -> str:
+    if cell["status"] == "error":
+        return f"✗{codes[cell['detail']]}"
+    return UNSHOWN if cell["shown"] is False else SYMBOLS[cell["status"]]
+
+
+def _fix_texts(s: Summary) -> dict[tuple, str]:
+    """(run, number) -> each failed transformation and the style of ours that passes it."""
+    out: dict[tuple, list] = {}
+    for _, f in s.fixes.iterrows():
+        fix = "none" if f["fix"] is None else f"#{f['fix']}"
+        out.setdefault((f["run"], f["number"]), []).append(f"{f['transformation']}: {fix}")
+    return {k: "; ".join(v) for k, v in out.items()}
+
+
+def _listing(cells: pd.DataFrame) -> pd.DataFrame:
+    """One row per element of each cell's value (i, j: its position), or one with the error."""
+    rows = []
+    for _, c in cells.iterrows():
+        head = {k: c[k] for k in cells.columns if k != "detail"}
+        if not isinstance(c["detail"], list):  # an error line, or n/a's "no such API"
+            rows.append({**head, "error": c["detail"] if c["status"] == "error" else None,
+                         "i": None, "j": None, "value": None})
+            continue
+        for index, v in np.ndenumerate(np.asarray(c["detail"], np.float64)):
+            rows.append({**head, "error": None, "i": int(index[0]),
+                         "j": int(index[1]) if len(index) > 1 else None, "value": float(v)})
+    return frame(rows)
 
 
 def matrix(s: Summary) -> Table:
     codes = {d: f"E{i}" for i, d in enumerate(dict.fromkeys(
         s.cells[s.cells["status"] == "error"]["detail"]), 1)}
+    fixes = _fix_texts(s) if len(s.cells) else {}
     rows = []
     for run, cells in s.cells.groupby("run", sort=False):
-        fixes = _fixes(cells)
         for number, style in cells.groupby("number", sort=False):
-            marks = {c["transformation"]: f"✗{codes[c['detail']]}" if c["status"] == "error"
-                     else SYMBOLS[c["status"]] for _, c in style.iterrows()}
+            marks = {c["transformation"]: _mark(c, codes) for _, c in style.iterrows()}
             rows.append({"run": run, "#": number, "style": style.iloc[0]["style"], **marks,
-                         "how to make it work": fixes[number]})
-    notes = ["Errors: " + "; ".join(f"{code}: {shorten(d, 110)}" for d, code in codes.items())] if codes else []
-    return Table("matrix", "Transformations each custom-rule style survives", say(PROSE, "caption", backends=s.backends),
-                 side_by_side(pd.DataFrame(rows, dtype=object), s.runs), listing=s.cells, notes=notes)
+                         "how to make it work": fixes.get((run, number), "—")})
+    notes = ["Errors: " + "; ".join(f"{code}: {shorten(d, 110)}" for d, code in codes.items())
+             ] if codes else []
+    return Table("matrix", "Transformations each custom-rule style survives",
+                 say(PROSE, "caption", backends=s.backends),
+                 side_by_side(pd.DataFrame(rows, dtype=object), s.runs),
+                 listing=_listing(s.cells) if len(s.cells) else None, notes=notes)
 
 
 def render(s: Summary) -> Rendered:

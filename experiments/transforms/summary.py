@@ -1,38 +1,100 @@
-"""Transforms, summarised: one row per run, style and transformation, and which styles survive."""
+"""Transforms, summarised: one row per run, style and transformation, whether a ✓ can show the
+custom rule ran, the style of ours that passes each failure, and which styles survive."""
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
+
+FAILED = ("error", "wrong")
+# measure.py's line for a first gradient without a graph blames @once_differentiable for every
+# style; only the style that uses it fails for that reason
+_ONCE = " (@once_differentiable)"
 
 
 @dataclass(frozen=True)
 class Survival:
     """One framework's custom-rule styles against the transformations it offers, in one run."""
     framework: str
-    clean: tuple[str, ...]  # styles that survive every transformation offered
+    clean: tuple[str, ...]  # styles that survive every transformation offered, shown to run
     wrong: tuple[str, ...]  # transformations where some style is silently wrong
-    unfixable: tuple[str, ...]  # transformations no custom style survives
+    unfixable: tuple[str, ...]  # transformations no custom style survives, shown to run
     missing: tuple[str, ...]  # transformations it has no API for
+    builtin_fails: tuple[str, ...] = ()  # unfixable ones the framework's own relu fails too
+    builtin: str = ""  # the name of that relu
+    unshown: tuple[str, ...] = ()  # unfixable ones where some style's ✓ cannot show it ran
 
 
 @dataclass
 class Summary:
-    cells: pd.DataFrame  # run, number, style, rule, framework, builtin, convention, transformation, status, detail
+    # run, number, style, rule, framework, builtin, convention, transformation, status, shown
+    # (a ✓ that can show the custom rule ran), detail (the value, or the error line)
+    cells: pd.DataFrame
     columns: list[str]
     backends: list[str]
     survival: dict[str, tuple[Survival, ...]]  # run -> its facts
     runs: list[str]
+    fixes: pd.DataFrame | None = None  # run, number, transformation, fix (a style's number or None)
+
+
+def _error_text(detail, style: str):
+    if isinstance(detail, str) and detail.endswith(_ONCE) and "once_differentiable" not in style:
+        return detail[:-len(_ONCE)]
+    return detail
+
+
+def _shown(cells: pd.DataFrame) -> list:
+    """For each ✓: False where its value equals what another style of its framework gave, wrong,
+    under the same transformation (so the transformation may have bypassed its rule); None
+    for a cell that is not a ✓."""
+    out = []
+    for _, c in cells.iterrows():
+        if c["status"] != "ok":
+            out.append(None)
+            continue
+        wrong = cells[(cells["run"] == c["run"]) & (cells["framework"] == c["framework"])
+                      & (cells["transformation"] == c["transformation"])
+                      & (cells["status"] == "wrong")]
+        out.append(not any(np.shape(w) == np.shape(c["detail"]) and np.array_equal(w, c["detail"])
+                           for w in wrong["detail"]))
+    return out
+
+
+def _fixes(run: pd.DataFrame) -> list[dict]:
+    """For each failed cell, the custom style of its framework shown to pass that
+    transformation: of the same convention where one is, else of any; None where none is."""
+    custom = run[~run["builtin"].astype(bool)]
+    passing = custom[(custom["status"] == "ok") & (custom["shown"] == True)]  # noqa: E712
+    out = []
+    for _, c in run[run["status"].isin(FAILED)].iterrows():
+        mates = passing[(passing["framework"] == c["framework"])
+                        & (passing["transformation"] == c["transformation"])]
+        fix = min(((m["convention"] != c["convention"], m["number"]) for _, m in mates.iterrows()),
+                  default=(None, None))[1]
+        out.append({"run": c["run"], "number": c["number"], "transformation": c["transformation"],
+                    "fix": fix})
+    return out
 
 
 def _survival(cells: pd.DataFrame) -> tuple[Survival, ...]:
     out = []
-    for fw, mine in cells[~cells["builtin"].astype(bool)].groupby("framework", sort=False):
-        failed = mine["status"].isin(["error", "wrong"])
-        by_style = failed.groupby(mine["style"], sort=False).any()
-        by_column = failed.groupby(mine["transformation"], sort=False).all()
+    for fw, group in cells.groupby("framework", sort=False):
+        mine = group[~group["builtin"].astype(bool)]
+        failed = mine["status"].isin(FAILED)
+        unshown = mine["shown"] == False  # noqa: E712
+        by_style = (failed | unshown).groupby(mine["style"], sort=False).any()
+        shown = set(mine[mine["shown"] == True]["transformation"])  # noqa: E712
+        order = list(dict.fromkeys(group["transformation"]))
+        never = tuple(sorted((t for t in set(mine[failed]["transformation"]) if t not in shown),
+                             key=order.index))
+        reference = group[group["builtin"].astype(bool)]
+        builtin = set(reference[reference["status"].isin(FAILED)]["transformation"])
         out.append(Survival(fw, tuple(by_style[~by_style].index),
                             tuple(dict.fromkeys(mine[mine["status"] == "wrong"]["transformation"])),
-                            tuple(by_column[by_column].index),
-                            tuple(dict.fromkeys(mine[mine["status"] == "n/a"]["transformation"]))))
+                            never,
+                            tuple(dict.fromkeys(mine[mine["status"] == "n/a"]["transformation"])),
+                            tuple(t for t in never if t in builtin),
+                            ", ".join(dict.fromkeys(n for n in reference["name"] if n)),
+                            tuple(t for t in never if t in set(mine[unshown]["transformation"]))))
     return tuple(out)
 
 
@@ -43,10 +105,18 @@ def summarise(runs) -> Summary:
             columns = columns or r["columns"]
             backends.add(r["compile_backend"])
             rows += [{"run": run.tag, "number": i, "style": r["style"], "rule": r["rule"],
+                      "name": r.get("name"),
                       "framework": r["framework"], "builtin": r["kind"] == "builtin",
                       "convention": r["convention"], "transformation": c,
-                      "status": r["cells"][c]["status"], "detail": r["cells"][c]["detail"]}
+                      "status": r["cells"][c]["status"],
+                      "detail": _error_text(r["cells"][c]["detail"], r["style"])}
                      for c in r["columns"]]
     cells = pd.DataFrame(rows, dtype=object)
-    survival = {run: _survival(group) for run, group in cells.groupby("run", sort=False)} if rows else {}
-    return Summary(cells, columns, sorted(backends), survival, [run.tag for run in runs])
+    if not rows:
+        return Summary(cells, columns, sorted(backends), {}, [run.tag for run in runs],
+                       pd.DataFrame())
+    cells.insert(len(cells.columns) - 1, "shown", pd.Series(_shown(cells), dtype=object))
+    fixes = pd.DataFrame([f for _, run in cells.groupby("run", sort=False) for f in _fixes(run)],
+                         columns=["run", "number", "transformation", "fix"], dtype=object)
+    survival = {run: _survival(group) for run, group in cells.groupby("run", sort=False)}
+    return Summary(cells, columns, sorted(backends), survival, [run.tag for run in runs], fixes)

@@ -1,4 +1,6 @@
-"""Measuring seed 001's net: every ReLU rule's loss and gradients on three datasets."""
+"""Measuring seed 001's net: every ReLU rule's loss and gradients on four datasets, and every
+rule alone on one array of pre-activations, the same float32 array in both frameworks."""
+import jax
 import numpy as np
 
 from study.conventions import reverse_derivative
@@ -6,26 +8,71 @@ from study.nets import seed_two_layer_data, two_layer_gradients
 from study.rules import REFERENCE_RELU, by_key, relu_rules
 
 SEED = 0
-DATASETS = ("seed", "random_no_ties", "random_ties")
+DATASETS = ("seed", "random_no_ties", "random_ties", "continuous_ties")
+RULE_ALONE = "preactivations"  # no net: the rule on continuous_ties' pre-activations
 RANDOM_SHAPES = {"x": (32, 16), "w1": (16, 24), "w2": (24, 4)}
+ZERO_X_ROWS = slice(None, None, 8)  # examples whose every pre-activation is 0
+ZERO_W1_COLUMNS = slice(None, None, 6)  # hidden units whose pre-activation is 0 on every example
 
 
 def make_dataset(name: str) -> dict[str, np.ndarray]:
     if name == "seed":
         return seed_two_layer_data()
     rng = np.random.default_rng(SEED)
-    if name == "random_no_ties":  # continuous draws: an exact-zero pre-activation has measure 0
-        return {k: rng.standard_normal(s).astype(np.float32) for k, s in RANDOM_SHAPES.items()}
+    if name in ("random_no_ties", "continuous_ties"):  # continuous draws: a tie has measure 0
+        data = {k: rng.standard_normal(s).astype(np.float32) for k, s in RANDOM_SHAPES.items()}
+        if name == "continuous_ties":  # the same draws with zeros that no rounding can move
+            data["x"][ZERO_X_ROWS] = 0
+            data["w1"][:, ZERO_W1_COLUMNS] = 0
+        return data
     # small integers: x @ w1 is exact in float32 and hits 0 often
     return {k: rng.integers(-2, 3, s).astype(np.float32) for k, s in RANDOM_SHAPES.items()}
 
 
+def preactivations() -> dict[str, np.ndarray]:
+    """continuous_ties' x @ w1, summed in float64 and rounded once to float32 (so every machine
+    builds the same array), its zero rows made −0; and a seeded standard-normal cotangent."""
+    data = make_dataset("continuous_ties")
+    z = (data["x"].astype(np.float64) @ data["w1"].astype(np.float64)).astype(np.float32)
+    z[ZERO_X_ROWS] = -0.0
+    cotangent = np.random.default_rng(SEED + 1).standard_normal(z.shape).astype(np.float32)
+    return {"z": z, "cotangent": cotangent}
+
+
+def rule_alone(rule, z: np.ndarray, cotangent: np.ndarray, device) -> tuple:
+    """The rule's value at z and its vector-Jacobian product with the cotangent (numpy)."""
+    if rule.framework == "torch":
+        t = device.to_torch(z, requires_grad=True)
+        y = rule.fn(t)
+        y.backward(device.to_torch(cotangent))
+        return device.to_numpy(y), device.to_numpy(t.grad)
+    y, vjp = jax.vjp(rule.fn, device.to_jax(z))
+    return device.to_numpy(y), device.to_numpy(vjp(device.to_jax(cotangent))[0])
+
+
 def cases(scope: str) -> list[dict]:
-    return [{"dataset": d, "rule": r.key} for d in DATASETS for r in relu_rules()]
+    return [{"dataset": d, "rule": r.key} for d in DATASETS + (RULE_ALONE,) for r in relu_rules()]
+
+
+def _rule_alone_record(r, device) -> dict:
+    data = preactivations()
+    value, grad = rule_alone(r, data["z"], data["cotangent"], device)
+    zeros = data["z"] == 0
+    return {"dataset": RULE_ALONE, "framework": r.framework, "rule": r.key, "name": r.name,
+            "kind": r.kind, "convention": r.convention,
+            "reference_rule": REFERENCE_RELU[r.framework],
+            "measured_at_0": reverse_derivative(r, 0.0, "float32", device), "device": device.name,
+            "dtype": str(data["z"].dtype), "shapes": {k: list(v.shape) for k, v in data.items()},
+            "data_seed": SEED, "preactivation_zeros": int(zeros.sum()),
+            "negative_zeros": int(np.signbit(data["z"][zeros]).sum()),
+            "zero_positions": np.argwhere(zeros).tolist(),
+            "value": value.tolist(), "grad_z": grad.tolist()}
 
 
 def run_case(device, dataset: str, rule: str) -> list[dict]:
     r = by_key(rule)
+    if dataset == RULE_ALONE:
+        return [_rule_alone_record(r, device)]
     data = make_dataset(dataset)
     out = two_layer_gradients(r, data, device)
     return [{

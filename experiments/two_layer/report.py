@@ -1,63 +1,88 @@
 """Seed 001's net in the report: the ties table (Q1), the seed's relu − rule table (Q4)."""
 import numpy as np
+import pandas as pd
 
-from experiments.two_layer.summary import Summary
+from experiments.two_layer.summary import ARITHMETIC, Summary
 from study.experiment import Answer, Rendered
-from study.report import Table, frame, macros, say, shorten, side_by_side, span
+from study.report import Table, answer, frame, label_order, macros, say, shorten, side_by_side, span
 
 PROSE = macros("experiments/two_layer/prose.j2")
+PARAMETERS = ("grad_w1", "grad_w2")
+
+
+def _elements(array) -> list[tuple]:
+    """(i, j, value) of a 1-d (j None) or 2-d array, row by row: one CSV row per element."""
+    return [(int(at[0]), int(at[1]) if len(at) > 1 else None, float(v))
+            for at, v in np.ndenumerate(np.asarray(array))]
 
 
 def ties(s: Summary) -> Table:
-    g = s.gaps.rename(columns={
-        "x_shape": "x shape", "zeros": "exact zeros", "vs_reference": "max |Δ| vs torch.relu",
+    order = list(ARITHMETIC) + [d for d in dict.fromkeys(s.gaps["dataset"]) if d not in ARITHMETIC]
+    long = s.gaps.drop(columns=["conventions"]).iloc[sorted(
+        range(len(s.gaps)), key=lambda i: (order.index(s.gaps["dataset"].iloc[i]),
+                                           label_order(s.gaps["run"].iloc[i])))]
+    view = long.rename(columns={
+        "shape": "input shape", "zeros": "exact zeros", "vs_reference": "max |Δ| vs torch.relu",
         "same_framework": "same convention, same framework",
-        "across": "same convention, torch vs JAX", "across_ulps": "torch vs JAX (ulp)",
+        "signs_same_framework": "±0 elements, same framework",
+        "across": "same convention, torch vs JAX", "signs_across": "±0 elements, torch vs JAX",
+        "across_ulps": "torch vs JAX (ulp)",
         "scale": "max |grad|"})
-    return Table("ties", "Where gradients differ: ties at 0, and matmul rounding across frameworks",
-                 say(PROSE, "caption_ties"), side_by_side(g.drop(columns=["conventions"]), s.runs))
+    return Table("ties", "Where gradients differ: ties at 0, matmul rounding, and each rule alone",
+                 say(PROSE, "caption_ties"), side_by_side(view.reset_index(drop=True), s.runs),
+                 listing=long.reset_index(drop=True))
 
 
-def _diff_rows(s: Summary) -> list[dict]:
-    seed = s.gradients[s.gradients["dataset"] == "seed"]
-    rows = []
-    for run, group in seed.groupby("run", sort=False):
+def _seed_rows(s: Summary) -> pd.DataFrame:
+    return s.gradients[s.gradients["dataset"] == "seed"]
+
+
+def _diff_rows(s: Summary) -> tuple[list[dict], list[dict]]:
+    """The view's rows (rules that give the same Δ grouped) and the listing's (one per rule and
+    element)."""
+    rows, listing = [], []
+    for run, group in _seed_rows(s).groupby("run", sort=False):
         ref = {r["rule"]: r for _, r in group.iterrows()}
         by: dict[tuple, list] = {}
         for _, r in group.iterrows():
             base = ref.get(r["reference"])
-            d1 = np.subtract(base["grad_w1"], r["grad_w1"]).tolist() if base is not None else None
-            d2 = np.subtract(base["grad_w2"], r["grad_w2"]).tolist() if base is not None else None
-            by.setdefault((r["framework"], r["at_0"], str(d1), str(d2)), [d1, d2, []])[2].append(r["name"])
+            d1, d2 = ((np.subtract(base[p], r[p]).tolist() if base is not None else None)
+                      for p in PARAMETERS)
+            by.setdefault((r["framework"], r["at_0"], str(d1), str(d2)),
+                          [d1, d2, []])[2].append(r["name"])
+            listing += [{"run": run, "framework": r["framework"], "rule": r["rule"],
+                         "name": r["name"], "d/dx at 0": r["at_0"], "reference": r["reference"],
+                         "parameter": p, "i": i, "j": j, "Δ": v}
+                        for p, d in zip(PARAMETERS, (d1, d2)) if d is not None
+                        for i, j, v in _elements(d)]
         rows += [{"run": run, "framework": fw, "d/dx at 0": at0, "Δ grad w1": d1, "Δ grad w2": d2,
                   "rules": len(names), "which": shorten(", ".join(names), 120)}
                  for (fw, at0, _, _), (d1, d2, names) in by.items()]
-    return rows
+    return rows, listing
 
 
 def diff(s: Summary) -> Table:
+    rows, listing = _diff_rows(s)
     return Table("diff_vs_relu", "Seed 001: the framework's relu minus each rule",
-                 say(PROSE, "caption_diff"), side_by_side(frame(_diff_rows(s)), s.runs))
+                 say(PROSE, "caption_diff"), side_by_side(frame(rows), s.runs),
+                 listing=frame(listing))
 
 
 def gradients(s: Summary) -> Table:
-    seed = s.gradients[s.gradients["dataset"] == "seed"]
+    keys = ("run", "framework", "rule", "name", "kind", "convention", "at_0")
+    listing = []
+    for _, r in _seed_rows(s).iterrows():
+        head = {k: r[k] for k in keys}
+        listing.append({**head, "quantity": "loss", "i": None, "j": None, "value": r["loss"]})
+        listing += [{**head, "quantity": p, "i": i, "j": j, "value": v}
+                    for p in PARAMETERS for i, j, v in _elements(r[p])]
     return Table("gradients", "Every rule's loss and gradients on seed 001's net", "",
-                 seed.drop(columns=["x_shape", "dataset"]))
+                 frame(listing))
 
 
 def _answers(s: Summary) -> list[Answer]:
-    g = s.gaps
-    if g.empty:
+    if s.twins is None:
         return []
-    tied = g[g["zeros"] > 0]["across"]
-    free = g[(g["zeros"] == 0) & (g["across"] > 0)]
-    worst = free.loc[free["across"].astype(float).idxmax()] if len(free) else None
-    twins = say(PROSE, "answer_twins", within=max(g["same_framework"]),
-                tied=max(tied) if len(tied) else None,
-                across=None if worst is None else worst["across"],
-                ulps=None if worst is None else worst["across_ulps"],
-                scale=None if worst is None else worst["scale"])
     groups: dict[tuple, list] = {}
     for f in s.seed:
         groups.setdefault((f.value, f.at, f.clamp_at_0, f.relu_at_0), []).append(f.run)
@@ -66,7 +91,7 @@ def _answers(s: Summary) -> list[Answer]:
         {"value": v, "at": list(at), "clamp": c, "relu": r,
          "runs": span(who) if len(who) > 1 else s.titles.get(who[0], who[0])}
         for (v, at, c, r), who in ordered])
-    return [Answer("twins", twins, ("ties",)), Answer("net", net, ("diff_vs_relu",))]
+    return [answer(PROSE, "twins", ("ties",), t=s.twins), Answer("net", net, ("diff_vs_relu",))]
 
 
 def render(s: Summary) -> Rendered:

@@ -1,9 +1,19 @@
 """Seed 001's net, summarised: tidy frames of every rule's gradients and of the largest
-differences on each dataset, and seed 001's relu − clamp as a fact. Pure functions of runs."""
+differences on each dataset, seed 001's relu − clamp and answer 1's figures as facts. Pure
+functions of runs."""
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
+# how measure.make_dataset draws each dataset: whether the nets' float32 matmuls can round
+EXACT = ("seed", "random_ties")
+ROUNDED = ("random_no_ties", "continuous_ties")
+RULE_ALONE = "preactivations"
+ARITHMETIC = {"seed": "exact (small integers)", "random_ties": "exact (small integers)",
+              "random_no_ties": "rounded (normal draws)",
+              "continuous_ties": "rounded (normal draws, zero rows of x and columns of w1)",
+              RULE_ALONE: "none: each rule alone on one float32 array"}
 
 
 @dataclass(frozen=True)
@@ -16,38 +26,72 @@ class SeedDifference:
     relu_at_0: float
 
 
+@dataclass(frozen=True)
+class Gap:
+    """One row of the ties table that answer 1 quotes: torch against JAX, same convention."""
+    dataset: str
+    zeros: int  # exact zeros among the pre-activations
+    across: float  # the largest |Δ| between a torch rule and a JAX rule of one convention
+    signs: int  # the most elements such a pair gives as equal numbers of opposite sign (±0)
+    ulps: float  # across, in ulp of scale
+    scale: float  # the largest |gradient| (or |value|) of the row
+
+
+@dataclass(frozen=True)
+class Twins:
+    """Answer 1's figures, each the worst row of the ties table over runs and datasets."""
+    within: float  # the nets' largest |Δ| between rules of one convention in one framework
+    within_signs: int  # the nets' most elements such a pair gives as ±0
+    alone_within_signs: int | None  # the same for each rule alone
+    alone: Gap | None  # each rule alone on the same pre-activations
+    exact: Gap | None  # nets whose every matmul is exact
+    rounded: Gap | None  # nets on continuous data without ties at 0
+    rounded_tied: Gap | None  # nets on continuous data with ties at 0
+
+
 @dataclass
 class Summary:
-    gradients: pd.DataFrame  # run, dataset, framework, rule, name, kind, convention, at_0, loss, grad_w1, grad_w2, zeros, reference
-    gaps: pd.DataFrame  # run, dataset, x_shape, zeros, conventions, vs_reference, same_framework, across, across_ulps, scale
+    # run, dataset, framework, rule, name, kind, convention, at_0, loss, grad_w1, grad_w2 (nets);
+    # value, grad_z (the rule alone); zeros, shape, reference
+    gradients: pd.DataFrame
+    # run, dataset, arithmetic, shape, zeros, conventions, vs_reference, same_framework,
+    # signs_same_framework, across, across_ulps, signs_across, scale (signs_: elements equal as
+    # numbers but of opposite sign, ±0)
+    gaps: pd.DataFrame
     seed: list[SeedDifference]
     runs: list[str]
     titles: dict[str, str]  # label -> the label and what sets the run apart
+    twins: Twins | None = None
 
 
 def _flat(row) -> np.ndarray:
-    return np.concatenate([np.ravel(np.asarray(row["grad_w1"], np.float64)),
-                           np.ravel(np.asarray(row["grad_w2"], np.float64))])
+    parts = ("value", "grad_z") if row["dataset"] == RULE_ALONE else ("grad_w1", "grad_w2")
+    return np.concatenate([np.ravel(np.asarray(row[p], np.float64)) for p in parts])
 
 
-def _largest(rows: list[dict], gaps: np.ndarray, same_framework: bool) -> float:
-    return max((float(gaps[i, j]) for i, a in enumerate(rows) for j, b in enumerate(rows)
+def _largest(rows: list[dict], gaps: np.ndarray, same_framework: bool):
+    return max((gaps[i, j].item() for i, a in enumerate(rows) for j, b in enumerate(rows)
                 if a["at_0"] == b["at_0"] and (a["framework"] == b["framework"]) == same_framework),
-               default=0.0)
+               default=0)
 
 
 def _gaps(run: str, dataset: str, rows: list[dict]) -> dict:
     grads = np.stack([_flat(r) for r in rows])
     gaps = np.max(np.abs(grads[:, None, :] - grads[None, :, :]), axis=2)
+    signs = np.sum((grads[:, None, :] == grads[None, :, :])
+                   & (np.signbit(grads[:, None, :]) != np.signbit(grads[None, :, :])), axis=2)
     keys = [r["rule"] for r in rows]
     ref = next((r["reference"] for r in rows if r["framework"] == "torch"), None)
     scale = float(np.max(np.abs(grads)))
     across = _largest(rows, gaps, False)
-    return {"run": run, "dataset": dataset, "x_shape": "×".join(map(str, rows[0]["x_shape"])),
+    return {"run": run, "dataset": dataset, "arithmetic": ARITHMETIC.get(dataset),
+            "shape": "×".join(map(str, rows[0]["shape"])),
             "zeros": rows[0]["zeros"], "conventions": len({r["at_0"] for r in rows}),
             "vs_reference": float(gaps[keys.index(ref)].max()) if ref in keys else None,
-            "same_framework": _largest(rows, gaps, True), "across": across,
-            "across_ulps": across / float(np.spacing(np.float32(scale))), "scale": scale}
+            "same_framework": float(_largest(rows, gaps, True)),
+            "signs_same_framework": int(_largest(rows, signs, True)), "across": float(across),
+            "across_ulps": across / float(np.spacing(np.float32(scale))),
+            "signs_across": int(_largest(rows, signs, False)), "scale": scale}
 
 
 def _seed(run: str, rows: dict) -> SeedDifference | None:
@@ -60,12 +104,41 @@ def _seed(run: str, rows: dict) -> SeedDifference | None:
     return SeedDifference(run, float(d[at]) if at else 0.0, at, clamp["at_0"], relu["at_0"])
 
 
+def _worst(gaps: list[dict], keep) -> Gap | None:
+    rows = [g for g in gaps if keep(g)]
+    if not rows:
+        return None
+    g = max(rows, key=lambda g: (g["across"], g["signs_across"], g["across_ulps"], g["zeros"]))
+    return Gap(g["dataset"], g["zeros"], g["across"], g["signs_across"], g["across_ulps"],
+               g["scale"])
+
+
+def twins(gaps: list[dict]) -> Twins | None:
+    """Answer 1's figures from the ties table's rows (every run's)."""
+    if not gaps:
+        return None
+    nets = [g for g in gaps if g["dataset"] != RULE_ALONE]
+    alone = [g for g in gaps if g["dataset"] == RULE_ALONE]
+    return Twins(max((g["same_framework"] for g in nets), default=0.0),
+                 max((g["signs_same_framework"] for g in nets), default=0),
+                 max((g["signs_same_framework"] for g in alone), default=None),
+                 _worst(gaps, lambda g: g["dataset"] == RULE_ALONE),
+                 _worst(nets, lambda g: g["dataset"] in EXACT),
+                 _worst(nets, lambda g: g["dataset"] in ROUNDED and g["zeros"] == 0),
+                 _worst(nets, lambda g: g["dataset"] in ROUNDED and g["zeros"] > 0))
+
+
+def _row(run: str, r: dict) -> dict:
+    shape = r["shapes"]["z"] if r["dataset"] == RULE_ALONE else r["shapes"]["x"]
+    return {"run": run, "dataset": r["dataset"], "framework": r["framework"], "rule": r["rule"],
+            "name": r["name"], "kind": r["kind"], "convention": r["convention"],
+            "at_0": r["measured_at_0"], "loss": r.get("loss"), "grad_w1": r.get("grad_w1"),
+            "grad_w2": r.get("grad_w2"), "value": r.get("value"), "grad_z": r.get("grad_z"),
+            "zeros": r["preactivation_zeros"], "shape": shape, "reference": r["reference_rule"]}
+
+
 def summarise(runs) -> Summary:
-    rows = [{"run": run.tag, "dataset": r["dataset"], "framework": r["framework"], "rule": r["rule"],
-             "name": r["name"], "kind": r["kind"], "convention": r["convention"],
-             "at_0": r["measured_at_0"], "loss": r["loss"], "grad_w1": r["grad_w1"],
-             "grad_w2": r["grad_w2"], "zeros": r["preactivation_zeros"], "x_shape": r["shapes"]["x"],
-             "reference": r["reference_rule"]} for run in runs for r in run.ok_records()]
+    rows = [_row(run.tag, r) for run in runs for r in run.ok_records()]
     by = {}
     for r in rows:
         by.setdefault((r["run"], r["dataset"]), []).append(r)
@@ -73,4 +146,4 @@ def summarise(runs) -> Summary:
     seed = [_seed(run, {r["rule"]: r for r in rs}) for (run, d), rs in by.items() if d == "seed"]
     return Summary(pd.DataFrame(rows, dtype=object), pd.DataFrame(gaps, dtype=object),
                    [s for s in seed if s], [run.tag for run in runs],
-                   {run.tag: run.title or run.tag for run in runs})
+                   {run.tag: run.title or run.tag for run in runs}, twins(gaps))

@@ -1,0 +1,41 @@
+"""Seed 002's table on a hand-made run: its CSV is one row per step, source and element."""
+import csv as csvlib
+import io
+
+from experiments.nonscalar_backward import report, summary
+from study.report import csv
+from study.results import Run
+
+PROV = {"utc": "2026-01-01T00:00:00+00:00", "host": "h", "device": "cpu", "torch": "t",
+        "jax": "j", "scope": "standard"}
+A = [[1.0, 2.0, 3.0]]
+
+
+def _runs():
+    # out = a * a: the chain rule's a.grad for cotangent ones is 2a = [2, 4, 6]; torch raises
+    # without a cotangent, and so does JAX
+    records = [
+        {"framework": "torch", "step": "no argument", "result": "RuntimeError: not a scalar",
+         "chain_rule": "an error", "a": A},
+        {"framework": "jax", "step": "no argument", "result": "TypeError: not a scalar",
+         "chain_rule": "an error", "a": A},
+        {"framework": "torch", "step": "ones", "result": [[2.0, 4.0, 6.0]],
+         "chain_rule": [[2.0, 4.0, 6.0]], "a": A},
+        {"framework": "jax", "step": "ones", "result": [[2.0, 4.0, 6.0]],
+         "chain_rule": [[2.0, 4.0, 6.0]], "a": A}]
+    return [Run("nonscalar_backward", PROV, records, "x.json", tag="C1", title="C1")]
+
+
+def test_the_side_by_side_csv_is_one_element_a_row_and_an_error_its_own_cell():
+    table, = report.render(summary.summarise(_runs())).tables
+    rows = list(csvlib.DictReader(io.StringIO(csv(table))))
+    # the error step: one row per source (3); the ones step: 3 sources × 3 elements
+    assert len(rows) == 3 + 3 * 3
+    assert not any(v.startswith("[") for r in rows for v in r.values())
+    assert [(r["result of"], r["error"]) for r in rows[:3]] == [
+        ("torch a.grad", "RuntimeError: not a scalar"), ("JAX", "TypeError: not a scalar"),
+        ("chain rule", "an error")]
+    assert [(r["result of"], float(r["j"]), float(r["value"])) for r in rows[3:6]] == [
+        ("torch a.grad", 0, 2.0), ("torch a.grad", 1, 4.0), ("torch a.grad", 2, 6.0)]
+    listing = table.listing
+    assert listing.iloc[0]["value"] is None and listing.iloc[0]["i"] is None  # missing, not NaN
