@@ -3,7 +3,7 @@ import numpy as np
 
 from study.conventions import reverse_derivative
 from study.nets import seed_two_layer_data, two_layer_gradients
-from study.rules import REFERENCE_RELU, by_key, relu_rules
+from study.rules import RULES, reference_of, relu_rules
 
 SEED = 0
 DATASETS = ("seed", "random_no_ties", "random_ties")
@@ -20,18 +20,17 @@ def make_dataset(name: str) -> dict[str, np.ndarray]:
     return {k: rng.integers(-2, 3, s).astype(np.float32) for k, s in RANDOM_SHAPES.items()}
 
 
-def cases(scope: str) -> list[dict]:
-    return [{"dataset": d, "rule": r.key} for d in DATASETS for r in relu_rules()]
+def cases(scope: str, rules=RULES) -> list[dict]:
+    return [{"dataset": d, "rule": r} for d in DATASETS for r in relu_rules(rules=rules)]
 
 
-def run_case(device, dataset: str, rule: str) -> list[dict]:
-    r = by_key(rule)
+def run_case(device, dataset: str, rule) -> list[dict]:
     data = make_dataset(dataset)
-    out = two_layer_gradients(r, data, device)
+    out = two_layer_gradients(rule, data, device)
     return [{
-        "dataset": dataset, "framework": r.framework, "rule": r.key, "name": r.name,
-        "kind": r.kind, "convention": r.convention, "reference_rule": REFERENCE_RELU[r.framework],
-        "measured_at_0": reverse_derivative(r, 0.0, "float32", device), "device": device.name,
+        "dataset": dataset, "framework": rule.framework, "rule": rule.key, "name": rule.name,
+        "kind": rule.kind, "convention": rule.convention, "reference_rule": reference_of(rule).key,
+        "measured_at_0": reverse_derivative(rule, 0.0, "float32", device), "device": device.name,
         "dtype": str(data["x"].dtype), "shapes": {k: list(v.shape) for k, v in data.items()},
         "data_seed": None if dataset == "seed" else SEED, "preactivation_zeros": out["zeros"],
         "zero_positions": out["zero_positions"],
