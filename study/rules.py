@@ -308,6 +308,11 @@ def written(value):
     return value
 
 
+def registered(rule: Rule) -> bool:
+    """Whether `rule` is the registry's own: what another process can read back by its key."""
+    return _BY_KEY.get(rule.key) is rule
+
+
 def read_back(case: dict) -> dict:
     """A written case (`written`) with its "rule" and "rules" keys resolved in the registry:
     how another process gets the rules a case names."""

@@ -19,7 +19,7 @@ from experiments.timing.harness import (BUDGET_S, BYTES_PER_ELEMENT, COMPILED, F
                                         set_equal_threads, timed, timed_rules, twin_pairs)
 from experiments.timing.processes import Child, Worker, merge_processes
 from study.devices import Device
-from study.rules import REFERENCE_RELU, RULES, by_key, read_back, written
+from study.rules import REFERENCE_RELU, RULES, by_key, read_back, registered, written
 from study.timing import quartiles, timed_rounds
 
 
@@ -137,6 +137,10 @@ def cases(scope: str, rules=RULES) -> list[dict]:
     checks = scope != "quick"
     timed_alone = {fw: timed_rules(rules, fw) for fw in MODES}
     timed_alone = {fw: chosen for fw, chosen in timed_alone.items() if chosen}
+    foreign = [r.key for chosen in timed_alone.values() for r in chosen if not registered(r)]
+    if checks and foreign:
+        raise ValueError(f"timing's checks time rules in fresh processes, which know only the "
+                         f"registry's rules, not {', '.join(foreign)}: time them with --quick")
     out = [{"part": "plan", "scope": scope,
             "rules": tuple(r for chosen in timed_alone.values() for r in chosen)}] + [
         {"part": "machine", "n": n, "matmul": checks and n == sizes[-1]}
