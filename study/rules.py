@@ -11,9 +11,10 @@ gradient at exactly x == 0. A built-in's convention is measured, never declared 
 
 A rule also declares its relations where it is defined: its twin and its look-alike in the
 other framework (keys, since pairs name each other; `related` resolves them), and which
-experiments' designs take it (timed, trained, a row of the transforms matrix). Experiments
-take a collection of rules (`cases(scope, rules)`, this registry by default) and pick what
-these fields say, so that adding a rule is one entry here, or one `Rule` value passed in.
+experiments' designs take it (timed, trained, a row of the transforms matrix). The built-in it
+is measured against is its framework's relu (`reference_of`). Experiments take a collection of
+rules (`cases(scope, rules)`, this registry by default) and pick what these fields say, so that
+adding a rule is one entry here, or one `Rule` value passed in.
 """
 import functools
 import re

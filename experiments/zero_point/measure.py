@@ -45,7 +45,7 @@ def cases(scope: str, rules=RULES) -> list[dict]:
 
 
 def run_case(device, part: str, dtype: str, scope: str, rule=None,
-             framework: str | None = None, rules=()) -> list[dict]:
+             framework: str | None = None, rules=RULES) -> list[dict]:
     if part == "arithmetic":
         execs = (False,) if framework == "torch" else (False, True)
         return [{"part": part, "framework": framework, "dtype": dtype, "device": device.name,
@@ -85,7 +85,8 @@ def _atlas_record(r, dtype, device, inputs, execution, measured, modes) -> dict:
 
 
 def _compiled(device, framework: str, dtype: str, scope: str, rules) -> list[dict]:
-    """One framework's ops compiled (study.compiled), one atlas record per op."""
+    """The framework's ops among `rules` compiled (study.compiled), one atlas record per op."""
+    rules = [r for r in rules if r.framework == framework]
     inputs = [probe_inputs(dtype, probed_kinks(r)) for r in rules]
     placements = COMPILED[scope][1][framework]
     got = measure_compiled(rules, [[v for _, v in i] for i in inputs], dtype, device, placements)
