@@ -12,6 +12,7 @@ import os
 
 from study.provenance import REPO_ROOT
 from study.results import jsonable
+from study.rules import written
 
 CODE_FOLDERS = ("study", "experiments")
 
@@ -32,7 +33,8 @@ def code_fingerprint(root: str = REPO_ROOT) -> str:
 class Checkpoint:
     def __init__(self, path: str, cases: list[dict], fingerprint: str):
         self.path = path
-        self.header = json.loads(json.dumps({"code": fingerprint, "cases": cases}, default=jsonable))
+        self.header = json.loads(json.dumps({"code": fingerprint, "cases": written(cases)},
+                                            default=jsonable))
         self.done: dict[int, dict] = {}  # case index -> {"records", "seconds"}
         self.discarded = False
 

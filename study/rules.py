@@ -8,12 +8,18 @@ Every rule has a stable `key` (what records, tables and experiments refer to) an
 `name` (what a reader sees; records carry it, so renaming a rule never rewrites old results).
 A custom rule declares `convention`: the factor its backward applies to the incoming
 gradient at exactly x == 0. A built-in's convention is measured, never declared (None).
-Adding a rule is one line in `_torch_builtins`, `_jax_builtins` or `RULES`.
+
+A rule also declares its relations where it is defined: its twin and its look-alike in the
+other framework (keys, since pairs name each other; `related` resolves them), and which
+experiments' designs take it (timed, trained, a row of the transforms matrix). The built-in it
+is measured against is its framework's relu (`reference_of`). Experiments take a collection of
+rules (`cases(scope, rules)`, this registry by default) and pick what these fields say, so that
+adding a rule is one entry here, or one `Rule` value passed in.
 """
 import functools
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterable
 
 import jax
 import jax.numpy as jnp
@@ -38,40 +44,58 @@ class Rule:
     convention: float | None = None  # declared d/dx at 0, custom rules only
     kinks: tuple[float, ...] = (0.0,)
     relu_like: bool = True  # equals max(x, 0) everywhere off its kinks
-    twin: str | None = None  # custom rules with the same twin key share masks and convention
+    twin: str | None = None  # key: the same rule written in the other framework
+    look_alike: str | None = None  # key: the other framework's op a porting user takes as it
+    timed: bool = False  # timing times it alone, at every size and mode, and its saved bytes
+    timed_in_nets: tuple[str, ...] = ()  # the nets of timing (NETS) that time it in a step
+    paired_as: str | None = None  # timing's label for it beside its twin, where both are timed
+    trained: bool = False  # training runs SGD with it (a custom rule: one per convention)
+    transforms_style: str | None = None  # its row of the transforms matrix
 
 
 def _torch_zero(x):
     return torch.zeros((), dtype=x.dtype, device=x.device)
 
 
-def _builtin(framework, key, name, fn, kinks=(0.0,), relu_like=True) -> Rule:
-    return Rule(key, framework, name, "builtin", fn, None, tuple(kinks), relu_like)
+def _builtin(framework, key, name, fn, kinks=(0.0,), relu_like=True, **relations) -> Rule:
+    return Rule(key, framework, name, "builtin", fn, None, tuple(kinks), relu_like, **relations)
+
+
+EVERY_NET = ("seed", "mid", "large")  # timing.NETS
 
 
 def _torch_builtins() -> list[Rule]:
     t = functools.partial(_builtin, "torch")
     return [
-        t("torch_relu", "torch.relu", torch.relu),
+        t("torch_relu", "torch.relu", torch.relu, twin="jax_relu", look_alike="jax_relu",
+          timed=True, timed_in_nets=EVERY_NET, paired_as="relu", trained=True,
+          transforms_style="torch reference: torch.relu"),
         t("torch_F_relu", "F.relu", F.relu),
         t("torch_nn_ReLU", "nn.ReLU()", torch.nn.ReLU()),
         t("torch_threshold", "F.threshold(x, 0, 0)", lambda x: F.threshold(x, 0.0, 0.0)),
-        t("torch_clamp_min0", "torch.clamp(x, min=0)", lambda x: torch.clamp(x, min=0)),
+        t("torch_clamp_min0", "torch.clamp(x, min=0)", lambda x: torch.clamp(x, min=0),
+          look_alike="jax_clip0"),
         t("torch_clamp_min_fn", "torch.clamp_min(x, 0)", lambda x: torch.clamp_min(x, 0)),
-        t("torch_maximum0", "torch.maximum(x, 0)", lambda x: torch.maximum(x, _torch_zero(x))),
+        t("torch_maximum0", "torch.maximum(x, 0)", lambda x: torch.maximum(x, _torch_zero(x)),
+          look_alike="jax_maximum0"),
         t("torch_max_zeros", "torch.max(x, zeros)", lambda x: torch.max(x, torch.zeros_like(x))),
-        t("torch_where_gt", "torch.where(x > 0, x, 0)", lambda x: torch.where(x > 0, x, 0.0)),
-        t("torch_where_ge", "torch.where(x >= 0, x, 0)", lambda x: torch.where(x >= 0, x, 0.0)),
-        t("torch_mul_mask", "x * (x > 0)", lambda x: x * (x > 0)),
-        t("torch_abs_average", "(x + x.abs()) / 2", lambda x: (x + x.abs()) / 2),
-        t("torch_leaky_relu0", "F.leaky_relu(x, 0)", lambda x: F.leaky_relu(x, 0.0)),
+        t("torch_where_gt", "torch.where(x > 0, x, 0)", lambda x: torch.where(x > 0, x, 0.0),
+          look_alike="jax_where_gt"),
+        t("torch_where_ge", "torch.where(x >= 0, x, 0)", lambda x: torch.where(x >= 0, x, 0.0),
+          look_alike="jax_where_ge"),
+        t("torch_mul_mask", "x * (x > 0)", lambda x: x * (x > 0), look_alike="jax_mul_mask"),
+        t("torch_abs_average", "(x + x.abs()) / 2", lambda x: (x + x.abs()) / 2,
+          look_alike="jax_abs_average"),
+        t("torch_leaky_relu0", "F.leaky_relu(x, 0)", lambda x: F.leaky_relu(x, 0.0),
+          look_alike="jax_leaky_relu0"),
         t("torch_clamp_0_6", "torch.clamp(x, 0, 6)", lambda x: torch.clamp(x, 0, 6), (0.0, 6.0),
-          False),
-        t("torch_relu6", "F.relu6", F.relu6, (0.0, 6.0), False),
-        t("torch_hardtanh", "F.hardtanh", F.hardtanh, (-1.0, 1.0), False),
-        t("torch_abs", "torch.abs", torch.abs, (0.0,), False),
+          False, look_alike="jax_clip_0_6"),
+        t("torch_relu6", "F.relu6", F.relu6, (0.0, 6.0), False, look_alike="jax_relu6"),
+        t("torch_hardtanh", "F.hardtanh", F.hardtanh, (-1.0, 1.0), False,
+          look_alike="jax_hard_tanh"),
+        t("torch_abs", "torch.abs", torch.abs, (0.0,), False, look_alike="jax_abs"),
         t("torch_leaky_relu001", "F.leaky_relu(x, 0.01)", lambda x: F.leaky_relu(x, 0.01), (0.0,),
-          False),
+          False, look_alike="jax_leaky_relu001"),
         t("torch_softplus100", "F.softplus(x, beta=100)", lambda x: F.softplus(x, beta=100.0),
           (0.0,), False),
     ] + _torch_piecewise()
@@ -82,43 +106,55 @@ def _torch_piecewise() -> list[Rule]:
     are where the definition switches branch (softplus: beta * x = threshold = 20)."""
     t = functools.partial(_builtin, "torch", relu_like=False)
     return [
-        t("torch_hardswish", "F.hardswish", F.hardswish, (-3.0, 3.0)),
-        t("torch_hardsigmoid", "F.hardsigmoid", F.hardsigmoid, (-3.0, 3.0)),
+        t("torch_hardswish", "F.hardswish", F.hardswish, (-3.0, 3.0), look_alike="jax_hard_silu"),
+        t("torch_hardsigmoid", "F.hardsigmoid", F.hardsigmoid, (-3.0, 3.0),
+          look_alike="jax_hard_sigmoid"),
         t("torch_hardshrink", "F.hardshrink (λ=0.5)", F.hardshrink, (-0.5, 0.5)),
         t("torch_softshrink", "F.softshrink (λ=0.5)", F.softshrink, (-0.5, 0.5)),
-        t("torch_elu", "F.elu", F.elu),
-        t("torch_celu", "F.celu", F.celu),
-        t("torch_selu", "F.selu", F.selu),
+        t("torch_elu", "F.elu", F.elu, look_alike="jax_elu"),
+        t("torch_celu", "F.celu", F.celu, look_alike="jax_celu"),
+        t("torch_selu", "F.selu", F.selu, look_alike="jax_selu"),
         t("torch_prelu025", "F.prelu(x, 0.25)",
-          lambda x: F.prelu(x, torch.tensor(0.25, dtype=x.dtype, device=x.device))),
+          lambda x: F.prelu(x, torch.tensor(0.25, dtype=x.dtype, device=x.device)),
+          look_alike="jax_leaky_relu025"),
         t("torch_rrelu_eval", "F.rrelu(x, training=False)", lambda x: F.rrelu(x, training=False)),
         t("torch_threshold_1_20", "F.threshold(x, 1, 20)", lambda x: F.threshold(x, 1.0, 20.0),
           (1.0,)),
-        t("torch_softplus", "F.softplus", F.softplus, (20.0,)),
-        t("torch_softsign", "F.softsign", F.softsign),
+        t("torch_softplus", "F.softplus", F.softplus, (20.0,), look_alike="jax_softplus"),
+        t("torch_softsign", "F.softsign", F.softsign, look_alike="jax_soft_sign"),
     ]
 
 
 def _jax_builtins() -> list[Rule]:
     j = functools.partial(_builtin, "jax")
     return [
-        j("jax_relu", "jax.nn.relu", jax.nn.relu),
-        j("jax_maximum0", "jnp.maximum(x, 0)", lambda x: jnp.maximum(x, 0)),
+        j("jax_relu", "jax.nn.relu", jax.nn.relu, twin="torch_relu", look_alike="torch_relu",
+          timed=True, timed_in_nets=EVERY_NET, trained=True,
+          transforms_style="jax reference: jax.nn.relu"),
+        j("jax_maximum0", "jnp.maximum(x, 0)", lambda x: jnp.maximum(x, 0),
+          look_alike="torch_maximum0"),
         j("jax_lax_max_zeros", "lax.max(x, zeros)", lambda x: lax.max(x, jnp.zeros_like(x))),
-        j("jax_clip0", "jnp.clip(x, 0)", lambda x: jnp.clip(x, 0)),
-        j("jax_where_gt", "jnp.where(x > 0, x, 0)", lambda x: jnp.where(x > 0, x, 0)),
-        j("jax_where_ge", "jnp.where(x >= 0, x, 0)", lambda x: jnp.where(x >= 0, x, 0)),
-        j("jax_mul_mask", "x * (x > 0).astype(x.dtype)", lambda x: x * (x > 0).astype(x.dtype)),
-        j("jax_abs_average", "(x + jnp.abs(x)) / 2", lambda x: (x + jnp.abs(x)) / 2),
-        j("jax_leaky_relu0", "jax.nn.leaky_relu(x, 0)", lambda x: jax.nn.leaky_relu(x, 0.0)),
-        j("jax_relu6", "jax.nn.relu6", jax.nn.relu6, (0.0, 6.0), False),
-        j("jax_clip_0_6", "jnp.clip(x, 0, 6)", lambda x: jnp.clip(x, 0, 6), (0.0, 6.0), False),
+        j("jax_clip0", "jnp.clip(x, 0)", lambda x: jnp.clip(x, 0), look_alike="torch_clamp_min0"),
+        j("jax_where_gt", "jnp.where(x > 0, x, 0)", lambda x: jnp.where(x > 0, x, 0),
+          look_alike="torch_where_gt"),
+        j("jax_where_ge", "jnp.where(x >= 0, x, 0)", lambda x: jnp.where(x >= 0, x, 0),
+          look_alike="torch_where_ge"),
+        j("jax_mul_mask", "x * (x > 0).astype(x.dtype)", lambda x: x * (x > 0).astype(x.dtype),
+          look_alike="torch_mul_mask"),
+        j("jax_abs_average", "(x + jnp.abs(x)) / 2", lambda x: (x + jnp.abs(x)) / 2,
+          look_alike="torch_abs_average"),
+        j("jax_leaky_relu0", "jax.nn.leaky_relu(x, 0)", lambda x: jax.nn.leaky_relu(x, 0.0),
+          look_alike="torch_leaky_relu0"),
+        j("jax_relu6", "jax.nn.relu6", jax.nn.relu6, (0.0, 6.0), False, look_alike="torch_relu6"),
+        j("jax_clip_0_6", "jnp.clip(x, 0, 6)", lambda x: jnp.clip(x, 0, 6), (0.0, 6.0), False,
+          look_alike="torch_clamp_0_6"),
         j("jax_lax_clamp_0_6", "lax.clamp(0, x, 6)",
           lambda x: lax.clamp(x.dtype.type(0), x, x.dtype.type(6)), (0.0, 6.0), False),
-        j("jax_hard_tanh", "jax.nn.hard_tanh", jax.nn.hard_tanh, (-1.0, 1.0), False),
-        j("jax_abs", "jnp.abs", jnp.abs, (0.0,), False),
+        j("jax_hard_tanh", "jax.nn.hard_tanh", jax.nn.hard_tanh, (-1.0, 1.0), False,
+          look_alike="torch_hardtanh"),
+        j("jax_abs", "jnp.abs", jnp.abs, (0.0,), False, look_alike="torch_abs"),
         j("jax_leaky_relu001", "jax.nn.leaky_relu(x, 0.01)", lambda x: jax.nn.leaky_relu(x, 0.01),
-          (0.0,), False),
+          (0.0,), False, look_alike="torch_leaky_relu001"),
         j("jax_softplus100", "jax.nn.softplus(100x)/100",
           lambda x: jax.nn.softplus(100 * x) / 100, (0.0,), False),
     ] + _jax_piecewise()
@@ -130,69 +166,107 @@ def _jax_piecewise() -> list[Rule]:
     branch (its look-alike's kink), squareplus at 0."""
     j = functools.partial(_builtin, "jax", relu_like=False)
     return [
-        j("jax_hard_silu", "jax.nn.hard_silu (= hard_swish)", jax.nn.hard_silu, (-3.0, 3.0)),
-        j("jax_hard_sigmoid", "jax.nn.hard_sigmoid", jax.nn.hard_sigmoid, (-3.0, 3.0)),
-        j("jax_elu", "jax.nn.elu", jax.nn.elu),
-        j("jax_celu", "jax.nn.celu", jax.nn.celu),
-        j("jax_selu", "jax.nn.selu", jax.nn.selu),
-        j("jax_leaky_relu025", "jax.nn.leaky_relu(x, 0.25)", lambda x: jax.nn.leaky_relu(x, 0.25)),
+        j("jax_hard_silu", "jax.nn.hard_silu (= hard_swish)", jax.nn.hard_silu, (-3.0, 3.0),
+          look_alike="torch_hardswish"),
+        j("jax_hard_sigmoid", "jax.nn.hard_sigmoid", jax.nn.hard_sigmoid, (-3.0, 3.0),
+          look_alike="torch_hardsigmoid"),
+        j("jax_elu", "jax.nn.elu", jax.nn.elu, look_alike="torch_elu"),
+        j("jax_celu", "jax.nn.celu", jax.nn.celu, look_alike="torch_celu"),
+        j("jax_selu", "jax.nn.selu", jax.nn.selu, look_alike="torch_selu"),
+        j("jax_leaky_relu025", "jax.nn.leaky_relu(x, 0.25)", lambda x: jax.nn.leaky_relu(x, 0.25),
+          look_alike="torch_prelu025"),
         j("jax_sparse_plus", "jax.nn.sparse_plus", jax.nn.sparse_plus, (-1.0, 1.0)),
         j("jax_sparse_sigmoid", "jax.nn.sparse_sigmoid", jax.nn.sparse_sigmoid, (-1.0, 1.0)),
         j("jax_squareplus", "jax.nn.squareplus", jax.nn.squareplus),
-        j("jax_softplus", "jax.nn.softplus", jax.nn.softplus, (20.0,)),
-        j("jax_soft_sign", "jax.nn.soft_sign", jax.nn.soft_sign),
+        j("jax_softplus", "jax.nn.softplus", jax.nn.softplus, (20.0,), look_alike="torch_softplus"),
+        j("jax_soft_sign", "jax.nn.soft_sign", jax.nn.soft_sign, look_alike="torch_softsign"),
     ]
 
 
 CONVENTIONS = (0.0, 0.5, 1.0)
 CUSTOM_OP_CONVENTIONS = (0.0, 1.0)
-TORCH_STYLES = {"vmap": "generate_vmap_rule = True", "jvp": "a jvp staticmethod",
-                "vmap+jvp": "generate_vmap_rule and a jvp staticmethod",
-                "once": "@once_differentiable backward"}
-_STYLE_KEYS = {"vmap": "vmap", "jvp": "jvp", "vmap+jvp": "vmap_jvp", "once": "once"}
+TORCH_STYLES = (  # (style, its key's suffix, what its name adds, its transforms row)
+    ("vmap", "vmap", "generate_vmap_rule = True", "torch modern + generate_vmap_rule"),
+    ("jvp", "jvp", "a jvp staticmethod", "torch modern + jvp staticmethod"),
+    ("vmap+jvp", "vmap_jvp", "generate_vmap_rule and a jvp staticmethod",
+     "torch modern + generate_vmap_rule + jvp"),
+    ("once", "once", "@once_differentiable backward", "torch modern + @once_differentiable"))
 
 
-def _custom(key, framework, name, fn, c, twin=None) -> Rule:
-    return Rule(key, framework, name, "custom", fn, c, twin=twin)
+def _custom(key, framework, name, fn, c, **relations) -> Rule:
+    return Rule(key, framework, name, "custom", fn, c, **relations)
 
 
 def _c(c: float) -> str:
     return f"{c:g}"
 
 
-RULES: tuple[Rule, ...] = tuple(
-    _torch_builtins()
-    + [_custom("torch_myrelu_seed", "torch", "MyReLU (seed 000)", MyReLU.apply, 1.0, "seed")]
-    + [_custom(f"torch_custom_c{_c(c)}", "torch", f"ReLUWithConvention(c={_c(c)})",
-               torch_relu_with_convention(c).apply, c, f"c={_c(c)}") for c in CONVENTIONS]
-    + [_custom(f"torch_custom_c0_{_STYLE_KEYS[style]}", "torch",
-               f"ReLUWithConvention(c=0) + {feature}", torch_relu_style(style).apply, 0.0, "c=0")
-       for style, feature in TORCH_STYLES.items()]
-    + [_custom("torch_custom_bool_mask", "torch", "ReLUSavesBoolMask (c=0)",
-               ReLUSavesBoolMask.apply, 0.0, "bool mask"),
-       _custom("torch_custom_bit_mask", "torch", "ReLUSavesBitMask (c=0)",
-               ReLUSavesBitMask.apply, 0.0, "bit mask")]
-    + [_custom(f"torch_custom_op_c{_c(c)}", "torch", f"custom_op relu (c={_c(c)})",
-               torch_custom_op_relu(c), c, f"nondiff c={_c(c)}") for c in CUSTOM_OP_CONVENTIONS]
-    + [_custom(f"torch_custom_op_vmap_c{_c(c)}", "torch",
-               f"custom_op relu + register_vmap (c={_c(c)})", torch_custom_op_relu(c, True), c,
-               f"nondiff c={_c(c)}") for c in CUSTOM_OP_CONVENTIONS]
-    + _jax_builtins()
-    + [_custom("jax_seed_relu", "jax", "seed_relu (custom_vjp)", jax_seed_relu, 1.0, "seed")]
-    + [_custom(f"jax_custom_c{_c(c)}", "jax", f"relu_with_convention(c={_c(c)}) (custom_vjp)",
-               jax_relu_with_convention(c), c, f"c={_c(c)}") for c in CONVENTIONS]
-    + [_custom("jax_relu_nan_passes", "jax", "relu_nan_passes (custom_vjp)", jax_relu_torch_nan,
-               0.0)]
-    + [_custom("jax_custom_jvp_c0", "jax", "relu (custom_jvp, c=0)", jax_relu_custom_jvp, 0.0)]
-    + [_custom("jax_custom_bool_mask", "jax", "relu_saves_bool_mask (custom_vjp, c=0)",
-               jax_relu_saves_bool_mask, 0.0, "bool mask"),
-       _custom("jax_custom_bit_mask", "jax", "relu_saves_bit_mask (custom_vjp, c=0)",
-               jax_relu_saves_bit_mask, 0.0, "bit mask")]
-    + [_custom(f"jax_custom_nondiff_c{_c(c)}", "jax",
-               f"relu(x, c={_c(c)}) (custom_vjp, nondiff_argnums)",
-               functools.partial(jax_relu_nondiff_convention, c=c), c, f"nondiff c={_c(c)}")
-       for c in CUSTOM_OP_CONVENTIONS]
-)
+def _torch_customs() -> list[Rule]:
+    t = functools.partial(_custom, framework="torch")
+    out = [t("torch_myrelu_seed", name="MyReLU (seed 000)", fn=MyReLU.apply, c=1.0,
+             twin="jax_seed_relu", look_alike="jax_seed_relu", timed=True,
+             timed_in_nets=("seed", "mid"),
+             transforms_style="torch legacy: forward(ctx, ...) (seed 000)")]
+    out += [t(f"torch_custom_c{_c(c)}", name=f"ReLUWithConvention(c={_c(c)})",
+              fn=torch_relu_with_convention(c).apply, c=c, twin=f"jax_custom_c{_c(c)}",
+              trained=True, **(dict(timed=True, timed_in_nets=EVERY_NET, paired_as="custom c=0",
+                                    transforms_style="torch modern: setup_context")
+                               if c == 0 else {}))
+            for c in CONVENTIONS]
+    out += [t(f"torch_custom_c0_{suffix}", name=f"ReLUWithConvention(c=0) + {feature}",
+              fn=torch_relu_style(style).apply, c=0.0, twin="jax_custom_c0",
+              transforms_style=row)
+            for style, suffix, feature, row in TORCH_STYLES]
+    out += [t("torch_custom_bool_mask", name="ReLUSavesBoolMask (c=0)",
+              fn=ReLUSavesBoolMask.apply, c=0.0, twin="jax_custom_bool_mask", timed=True,
+              paired_as="bool mask"),
+            t("torch_custom_bit_mask", name="ReLUSavesBitMask (c=0)", fn=ReLUSavesBitMask.apply,
+              c=0.0, twin="jax_custom_bit_mask", timed=True, paired_as="bit mask")]
+    out += [t(f"torch_custom_op_c{_c(c)}", name=f"custom_op relu (c={_c(c)})",
+              fn=torch_custom_op_relu(c), c=c, twin=f"jax_custom_nondiff_c{_c(c)}",
+              **(dict(look_alike="jax_custom_nondiff_c0", timed=True,
+                      timed_in_nets=("seed", "mid"), paired_as="custom_op / nondiff_argnums",
+                      transforms_style="torch.library.custom_op + register_autograd")
+                 if c == 0 else {}))
+            for c in CUSTOM_OP_CONVENTIONS]
+    out += [t(f"torch_custom_op_vmap_c{_c(c)}", name=f"custom_op relu + register_vmap (c={_c(c)})",
+              fn=torch_custom_op_relu(c, True), c=c, twin=f"jax_custom_nondiff_c{_c(c)}",
+              **(dict(transforms_style="torch.library.custom_op + register_autograd"
+                                       " + register_vmap") if c == 0 else {}))
+            for c in CUSTOM_OP_CONVENTIONS]
+    return out
+
+
+def _jax_customs() -> list[Rule]:
+    j = functools.partial(_custom, framework="jax")
+    out = [j("jax_seed_relu", name="seed_relu (custom_vjp)", fn=jax_seed_relu, c=1.0,
+             twin="torch_myrelu_seed", look_alike="torch_myrelu_seed")]
+    out += [j(f"jax_custom_c{_c(c)}", name=f"relu_with_convention(c={_c(c)}) (custom_vjp)",
+              fn=jax_relu_with_convention(c), c=c, twin=f"torch_custom_c{_c(c)}", trained=True,
+              **(dict(timed=True, timed_in_nets=EVERY_NET, transforms_style="jax custom_vjp")
+                 if c == 0 else {}))
+            for c in CONVENTIONS]
+    out += [j("jax_relu_nan_passes", name="relu_nan_passes (custom_vjp)", fn=jax_relu_torch_nan,
+              c=0.0),
+            j("jax_custom_jvp_c0", name="relu (custom_jvp, c=0)", fn=jax_relu_custom_jvp, c=0.0,
+              transforms_style="jax custom_jvp"),
+            j("jax_custom_bool_mask", name="relu_saves_bool_mask (custom_vjp, c=0)",
+              fn=jax_relu_saves_bool_mask, c=0.0, twin="torch_custom_bool_mask", timed=True),
+            j("jax_custom_bit_mask", name="relu_saves_bit_mask (custom_vjp, c=0)",
+              fn=jax_relu_saves_bit_mask, c=0.0, twin="torch_custom_bit_mask", timed=True)]
+    out += [j(f"jax_custom_nondiff_c{_c(c)}",
+              name=f"relu(x, c={_c(c)}) (custom_vjp, nondiff_argnums)",
+              fn=functools.partial(jax_relu_nondiff_convention, c=c), c=c,
+              twin=f"torch_custom_op_c{_c(c)}",
+              **(dict(look_alike="torch_custom_op_c0", timed=True, timed_in_nets=("seed", "mid"),
+                      transforms_style="jax custom_vjp, c via nondiff_argnums")
+                 if c == 0 else {}))
+            for c in CUSTOM_OP_CONVENTIONS]
+    return out
+
+
+RULES: tuple[Rule, ...] = tuple(_torch_builtins() + _torch_customs() + _jax_builtins()
+                                + _jax_customs())
 _BY_KEY = {r.key: r for r in RULES}
 
 
@@ -203,13 +277,53 @@ def by_key(key: str) -> Rule:
         raise KeyError(f"no rule with key {key!r}") from None
 
 
-def relu_rules(framework: str | None = None) -> list[Rule]:
+def related(rule: Rule, relation: str) -> Rule | None:
+    """The registry's rule that `rule.<relation>` ("twin", "look_alike") names, or None."""
+    key = getattr(rule, relation)
+    return None if key is None else by_key(key)
+
+
+def relu_rules(framework: str | None = None, rules: Iterable[Rule] = RULES) -> list[Rule]:
     """Rules that equal max(x, 0) off x == 0: the ones a two-layer ReLU net can swap in."""
-    return [r for r in RULES if r.relu_like and r.kinks == (0.0,)
+    return [r for r in rules if r.relu_like and r.kinks == (0.0,)
             and (framework is None or r.framework == framework)]
 
 
 REFERENCE_RELU = {"torch": "torch_relu", "jax": "jax_relu"}
+
+
+def reference_of(rule: Rule) -> Rule:
+    """The built-in a rule is measured against: its framework's relu."""
+    return by_key(REFERENCE_RELU[rule.framework])
+
+
+def written(value):
+    """A case's value as it is written down (checkpoints, progress lines, a failed case's
+    record, a request to another process): each Rule in it as its key."""
+    if isinstance(value, Rule):
+        return value.key
+    if isinstance(value, dict):
+        return {k: written(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(written(v) for v in value)
+    return value
+
+
+def registered(rule: Rule) -> bool:
+    """Whether `rule` is the registry's own: what another process can read back by its key."""
+    return _BY_KEY.get(rule.key) is rule
+
+
+def read_back(case: dict) -> dict:
+    """A written case (`written`) with its "rule" and "rules" keys resolved in the registry:
+    how another process gets the rules a case names."""
+    out = dict(case)
+    if isinstance(case.get("rule"), str):
+        out["rule"] = by_key(case["rule"])
+    if "rules" in case:
+        out["rules"] = tuple(by_key(k) for k in case["rules"])
+    return out
+
 
 # ':math:`\\nabla \\mathrm{relu}(0) = 0`', as jax.nn.relu's docstring declares its convention
 _DOCUMENTED = re.compile(r"\\nabla\s*\\mathrm\{\w+\}\((-?\d+(?:\.\d+)?)\)\s*=\s*(-?\d+(?:\.\d+)?)")

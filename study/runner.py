@@ -1,4 +1,5 @@
 """Runs an experiment's cases on each device, with progress on stderr, and stores the records."""
+import inspect
 import sys
 import time
 import traceback
@@ -7,6 +8,7 @@ from study import provenance, results
 from study.checkpoint import Checkpoint, code_fingerprint
 from study.devices import Device
 from study.errors import first_error_line
+from study.rules import written
 
 
 class Progress:
@@ -19,8 +21,15 @@ class Progress:
             print(message, file=self.stream, flush=True)
 
 
-def cases_of(experiment, scope: str, inits: int | None = None) -> list[dict]:
-    return experiment.cases(scope, inits=inits) if experiment.counts_inits else experiment.cases(scope)
+def cases_of(experiment, scope: str, inits: int | None = None, rules=None) -> list[dict]:
+    """The experiment's cases: for `rules` where given (an experiment that measures rules
+    takes them), else for the registry."""
+    options = {"inits": inits} if experiment.counts_inits else {}
+    if rules is not None:
+        if "rules" not in inspect.signature(experiment.cases).parameters:
+            raise TypeError(f"experiment {experiment.name} takes no rules")
+        options["rules"] = rules
+    return experiment.cases(scope, **options)
 
 
 # Errors that say the experiment's own code is wrong (a typo, a missing key, a broken
@@ -39,7 +48,13 @@ def run_case(experiment, device: Device, case: dict, progress: Progress | None =
     except Exception as exc:  # noqa: BLE001  a failed case is a result, shown in the report
         if progress:
             progress("".join(traceback.format_exception_only(exc)).strip())
-        return [{**case, "device": device.name, "case_error": first_error_line(exc)}]
+        return [{**written(case), "device": device.name, "case_error": first_error_line(exc)}]
+
+
+def case_label(case: dict) -> str:
+    """A case in a progress line: rules by their keys, a list of several by its length."""
+    return " ".join(f"{k}=<{len(v)}>" if isinstance(v, (list, tuple, dict)) and len(v) > 2
+                    else f"{k}={v}" for k, v in written(case).items())
 
 
 def run_cases(experiment, device: Device, cases: list[dict], progress: Progress,
@@ -59,7 +74,7 @@ def run_cases(experiment, device: Device, cases: list[dict], progress: Progress,
         elapsed = time.perf_counter() - start
         left = len(cases) - len(done) - ran
         estimate = f", ~{elapsed / ran * left:.0f}s left" if ran else ""
-        label = " ".join(f"{k}={v}" for k, v in case.items())
+        label = case_label(case)
         progress(f"{tag} {i + 1}/{len(cases)} {label} ({elapsed:.1f}s{estimate})")
         t0 = time.perf_counter()
         new = run_case(experiment, device, case, progress)
@@ -72,11 +87,12 @@ def run_cases(experiment, device: Device, cases: list[dict], progress: Progress,
 
 
 def run_experiment(experiment, devices: list[Device], scope: str, progress: Progress,
-                   root: str = results.RESULTS_DIR, inits: int | None = None) -> list[str]:
+                   root: str = results.RESULTS_DIR, inits: int | None = None,
+                   rules=None) -> list[str]:
     paths = []  # the caller checked that root is writable (study.cli, before any work)
     for device in devices:
         prov = provenance.collect(device, experiment.seed, scope)
-        cases = cases_of(experiment, scope, inits)
+        cases = cases_of(experiment, scope, inits, rules)
         checkpoint = Checkpoint(results.partial_path(root, experiment.name, prov), cases,
                                 code_fingerprint())
         checkpoint.load()

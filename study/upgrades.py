@@ -7,16 +7,7 @@ used, and lists the fields it filled under "upgraded_fields" (never compared as 
 never changes a measured number. Failed and withdrawn records are left as stored. The files on
 disk keep what was measured.
 """
-# zero_point before atlas records named their look-alike (9aa9177 and earlier): the pairs the
-# study then listed
-_LOOK_ALIKES = {
-    "torch_relu": "jax_relu", "torch_relu6": "jax_relu6", "torch_hardtanh": "jax_hard_tanh",
-    "torch_abs": "jax_abs", "torch_clamp_min0": "jax_clip0", "torch_clamp_0_6": "jax_clip_0_6",
-    "torch_maximum0": "jax_maximum0", "torch_where_gt": "jax_where_gt",
-    "torch_where_ge": "jax_where_ge", "torch_mul_mask": "jax_mul_mask",
-    "torch_abs_average": "jax_abs_average", "torch_leaky_relu0": "jax_leaky_relu0",
-    "torch_leaky_relu001": "jax_leaky_relu001", "torch_myrelu_seed": "jax_seed_relu",
-    "torch_custom_op_c0": "jax_custom_nondiff_c0"}
+from study.rules import by_key
 
 # timing before its plan record: each framework's relu was the reference, and these pairs were
 # compared across frameworks
@@ -35,7 +26,10 @@ _BUILTIN_RELUS = {"torch": "torch_relu", "jax": "jax_relu"}
 def _zero_point(rec: dict) -> dict:
     filled = {}
     if rec.get("part") == "atlas" and "look_alike" not in rec:
-        filled["look_alike"] = _LOOK_ALIKES.get(rec["rule"])
+        # before atlas records named their look-alike (9aa9177 and earlier), the pairs were
+        # those the registry declares today for that code's ops (the later pairs are of ops
+        # it did not have)
+        filled["look_alike"] = by_key(rec["rule"]).look_alike
     if rec.get("part") == "atlas" and "modes" not in rec:  # eager atlas records before compiled ones
         filled["modes"] = ["value", "reverse", "forward", "second"]
     return filled

@@ -13,6 +13,7 @@ so the audit runs the same cases twice, normally and with the defaults pointing 
 fails on any error the normal run does not have.
 """
 import contextlib
+from dataclasses import replace
 
 import jax
 import numpy as np
@@ -25,6 +26,7 @@ from study import runner
 from study.cells import Error
 from study.devices import Device, DeviceEscape
 from study.reproduction import name_text, record_cells
+from study.rules import by_key, written
 from tests.conftest import looks_like_error
 
 
@@ -57,8 +59,8 @@ def strays_go_elsewhere(device: Device):
         np.asarray, np.array, jax_array.ArrayImpl._value = real_asarray, real_array, real_value
 
 
-def _pick(cases, **wanted):
-    return [c for c in cases if all(c.get(k) in (v if isinstance(v, tuple) else (v,))
+def _pick(cases, **wanted):  # by the cases' fields as written: rules by their keys
+    return [c for c in cases if all(written(c).get(k) in (v if isinstance(v, tuple) else (v,))
                                     for k, v in wanted.items())]
 
 
@@ -104,10 +106,14 @@ def run_audited(exp, device: Device, cases: list[dict]) -> list[list[dict]]:
 @pytest.mark.parametrize("name", experiments.NAMES)
 def test_experiment_computes_only_on_its_device(name, monkeypatch):
     exp = experiments.load(name)
+    rules = {}
     if name == "timing":
-        fewer = {"BUDGET_S": 0.0, "MIN_ROUNDS": 1, "WARMUP_S": 0.0, "CHECK_BUDGET_S": 0.0,
-                 "RULES": {"torch": ("torch_relu", "torch_custom_op_c0"),  # one built-in, one custom rule each
-                           "jax": ("jax_relu", "jax_custom_bit_mask")}}
+        # one built-in and one custom rule of each framework timed alone, c = 0 in the nets
+        rules = {"rules": [by_key("torch_relu"), by_key("torch_custom_op_c0"),
+                           replace(by_key("torch_custom_c0"), timed=False), by_key("jax_relu"),
+                           by_key("jax_custom_bit_mask"),
+                           replace(by_key("jax_custom_c0"), timed=False)]}
+        fewer = {"BUDGET_S": 0.0, "MIN_ROUNDS": 1, "WARMUP_S": 0.0, "CHECK_BUDGET_S": 0.0}
         for module in ("harness", "measure"):  # wherever each is read
             for constant, value in fewer.items():
                 if hasattr(getattr(experiments.timing, module), constant):
@@ -116,7 +122,7 @@ def test_experiment_computes_only_on_its_device(name, monkeypatch):
                             {"rounds": 1, "timer_min_run_s": 0.01})
     device = Device("cpu")
     # the quick scope, but timing's checks (cross-check, eager parts) only in standard
-    chosen = AUDIT[name](exp.cases("standard" if name == "timing" else "quick"))
+    chosen = AUDIT[name](exp.cases("standard" if name == "timing" else "quick", **rules))
     assert chosen, "the audit must run something"
     clean = run_audited(exp, device, chosen)
     with strays_go_elsewhere(device):

@@ -9,16 +9,7 @@ import torch
 from conftest import assert_close
 from study.conventions import reverse_derivative
 from study.devices import Device
-from study.rules import REFERENCE_RELU, RULES, by_key, relu_rules
-
-
-def reference_relu(framework: str):
-    return by_key(REFERENCE_RELU[framework])
-
-
-def twin_of(rule):
-    """The custom rule of the other framework with the same twin key, if any (the first)."""
-    return next((o for o in RULES if o.twin and o.twin == rule.twin and o.framework != rule.framework), None)
+from study.rules import RULES, by_key, reference_of, related, relu_rules
 
 
 CUSTOM = [r for r in RULES if r.kind == "custom"]
@@ -40,7 +31,7 @@ TIES = np.array([-1.5, -0.0, 0.0, 1.5, np.inf, -np.inf, np.nan, 0.0, 2.0], np.fl
 def test_every_torch_custom_rule_and_its_jax_twin_agree_bitwise_at_ties_and_specials(rule):
     # What twins are for: the same rule in both frameworks. On identical inputs with ±0, ±inf
     # and NaN, value and gradient (under a non-uniform cotangent) must match bit for bit.
-    twin = twin_of(rule)
+    twin = related(rule, "twin")
     assert twin is not None and twin.framework == "jax" and twin.convention == rule.convention
     (ty, tg), (jy, jg) = (_value_and_grad(r, TIES.copy()) for r in (rule, twin))
     np.testing.assert_array_equal(ty, jy)
@@ -71,7 +62,7 @@ def test_custom_rule_equals_its_frameworks_relu_off_zero(rule, dtype):
     # Oracle: the framework's own autodiff of its relu. Off x == 0 every convention agrees.
     x = _no_zero_inputs(dtype)
     value, grad = _value_and_grad(rule, x)
-    ref_value, ref_grad = _value_and_grad(reference_relu(rule.framework), x)
+    ref_value, ref_grad = _value_and_grad(reference_of(rule), x)
     assert_close(value, ref_value, dtype)
     assert_close(grad, ref_grad, dtype)
 

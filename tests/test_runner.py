@@ -81,3 +81,54 @@ def test_an_interrupted_run_resumes_from_the_cases_it_finished(tmp_path):
     with open(path) as f:
         assert [r["k"] for r in json.load(f)["records"]] == [0, 1, 2]
     assert [p.name for p in (tmp_path / "fake").iterdir()] == [os.path.basename(path)]
+
+
+def test_cases_that_hold_rules_are_written_down_by_key_and_resume(tmp_path):
+    import json
+
+    from study.rules import by_key
+    from study.runner import run_experiment
+    relu, c0 = by_key("torch_relu"), by_key("torch_custom_c0")
+    calls = []
+
+    def run_case(device, rule, k):
+        calls.append((rule.key, k))
+        if k == 1:
+            raise ValueError("planted failure")
+        if k == 2 and len(calls) == 3:
+            raise KeyboardInterrupt  # the run stops after cases 0 and 1
+        return [{"rule": rule.key, "name": rule.name, "k": k}]
+
+    def cases(scope, rules=(relu, c0)):
+        return [{"rule": r, "k": k} for k, r in enumerate(rules + rules[:1])]
+    experiment = SimpleNamespace(name="fake", seed=None, run_case=run_case, counts_inits=False,
+                                 cases=cases)
+    stream = io.StringIO()
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment(experiment, [Device("cpu")], "standard", Progress(stream=stream),
+                       root=str(tmp_path))
+    partial, = (tmp_path / "fake").iterdir()
+    assert json.loads(partial.read_text().splitlines()[0])["cases"] == [
+        {"rule": "torch_relu", "k": 0}, {"rule": "torch_custom_c0", "k": 1},
+        {"rule": "torch_relu", "k": 2}]
+    path, = run_experiment(experiment, [Device("cpu")], "standard", Progress(stream=stream),
+                           root=str(tmp_path))
+    assert calls[-1] == ("torch_relu", 2) and len(calls) == 4  # resumed: only the third ran
+    assert "1/3 rule=torch_relu k=0" in stream.getvalue()
+    with open(path) as f:
+        assert json.load(f)["records"] == [
+            {"rule": "torch_relu", "name": "torch.relu", "k": 0},
+            {"rule": "torch_custom_c0", "k": 1, "device": "cpu",
+             "case_error": "ValueError: planted failure"},
+            {"rule": "torch_relu", "name": "torch.relu", "k": 2}]
+
+
+def test_rules_given_to_the_runner_reach_an_experiments_cases_and_only_one_that_takes_them():
+    from study.rules import by_key
+    relu = by_key("torch_relu")
+    takes = SimpleNamespace(name="takes", counts_inits=False,
+                            cases=lambda scope, rules=(): [{"rule": r} for r in rules])
+    assert cases_of(takes, "quick", rules=(relu,)) == [{"rule": relu}]
+    lacks = SimpleNamespace(name="lacks", counts_inits=False, cases=lambda scope: [{"k": 0}])
+    with pytest.raises(TypeError, match="experiment lacks takes no rules"):
+        cases_of(lacks, "quick", rules=(relu,))

@@ -100,11 +100,10 @@ def test_the_harness_check_times_the_same_case_in_a_fresh_process_in_alternation
     from experiments.timing import measure as timing
     monkeypatch.setattr(timing, "BUDGET_S", 0.001)  # the blocks the fresh process is asked for too
     monkeypatch.setattr(harness, "WARMUP_S", 0.0)
-    for module in (harness, timing):
-        monkeypatch.setattr(module, "RULES", {"jax": ("jax_relu", "jax_custom_bit_mask")})
-    fresh = timing.FreshProcess("cpu", "jax", "jit", 1000)  # told the rules on its command line
+    rules = (by_key("jax_relu"), by_key("jax_custom_bit_mask"))
+    fresh = timing.FreshProcess("cpu", "jax", "jit", 1000, rules)  # told their keys
     try:
-        timings = timing.time_rules("jax", "jit", 1000, cpu, fresh)
+        timings = timing.time_rules("jax", "jit", 1000, cpu, rules, fresh)
     finally:
         fresh.close()
     assert set(timings) == {"jax_relu", "jax_custom_bit_mask"} and fresh.proc.returncode == 0

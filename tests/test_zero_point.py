@@ -39,7 +39,7 @@ PROV = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "sco
 def tables_of(runs) -> dict:
     runs = [replace(r, tag=r.tag or "C1") for r in runs]
     return {t.id: t for t in EXPERIMENT.render(EXPERIMENT.summarise(runs)).tables}
-SAMPLE = sorted({k for pair in zp.NATURAL_PAIRS for k in pair})
+SAMPLE = sorted(r.key for r in RULES if r.look_alike)
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +47,8 @@ def sample_run():
     """A quick zero_point run of every look-alike op, made in this interpreter."""
     from study.devices import Device
     device = Device("cpu")
-    records = [rec for case in zp.cases("quick") if case.get("rule") in SAMPLE
-               and case["part"] == "atlas" for rec in zp.run_case(device, **case)]
+    records = [rec for case in zp.cases("quick", [by_key(k) for k in SAMPLE])
+               if case["part"] == "atlas" for rec in zp.run_case(device, **case)]
     return Run("zero_point", PROV, records, "x.json")
 
 
@@ -195,15 +195,12 @@ def test_probe_inputs_are_exact_neighbours_of_each_kink():
     assert np.copysign(1, labels["-0.0"]) == -1
 
 
-def test_an_op_added_to_the_registry_appears_in_the_atlas_with_no_other_change(cpu, monkeypatch):
+def test_an_op_given_to_the_experiment_appears_in_the_atlas_with_no_other_change(cpu):
     clamp_at_0 = reverse_derivative(by_key("torch_clamp_min0"), 0.0, "float32", cpu)
     new = Rule("torch_twice_clamp", "torch", "2 clamp(x, min=0) (test op)", "builtin",
                lambda x: torch.clamp(x, min=0) * 2, None, (0.0,), False)
-    registry = (by_key("torch_relu"), by_key("jax_relu"), new)
-    monkeypatch.setattr(rules_module, "RULES", registry)
-    monkeypatch.setattr(rules_module, "_BY_KEY", {r.key: r for r in registry})
-    monkeypatch.setattr(zp, "RULES", registry)
-    records = [rec for case in zp.cases("quick") for rec in zp.run_case(cpu, **case)]
+    rules = (by_key("torch_relu"), by_key("jax_relu"), new)
+    records = [rec for case in zp.cases("quick", rules) for rec in zp.run_case(cpu, **case)]
     tables = tables_of([Run("zero_point", PROV, records, "x.json")])
     atlas = tables["atlas"].listing if tables["atlas"].listing is not None else tables["atlas"].frame
     cell = atlas[(atlas["op"] == new.name) & (atlas["mode"] == "reverse") & (atlas["input"] == "+0.0")]
@@ -269,7 +266,7 @@ def test_probe_labels_sort_by_value_with_zero_probes_in_place():
 
 
 def test_every_look_alike_pair_is_probed_at_the_same_kinks():
-    for a, b in zp.NATURAL_PAIRS:
+    for a, b in ((r.key, r.look_alike) for r in RULES if r.look_alike):
         assert zp.probed_kinks(by_key(a)) == zp.probed_kinks(by_key(b)), (a, b)
         assert set(by_key(a).kinks) <= set(zp.probed_kinks(by_key(a)))
 

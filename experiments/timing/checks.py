@@ -162,7 +162,7 @@ def machine_limits(base: dict, device, n: int, matmul: bool) -> list[dict]:
                        **timed(lambda: mm_j(aj), jax_sync)}]
 
 
-def eager_part_thunks(framework: str, n: int, device) -> dict:
+def eager_part_thunks(framework: str, n: int, device, rules) -> dict:
     """{(rule, piece): (thunk, sync)}: the step (forward plus backward), the forward body
     alone and the backward body alone of the built-in, of the built-in's own kernels behind
     the framework's custom-rule API, and of each custom rule whose body can be called alone;
@@ -180,11 +180,10 @@ def eager_part_thunks(framework: str, n: int, device) -> dict:
         pieces_of = _jax_pieces
     ref = REFERENCE_RELU[framework]
     label, over = OVER_BUILTIN[framework]
-    rules = {ref: by_key(ref).fn, label: over} | {
-        key: by_key(key).fn for key in timing.RULES[framework]
-        if key != ref and pieces_of(by_key(key).fn, xs["random"], g)}
+    fns = {ref: by_key(ref).fn, label: over} | {
+        r.key: r.fn for r in rules if r.key != ref and pieces_of(r.fn, xs["random"], g)}
     out = {}
-    for rule, fn in rules.items():
+    for rule, fn in fns.items():
         pieces = {s: _builtin_pieces(framework, x, g) if rule == ref else pieces_of(fn, x, g)
                   for s, x in xs.items()}
         out[(rule, "step")] = grad_step(framework, fn, xg, g), sync
@@ -194,11 +193,11 @@ def eager_part_thunks(framework: str, n: int, device) -> dict:
     return out
 
 
-def eager_parts_records(base: dict, device, framework: str, n: int, processes: int = 1
+def eager_parts_records(base: dict, device, framework: str, n: int, rules, processes: int = 1
                         ) -> list[dict]:
-    thunks = eager_part_thunks(framework, n, device)
+    thunks = eager_part_thunks(framework, n, device, rules)
     timings = with_faults(interleaved(thunks, timing.CHECK_BUDGET_S, processes))
-    names = {k: by_key(k).name for k in timing.RULES[framework]}
+    names = {r.key: r.name for r in rules}
     return [{**base, "rule": rule, "name": names.get(rule, rule), "piece": piece,
              "reference": REFERENCE_RELU[framework], "over_builtin": OVER_BUILTIN[framework][0],
              "stats": quartiles(t["times_s"]), "budget_s": timing.CHECK_BUDGET_S, **t}
@@ -244,7 +243,7 @@ def cross_check(base: dict, device, n: int) -> list[dict]:
     round so that the machine's drift hits both alike."""
     import torch.utils.benchmark as benchmark
     key = REFERENCE_RELU["torch"]
-    made = rule_thunks("torch", "eager", [key], n, device)[key]
+    made = rule_thunks("torch", "eager", [by_key(key)], n, device)[key]
     thunk, sync = made.call, made.sync
     ours, theirs = [], []
     rounds = CROSS_CHECK["rounds"]
@@ -277,13 +276,13 @@ def probe_records(base: dict, device, n: int, processes: int = 1) -> list[dict]:
             for (name, way, signs), t in timings.items()]
 
 
-def shared_dynamic_records(base: dict, device, rule: str, n: int) -> list[dict]:
+def shared_dynamic_records(base: dict, device, rule, n: int) -> list[dict]:
     """The harness before per-size compilation, against it: one torch.compile(dynamic=True)
     wrapper first called at 8 elements, then timed at n, interleaved with the same rule
     compiled for n alone (dynamic=False). Inductor picks a kernel's code from the sizes it
     first sees (its size hints), so the shared wrapper runs code chosen for 8 elements."""
     torch._dynamo.reset()
-    fn = by_key(rule).fn
+    fn = rule.fn
     shared = torch.compile(fn, dynamic=True)
     small = device.to_torch(inputs(8)[0], requires_grad=True)
     torch.autograd.grad(shared(small), small, device.to_torch(inputs(8)[1]))
@@ -295,7 +294,7 @@ def shared_dynamic_records(base: dict, device, rule: str, n: int) -> list[dict]:
               "compiled for this size": (
                   (lambda: torch.autograd.grad(per_size(x), x, g)[0]), torch_sync(device))}
     timings = interleaved(thunks)
-    return [{**base, "framework": "torch", "mode": "compile", "name": by_key(rule).name,
+    return [{**base, "framework": "torch", "mode": "compile", "name": rule.name,
              "ways": {way: {"stats": quartiles(t["times_s"]), "first_call_s": t["first_call_s"],
                             "times_s": t["times_s"]}
                       for way, t in timings.items()}}]

@@ -18,16 +18,11 @@ import numpy as np
 import torch
 
 from study.memory import jax_residual_bytes, torch_saved_bytes
-from study.rules import by_key
+from study.rules import REFERENCE_RELU
 from study.stats import MIN_BOOTSTRAP
 from study.timing import first_calls, quartiles, time_interleaved, time_thunk, warm_up
 
 SEED = 0
-
-RULES = {"torch": ("torch_relu", "torch_myrelu_seed", "torch_custom_c0", "torch_custom_op_c0",
-                   "torch_custom_bool_mask", "torch_custom_bit_mask"),
-         "jax": ("jax_relu", "jax_custom_c0", "jax_custom_nondiff_c0", "jax_custom_bool_mask",
-                 "jax_custom_bit_mask")}
 
 MODES = {"torch": ("eager", "compile"), "jax": ("op-by-op", "jit")}
 
@@ -41,9 +36,6 @@ NETS = {"seed": (4, 3, 2, 2), "mid": (256, 256, 1024, 256), "large": (4096, 1024
 SCOPE_NETS = {"quick": ("seed",), "standard": ("seed", "mid"), "full": ("seed", "mid", "large")}
 
 SCOPE_WORKLOADS = {"quick": ("fwd_bwd",), "standard": ("fwd_bwd",), "full": ("fwd_bwd", "sgd")}
-
-NET_RULES = {"torch": ("torch_relu", "torch_myrelu_seed", "torch_custom_c0", "torch_custom_op_c0"),
-             "jax": ("jax_relu", "jax_custom_c0", "jax_custom_nondiff_c0")}
 
 # float32 forward plus backward of an elementwise rule must read x and the incoming gradient
 # and write the input gradient; y need not be written when only dx is asked for (a fused,
@@ -64,12 +56,6 @@ FRESH_BLOCKS = 10  # the fresh-process check alternates this many blocks of roun
 # after another, this one and fresh ones, each timing its share of the rounds: a case's time
 # moves more between processes than between rounds of one, and a rerun is another process.
 PROCESSES = 3
-
-TORCH_JAX_PAIRS = (("relu", "torch_relu", "jax_relu"),
-                   ("custom c=0", "torch_custom_c0", "jax_custom_c0"),
-                   ("custom_op / nondiff_argnums", "torch_custom_op_c0", "jax_custom_nondiff_c0"),
-                   ("bool mask", "torch_custom_bool_mask", "jax_custom_bool_mask"),
-                   ("bit mask", "torch_custom_bit_mask", "jax_custom_bit_mask"))
 
 HARNESS_LIMIT = 1.15  # in-run ÷ fresh process, either way, beyond which a compiled cell is flagged
 
@@ -125,26 +111,46 @@ class RuleThunk(NamedTuple):
     moved: Callable  # -> bytes XLA's cost analysis counts for a jitted step (None elsewhere)
 
 
-def rule_thunks(framework: str, mode: str, keys, n: int, device) -> dict[str, RuleThunk]:
-    """{rule: RuleThunk}: forward plus backward of each rule on the same n float32 elements,
-    compiled afresh for this size where the mode compiles."""
+def timed_rules(rules, framework: str, net: str | None = None) -> tuple:
+    """The rules of `rules` that timing times alone (or, given a net, in that net's step) in
+    one framework, in their order; its reference relu must be among them, since every time
+    is read as a ratio to it."""
+    chosen = tuple(r for r in rules if r.framework == framework
+                   and (net in r.timed_in_nets if net else r.timed))
+    if chosen and REFERENCE_RELU[framework] not in [r.key for r in chosen]:
+        raise ValueError(f"timing needs {REFERENCE_RELU[framework]} among the {framework} "
+                         f"rules it times{f' in the {net} net' if net else ''}")
+    return chosen
+
+
+def twin_pairs(rules) -> list[list[str]]:
+    """[label, torch rule, its JAX twin] for each torch rule that declares a pair label and
+    whose twin is timed too: the pairs compared across frameworks."""
+    timed = {r.key for r in rules if r.timed}
+    return [[r.paired_as, r.key, r.twin] for r in rules
+            if r.framework == "torch" and r.paired_as and r.key in timed and r.twin in timed]
+
+
+def rule_thunks(framework: str, mode: str, rules, n: int, device) -> dict[str, RuleThunk]:
+    """{rule key: RuleThunk}: forward plus backward of each rule on the same n float32
+    elements, compiled afresh for this size where the mode compiles."""
     x_np, g_np = inputs(n)
     out = {}
     if framework == "torch":
         x, g = device.to_torch(x_np, requires_grad=True), device.to_torch(g_np)
-        for key in keys:
-            fn = by_key(key).fn
+        for rule in rules:
+            fn = rule.fn
             f = torch.compile(fn, dynamic=False) if mode == "compile" else fn
-            out[key] = RuleThunk((lambda f=f: torch.autograd.grad(f(x), x, g)[0]),
+            out[rule.key] = RuleThunk((lambda f=f: torch.autograd.grad(f(x), x, g)[0]),
                                  torch_sync(device), lambda f=f: torch_saved_bytes(f, x),
                                  lambda: None)
         return out
     x, g = device.to_jax(x_np), device.to_jax(g_np)
-    for key in keys:
-        fn = by_key(key).fn
+    for rule in rules:
+        fn = rule.fn
         step = lambda a, b, fn=fn: jax.vjp(fn, a)[1](b)[0]  # noqa: E731
         f = jax.jit(step) if mode == "jit" else step
-        out[key] = RuleThunk((lambda f=f: f(x, g)), jax_sync,
+        out[rule.key] = RuleThunk((lambda f=f: f(x, g)), jax_sync,
                              lambda fn=fn: jax_residual_bytes(fn, x, jit=mode == "jit"),
                              (lambda f=f: _xla_bytes_accessed(f, x, g)) if mode == "jit"
                              else lambda: None)
@@ -158,14 +164,14 @@ def _dynamo_counts() -> dict:
             "recompiles": counters["recompiles"].get("total", 0) if "recompiles" in counters else 0}
 
 
-def _prepared(framework: str, mode: str, n: int, device, rules=None) -> tuple[dict, dict, dict]:
+def _prepared(framework: str, mode: str, n: int, device, rules) -> tuple[dict, dict, dict]:
     """(thunks, timings with first calls, what each rule saves) for one case, warmed up."""
     gc.collect()
     if mode == "compile":
         torch._dynamo.reset()  # no graph, guard or size hint from an earlier case
         from torch._dynamo.utils import counters
         counters.clear()
-    made = rule_thunks(framework, mode, rules or RULES[framework], n, device)
+    made = rule_thunks(framework, mode, rules, n, device)
     thunks = {k: (t.call, t.sync) for k, t in made.items()}
     timings = first_calls(thunks)
     warm_up(thunks, 2 if n < 10 ** 7 else 1, WARMUP_S)
@@ -187,8 +193,8 @@ def timed(thunk, sync, repeats=50, warmup=2):
             "budget_s": BUDGET_S}
 
 
-def net_thunk(framework: str, mode: str, key: str, shape, workload: str, device):
-    fn = by_key(key).fn
+def net_thunk(framework: str, mode: str, rule, shape, workload: str, device):
+    fn = rule.fn
     batch, d_in, d_hidden, d_out = shape
     rng = np.random.default_rng(SEED)
     x_np, w1_np, w2_np = (rng.standard_normal(s).astype(np.float32) / np.sqrt(s[-1] if i else 1)

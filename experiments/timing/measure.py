@@ -13,22 +13,22 @@ import numpy as np
 
 from experiments.timing import checks
 from experiments.timing.harness import (BUDGET_S, BYTES_PER_ELEMENT, COMPILED, FRESH_BLOCKS,
-                                        HARNESS_LIMIT, MAX_ROUNDS, MIN_ROUNDS, MODES, NET_RULES,
-                                        NETS, PROCESSES, RULES, SCOPE_NETS, SCOPE_WORKLOADS, SIZES,
-                                        TARGETS, TORCH_JAX_PAIRS, _dynamo_counts, _prepared,
-                                        memory_record, net_thunk, set_equal_threads, timed)
+                                        HARNESS_LIMIT, MAX_ROUNDS, MIN_ROUNDS, MODES, NETS,
+                                        PROCESSES, SCOPE_NETS, SCOPE_WORKLOADS, SIZES, TARGETS,
+                                        _dynamo_counts, _prepared, memory_record, net_thunk,
+                                        set_equal_threads, timed, timed_rules, twin_pairs)
 from experiments.timing.processes import Child, Worker, merge_processes
 from study.devices import Device
-from study.rules import REFERENCE_RELU, by_key
+from study.rules import REFERENCE_RELU, RULES, by_key, read_back, registered, written
 from study.timing import quartiles, timed_rounds
 
 
-def time_rules(framework: str, mode: str, n: int, device, fresh: "FreshProcess | None" = None
-               ) -> dict:
-    """{rule: timing} for every rule of the framework, interleaved round by round. With a
+def time_rules(framework: str, mode: str, n: int, device, rules,
+               fresh: "FreshProcess | None" = None) -> dict:
+    """{rule key: timing} for the rules (one framework's), interleaved round by round. With a
     fresh process, blocks of rounds alternate between this process and that one, which
     times the same case alone, so that the machine's drift hits both alike."""
-    thunks, timings, made = _prepared(framework, mode, n, device)
+    thunks, timings, made = _prepared(framework, mode, n, device, rules)
     blocks = FRESH_BLOCKS if fresh else 1
     in_run_blocks: dict = {k: [] for k in thunks}
     fresh_blocks: dict = {k: [] for k in thunks}
@@ -63,10 +63,9 @@ class FreshProcess(Child):
     """A child that prepares the same case and times it on request: blocks of rounds alternate
     with this process's (see time_rules)."""
 
-    def __init__(self, device_name: str, framework: str, mode: str, n: int,
-                 rules: tuple[str, ...] | None = None):
+    def __init__(self, device_name: str, framework: str, mode: str, n: int, rules):
         super().__init__("serve_fresh", device_name, framework, mode, str(n),
-                         ",".join(rules or RULES.get(framework, ())))
+                         ",".join(written(tuple(rules))))  # keys: read back in the registry
         self.first_calls: dict = {}
 
     def ready(self) -> None:
@@ -85,7 +84,8 @@ def serve_fresh() -> None:
     device = Device(device_name)
     set_equal_threads()
     with device.as_default():
-        thunks, timings, _ = _prepared(framework, mode, int(n), device, rules.split(","))
+        thunks, timings, _ = _prepared(framework, mode, int(n), device,
+                                       [by_key(key) for key in rules.split(",")])
         print(json.dumps({"first_call_s": {k: t["first_call_s"] for k, t in timings.items()}}),
               flush=True)
         for i, line in enumerate(sys.stdin):
@@ -97,14 +97,15 @@ def serve_fresh() -> None:
 
 
 def _rules_records(base: dict, device, framework: str, mode: str, n: int,
-                   fresh_check: bool) -> list[dict]:
-    fresh = FreshProcess(device.name, framework, mode, n) if fresh_check else None
+                   fresh_check: bool, rules) -> list[dict]:
+    fresh = FreshProcess(device.name, framework, mode, n, rules) if fresh_check else None
     try:
-        timings = time_rules(framework, mode, n, device, fresh)
+        timings = time_rules(framework, mode, n, device, rules, fresh)
     finally:
         if fresh:
             fresh.close()
-    return [{**base, "part": "rule", "rule": key, "name": by_key(key).name,
+    names = {r.key: r.name for r in rules}
+    return [{**base, "part": "rule", "rule": key, "name": names[key],
              "bytes_per_element": BYTES_PER_ELEMENT, "budget_s": BUDGET_S,
              "interleaved_with": list(timings), **t} for key, t in timings.items()]
 
@@ -129,49 +130,63 @@ def _skipped(scope: str | None) -> list[str]:
     return list(QUICK_SKIPS) + ["the matmul rate"]
 
 
-def cases(scope: str) -> list[dict]:
+def cases(scope: str, rules=RULES) -> list[dict]:
+    """The cases of a scope for the rules that `rules` (the registry unless given) mark timed,
+    alone and in nets, with the pairs compared across frameworks."""
     sizes = SIZES[scope]
     checks = scope != "quick"
-    out = [{"part": "plan", "scope": scope}] + [
+    timed_alone = {fw: timed_rules(rules, fw) for fw in MODES}
+    timed_alone = {fw: chosen for fw, chosen in timed_alone.items() if chosen}
+    foreign = [r.key for chosen in timed_alone.values() for r in chosen if not registered(r)]
+    if checks and foreign:
+        raise ValueError(f"timing's checks time rules in fresh processes, which know only the "
+                         f"registry's rules, not {', '.join(foreign)}: time them with --quick")
+    out = [{"part": "plan", "scope": scope,
+            "rules": tuple(r for chosen in timed_alone.values() for r in chosen)}] + [
         {"part": "machine", "n": n, "matmul": checks and n == sizes[-1]}
         for n in sorted({min(10 ** 6, sizes[-1]), sizes[-1]})]
     out += [{"part": "rules", "framework": fw, "mode": m, "n": n,
-             "fresh_check": checks and m in COMPILED and n in CHECK_SIZES[scope]}
-            for fw in RULES for m in MODES[fw] for n in sizes
+             "fresh_check": checks and m in COMPILED and n in CHECK_SIZES[scope],
+             "rules": chosen}
+            for fw, chosen in timed_alone.items() for m in MODES[fw] for n in sizes
             if checks or m not in COMPILED or n == sizes[-1]]
     for net in SCOPE_NETS[scope]:
         for workload in SCOPE_WORKLOADS[scope] if net != "large" else ("fwd_bwd",):
-            for fw in NET_RULES:
+            for fw in MODES:
                 for m in MODES[fw]:
-                    for r in NET_RULES[fw]:
-                        if net == "large" and (m not in ("eager", "jit") or r in (
-                                "torch_myrelu_seed", "torch_custom_op_c0", "jax_custom_nondiff_c0")):
-                            continue  # ~200 GFLOP a step: the built-in and one custom rule
+                    for r in timed_rules(rules, fw, net):
+                        if net == "large" and m not in ("eager", "jit"):
+                            continue  # ~200 GFLOP a step: no compiled mode of torch
                         if m == "compile" and (net != "seed" or not checks) and scope != "full":
                             continue  # a torch.compile a rule and net: the seed net only
                         out.append({"part": "net", "framework": fw, "mode": m, "rule": r,
                                     "net": net, "workload": workload})
-    out += [{"part": "memory", "framework": fw, "rule": r} for fw in RULES for r in RULES[fw]]
+    out += [{"part": "memory", "framework": fw, "rule": r}
+            for fw, chosen in timed_alone.items() for r in chosen]
     if not checks:
         return out
-    out += [{"part": "eager_parts", "framework": fw, "n": n, "processes": PROCESSES}
-            for fw in RULES for n in CHECK_SIZES[scope]]
+    out += [{"part": "eager_parts", "framework": fw, "n": n, "processes": PROCESSES,
+             "rules": chosen}
+            for fw, chosen in timed_alone.items() for n in CHECK_SIZES[scope]]
     out += [{"part": "page_faults", "n": n} for n in (10 ** 6, sizes[-1])]
     out.append({"part": "cross_check", "n": 10 ** 6})
     out.append({"part": "probes", "n": 10 ** 6, "processes": PROCESSES})
-    out.append({"part": "shared_dynamic", "rule": REFERENCE_RELU["torch"], "n": 10 ** 6})
+    out.append({"part": "shared_dynamic", "rule": by_key(REFERENCE_RELU["torch"]), "n": 10 ** 6})
     return out
 
 
-def _plan_records(base: dict, device, scope: str) -> list[dict]:
-    """What the report reads as this run's design, never from today's code."""
-    return [{**base, "targets": TARGETS, "reference_rules": REFERENCE_RELU,
-             "torch_jax_pairs": TORCH_JAX_PAIRS, "harness_limit": HARNESS_LIMIT,
+def _plan_records(base: dict, device, scope: str, rules=RULES) -> list[dict]:
+    """What the report reads as this run's design, never from today's code: the built-in
+    each framework's rules are measured against, the pairs, the targets and the limits."""
+    frameworks = dict.fromkeys(r.framework for r in rules if r.timed)
+    return [{**base, "targets": TARGETS,
+             "reference_rules": {fw: REFERENCE_RELU[fw] for fw in frameworks},
+             "torch_jax_pairs": twin_pairs(rules), "harness_limit": HARNESS_LIMIT,
              "min_rounds": MIN_ROUNDS, "skipped": _skipped(scope)}]
 
 
-def _memory_records(base: dict, device, framework: str, rule: str) -> list[dict]:
-    return [{**base, "name": by_key(rule).name, **memory_record(framework, by_key(rule).fn, device)}]
+def _memory_records(base: dict, device, framework: str, rule) -> list[dict]:
+    return [{**base, "name": rule.name, **memory_record(framework, rule.fn, device)}]
 
 
 def part_functions() -> dict:
@@ -191,22 +206,25 @@ def run_case(device, part: str, **case) -> list[dict]:
     if case.get("processes", 1) > 1:
         shares = [_part_records(device, part, case)]
         workers = Worker.started(device.name, case["processes"] - 1)
-        return merge_processes(shares + [w.records(part, case) for w in workers])
+        return merge_processes(shares + [w.records(part, written(case)) for w in workers])
     return _part_records(device, part, case)
 
 
 def _part_records(device, part: str, case: dict) -> list[dict]:
-    base = {"part": part, "device": device.name, "threads": set_equal_threads(), **case}
+    """The part's records; each starts with the case's fields, rules as their keys, but for
+    the list of rules a case times, which its records name one by one."""
+    base = {"part": part, "device": device.name, "threads": set_equal_threads(),
+            **{k: v for k, v in written(case).items() if k != "rules"}}
     return part_functions()[part](base, device, **case)
 
 
-def net_records(base: dict, device, framework: str, mode: str, rule: str, net: str,
+def net_records(base: dict, device, framework: str, mode: str, rule, net: str,
                 workload: str) -> list[dict]:
     shape = NETS[net]
     thunk, sync = net_thunk(framework, mode, rule, shape, workload, device)
     b, i, h, o = shape
     flops = 3 * 2 * b * (i * h + h * o)  # forward matmuls, twice that for backward
-    return [{**base, "name": by_key(rule).name, "shape": list(shape), "flops": flops,
+    return [{**base, "name": rule.name, "shape": list(shape), "flops": flops,
              **timed(thunk, sync, repeats=20, warmup=0 if net == "large" else 2)}]
 
 
@@ -219,4 +237,5 @@ def serve_parts() -> None:
     with device.as_default():
         for line in sys.stdin:
             request = json.loads(line)
-            print(json.dumps(_part_records(device, request["part"], request["case"])), flush=True)
+            print(json.dumps(_part_records(device, request["part"], read_back(request["case"]))),
+                  flush=True)

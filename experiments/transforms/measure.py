@@ -8,23 +8,8 @@ import torch.autograd.forward_ad as fwAD
 
 from study.conventions import reverse_derivative
 from study.errors import first_error_line
-from study.rules import by_key
+from study.rules import RULES
 
-ROWS = (  # (style, registry rule key)
-    ("torch legacy: forward(ctx, ...) (seed 000)", "torch_myrelu_seed"),
-    ("torch modern: setup_context", "torch_custom_c0"),
-    ("torch modern + generate_vmap_rule", "torch_custom_c0_vmap"),
-    ("torch modern + jvp staticmethod", "torch_custom_c0_jvp"),
-    ("torch modern + generate_vmap_rule + jvp", "torch_custom_c0_vmap_jvp"),
-    ("torch modern + @once_differentiable", "torch_custom_c0_once"),
-    ("torch.library.custom_op + register_autograd", "torch_custom_op_c0"),
-    ("torch.library.custom_op + register_autograd + register_vmap", "torch_custom_op_vmap_c0"),
-    ("torch reference: torch.relu", "torch_relu"),
-    ("jax custom_vjp", "jax_custom_c0"),
-    ("jax custom_vjp, c via nondiff_argnums", "jax_custom_nondiff_c0"),
-    ("jax custom_jvp", "jax_custom_jvp_c0"),
-    ("jax reference: jax.nn.relu", "jax_relu"),
-)
 COLUMNS = ("eager grad", "compiled forward", "compiled grad", "grad of compiled",
            "compiled func.grad", "export",
            "vmap forward", "per-sample grad", "grad of grad", "HVP", "jvp", "jacfwd",
@@ -159,13 +144,17 @@ def transform_cells(framework: str, fn, c: float, compile_backend: str, device) 
     return cells
 
 
-def cases(scope: str) -> list[dict]:
+def cases(scope: str, rules=RULES) -> list[dict]:
+    """One row per rule with a transforms_style, each framework's built-in last."""
     backend = "aot_eager" if scope == "quick" else "inductor"
-    return [{"style": style, "rule": rule, "compile_backend": backend} for style, rule in ROWS]
+    frameworks = list(dict.fromkeys(r.framework for r in rules))
+    rows = sorted((r for r in rules if r.transforms_style),
+                  key=lambda r: (frameworks.index(r.framework), r.kind == "builtin"))
+    return [{"style": r.transforms_style, "rule": r, "compile_backend": backend} for r in rows]
 
 
-def run_case(device, style: str, rule: str, compile_backend: str) -> list[dict]:
-    r = by_key(rule)
+def run_case(device, style: str, rule, compile_backend: str) -> list[dict]:
+    r = rule
     c = r.convention if r.convention is not None else reverse_derivative(r, 0.0, "float64", device)
     return [{"style": style, "rule": r.key, "name": r.name, "framework": r.framework,
              "kind": r.kind, "convention": c, "compile_backend": compile_backend,

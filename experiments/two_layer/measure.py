@@ -5,7 +5,7 @@ import numpy as np
 
 from study.conventions import reverse_derivative
 from study.nets import seed_two_layer_data, two_layer_gradients
-from study.rules import REFERENCE_RELU, by_key, relu_rules
+from study.rules import RULES, reference_of, relu_rules
 
 SEED = 0
 DATASETS = ("seed", "random_no_ties", "random_ties", "continuous_ties")
@@ -50,8 +50,9 @@ def rule_alone(rule, z: np.ndarray, cotangent: np.ndarray, device) -> tuple:
     return device.to_numpy(y), device.to_numpy(vjp(device.to_jax(cotangent))[0])
 
 
-def cases(scope: str) -> list[dict]:
-    return [{"dataset": d, "rule": r.key} for d in DATASETS + (RULE_ALONE,) for r in relu_rules()]
+def cases(scope: str, rules=RULES) -> list[dict]:
+    return [{"dataset": d, "rule": r} for d in DATASETS + (RULE_ALONE,)
+            for r in relu_rules(rules=rules)]
 
 
 def _rule_alone_record(r, device) -> dict:
@@ -60,7 +61,7 @@ def _rule_alone_record(r, device) -> dict:
     zeros = data["z"] == 0
     return {"dataset": RULE_ALONE, "framework": r.framework, "rule": r.key, "name": r.name,
             "kind": r.kind, "convention": r.convention,
-            "reference_rule": REFERENCE_RELU[r.framework],
+            "reference_rule": reference_of(r).key,
             "measured_at_0": reverse_derivative(r, 0.0, "float32", device), "device": device.name,
             "dtype": str(data["z"].dtype), "shapes": {k: list(v.shape) for k, v in data.items()},
             "data_seed": SEED, "preactivation_zeros": int(zeros.sum()),
@@ -69,16 +70,15 @@ def _rule_alone_record(r, device) -> dict:
             "value": value.tolist(), "grad_z": grad.tolist()}
 
 
-def run_case(device, dataset: str, rule: str) -> list[dict]:
-    r = by_key(rule)
+def run_case(device, dataset: str, rule) -> list[dict]:
     if dataset == RULE_ALONE:
-        return [_rule_alone_record(r, device)]
+        return [_rule_alone_record(rule, device)]
     data = make_dataset(dataset)
-    out = two_layer_gradients(r, data, device)
+    out = two_layer_gradients(rule, data, device)
     return [{
-        "dataset": dataset, "framework": r.framework, "rule": r.key, "name": r.name,
-        "kind": r.kind, "convention": r.convention, "reference_rule": REFERENCE_RELU[r.framework],
-        "measured_at_0": reverse_derivative(r, 0.0, "float32", device), "device": device.name,
+        "dataset": dataset, "framework": rule.framework, "rule": rule.key, "name": rule.name,
+        "kind": rule.kind, "convention": rule.convention, "reference_rule": reference_of(rule).key,
+        "measured_at_0": reverse_derivative(rule, 0.0, "float32", device), "device": device.name,
         "dtype": str(data["x"].dtype), "shapes": {k: list(v.shape) for k, v in data.items()},
         "data_seed": None if dataset == "seed" else SEED, "preactivation_zeros": out["zeros"],
         "zero_positions": out["zero_positions"],

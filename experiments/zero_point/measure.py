@@ -8,7 +8,7 @@ from study.conventions import DTYPES, MODES, probe_inputs, reverse_derivative
 from study.arithmetic import subnormal_arithmetic
 from study.compiled import COMPILED_MODES, COMPILERS, measure_compiled
 from study.placement import ALL_PLACEMENTS, FILL_LENGTH, collapse, measure
-from study.rules import RULES, by_key, documented_derivatives
+from study.rules import RULES, documented_derivatives, related
 
 GRADCHECK_POINTS = (-0.5, 0.0, 0.5)
 FD_EPS = 1e-6
@@ -20,61 +20,48 @@ COMPILED = {"quick": (("float32",), {"torch": ("fill",), "jax": ("2-D rows",)}),
             "standard": (("float32",), {"torch": ("fill",), "jax": ("2-D rows",)}),
             "full": (DTYPES, {"torch": ("packed", "fill", "2-D rows"),
                               "jax": ("packed", "0-d", "1-element", "fill", "2-D rows")})}
-# Ops a porting user would take as the same function: a list of names, not of results; each
-# atlas record names its op's look-alike, so that the report reads the pairs from the records.
-NATURAL_PAIRS = (("torch_relu", "jax_relu"), ("torch_relu6", "jax_relu6"),
-                 ("torch_hardtanh", "jax_hard_tanh"), ("torch_abs", "jax_abs"),
-                 ("torch_clamp_min0", "jax_clip0"), ("torch_clamp_0_6", "jax_clip_0_6"),
-                 ("torch_maximum0", "jax_maximum0"), ("torch_where_gt", "jax_where_gt"),
-                 ("torch_where_ge", "jax_where_ge"), ("torch_mul_mask", "jax_mul_mask"),
-                 ("torch_abs_average", "jax_abs_average"), ("torch_leaky_relu0", "jax_leaky_relu0"),
-                 ("torch_leaky_relu001", "jax_leaky_relu001"),
-                 ("torch_myrelu_seed", "jax_seed_relu"), ("torch_custom_op_c0", "jax_custom_nondiff_c0"),
-                 ("torch_hardswish", "jax_hard_silu"), ("torch_hardsigmoid", "jax_hard_sigmoid"),
-                 ("torch_elu", "jax_elu"), ("torch_celu", "jax_celu"), ("torch_selu", "jax_selu"),
-                 ("torch_prelu025", "jax_leaky_relu025"), ("torch_softplus", "jax_softplus"),
-                 ("torch_softsign", "jax_soft_sign"))
-LOOK_ALIKE = {a: b for pair in NATURAL_PAIRS for a, b in (pair, pair[::-1])}
 
 
 def probed_kinks(rule) -> tuple[float, ...]:
     """The rule's own kinks and its look-alike's, so that a pair is probed at the same inputs."""
-    other = by_key(LOOK_ALIKE[rule.key]).kinks if rule.key in LOOK_ALIKE else ()
-    return tuple(sorted(set(rule.kinks) | set(other)))
+    other = related(rule, "look_alike")
+    return tuple(sorted(set(rule.kinks) | set(other.kinks if other else ())))
 
 
-def cases(scope: str) -> list[dict]:
+def cases(scope: str, rules=RULES) -> list[dict]:
+    """Every rule of `rules` (the registry unless given) in the atlas, and each framework's
+    rules compiled together."""
     dtypes = ("float32",) if scope == "quick" else DTYPES
-    atlas = [{"part": "atlas", "rule": r.key, "dtype": d, "scope": scope}
-             for d in dtypes for r in RULES]
-    checks = [{"part": "gradcheck", "rule": r.key, "dtype": "float64", "scope": scope}
-              for r in RULES if r.kind == "custom"]
+    atlas = [{"part": "atlas", "rule": r, "dtype": d, "scope": scope}
+             for d in dtypes for r in rules]
+    checks = [{"part": "gradcheck", "rule": r, "dtype": "float64", "scope": scope}
+              for r in rules if r.kind == "custom"]
     arithmetic = [{"part": "arithmetic", "framework": fw, "dtype": d, "scope": scope}
                   for fw in ("torch", "jax") for d in dtypes]
-    compiled = [{"part": "compiled", "framework": fw, "dtype": d, "scope": scope}
+    compiled = [{"part": "compiled", "framework": fw, "dtype": d, "scope": scope,
+                 "rules": tuple(r for r in rules if r.framework == fw)}
                 for fw in ("torch", "jax") for d in COMPILED[scope][0]]
     return atlas + checks + arithmetic + compiled
 
 
-def run_case(device, part: str, dtype: str, scope: str, rule: str | None = None,
-             framework: str | None = None) -> list[dict]:
+def run_case(device, part: str, dtype: str, scope: str, rule=None,
+             framework: str | None = None, rules=RULES) -> list[dict]:
     if part == "arithmetic":
         execs = (False,) if framework == "torch" else (False, True)
         return [{"part": part, "framework": framework, "dtype": dtype, "device": device.name,
                  "exec": "jit" if jit else "eager",
                  **subnormal_arithmetic(framework, dtype, device, jit)} for jit in execs]
     if part == "compiled":
-        return _compiled(device, framework, dtype, scope)
+        return _compiled(device, framework, dtype, scope, rules)
     if part not in ("atlas", "gradcheck"):
         raise ValueError(f"unknown zero_point part {part!r}")
-    r = by_key(rule)
     if part == "gradcheck":
-        return [{**_base(r, part, dtype, device), **_gradcheck(r, x, device)}
+        return [{**_base(rule, part, dtype, device), **_gradcheck(rule, x, device)}
                 for x in GRADCHECK_POINTS]
-    inputs = probe_inputs(dtype, probed_kinks(r))
-    placements = ALL_PLACEMENTS if r.framework == "torch" else JAX_PLACEMENTS[scope]
-    measured = measure(r, [v for _, v in inputs], dtype, device, placements)
-    return [_atlas_record(r, dtype, device, inputs, "eager", measured, MODES)]
+    inputs = probe_inputs(dtype, probed_kinks(rule))
+    placements = ALL_PLACEMENTS if rule.framework == "torch" else JAX_PLACEMENTS[scope]
+    measured = measure(rule, [v for _, v in inputs], dtype, device, placements)
+    return [_atlas_record(rule, dtype, device, inputs, "eager", measured, MODES)]
 
 
 def _base(r, part: str, dtype: str, device) -> dict:
@@ -88,7 +75,7 @@ def _atlas_record(r, dtype, device, inputs, execution, measured, modes) -> dict:
     rec = {**_base(r, "atlas", dtype, device), "execution": execution,
            "inputs": [label for label, _ in inputs], "x": [v for _, v in inputs],
            "placements": sorted({p for cells in measured["value"] for p in cells}),
-           "fill_length": FILL_LENGTH, "modes": list(modes), "look_alike": LOOK_ALIKE.get(r.key),
+           "fill_length": FILL_LENGTH, "modes": list(modes), "look_alike": r.look_alike,
            "documented": [[k, v] for k, v in documented_derivatives(r).items()]}
     for mode in modes:
         cells = [collapse(c) for c in measured[mode]]
@@ -97,9 +84,9 @@ def _atlas_record(r, dtype, device, inputs, execution, measured, modes) -> dict:
     return rec
 
 
-def _compiled(device, framework: str, dtype: str, scope: str) -> list[dict]:
-    """Every op of one framework compiled (study.compiled), one atlas record per op."""
-    rules = [r for r in RULES if r.framework == framework]
+def _compiled(device, framework: str, dtype: str, scope: str, rules) -> list[dict]:
+    """The framework's ops among `rules` compiled (study.compiled), one atlas record per op."""
+    rules = [r for r in rules if r.framework == framework]
     inputs = [probe_inputs(dtype, probed_kinks(r)) for r in rules]
     placements = COMPILED[scope][1][framework]
     got = measure_compiled(rules, [[v for _, v in i] for i in inputs], dtype, device, placements)
