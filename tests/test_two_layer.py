@@ -50,7 +50,7 @@ def test_a_rule_alone_gives_max_and_the_cotangent_masked_by_its_convention(rule,
 
 
 def test_a_rule_alone_record_counts_the_zeros_of_its_array(cpu):
-    record, = measure.run_case(cpu, measure.RULE_ALONE, "torch_relu")
+    record, = measure.run_case(cpu, measure.RULE_ALONE, by_key("torch_relu"))
     assert record["preactivation_zeros"] == 208 and record["negative_zeros"] == 96
     assert record["shapes"] == {"z": [32, 24], "cotangent": [32, 24]}
 
