@@ -160,3 +160,30 @@ def test_a_corrupt_labels_file_is_one_line_and_writes_nothing(capsys, tmp_path):
     rc, _, err = run_cli(capsys, "report", "--results", str(tmp_path / "results"), "--out", str(out))
     assert rc == 2 and err.startswith("error: cannot read the run labels in ") and len(err.strip().splitlines()) == 1
     assert sorted(p.name for p in out.iterdir()) == ["labels.json"]
+
+
+def test_a_section_that_raises_fails_the_report_after_writing_the_others(capsys, tmp_path,
+                                                                         monkeypatch):
+    import dataclasses
+
+    import experiments.clone_hazard
+
+    def summarise(runs):
+        raise ValueError("poisoned summary")
+    poisoned = dataclasses.replace(experiments.clone_hazard.EXPERIMENT, summarise=summarise)
+    monkeypatch.setattr(experiments.clone_hazard, "EXPERIMENT", poisoned)
+    for name in ("clone_hazard", "nonscalar_backward"):  # the two smallest committed runs
+        (tmp_path / "results" / name).mkdir(parents=True)
+        source = os.path.join(REPO_ROOT, "reports", "reference", name)
+        first = sorted(os.listdir(source))[0]
+        with open(os.path.join(source, first), encoding="utf-8") as f:
+            (tmp_path / "results" / name / first).write_text(f.read())
+    out = tmp_path / "out"
+    rc, said, err = run_cli(capsys, "report", "--results", str(tmp_path / "results"),
+                            "--out", str(out), "--reference", str(tmp_path / "none"))
+    assert rc == 1 and err.count("\n") == 1, err
+    assert "clone_hazard (ValueError: poisoned summary)" in err and "nonscalar_backward" not in err
+    report = (out / "REPORT.md").read_text()
+    assert "**error:** the tables of `clone_hazard` could not be rendered" in report
+    assert re.search(r"### Table \d+: Seed 002: backward on a non-scalar output", report)
+    assert said.startswith("wrote ")

@@ -3,7 +3,8 @@
 REPORT.md: the six answers, the run legend, one section per experiment with its headline
 tables, the reproduction verdict, CPU against GPU, the methodology with the harness checks.
 APPENDIX.md: the table index (numbered tables, then CSV listings), the longer tables, the
-provenance of every result file. An experiment whose tables raise shows a one-line error.
+provenance of every result file. An experiment whose tables raise shows a one-line error
+there, the others render in full, and `Document.errors` names it (the CLI then exits 1).
 """
 import os
 from dataclasses import dataclass, field, replace
@@ -53,6 +54,7 @@ class Document:
     figures: bool
     files: dict = field(default_factory=dict)
     titles: dict = field(default_factory=dict)  # key -> title, for the index
+    errors: dict = field(default_factory=dict)  # experiment -> its error line, where one raised
 
     def link(self, key) -> str:
         where = APPENDIX if self.places[key] == "appendix" else ""
@@ -263,6 +265,14 @@ def render(runs: list[Run], notes: list[str], experiments, references: list[Run]
            labels: dict[str, str] | None = None, figures: bool = True) -> dict[str, str | bytes]:
     """{path under reports/: text or bytes}: REPORT.md, APPENDIX.md, labels.json and every
     table and figure file (figures=False: no PNG drawn)."""
+    return render_document(runs, notes, experiments, references, labels, figures).files
+
+
+def render_document(runs: list[Run], notes: list[str], experiments,
+                    references: list[Run] | None = None, labels: dict[str, str] | None = None,
+                    figures: bool = True) -> Document:
+    """The rendered files (`.files`, as `render` returns them) and the experiments whose
+    sections failed (`.errors`)."""
     references = references or []
     labels = assign_labels(runs + references, labels or {})
     runs = labelled(runs, labels)
@@ -274,6 +284,8 @@ def render(runs: list[Run], notes: list[str], experiments, references: list[Run]
     for exp in experiments:
         exp_runs = [r for r in runs if r.experiment == exp.name]
         rendered, error = _rendered(exp, exp_runs)
+        if error:
+            doc.errors[exp.name] = error
         answers += [(exp.name, a) for a in (rendered.answers if rendered else [])]
         main, extra, tables = _section(exp, exp_runs, rendered, error, doc)
         body, appendix, method = body + main, appendix + extra, method + tables
@@ -289,7 +301,7 @@ def render(runs: list[Run], notes: list[str], experiments, references: list[Run]
         ["# Appendix", "", wrap(say(PROSE, "appendix_head")), ""]
         + _index(experiments, doc) + appendix + device_appendix + _provenance(runs, notes)).rstrip() + "\n"
     doc.files[LABELS] = labels_json(labels)
-    return doc.files
+    return doc
 
 
 def write_report(files: dict[str, str | bytes], reports_dir: str) -> None:
