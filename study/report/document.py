@@ -55,6 +55,7 @@ class Document:
     files: dict = field(default_factory=dict)
     titles: dict = field(default_factory=dict)  # key -> title, for the index
     errors: dict = field(default_factory=dict)  # experiment -> its error line, where one raised
+    rendered: dict = field(default_factory=dict)  # experiment -> its Rendered tables and answers
 
     def link(self, key) -> str:
         where = APPENDIX if self.places[key] == "appendix" else ""
@@ -158,7 +159,8 @@ def _failed(runs: list[Run]) -> list[dict]:
     out = []
     for run in runs:
         for rec in run.failed_records():
-            case = ", ".join(f"{k}={v}" for k, v in rec.items() if not isinstance(v, (list, dict))
+            case = ", ".join(f"{k}={v}" for k, v in rec.items()
+                             if v is not None and not isinstance(v, (list, dict))
                              and k not in ("case_error", "withdrawn", "device"))
             out.append({"experiment": run.experiment, "run": run.tag, "case": case,
                         "why": rec.get("case_error") or f"withdrawn: {rec['withdrawn']}"})
@@ -286,6 +288,8 @@ def render_document(runs: list[Run], notes: list[str], experiments,
         rendered, error = _rendered(exp, exp_runs)
         if error:
             doc.errors[exp.name] = error
+        if rendered:
+            doc.rendered[exp.name] = rendered
         answers += [(exp.name, a) for a in (rendered.answers if rendered else [])]
         main, extra, tables = _section(exp, exp_runs, rendered, error, doc)
         body, appendix, method = body + main, appendix + extra, method + tables

@@ -6,6 +6,7 @@
 Tables print 4 significant figures, more where two values in a row would otherwise print
 alike; prose prints 3. The sign of zero is kept. CSVs keep full precision (`csv_value`).
 """
+import dataclasses
 import json
 import math
 import textwrap
@@ -26,8 +27,8 @@ def wrap(paragraph: str, indent: str = "") -> str:
 
 def number(value: float, figures: int | None = TABLE_FIGURES) -> str:
     """A float as text; figures=None keeps full precision (repr)."""
-    if math.isnan(value):
-        return "nan"
+    if math.isnan(value):  # IEEE's name, as pandas and R read it back; never Python's "nan"
+        return "NaN"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
     if value == 0:
@@ -61,6 +62,10 @@ def text(value, figures: int | None = TABLE_FIGURES) -> str:
         return "[" + ", ".join(text(v, figures) for v in value) + "]"
     if hasattr(value, "values_text"):  # a study.cells.Placed: its values, marked as placement's
         return value.values_text()
+    if hasattr(value, "numbers") and callable(getattr(value, "text", None)):  # a study.cells cell
+        return value.text(figures)
+    if dataclasses.is_dataclass(value) or isinstance(value, dict):  # never print a repr
+        raise TypeError(f"no text form for a {type(value).__name__} cell: format its fields")
     return str(value)
 
 
@@ -91,8 +96,9 @@ def row_texts(row) -> list[str]:
 
 
 def csv_value(value):
-    """A cell for a CSV: numbers at full precision, lists as JSON, None empty."""
-    if value is None:
+    """A cell for a CSV: numbers at full precision, lists as JSON; None and NaN empty, as
+    pandas' to_csv writes them (study.report.table says why a NaN is missing)."""
+    if value is None or isinstance(value, (float, np.floating)) and math.isnan(value):
         return ""
     if isinstance(value, (bool, np.bool_)):
         return "yes" if value else "no"
@@ -100,8 +106,10 @@ def csv_value(value):
         return number(float(value), None)
     if isinstance(value, (list, tuple, dict)):
         return json.dumps(value)
-    if hasattr(value, "values_text"):  # a study.cells.Placed: every value and where
+    if hasattr(value, "numbers") and callable(getattr(value, "text", None)):  # a study.cells cell
         return value.text(None)
+    if dataclasses.is_dataclass(value):
+        raise TypeError(f"no CSV form for a {type(value).__name__} cell: give its fields columns")
     return str(value)
 
 
