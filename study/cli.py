@@ -132,7 +132,8 @@ def _labels(out: str) -> dict[str, str]:
 def cmd_report(args) -> None:
     runs, notes = _load(args.results or [results.RESULTS_DIR], args.errata)
     doc = render_document(runs, notes, experiments.all_experiments(),
-                          _references(args.reference, args.errata), _labels(args.out))
+                          _references(args.reference, args.errata), _labels(args.out),
+                          code=provenance.code_commit())
     try:
         report.write_report(doc.files, args.out)
     except OSError as e:

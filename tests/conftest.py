@@ -91,9 +91,11 @@ def committed_document(committed_runs):
     """The committed report rendered once per session (a study.report.document.Document: its
     files, and each experiment's tables and answers)."""
     import experiments
+    from study.provenance import code_commit
     from study.report.document import render_document
     runs, refs = committed_runs
-    return render_document(runs, [], experiments.all_experiments(), refs, committed_labels())
+    return render_document(runs, [], experiments.all_experiments(), refs, committed_labels(),
+                           code=code_commit())
 
 
 @pytest.fixture(scope="session")

@@ -19,6 +19,7 @@ import pytest
 
 import experiments
 from study import report, results
+from study.provenance import code_commit
 from study.report import Table, csv, frame, latex, markdown, side_by_side
 from study.report.document import number_tables
 from study.report.format import latex_escape, shorten, text
@@ -33,7 +34,8 @@ MAX_LINE = 400
 
 def _render(figures=True):
     runs, refs = committed_inputs()
-    return report.render(runs, [], experiments.all_experiments(), refs, committed_labels(), figures)
+    return report.render(runs, [], experiments.all_experiments(), refs, committed_labels(),
+                         figures, code_commit())
 
 
 def test_committed_report_is_exactly_what_its_committed_results_render_to(committed):
@@ -313,7 +315,8 @@ def test_rendering_reads_no_constant_of_the_measuring_code(committed, committed_
     exps = experiments.all_experiments()
     for module, attr in constants:
         monkeypatch.setattr(module, attr, Poison(f"{module.__name__}.{attr}"))
-    after = report.render(runs, [], exps, refs, committed_labels(), figures=False)  # every figure's data is prepared
+    after = report.render(runs, [], exps, refs, committed_labels(), figures=False,
+                          code=code_commit())  # every figure's data is prepared
     assert "**error:**" not in after["REPORT.md"], [
         ln for ln in after["REPORT.md"].splitlines() if "**error:**" in ln][:3]
     for rel, content in after.items():  # the same bytes as with the constants in place

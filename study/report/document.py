@@ -106,6 +106,10 @@ def _legend_line(group: list[Run]) -> str:
             f"jax {p['jax']}, {group[0].scope} run, commit {_commits(group)}")
 
 
+def _newest_result(runs: list[Run]) -> str | None:
+    return max((str(r.provenance["utc"])[:10] for r in runs), default=None)
+
+
 def _older(run: Run, runs: list[Run]) -> bool:
     """Measured by other code than the newest run of the same experiment."""
     same = [r for r in runs if r.experiment == run.experiment]
@@ -264,15 +268,17 @@ def _index(experiments, doc: Document) -> list[str]:
 
 
 def render(runs: list[Run], notes: list[str], experiments, references: list[Run] | None = None,
-           labels: dict[str, str] | None = None, figures: bool = True) -> dict[str, str | bytes]:
+           labels: dict[str, str] | None = None, figures: bool = True,
+           code: dict | None = None) -> dict[str, str | bytes]:
     """{path under reports/: text or bytes}: REPORT.md, APPENDIX.md, labels.json and every
-    table and figure file (figures=False: no PNG drawn)."""
-    return render_document(runs, notes, experiments, references, labels, figures).files
+    table and figure file (figures=False: no PNG drawn). `code`: the commit and date of the code
+    that renders (study.provenance.code_commit), which REPORT.md states under its title."""
+    return render_document(runs, notes, experiments, references, labels, figures, code).files
 
 
 def render_document(runs: list[Run], notes: list[str], experiments,
                     references: list[Run] | None = None, labels: dict[str, str] | None = None,
-                    figures: bool = True) -> Document:
+                    figures: bool = True, code: dict | None = None) -> Document:
     """The rendered files (`.files`, as `render` returns them) and the experiments whose
     sections failed (`.errors`)."""
     references = references or []
@@ -296,7 +302,8 @@ def render_document(runs: list[Run], notes: list[str], experiments,
     doc.files["tables/failed-cases.csv"] = csv(Table("failed", "", "", frame(
         _failed(runs), ["experiment", "run", "case", "why"])))
     devices, device_appendix = comparisons.devices_section(runs, experiments, doc)
-    head = ["# ReLU gradient rules in PyTorch and JAX", "", wrap(say(PROSE, "head")), ""]
+    head = ["# ReLU gradient rules in PyTorch and JAX", "",
+            wrap(say(PROSE, "head", code=code, cited=_newest_result(runs))), ""]
     doc.files["REPORT.md"] = "\n".join(
         head + _answers(answers, doc) + _legend(runs) + body
         + comparisons.reproduction_section(runs, references, experiments, doc.files)
