@@ -125,7 +125,7 @@ def test_a_new_run_keeps_every_label_given_before():
 
 def test_runs_that_agree_share_a_row_and_one_run_has_no_runs_column():
     long = frame([{"run": "C1", "x": 1.0}, {"run": "C2", "x": 1.0}, {"run": "C2", "x": 2.0}])
-    assert side_by_side(long).values.tolist() == [["all", 1.0], ["C2", 2.0]]
+    assert side_by_side(long).values.tolist() == [["C1, C2", 1.0], ["C2", 2.0]]
     assert list(side_by_side(long[long["run"] == "C1"]).columns) == ["x"]
 
 

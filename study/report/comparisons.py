@@ -2,6 +2,7 @@
 (study.reproduction) and each cuda run against its cpu partner (study.device_comparison)."""
 from study.report.format import shorten, wrap
 from study.report.prose import macros, say
+from study.report.runs import label_order
 from study.report.table import Table, csv, frame, markdown
 
 DEVICES = "cpu_vs_gpu"
@@ -37,8 +38,12 @@ def reproduction_section(runs, references, experiments, files) -> list[str]:
     files["tables/reproduction.csv"] = csv(table)
     files["tables/reproduction-differences.csv"] = csv(Table("", "", "", frame(
         diffs, ["experiment", "comparison", "your file", "reference file", "cell", "yours", "reference"])))
-    return lines + [wrap(say(PROSE, "reproduced", reproduced=sum(c.reproduced for c in reruns),
-                             reruns=len(reruns))), "", markdown(table), ""]
+    by_run: dict[str, list] = {}
+    for c in reruns:
+        by_run.setdefault(c.run.tag, []).append(c)
+    counts = [(label, sum(c.reproduced for c in cs), len(cs)) for label, cs in
+              sorted(by_run.items(), key=lambda kv: label_order(kv[0]))]
+    return lines + [wrap(say(PROSE, "reproduced", counts=counts)), "", markdown(table), ""]
 
 
 def devices_section(runs, experiments, doc) -> tuple[list[str], list[str]]:

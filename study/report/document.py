@@ -102,7 +102,7 @@ def _commits(group: list[Run]) -> str:
 
 def _legend_line(group: list[Run]) -> str:
     p = group[0].provenance
-    return (f"{group[0].tag}: {p['device']}, {machine_name(p)} on {p['host']}, torch {p['torch']}, "
+    return (f"{group[0].tag}: {p['device']}, {machine_name(p)}, torch {p['torch']}, "
             f"jax {p['jax']}, {group[0].scope} run, commit {_commits(group)}")
 
 
@@ -123,8 +123,9 @@ def _legend(runs: list[Run]) -> list[str]:
     for label, group in _by_label(runs).items():
         p = group[0].provenance
         older = sorted(r.experiment for r in group if _older(r, runs))
-        rows.append({"run": group[0].title or title(group[0], main), "device": p["device"], "machine": machine_name(p),
-                     "torch": p["torch"], "jax": p["jax"], "scope": group[0].scope,
+        rows.append({"run": group[0].title or title(group[0], main), "device": p["device"],
+                     "machine": machine_name(p), "torch": p["torch"], "jax": p["jax"],
+                     "scope": group[0].scope,
                      "experiments": ", ".join(sorted(r.experiment for r in group)),
                      "commit": _commits(group), "older code": ", ".join(older) or "—"})
     table = Table("runs", "Runs", "", frame(rows))
@@ -226,8 +227,12 @@ def _provenance(runs: list[Run], notes: list[str]) -> list[str]:
     lines = ['<a id="provenance"></a>', "## Provenance", "", markdown(Table("", "", "", frame(rows))), ""]
     lines += [wrap(f"- **{label}**: {_settings(group[0].provenance)}", "  ")
               for label, group in _by_label(runs).items()]
-    lines += [wrap(f"- {reason}: no GPU numbers from this host.", "  ") for reason in
-              sorted({r.provenance["cuda_absent"] for r in runs if r.provenance.get("cuda_absent")})]
+    absent: dict[str, set] = {}
+    for r in runs:
+        if r.provenance.get("cuda_absent"):
+            absent.setdefault(r.provenance["cuda_absent"], set()).add(r.tag)
+    lines += [wrap(f"- **{span(tags)}**: {reason}: no GPU numbers from this host and release.",
+                   "  ") for reason, tags in sorted(absent.items())]
     return lines + [wrap(f"- Duplicate resolved: {note}.", "  ") for note in notes] + [""]
 
 
@@ -239,14 +244,29 @@ def _beside(p: dict) -> str | None:
 
 def _settings(p: dict) -> str:
     gpu = p.get("gpu")
-    gpu_text = (f"GPU {gpu.get('name')} (CUDA {gpu.get('torch_cuda_runtime')}, driver {gpu.get('driver')}, "
-                f"cuDNN {gpu.get('cudnn')})" if isinstance(gpu, dict) else "no GPU")
+    gpu_text = (f"GPU {gpu.get('name')} (CUDA {gpu.get('torch_cuda_runtime')}, driver "
+                f"{gpu.get('driver')}, cuDNN {gpu.get('cudnn')})" if isinstance(gpu, dict)
+                else "no GPU")
     threads = p.get("threads", {})
     return (f"{p['host']}, {p.get('cpu', '—')} ({p.get('cpu_count', '—')} cores, "
-            f"{p.get('torch_cpu_capability') or 'kernels not recorded'}), {gpu_text}; {p.get('os', '—')}; "
-            f"Python {p.get('python', '—')}, numpy {p.get('numpy', '—')}, jaxlib {p.get('jaxlib', '—')}, "
-            f"JAX backend {p.get('jax_backend', '—')}; torch threads {threads.get('torch_intra_op', '—')}"
-            f"/{threads.get('torch_inter_op', '—')}, XLA_FLAGS '{threads.get('XLA_FLAGS', '')}'.")
+            f"{p.get('torch_cpu_capability') or 'kernels not recorded'}), {gpu_text}; "
+            f"{p.get('os', '—')}; Python {p.get('python', '—')}, numpy {p.get('numpy', '—')}, "
+            f"jaxlib {p.get('jaxlib', '—')}, {_jax_backend(p)}; torch threads "
+            f"{threads.get('torch_intra_op', '—')}/{threads.get('torch_inter_op', '—')}, "
+            f"XLA_FLAGS '{threads.get('XLA_FLAGS', '')}'.")
+
+
+def _jax_backend(p: dict) -> str:
+    """The run's JAX backend, and the host's default where that differs. Provenance written
+    before it recorded both (no jax_default_backend) recorded the host's default alone."""
+    recorded, default = p.get("jax_backend", "—"), p.get("jax_default_backend")
+    if default is None and p["device"] == "cpu" and recorded not in ("cpu", "—"):
+        return (f"JAX backend {recorded} as recorded: this host's default backend, which provenance "
+                f"then recorded in place of the run's (cpu); where a cpu case still computed on "
+                f"the default, reports/errata.json withdraws its cells")
+    if default and default != recorded:
+        return f"JAX backend {recorded} (the host's default: {default})"
+    return f"JAX backend {recorded}"
 
 
 def _index(experiments, doc: Document) -> list[str]:
