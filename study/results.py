@@ -1,4 +1,5 @@
-"""Result files: reports/results/<experiment>/<host>-<machine>__<device>__torch-<v>__jax-<v>__<scope>.json
+"""Result files: reports/results/<experiment>/<file>, where <file> is
+<host>-<machine>__<device>__torch-<v>__jax-<v>__<scope>.json
 
 Each holds {"experiment", "provenance", "records": [...]}; records are flat dicts of JSON
 values (nested lists for arrays). Files are written atomically. A run is identified by its
@@ -35,7 +36,8 @@ class Run:
     records: list
     path: str  # as cited in the report: relative to the folder above the results folder
     tag: str = field(default="", compare=False)  # its label in the report's run legend: "C1"
-    title: str = field(default="", compare=False)  # the label and what sets it apart: "C4 (torch 2.14.1)"
+    # the label and what sets it apart: "C4 (torch 2.14.1)"
+    title: str = field(default="", compare=False)
 
     @property
     def scope(self) -> str:
@@ -141,7 +143,8 @@ def _load_one(path: str, rel: str, known: set[str]) -> Run:
     if (not isinstance(prov, dict) or not all(k in prov for k in REQUIRED_PROVENANCE)
             or prov["scope"] not in SCOPES
             or not isinstance(records, list) or not all(isinstance(r, dict) for r in records)):
-        raise StudyError(f"malformed result file {path}: provenance or records have the wrong shape")
+        raise StudyError(f"malformed result file {path}: provenance or records have the wrong "
+                         f"shape")
     return Run(experiment, prov, records, rel)
 
 
@@ -186,7 +189,8 @@ def load_errata(path: str = ERRATA_FILE) -> list[dict]:
     needed = {"experiment", "runs", "records", "why"}
     if not isinstance(errata, list) or not all(isinstance(e, dict) and needed <= e.keys()
                                                for e in errata):
-        raise StudyError(f"malformed errata file {path}: each entry needs {', '.join(sorted(needed))}")
+        raise StudyError(f"malformed errata file {path}: each entry needs "
+                         f"{', '.join(sorted(needed))}")
     return errata
 
 

@@ -46,7 +46,8 @@ def test_committed_report_is_exactly_what_its_committed_results_render_to(commit
         if rel.endswith(".png"):  # matplotlib's bytes vary by release: check it is the picture
             assert on_disk[:8] == b"\x89PNG\r\n\x1a\n" and on_disk[16:24] == content[16:24], rel
             continue
-        assert on_disk == content.encode("utf-8"), f"reports/{rel} is stale: run `python -m study report`"
+        assert on_disk == content.encode("utf-8"), (
+            f"reports/{rel} is stale: run `python -m study report`")
     for sub in report.GENERATED_FOLDERS:
         for name in os.listdir(os.path.join(REPORTS, sub)):
             assert f"{sub}/{name}" in committed, f"reports/{sub}/{name} is left over"
@@ -62,7 +63,8 @@ def test_committed_report_renders_the_same_with_numpys_baseline_kernels():
     # those kernels switched off (elsewhere the variables change nothing and this is a second
     # process's render): every text file must come out byte for byte the same.
     code = ("import json, sys; from tests.test_report import _render; "
-            "json.dump({k: v for k, v in _render(False).items() if isinstance(v, str)}, sys.stdout)")
+            "json.dump({k: v for k, v in _render(False).items() if isinstance(v, str)}, "
+            "sys.stdout)")
     out = subprocess.run([sys.executable, "-c", code], cwd=results.REPO_ROOT, check=True,
                          capture_output=True, text=True, env={**os.environ, **BASELINE_KERNELS})
     rendered = json.loads(out.stdout)
@@ -75,7 +77,8 @@ def test_committed_report_renders_the_same_with_numpys_baseline_kernels():
 def test_the_report_holds_at_most_ten_tables_of_twenty_rows_and_twenty_five_in_all(committed):
     main, appendix = committed["REPORT.md"], committed[report.APPENDIX]
     numbered = re.findall(r"^### Table (\d+)", main, re.M)
-    assert len(numbered) <= 10 and len(numbered) + len(re.findall(r"^### Table \d+", appendix, re.M)) <= 25
+    in_appendix = re.findall(r"^### Table \d+", appendix, re.M)
+    assert len(numbered) <= 10 and len(numbered) + len(in_appendix) <= 25
     for block in re.split(r'^<a id="', main, flags=re.M)[1:]:
         if not re.match(r"[a-z-]+\">\n### Table", block):
             continue
@@ -133,14 +136,16 @@ def test_an_estimate_prints_with_its_interval_and_is_four_numbers_in_the_csv():
     t = Table("t", "T", "c", frame([{"ratio": Estimate(1.0036, 1.001, 1.007, 20), "n": -0.0}]))
     assert markdown(t).splitlines()[-1] == "| 1.004 [1.001, 1.007] | -0 |"
     rows = list(csvlib.reader(io.StringIO(csv(t))))
-    assert rows == [["ratio", "ratio lo", "ratio hi", "ratio n", "n"], ["1.0036", "1.001", "1.007", "20", "-0"]]
+    assert rows == [["ratio", "ratio lo", "ratio hi", "ratio n", "n"],
+                    ["1.0036", "1.001", "1.007", "20", "-0"]]
 
 
 def test_no_csv_cell_holds_a_number_with_its_interval(committed):
     for rel, content in committed.items():
         if rel.endswith(".csv"):
             for row in csvlib.reader(io.StringIO(content)):
-                assert not any(re.match(r"^-?[\d.]+(e[-+]?\d+)?\s*[\[(]", c) for c in row), (rel, row)
+                assert not any(re.match(r"^-?[\d.]+(e[-+]?\d+)?\s*[\[(]", c)
+                               for c in row), (rel, row)
 
 
 def test_a_row_counts_exactly_the_rules_it_lists():
@@ -169,7 +174,8 @@ def test_the_clone_hazard_renders_a_hand_made_summary_row_for_row():
                                         "silently wrong": wrong, "warning or error": None,
                                         "gradcheck catches": wrong, "detect_anomaly catches": False,
                                         "JAX rule correct": True}
-    cases = pd.DataFrame([row("shared grad", [0.0, 0.0], True), row("plain", [1.0, 0.0], False)], dtype=object)
+    cases = pd.DataFrame([row("shared grad", [0.0, 0.0], True), row("plain", [1.0, 0.0], False)],
+                         dtype=object)
     table = ch.hazard(Summary(cases, pd.DataFrame(), [], ["C1"]))
     assert markdown(table).splitlines()[2:] == [
         "| shared grad | [1, 0] | [1, 0] | [0, 0] | yes | — | yes | no | yes |",
@@ -188,7 +194,8 @@ def test_an_experiment_whose_tables_raise_is_one_line_and_the_rest_renders(commi
     broken = results.Run("two_layer", prov, [{"dataset": "seed"}], "x.json")  # fields missing
     fine, _ = committed_runs
     fine = [r for r in fine if r.experiment == "clone_hazard"][:1]
-    out = report.render([broken] + fine, [], experiments.all_experiments(), figures=False)["REPORT.md"]
+    out = report.render([broken] + fine, [], experiments.all_experiments(),
+                        figures=False)["REPORT.md"]
     errors = [ln for ln in out.splitlines() if ln.startswith("**error:**")]
     assert len(errors) == 1 and "`two_layer`" in errors[0]
     assert "### Table" in out.split("## clone_hazard", 1)[1]
@@ -196,7 +203,8 @@ def test_an_experiment_whose_tables_raise_is_one_line_and_the_rest_renders(commi
 
 def test_no_markdown_line_is_longer_than_a_screen(committed):
     for rel in ("REPORT.md", report.APPENDIX):
-        long = [ln for ln in committed[rel].splitlines() if len(ln) > MAX_LINE and not ln.startswith("|")]
+        long = [ln for ln in committed[rel].splitlines()
+                if len(ln) > MAX_LINE and not ln.startswith("|")]
         assert not long, (rel, long[:1])
 
 
@@ -352,7 +360,8 @@ def test_an_answer_names_a_quantity_as_its_table_does(committed_document):
         for family in ({"save", "saves", "saved"}, {"keep", "keeps", "kept"}):
             if family & set(a.text.lower().split()):
                 assert family & headers, (a.question, family)
-    assert any("keep" in a.text for _, a, _ in answers_and_tables(committed_document))  # the check has something to check
+    # the check has something to check
+    assert any("keep" in a.text for _, a, _ in answers_and_tables(committed_document))
 
 
 def test_the_cost_answer_quotes_each_ratio_from_a_column_of_the_size_it_states(
@@ -364,7 +373,8 @@ def test_the_cost_answer_quotes_each_ratio_from_a_column_of_the_size_it_states(
     size = re.search(r"At (10\^\d+) elements", a.text).group(1)
     sized = {text(v, 3) for c in table.frame.columns if size in c
              for cell in table.frame[c] for v in _floats(cell)}
-    kept = {text(v, 3) for cell in table.frame["kept for backward (B/element)"] for v in _floats(cell)}
+    kept = {text(v, 3) for cell in table.frame["kept for backward (B/element)"]
+            for v in _floats(cell)}
     quoted = {text(q, 3) for q in a.quoted}
     assert quoted - kept and not (quoted - kept - sized)
 
@@ -374,7 +384,8 @@ def test_the_readme_gives_each_command_one_duration():
     with open(os.path.join(results.REPO_ROOT, "README.md"), encoding="utf-8") as f:
         readme = f.read()
     said: dict[str, set] = {}
-    for command, duration in re.findall(r"`([^`]+)`[^`.;]{0,80}?(\d+ min(?: \d+ s)?|\d+(?:\.\d+)? s)\b", readme):
+    duration_said = r"`([^`]+)`[^`.;]{0,80}?(\d+ min(?: \d+ s)?|\d+(?:\.\d+)? s)\b"
+    for command, duration in re.findall(duration_said, readme):
         said.setdefault(command, set()).add(duration)
     assert said and all(len(d) == 1 for d in said.values()), said
 

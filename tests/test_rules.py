@@ -110,8 +110,9 @@ def test_relu_rules_are_exactly_the_zero_kink_relu_like_ones():
 def test_every_rule_key_a_committed_result_records_still_names_a_rule(committed_runs):
     # result files name rules by key: renaming one in study/rules.py would orphan their records
     results, reference = committed_runs
-    recorded = {rec["rule"] for run in results + reference for rec in run.records  # not prose:
-                if isinstance(rec.get("rule"), str) and " " not in rec["rule"]}  # "custom_vjp over…"
+    recorded = {rec["rule"] for run in results + reference for rec in run.records
+                if isinstance(rec.get("rule"), str)
+                and " " not in rec["rule"]}  # a key, not prose ("custom_vjp over ...")
     assert len(recorded) > 50
     assert not [key for key in recorded if key not in {r.key for r in RULES}]
     with pytest.raises(KeyError, match="no rule with key 'torch.relu'"):

@@ -79,10 +79,12 @@ class Document:
         self.files[f"tables/{a}.md"] = "\n".join(
             [f"# Table {n}: {table.title}", "", wrap(f"*{table.caption}*"), "", body, ""]
             + [wrap(note) + "\n" for note in table.notes]
-            + [wrap(f"Runs: {legend}."), "", wrap(f"Source: {', '.join(r.path for r in runs)}.")]) + "\n"
+            + [wrap(f"Runs: {legend}."), "",
+               wrap(f"Source: {', '.join(r.path for r in runs)}.")]) + "\n"
         self.files[f"tables/{a}.tex"] = latex(table, n, a, f"Runs: {legend}." if legend else "")
-        return ([f'<a id="{a}"></a>', f"### Table {n}: {table.title}", "", wrap(f"*{table.caption}*"),
-                 "", body, ""] + [wrap(note) + "\n" for note in table.notes])
+        return ([f'<a id="{a}"></a>', f"### Table {n}: {table.title}", "",
+                 wrap(f"*{table.caption}*"), "", body, ""]
+                + [wrap(note) + "\n" for note in table.notes])
 
 
 def _by_label(runs: list[Run]) -> dict[str, list[Run]]:
@@ -176,26 +178,31 @@ def _section(exp, runs, rendered, error, doc: Document) -> tuple[list, list, lis
     """The experiment's lines in REPORT.md, in APPENDIX.md and in the Methodology."""
     shown = f" Runs: {span(r.tag for r in runs)}." if runs else ""
     main = [f'<a id="{anchor(exp.name, "section")}"></a>', f"## {exp.name}: {exp.description}", "",
-            wrap(f"*Question:* {exp.question} *Rerun:* `python -m study run {exp.name}`.{shown}"), ""]
+            wrap(f"*Question:* {exp.question} *Rerun:* `python -m study run {exp.name}`."
+                 f"{shown}"), ""]
     appendix, method = [f'<a id="{anchor(exp.name, "appendix")}"></a>', f"## {exp.name}", ""], []
     if error:
         main += [f"**error:** the tables of `{exp.name}` could not be rendered: {error}", ""]
     tables = {t.id: t for t in rendered.tables} if rendered else {}
     for tid in exp.tables:
         key = (exp.name, tid)
-        into = {"report": main, "appendix": appendix, "methodology": method, "csv": []}[doc.places[key]]
+        into = {"report": main, "appendix": appendix, "methodology": method,
+                "csv": []}[doc.places[key]]
         if tid in tables:
             into += doc.table(key, tables[tid], runs)
         elif doc.places[key] != "csv":
-            into += [f'<a id="{anchor(*key)}"></a>', f"### Table {doc.numbers[key]}: no results yet", ""]
+            into += [f'<a id="{anchor(*key)}"></a>',
+                     f"### Table {doc.numbers[key]}: no results yet", ""]
     for finding in rendered.findings if rendered else []:
         main += [wrap(f"- {finding.text} ({doc.cite((exp.name, finding.table))})", "  ")]
     main += [""] if rendered and rendered.findings else []
-    numbers = [doc.numbers[(exp.name, t)] for t in exp.tables if doc.places[(exp.name, t)] == "appendix"]
+    numbers = [doc.numbers[(exp.name, t)] for t in exp.tables
+               if doc.places[(exp.name, t)] == "appendix"]
     listings = [t for t in exp.tables if doc.places[(exp.name, t)] == "csv"]
     more = ([f"[Table{'s' * (len(numbers) > 1)} {span(f'{n}' for n in numbers)}]"
              f"({APPENDIX}#{anchor(exp.name, 'appendix')})"] if numbers else []) + (
-        [f"{len(listings)} CSV listing{'s' * (len(listings) > 1)} ([index]({APPENDIX}#tables))"] if listings else [])
+        [f"{len(listings)} CSV listing{'s' * (len(listings) > 1)} ([index]({APPENDIX}#tables))"]
+        if listings else [])
     if more:
         main += [wrap(f"More: {' and '.join(more)}."), ""]
     failed = _failed(runs)
@@ -212,7 +219,8 @@ def _section(exp, runs, rendered, error, doc: Document) -> tuple[list, list, lis
 
 def _methodology(runs, tables: list[str]) -> list[str]:
     seeds = sorted({f"{r.experiment} {r.provenance.get('seed')}" for r in runs})
-    matmul = sorted({", ".join(f"{k}={v}" for k, v in sorted(r.provenance.get("matmul", {}).items()))
+    matmul = sorted({", ".join(f"{k}={v}" for k, v in sorted(r.provenance.get("matmul",
+                                                                           {}).items()))
                      for r in runs})
     items = say(PROSE, "methodology", seeds=seeds, matmul=matmul).split(" |")
     return ["## Methodology", ""] + [wrap(i, "  ") for i in items] + [""] + tables
@@ -224,7 +232,8 @@ def _provenance(runs: list[Run], notes: list[str]) -> list[str]:
              "wall s": r.provenance.get("wall_s"), "UTC": str(r.provenance.get("utc"))[:16],
              "ran beside": _beside(r.provenance),
              "commit": str(r.provenance.get("git_commit") or "—")[:10]} for r in runs]
-    lines = ['<a id="provenance"></a>', "## Provenance", "", markdown(Table("", "", "", frame(rows))), ""]
+    lines = ['<a id="provenance"></a>', "## Provenance", "",
+             markdown(Table("", "", "", frame(rows))), ""]
     lines += [wrap(f"- **{label}**: {_settings(group[0].provenance)}", "  ")
               for label, group in _by_label(runs).items()]
     absent: dict[str, set] = {}
@@ -237,7 +246,8 @@ def _provenance(runs: list[Run], notes: list[str]) -> list[str]:
 
 
 def _beside(p: dict) -> str | None:
-    """What shared the machine with the run (`study run --jobs`): its wall-clock times include it."""
+    """What shared the machine with the run (`study run --jobs`): its wall-clock times
+    include it."""
     shared = p.get("side_by_side")
     return f"{shared['jobs']} at a time, with {', '.join(shared['with'])}" if shared else None
 
@@ -261,16 +271,17 @@ def _jax_backend(p: dict) -> str:
     before it recorded both (no jax_default_backend) recorded the host's default alone."""
     recorded, default = p.get("jax_backend", "—"), p.get("jax_default_backend")
     if default is None and p["device"] == "cpu" and recorded not in ("cpu", "—"):
-        return (f"JAX backend {recorded} as recorded: this host's default backend, which provenance "
-                f"then recorded in place of the run's (cpu); where a cpu case still computed on "
-                f"the default, reports/errata.json withdraws its cells")
+        return (f"JAX backend {recorded} as recorded: this host's default backend, which "
+                f"provenance then recorded in place of the run's (cpu); where a cpu case still "
+                f"computed on the default, reports/errata.json withdraws its cells")
     if default and default != recorded:
         return f"JAX backend {recorded} (the host's default: {default})"
     return f"JAX backend {recorded}"
 
 
 def _index(experiments, doc: Document) -> list[str]:
-    lines = ['<a id="tables"></a>', "## Table index", "", "| table | title | in | files |", "|---|---|---|---|"]
+    lines = ['<a id="tables"></a>', "## Table index", "", "| table | title | in | files |",
+             "|---|---|---|---|"]
     for key, n in sorted(doc.numbers.items(), key=lambda kv: kv[1]):
         a, where = anchor(*key), doc.places[key]
         files = f"[md](tables/{a}.md) · [tex](tables/{a}.tex) · [csv](tables/{a}.csv)"
@@ -281,8 +292,10 @@ def _index(experiments, doc: Document) -> list[str]:
     lines += [f"- [{anchor(*k)}.csv](tables/{anchor(*k)}.csv): {doc.titles[k]}"
               for k, where in doc.places.items() if where == "csv" and k in doc.titles]
     extra = {"failed-cases.csv": "every case that raised or an erratum withdrew, with why",
-             "cpu-vs-gpu-cells.csv": "every cell that differs between CPU and GPU on one machine and release",
-             "reproduction-differences.csv": "every cell of a rerun that differs from the reference"}
+             "cpu-vs-gpu-cells.csv":
+                 "every cell that differs between CPU and GPU on one machine and release",
+             "reproduction-differences.csv":
+                 "every cell of a rerun that differs from the reference"}
     return lines + [f"- [{name}](tables/{name}): {what}" for name, what in extra.items()
                     if f"tables/{name}" in doc.files] + [""]
 
@@ -330,7 +343,8 @@ def render_document(runs: list[Run], notes: list[str], experiments,
         + devices + _methodology(runs, method)).rstrip() + "\n"
     doc.files[APPENDIX] = "\n".join(
         ["# Appendix", "", wrap(say(PROSE, "appendix_head")), ""]
-        + _index(experiments, doc) + appendix + device_appendix + _provenance(runs, notes)).rstrip() + "\n"
+        + _index(experiments, doc) + appendix + device_appendix
+        + _provenance(runs, notes)).rstrip() + "\n"
     doc.files[LABELS] = labels_json(labels)
     return doc
 

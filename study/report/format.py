@@ -130,7 +130,9 @@ def names(items, most: int | None = None) -> str:
     items = list(dict.fromkeys(items))
     if most is not None and len(items) > most:
         items = items[:most] + [f"{len(items) - most} more"]
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1] if items else "none"
+    if not items:
+        return "none"
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
@@ -140,10 +142,12 @@ _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$",
 _LATEX_UNICODE = {"−": "$-$", "×": r"$\times$", "÷": r"$\div$", "≤": r"$\leq$", "≥": r"$\geq$",
                   "≠": r"$\neq$", "±": r"$\pm$", "µ": r"$\mu$", "ε": r"$\varepsilon$",
                   "→": r"$\rightarrow$", "∞": r"$\infty$", "²": r"$^2$", "√": r"$\surd$",
-                  "✓": r"\checkmark{}", "✗": r"$\times$", "—": "---", "–": "--", "…": r"\ldots{}",
+                  "✓": r"\checkmark{}", "✗": r"$\times$", "—": "---", "–": "--",
+                  "…": r"\ldots{}",
                   "’": "'", "‘": "`", "“": "``", "”": "''", "′": "'", "≈": r"$\approx$",
                   "·": r"$\cdot$", "∂": r"$\partial$", "θ": r"$\theta$", "λ": r"$\lambda$",
-                  "Δ": r"$\Delta$", "⁻": "-", "¹": r"$^1$", "⁰": r"$^0$", "⁶": r"$^6$", "⁸": r"$^8$"}
+                  "Δ": r"$\Delta$", "⁻": "-", "¹": r"$^1$", "⁰": r"$^0$", "⁶": r"$^6$",
+                  "⁸": r"$^8$"}
 
 
 def latex_escape(value: str) -> str:
@@ -151,5 +155,6 @@ def latex_escape(value: str) -> str:
     common Unicode mapped, anything else non-ASCII replaced by '?' so the file compiles."""
     out = []
     for ch in str(value):
-        out.append(_LATEX_SPECIAL.get(ch) or _LATEX_UNICODE.get(ch) or (ch if ord(ch) < 128 else "?"))
+        out.append(_LATEX_SPECIAL.get(ch) or _LATEX_UNICODE.get(ch)
+                   or (ch if ord(ch) < 128 else "?"))
     return "".join(out)

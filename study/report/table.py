@@ -1,6 +1,7 @@
 """A citable table: an id, a title, a caption and a pandas frame, written as md, tex and csv.
 
-    >>> t = Table("ties", "Ties", "Largest differences.", pd.DataFrame({"dataset": ["seed"], "Δ": [0.0]}))
+    >>> t = Table("ties", "Ties", "Largest differences.",
+    ...           pd.DataFrame({"dataset": ["seed"], "Δ": [0.0]}))
     >>> markdown(t)
     '| dataset | Δ |\\n|---|---|\\n| seed | 0 |'
 
@@ -57,7 +58,8 @@ def frame(rows: list[dict], columns: list[str] | None = None) -> pd.DataFrame:
 def markdown(table: Table) -> str:
     """A GitHub table without alignment padding, so that a wide cell widens only its row."""
     def line(cells):
-        return "| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+        return "| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ")
+                                 for c in cells) + " |"
     rows = [line(row_texts(r)) for r in _cells(table.frame)]
     return "\n".join([line(table.frame.columns), "|" + "---|" * len(table.frame.columns)] + rows)
 
@@ -70,7 +72,8 @@ def latex(table: Table, number: int, anchor: str, legend: str = "") -> str:
              f"\\label{{tab:{anchor}}}", f"\\begin{{tabular}}{{{'l' * len(table.frame.columns)}}}",
              r"\toprule", " & ".join(latex_escape(h) for h in table.frame.columns) + r" \\",
              r"\midrule"]
-    lines += [" & ".join(latex_escape(c) for c in row_texts(r)) + r" \\" for r in _cells(table.frame)]
+    lines += [" & ".join(latex_escape(c) for c in row_texts(r)) + r" \\"
+              for r in _cells(table.frame)]
     return "\n".join(lines + [r"\bottomrule", r"\end{tabular}", r"\end{table}"]) + "\n"
 
 
