@@ -9,9 +9,12 @@ ARGS    ?=
 ifeq ($(strip $(PY)),)
 PYTHON    := $(VENV)/bin/python
 BOOTSTRAP := $(VENV)/.installed
+LINT      := $(PYTHON) -m ruff check .
 else
 PYTHON    := $(PY)
 BOOTSTRAP :=
+LINT      := if $(PYTHON) -m ruff --version >/dev/null 2>&1; then $(PYTHON) -m ruff check .; \
+             else echo "make test: $(PYTHON) has no ruff: lint skipped" >&2; fi
 endif
 
 .PHONY: report run test reference clean matrix
@@ -29,8 +32,10 @@ run: $(BOOTSTRAP)
 	@test -n "$(EXP)" || { echo "error: make run needs EXP=NAME (see: $(PYTHON) -m study list)" >&2; exit 2; }
 	$(PYTHON) -m study run $(EXP) $(ARGS)
 
-# On every core where pytest-xdist is installed (.venv has it; a GPU host's python may not).
+# ruff first (seconds; pyproject's [tool.ruff]), then the suite on every core where pytest-xdist
+# is installed. .venv has both; a GPU host's python (PY=) may lack them, and says so.
 test: $(BOOTSTRAP)
+	$(LINT)
 	$(PYTHON) -m pytest $$($(PYTHON) -c 'import xdist; print("-n auto")' 2>/dev/null)
 
 # Maintainers: make the results now in reports/results the reference every rerun is compared with.

@@ -11,9 +11,10 @@ from tabulate import tabulate
 import experiments
 from study import provenance, report, reproduction, results, runner
 from study.devices import DEVICE_CHOICES, resolve_devices
-from study.errors import StudyError
+from study.errors import IncompleteReport, StudyError
 from study.frameworks import use_shared_settings
 from study.provenance import REPO_ROOT
+from study.report.document import render_document
 
 REPORTS_DIR = os.path.join(REPO_ROOT, "reports")
 
@@ -130,13 +131,17 @@ def _labels(out: str) -> dict[str, str]:
 
 def cmd_report(args) -> None:
     runs, notes = _load(args.results or [results.RESULTS_DIR], args.errata)
-    files = report.render(runs, notes, experiments.all_experiments(),
-                          _references(args.reference, args.errata), _labels(args.out))
+    doc = render_document(runs, notes, experiments.all_experiments(),
+                          _references(args.reference, args.errata), _labels(args.out),
+                          code=provenance.code_commit())
     try:
-        report.write_report(files, args.out)
+        report.write_report(doc.files, args.out)
     except OSError as e:
         raise StudyError(f"cannot write the report to {args.out}: {e.strerror or e}") from None
     print(f"wrote {os.path.join(args.out, 'REPORT.md')} from {len(runs)} result files")
+    if doc.errors:  # every other section is written; a broken one must still fail make and CI
+        raise IncompleteReport(f"{len(doc.errors)} section(s) could not be rendered: " + "; ".join(
+            f"{name} ({error})" for name, error in doc.errors.items()))
 
 
 def cmd_compare(args) -> None:
@@ -217,7 +222,7 @@ def main(argv=None) -> int:
         args.func(args)
     except StudyError as e:
         print(f"error: {e}", file=sys.stderr)
-        return 2
+        return e.exit_code
     except KeyboardInterrupt:
         print("error: interrupted; result files already written are complete", file=sys.stderr)
         return 130

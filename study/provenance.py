@@ -28,6 +28,18 @@ def _git(*args: str) -> str | None:
     return out.stdout.strip()
 
 
+def code_commit() -> dict | None:
+    """The newest commit that changed the code (anything outside reports/) and its commit date:
+    what a rendered report names as the code that rendered it. Committing a re-rendered report
+    leaves it unchanged, so a report stays a pure function of its result files and this code.
+    None outside a git checkout."""
+    out = _git("log", "-1", "--format=%H %cI", "--", ".", ":(exclude)reports")
+    if not out:
+        return None
+    commit, date = out.split()
+    return {"commit": commit, "date": date}
+
+
 def cpu_model() -> str:
     try:
         with open("/proc/cpuinfo") as f:
@@ -77,7 +89,8 @@ def gpu_details(device: Device) -> dict | None:
             "memory_bytes": int(props.total_memory),
             "compute_capability": f"{props.major}.{props.minor}",
             "torch_cuda_runtime": torch.version.cuda,
-            "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
+            "cudnn": (torch.backends.cudnn.version() if torch.backends.cudnn.is_available()
+                      else None),
             "driver": _nvidia_driver(),
             "jax_device_kind": getattr(jd, "device_kind", None),
             "jax_platform_version": jd.client.platform_version}

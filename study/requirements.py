@@ -4,9 +4,9 @@ import sys
 
 # import name -> pip name
 REQUIRED = {"torch": "torch", "jax": "jax", "jaxlib": "jaxlib", "numpy": "numpy",
-            "ml_dtypes": "ml_dtypes", "scipy": "scipy", "tabulate": "tabulate",
-            "sklearn": "scikit-learn", "matplotlib": "matplotlib", "mlxtend": "mlxtend",
-            "flatbuffers": "flatbuffers"}
+            "ml_dtypes": "ml_dtypes", "scipy": "scipy", "pandas": "pandas", "jinja2": "Jinja2",
+            "tabulate": "tabulate", "sklearn": "scikit-learn", "matplotlib": "matplotlib",
+            "mlxtend": "mlxtend", "flatbuffers": "flatbuffers"}
 
 
 def _importable(module: str) -> bool:

@@ -1,9 +1,11 @@
-"""Result files: reports/results/<experiment>/<host>-<machine>__<device>__torch-<v>__jax-<v>__<scope>.json
+"""Result files: reports/results/<experiment>/<file>, where <file> is
+<host>-<machine>__<device>__torch-<v>__jax-<v>__<scope>.json
 
 Each holds {"experiment", "provenance", "records": [...]}; records are flat dicts of JSON
 values (nested lists for arrays). Files are written atomically. A run is identified by its
 experiment and `identity`, so runs that differ in any part sit side by side and never overwrite
-each other; <machine> is a 6-hex-digit hash of its CPU model, CPU kernels and GPU model.
+each other; <machine> is a 6-hex-digit hash of its CPU model, CPU kernels, core count and GPU
+model.
 
 reports/reference/ holds the study's published runs in the same layout: the report compares
 every other run with them (study.reproduction).
@@ -34,7 +36,8 @@ class Run:
     records: list
     path: str  # as cited in the report: relative to the folder above the results folder
     tag: str = field(default="", compare=False)  # its label in the report's run legend: "C1"
-    title: str = field(default="", compare=False)  # the label and what sets it apart: "C4 (torch 2.14.1)"
+    # the label and what sets it apart: "C4 (torch 2.14.1)"
+    title: str = field(default="", compare=False)
 
     @property
     def scope(self) -> str:
@@ -62,12 +65,17 @@ class Run:
         return [r for r in self.records if "case_error" in r or "withdrawn" in r]
 
 
+IDENTITY = ("device", "host", "CPU", "CPU kernels", "cores", "GPU", "torch", "jax", "scope")
+
+
 def identity(p: dict) -> tuple:
-    """What tells two runs of one experiment apart: device, host, CPU model, CPU kernels, GPU
-    model (many hosts share a name: every VM here is "vm"), torch and JAX releases, scope."""
+    """What tells two runs of one experiment apart (the fields IDENTITY names): device, host,
+    CPU model, CPU kernels, core count (a 2-core VM and a 16-core host may share the model name,
+    and every VM here is "vm"), GPU model, torch and JAX releases, scope."""
     gpu = p.get("gpu")
     return (p["device"], p["host"], p.get("cpu"), p.get("torch_cpu_capability"),
-            gpu.get("name") if isinstance(gpu, dict) else gpu, p["torch"], p["jax"], p["scope"])
+            p.get("cpu_count"), gpu.get("name") if isinstance(gpu, dict) else gpu, p["torch"],
+            p["jax"], p["scope"])
 
 
 def _safe(part: str) -> str:
@@ -75,9 +83,10 @@ def _safe(part: str) -> str:
 
 
 def result_filename(p: dict) -> str:
-    machine = hashlib.sha256("|".join(map(str, identity(p)[2:5])).encode()).hexdigest()[:6]
-    return "__".join(_safe(s) for s in (f"{p['host']}-{machine}", p["device"], f"torch-{p['torch']}",
-                                          f"jax-{p['jax']}", p["scope"])) + ".json"
+    machine = hashlib.sha256("|".join(map(str, identity(p)[2:6])).encode()).hexdigest()[:6]
+    parts = (f"{p['host']}-{machine}", p["device"], f"torch-{p['torch']}", f"jax-{p['jax']}",
+             p["scope"])
+    return "__".join(_safe(s) for s in parts) + ".json"
 
 
 def partial_path(root: str, experiment: str, provenance: dict) -> str:
@@ -134,7 +143,8 @@ def _load_one(path: str, rel: str, known: set[str]) -> Run:
     if (not isinstance(prov, dict) or not all(k in prov for k in REQUIRED_PROVENANCE)
             or prov["scope"] not in SCOPES
             or not isinstance(records, list) or not all(isinstance(r, dict) for r in records)):
-        raise StudyError(f"malformed result file {path}: provenance or records have the wrong shape")
+        raise StudyError(f"malformed result file {path}: provenance or records have the wrong "
+                         f"shape")
     return Run(experiment, prov, records, rel)
 
 
@@ -179,7 +189,8 @@ def load_errata(path: str = ERRATA_FILE) -> list[dict]:
     needed = {"experiment", "runs", "records", "why"}
     if not isinstance(errata, list) or not all(isinstance(e, dict) and needed <= e.keys()
                                                for e in errata):
-        raise StudyError(f"malformed errata file {path}: each entry needs {', '.join(sorted(needed))}")
+        raise StudyError(f"malformed errata file {path}: each entry needs "
+                         f"{', '.join(sorted(needed))}")
     return errata
 
 

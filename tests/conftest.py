@@ -61,3 +61,43 @@ def reference_runs():
     from study import results
     runs, _ = results.load_runs([results.REFERENCE_DIR], set(experiments.NAMES))
     return results.ready(runs, results.load_errata())
+
+
+REPORTS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "reports")
+
+
+def committed_labels() -> dict:
+    import json
+    with open(os.path.join(REPORTS_DIR, "labels.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def committed_inputs():
+    """The runs the committed APPENDIX.md lists (whatever else a host has in reports/results/)
+    and the committed reference."""
+    with open(os.path.join(REPORTS_DIR, "APPENDIX.md"), encoding="utf-8") as f:
+        listed = listed_result_files(f.read())
+    return load_listed(listed, REPORTS_DIR), reference_runs()
+
+
+@pytest.fixture(scope="session")
+def committed_runs():
+    """committed_inputs(), loaded once per session: the 28 MB of result files."""
+    return committed_inputs()
+
+
+@pytest.fixture(scope="session")
+def committed_document(committed_runs):
+    """The committed report rendered once per session (a study.report.document.Document: its
+    files, and each experiment's tables and answers)."""
+    import experiments
+    from study.provenance import code_commit
+    from study.report.document import render_document
+    runs, refs = committed_runs
+    return render_document(runs, [], experiments.all_experiments(), refs, committed_labels(),
+                           code=code_commit())
+
+
+@pytest.fixture(scope="session")
+def committed(committed_document):
+    return committed_document.files

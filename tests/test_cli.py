@@ -126,7 +126,8 @@ def test_jobs_runs_untimed_experiments_side_by_side_and_records_it(capsys, tmp_p
     rc, _, err = run_cli(capsys, "run", "nonscalar_backward", "clone_hazard", "--jobs", "2",
                          "--quick", "--quiet", "--device", "cpu", "--results-dir", str(results))
     assert rc == 0, err
-    for name, other in (("nonscalar_backward", "clone_hazard"), ("clone_hazard", "nonscalar_backward")):
+    for name, other in (("nonscalar_backward", "clone_hazard"),
+                        ("clone_hazard", "nonscalar_backward")):
         path, = (results / name).iterdir()
         assert json.loads(path.read_text())["provenance"]["side_by_side"] == {"jobs": 2,
                                                                             "with": [other]}
@@ -139,7 +140,8 @@ def test_timing_never_runs_side_by_side_and_a_shared_wall_clock_is_named():
     from study.report.document import _beside
     assert [e.name for e in experiments.all_experiments() if e.timed] == ["timing"]
     assert _beside({"utc": "t", "host": "h", "device": "cpu"}) is None
-    assert _beside({"side_by_side": {"jobs": 2, "with": ["zero_point"]}}) == "2 at a time, with zero_point"
+    assert _beside({"side_by_side": {"jobs": 2, "with": ["zero_point"]}}) == (
+        "2 at a time, with zero_point")
 
 
 def test_run_with_report_renders_in_the_same_process(capsys, tmp_path, monkeypatch):
@@ -149,7 +151,8 @@ def test_run_with_report_renders_in_the_same_process(capsys, tmp_path, monkeypat
                            "--results-dir", str(tmp_path / "results"), "--report")
     assert rc == 0, err
     assert out.startswith(f"wrote {tmp_path / 'out' / 'REPORT.md'} from 1 result files")
-    assert "Seed 002: backward on a non-scalar output" in (tmp_path / "out" / "REPORT.md").read_text()
+    report = (tmp_path / "out" / "REPORT.md").read_text()
+    assert "Seed 002: backward on a non-scalar output" in report
 
 
 def test_a_corrupt_labels_file_is_one_line_and_writes_nothing(capsys, tmp_path):
@@ -157,6 +160,35 @@ def test_a_corrupt_labels_file_is_one_line_and_writes_nothing(capsys, tmp_path):
     out.mkdir()
     (out / "labels.json").write_text("{not json")
     (tmp_path / "results").mkdir()
-    rc, _, err = run_cli(capsys, "report", "--results", str(tmp_path / "results"), "--out", str(out))
-    assert rc == 2 and err.startswith("error: cannot read the run labels in ") and len(err.strip().splitlines()) == 1
+    rc, _, err = run_cli(capsys, "report", "--results", str(tmp_path / "results"), "--out",
+                         str(out))
+    assert rc == 2 and err.startswith("error: cannot read the run labels in ")
+    assert len(err.strip().splitlines()) == 1
     assert sorted(p.name for p in out.iterdir()) == ["labels.json"]
+
+
+def test_a_section_that_raises_fails_the_report_after_writing_the_others(capsys, tmp_path,
+                                                                         monkeypatch):
+    import dataclasses
+
+    import experiments.clone_hazard
+
+    def summarise(runs):
+        raise ValueError("poisoned summary")
+    poisoned = dataclasses.replace(experiments.clone_hazard.EXPERIMENT, summarise=summarise)
+    monkeypatch.setattr(experiments.clone_hazard, "EXPERIMENT", poisoned)
+    for name in ("clone_hazard", "nonscalar_backward"):  # the two smallest committed runs
+        (tmp_path / "results" / name).mkdir(parents=True)
+        source = os.path.join(REPO_ROOT, "reports", "reference", name)
+        first = sorted(os.listdir(source))[0]
+        with open(os.path.join(source, first), encoding="utf-8") as f:
+            (tmp_path / "results" / name / first).write_text(f.read())
+    out = tmp_path / "out"
+    rc, said, err = run_cli(capsys, "report", "--results", str(tmp_path / "results"),
+                            "--out", str(out), "--reference", str(tmp_path / "none"))
+    assert rc == 1 and err.count("\n") == 1, err
+    assert "clone_hazard (ValueError: poisoned summary)" in err and "nonscalar_backward" not in err
+    report = (out / "REPORT.md").read_text()
+    assert "**error:** the tables of `clone_hazard` could not be rendered" in report
+    assert re.search(r"### Table \d+: Seed 002: backward on a non-scalar output", report)
+    assert said.startswith("wrote ")

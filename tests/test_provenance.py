@@ -48,7 +48,8 @@ def test_a_missing_package_is_named_in_one_line_before_torch_or_jax_is_imported(
             "        if name == 'tabulate': raise ImportError(name)\n"
             "sys.meta_path.insert(0, Hide)\n"
             "import atexit\n"
-            "atexit.register(lambda: print('torch imported' if 'torch' in sys.modules else 'no torch'))\n"
+            "atexit.register(lambda: print('torch imported' if 'torch' in sys.modules "
+            "else 'no torch'))\n"
             "sys.argv = ['study', 'list']\n"
             "runpy.run_module('study', run_name='__main__')\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)

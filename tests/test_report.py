@@ -13,48 +13,29 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import replace
 
 import pandas as pd
 import pytest
 
 import experiments
 from study import report, results
+from study.provenance import code_commit
 from study.report import Table, csv, frame, latex, markdown, side_by_side
 from study.report.document import number_tables
 from study.report.format import latex_escape, shorten, text
 from study.report.runs import assign_labels, configuration
 from study.cells import Value, pair_texts
 from study.stats import Estimate
-from tests.conftest import listed_result_files, load_listed, reference_runs
+from tests.conftest import committed_inputs, committed_labels
 
 REPORTS = os.path.join(results.REPO_ROOT, "reports")
-# Experiments still rendered by their older modules (a row dataclass per table), through the
-# report's adapter: the checks of the distilled report hold for every other one, and this list
-# may only shrink (a test below checks it names exactly the experiments that are not packages).
-NOT_YET_PORTED = ()
 MAX_LINE = 400
-
-
-def committed_labels():
-    with open(os.path.join(REPORTS, report.LABELS), encoding="utf-8") as f:
-        return json.load(f)
-
-
-def committed_inputs():
-    with open(os.path.join(REPORTS, report.APPENDIX), encoding="utf-8") as f:
-        listed = listed_result_files(f.read())
-    return load_listed(listed, REPORTS), reference_runs()
 
 
 def _render(figures=True):
     runs, refs = committed_inputs()
-    return report.render(runs, [], experiments.all_experiments(), refs, committed_labels(), figures)
-
-
-@pytest.fixture(scope="module")
-def committed():
-    return _render()
+    return report.render(runs, [], experiments.all_experiments(), refs, committed_labels(),
+                         figures, code_commit())
 
 
 def test_committed_report_is_exactly_what_its_committed_results_render_to(committed):
@@ -65,7 +46,8 @@ def test_committed_report_is_exactly_what_its_committed_results_render_to(commit
         if rel.endswith(".png"):  # matplotlib's bytes vary by release: check it is the picture
             assert on_disk[:8] == b"\x89PNG\r\n\x1a\n" and on_disk[16:24] == content[16:24], rel
             continue
-        assert on_disk == content.encode("utf-8"), f"reports/{rel} is stale: run `python -m study report`"
+        assert on_disk == content.encode("utf-8"), (
+            f"reports/{rel} is stale: run `python -m study report`")
     for sub in report.GENERATED_FOLDERS:
         for name in os.listdir(os.path.join(REPORTS, sub)):
             assert f"{sub}/{name}" in committed, f"reports/{sub}/{name} is left over"
@@ -81,7 +63,8 @@ def test_committed_report_renders_the_same_with_numpys_baseline_kernels():
     # those kernels switched off (elsewhere the variables change nothing and this is a second
     # process's render): every text file must come out byte for byte the same.
     code = ("import json, sys; from tests.test_report import _render; "
-            "json.dump({k: v for k, v in _render(False).items() if isinstance(v, str)}, sys.stdout)")
+            "json.dump({k: v for k, v in _render(False).items() if isinstance(v, str)}, "
+            "sys.stdout)")
     out = subprocess.run([sys.executable, "-c", code], cwd=results.REPO_ROOT, check=True,
                          capture_output=True, text=True, env={**os.environ, **BASELINE_KERNELS})
     rendered = json.loads(out.stdout)
@@ -91,18 +74,13 @@ def test_committed_report_renders_the_same_with_numpys_baseline_kernels():
             assert f.read() == content, f"reports/{rel} differs under {BASELINE_KERNELS}"
 
 
-def test_not_yet_ported_names_exactly_the_experiments_that_are_not_packages():
-    folder = os.path.join(results.REPO_ROOT, "experiments")
-    assert tuple(n for n in experiments.NAMES if not os.path.isdir(os.path.join(folder, n))) == NOT_YET_PORTED
-
-
 def test_the_report_holds_at_most_ten_tables_of_twenty_rows_and_twenty_five_in_all(committed):
     main, appendix = committed["REPORT.md"], committed[report.APPENDIX]
     numbered = re.findall(r"^### Table (\d+)", main, re.M)
-    assert len(numbered) <= 10 and len(numbered) + len(re.findall(r"^### Table \d+", appendix, re.M)) <= 25
+    in_appendix = re.findall(r"^### Table \d+", appendix, re.M)
+    assert len(numbered) <= 10 and len(numbered) + len(in_appendix) <= 25
     for block in re.split(r'^<a id="', main, flags=re.M)[1:]:
-        if not re.match(r"[a-z-]+\">\n### Table", block) or block.startswith(tuple(
-                n.replace("_", "-") for n in NOT_YET_PORTED)):
+        if not re.match(r"[a-z-]+\">\n### Table", block):
             continue
         rows = [ln for ln in block.split("\n\n", 3)[2].splitlines() if ln.startswith("| ")]
         assert len(rows) - 1 <= 20, block[:80]
@@ -118,26 +96,17 @@ def _floats(value) -> list[float]:
     return []
 
 
-def test_every_answer_is_four_sentences_at_most_and_quotes_only_numbers_of_its_tables(committed):
-    runs, refs = committed_inputs()
-    labels = assign_labels(runs + refs, committed_labels())
+def test_every_answer_is_four_sentences_at_most_and_quotes_only_numbers_of_its_tables(
+        committed_document):
     seen = 0
-    for exp in experiments.all_experiments():
-        mine = [replace(r, tag=labels[configuration(r)]) for r in runs if r.experiment == exp.name]
-        if not mine:
-            continue
-        rendered = exp.render(exp.summarise(mine))
-        tables = {t.id: t for t in rendered.tables}
-        for a in rendered.answers:
-            if not hasattr(tables[a.tables[0]], "frame"):
-                continue  # an experiment not yet ported to frames
-            seen += 1
-            cells = {text(v, 3) for t in a.tables for row in tables[t].frame.itertuples(index=False)
-                     for c in row for v in _floats(c)}
-            missing = [text(q, 3) for q in a.quoted if text(q, 3) not in cells]
-            assert not missing, (exp.name, a.question, missing)
+    for name, a, tables in answers_and_tables(committed_document):
+        seen += 1
+        cells = {text(v, 3) for t in tables for row in t.frame.itertuples(index=False)
+                 for c in row for v in _floats(c)}
+        missing = [text(q, 3) for q in a.quoted if text(q, 3) not in cells]
+        assert not missing, (name, a.question, missing)
     assert seen >= 5
-    answers = committed["REPORT.md"].split("## Answers", 1)[1].split("\n## ", 1)[0]
+    answers = committed_document.files["REPORT.md"].split("## Answers", 1)[1].split("\n## ", 1)[0]
     for block in re.split(r"^### \d\. .*$", answers, flags=re.M)[1:]:
         said = block.split("Tables:", 1)[0]
         sentences = re.findall(r"[.;:]\s+[A-Z]", " ".join(said.split()))  # a new sentence starts
@@ -159,7 +128,7 @@ def test_a_new_run_keeps_every_label_given_before():
 
 def test_runs_that_agree_share_a_row_and_one_run_has_no_runs_column():
     long = frame([{"run": "C1", "x": 1.0}, {"run": "C2", "x": 1.0}, {"run": "C2", "x": 2.0}])
-    assert side_by_side(long).values.tolist() == [["all", 1.0], ["C2", 2.0]]
+    assert side_by_side(long).values.tolist() == [["C1, C2", 1.0], ["C2", 2.0]]
     assert list(side_by_side(long[long["run"] == "C1"]).columns) == ["x"]
 
 
@@ -167,15 +136,16 @@ def test_an_estimate_prints_with_its_interval_and_is_four_numbers_in_the_csv():
     t = Table("t", "T", "c", frame([{"ratio": Estimate(1.0036, 1.001, 1.007, 20), "n": -0.0}]))
     assert markdown(t).splitlines()[-1] == "| 1.004 [1.001, 1.007] | -0 |"
     rows = list(csvlib.reader(io.StringIO(csv(t))))
-    assert rows == [["ratio", "ratio lo", "ratio hi", "ratio n", "n"], ["1.0036", "1.001", "1.007", "20", "-0"]]
+    assert rows == [["ratio", "ratio lo", "ratio hi", "ratio n", "n"],
+                    ["1.0036", "1.001", "1.007", "20", "-0"]]
 
 
 def test_no_csv_cell_holds_a_number_with_its_interval(committed):
     for rel, content in committed.items():
-        if rel.endswith(".csv") and not rel.startswith(tuple(
-                f"tables/{n.replace('_', '-')}" for n in NOT_YET_PORTED)):
+        if rel.endswith(".csv"):
             for row in csvlib.reader(io.StringIO(content)):
-                assert not any(re.match(r"^-?[\d.]+(e[-+]?\d+)?\s*[\[(]", c) for c in row), (rel, row)
+                assert not any(re.match(r"^-?[\d.]+(e[-+]?\d+)?\s*[\[(]", c)
+                               for c in row), (rel, row)
 
 
 def test_a_row_counts_exactly_the_rules_it_lists():
@@ -204,7 +174,8 @@ def test_the_clone_hazard_renders_a_hand_made_summary_row_for_row():
                                         "silently wrong": wrong, "warning or error": None,
                                         "gradcheck catches": wrong, "detect_anomaly catches": False,
                                         "JAX rule correct": True}
-    cases = pd.DataFrame([row("shared grad", [0.0, 0.0], True), row("plain", [1.0, 0.0], False)], dtype=object)
+    cases = pd.DataFrame([row("shared grad", [0.0, 0.0], True), row("plain", [1.0, 0.0], False)],
+                         dtype=object)
     table = ch.hazard(Summary(cases, pd.DataFrame(), [], ["C1"]))
     assert markdown(table).splitlines()[2:] == [
         "| shared grad | [1, 0] | [1, 0] | [0, 0] | yes | — | yes | no | yes |",
@@ -218,12 +189,13 @@ def test_a_table_without_results_keeps_its_number():
     assert f"### Table {numbers[('two_layer', 'diff_vs_relu')]}: no results yet" in text_
 
 
-def test_an_experiment_whose_tables_raise_is_one_line_and_the_rest_renders():
+def test_an_experiment_whose_tables_raise_is_one_line_and_the_rest_renders(committed_runs):
     prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "quick"}
     broken = results.Run("two_layer", prov, [{"dataset": "seed"}], "x.json")  # fields missing
-    fine, _ = committed_inputs()
+    fine, _ = committed_runs
     fine = [r for r in fine if r.experiment == "clone_hazard"][:1]
-    out = report.render([broken] + fine, [], experiments.all_experiments(), figures=False)["REPORT.md"]
+    out = report.render([broken] + fine, [], experiments.all_experiments(),
+                        figures=False)["REPORT.md"]
     errors = [ln for ln in out.splitlines() if ln.startswith("**error:**")]
     assert len(errors) == 1 and "`two_layer`" in errors[0]
     assert "### Table" in out.split("## clone_hazard", 1)[1]
@@ -231,13 +203,14 @@ def test_an_experiment_whose_tables_raise_is_one_line_and_the_rest_renders():
 
 def test_no_markdown_line_is_longer_than_a_screen(committed):
     for rel in ("REPORT.md", report.APPENDIX):
-        long = [ln for ln in committed[rel].splitlines() if len(ln) > MAX_LINE and not ln.startswith("|")]
+        long = [ln for ln in committed[rel].splitlines()
+                if len(ln) > MAX_LINE and not ln.startswith("|")]
         assert not long, (rel, long[:1])
 
 
 def test_cells_keep_the_sign_of_zero_and_four_significant_figures():
     assert [text(v) for v in (-0.0, 0.0, 1 / 3, 23550.0, float("nan"), None, True)] == [
-        "-0", "0", "0.3333", "23550", "nan", "—", "yes"]
+        "-0", "0", "0.3333", "23550", "NaN", "—", "yes"]
 
 
 def test_values_that_differ_never_print_equal():
@@ -342,14 +315,16 @@ def measurement_constants():
     return out
 
 
-def test_rendering_reads_no_constant_of_the_measuring_code(committed, monkeypatch):
+def test_rendering_reads_no_constant_of_the_measuring_code(committed, committed_runs,
+                                                           monkeypatch):
     constants = measurement_constants()
     assert len(constants) > 60  # every experiment's settings, the registry, the dtypes, ...
-    runs, refs = committed_inputs()
+    runs, refs = committed_runs
     exps = experiments.all_experiments()
     for module, attr in constants:
         monkeypatch.setattr(module, attr, Poison(f"{module.__name__}.{attr}"))
-    after = report.render(runs, [], exps, refs, committed_labels(), figures=False)  # every figure's data is prepared
+    after = report.render(runs, [], exps, refs, committed_labels(), figures=False,
+                          code=code_commit())  # every figure's data is prepared
     assert "**error:**" not in after["REPORT.md"], [
         ln for ln in after["REPORT.md"].splitlines() if "**error:**" in ln][:3]
     for rel, content in after.items():  # the same bytes as with the constants in place
@@ -369,37 +344,37 @@ def test_a_target_is_met_or_missed_only_where_its_whole_interval_says_so():
     assert met(Estimate(120.0), 150.0, "≤") == "yes" and met(Estimate(0.5), 0.7, "≥") == "no"
 
 
-def _answers_and_tables():
-    runs, refs = committed_inputs()
-    labels = assign_labels(runs + refs, committed_labels())
-    for exp in experiments.all_experiments():
-        mine = [replace(r, tag=labels[configuration(r)]) for r in runs if r.experiment == exp.name]
-        if mine:
-            rendered = exp.render(exp.summarise(mine))
-            tables = {t.id: t for t in rendered.tables}
-            for a in rendered.answers:
-                yield exp.name, a, [tables[t] for t in a.tables]
+def answers_and_tables(document):
+    """(experiment, answer, the answer's tables) of each answer the rendered report printed."""
+    for name, rendered in document.rendered.items():
+        tables = {t.id: t for t in rendered.tables}
+        for a in rendered.answers:
+            yield name, a, [tables[t] for t in a.tables]
 
 
-def test_an_answer_names_a_quantity_as_its_table_does():
+def test_an_answer_names_a_quantity_as_its_table_does(committed_document):
     # answer 5 once said a bit mask "saves" 0.125 B an element where its table said "kept": a
     # word for bytes held for backward appears in an answer only as its table's header words it
-    for _, a, tables in _answers_and_tables():
+    for _, a, tables in answers_and_tables(committed_document):
         headers = set(" ".join(str(c) for t in tables for c in t.frame.columns).lower().split())
         for family in ({"save", "saves", "saved"}, {"keep", "keeps", "kept"}):
             if family & set(a.text.lower().split()):
                 assert family & headers, (a.question, family)
-    assert any("keep" in a.text for _, a, _ in _answers_and_tables())  # the check has something to check
+    # the check has something to check
+    assert any("keep" in a.text for _, a, _ in answers_and_tables(committed_document))
 
 
-def test_the_cost_answer_quotes_each_ratio_from_a_column_of_the_size_it_states():
+def test_the_cost_answer_quotes_each_ratio_from_a_column_of_the_size_it_states(
+        committed_document):
     # answer 5 and Table 37 gave the best compiled ratio at two sizes without saying so: every
     # ratio the answer quotes is a cell of a column headed with the size the answer states
-    (_, a, (table,)), = [x for x in _answers_and_tables() if x[1].question == "cost"]
+    (_, a, (table,)), = [x for x in answers_and_tables(committed_document)
+                         if x[1].question == "cost"]
     size = re.search(r"At (10\^\d+) elements", a.text).group(1)
     sized = {text(v, 3) for c in table.frame.columns if size in c
              for cell in table.frame[c] for v in _floats(cell)}
-    kept = {text(v, 3) for cell in table.frame["kept for backward (B/element)"] for v in _floats(cell)}
+    kept = {text(v, 3) for cell in table.frame["kept for backward (B/element)"]
+            for v in _floats(cell)}
     quoted = {text(q, 3) for q in a.quoted}
     assert quoted - kept and not (quoted - kept - sized)
 
@@ -409,15 +384,17 @@ def test_the_readme_gives_each_command_one_duration():
     with open(os.path.join(results.REPO_ROOT, "README.md"), encoding="utf-8") as f:
         readme = f.read()
     said: dict[str, set] = {}
-    for command, duration in re.findall(r"`([^`]+)`[^`.;]{0,80}?(\d+ min(?: \d+ s)?|\d+(?:\.\d+)? s)\b", readme):
+    duration_said = r"`([^`]+)`[^`.;]{0,80}?(\d+ min(?: \d+ s)?|\d+(?:\.\d+)? s)\b"
+    for command, duration in re.findall(duration_said, readme):
         said.setdefault(command, set()).add(duration)
     assert said and all(len(d) == 1 for d in said.values()), said
 
 
-def test_the_count_answer_quotes_the_one_row_it_names():
+def test_the_count_answer_quotes_the_one_row_it_names(committed_document):
     # finding 14 quoted the permuted-order row's figures while naming the headline: every number
     # the bifurcation answer quotes is a cell of the float32 row of the run it names
-    (_, a, (table,)), = [x for x in _answers_and_tables() if "MNIST" in x[1].text]
+    (_, a, (table,)), = [x for x in answers_and_tables(committed_document)
+                         if "MNIST" in x[1].text]
     run = re.search(r"float32, (\w+)\)", a.text).group(1)
     row, = [r for _, r in table.frame.iterrows() if r["run"] == run and r["dtype"] == "float32"]
     cells = {text(v, 3) for c in row for v in _floats(c)}

@@ -91,7 +91,7 @@ def test_a_report_over_a_rerun_says_whether_it_reproduced_the_reference():
                copy.deepcopy(ref.records), "results/nonscalar_backward/alice.json")
     text = report.render([ref, mine], [], exps, [ref], figures=False)["REPORT.md"]
     section = text.split("## Reproduction", 1)[1].split("\n## ", 1)[0]
-    assert "**1 of 1 runs reproduce the committed reference**" in section
+    assert "**1 of 1 experiments of C2 reproduce the committed reference**" in section
     assert "| reproduced |" in section
     assert "Every result here is the committed reference" in \
         report.render([ref], [], exps, [ref], figures=False)["REPORT.md"]

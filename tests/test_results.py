@@ -51,7 +51,8 @@ def test_a_file_without_a_known_scope_is_named_as_malformed(tmp_path):
 def test_an_erratum_withdraws_the_records_or_fields_it_names_and_says_why():
     from study.results import Run, apply_errata
     run = Run("timing", {**PROV, "git_commit": "abc", "device": "cuda"},
-              [{"part": "rule", "mode": "compile", "v": 1}, {"part": "rule", "mode": "eager", "v": 2},
+              [{"part": "rule", "mode": "compile", "v": 1},
+               {"part": "rule", "mode": "eager", "v": 2},
                {"part": "atlas", "second": [1.0], "value": [0.0]}], "x.json")
     errata = [{"experiment": "timing", "runs": {"git_commit": "abc"},
                "records": {"part": "rule", "mode": ["compile"]}, "why": "measured before the fix"},
@@ -63,7 +64,8 @@ def test_an_erratum_withdraws_the_records_or_fields_it_names_and_says_why():
     assert [r["v"] for r in withdrawn.ok_records() if "v" in r] == [2]
     assert withdrawn.failed_records()[0]["withdrawn"] == "measured before the fix"
     atlas = withdrawn.records[2]
-    assert atlas["second"] == "withdrawn: escaped" and atlas["withdrawn_fields"] == {"second": "escaped"}
+    assert atlas["second"] == "withdrawn: escaped"
+    assert atlas["withdrawn_fields"] == {"second": "escaped"}
     assert atlas["value"] == [0.0] and run.records[2]["second"] == [1.0]  # the run is untouched
 
 
@@ -98,4 +100,5 @@ def test_promoting_results_to_the_reference_replaces_it_whole(tmp_path):
     assert [os.path.relpath(p, reference) for p in copied] == [
         f"two_layer/{result_filename(PROV)}"]
     assert os.listdir(reference) == ["two_layer"]
-    assert not os.path.exists(str(reference) + ".new") and not os.path.exists(str(reference) + ".old")
+    assert not os.path.exists(str(reference) + ".new")
+    assert not os.path.exists(str(reference) + ".old")

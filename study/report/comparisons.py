@@ -2,6 +2,7 @@
 (study.reproduction) and each cuda run against its cpu partner (study.device_comparison)."""
 from study.report.format import shorten, wrap
 from study.report.prose import macros, say
+from study.report.runs import label_order
 from study.report.table import Table, csv, frame, markdown
 
 DEVICES = "cpu_vs_gpu"
@@ -15,7 +16,8 @@ def _name(run, everyone) -> str:
 
 
 def reproduction_section(runs, references, experiments, files) -> list[str]:
-    from study import reproduction  # the compare layer prints its cells with this package's formatter
+    # the compare layer prints its cells with this package's formatter
+    from study import reproduction
     from study.cells import pair_texts
     lines = ["## Reproduction", ""]
     comps = reproduction.comparisons(runs, references, experiments) if references else []
@@ -32,13 +34,19 @@ def reproduction_section(runs, references, experiments, files) -> list[str]:
                  for n, a, b in c.different[:2]), 120) or None} for c in comps]
     diffs = [{"experiment": c.run.experiment, "comparison": c.kind, "your file": c.run.path,
               "reference file": c.reference.path, "cell": reproduction.name_text(n),
-              "yours": a.text(None), "reference": b.text(None)} for c in comps for n, a, b in c.different]
+              "yours": a.text(None), "reference": b.text(None)}
+             for c in comps for n, a, b in c.different]
     table = Table("reproduction", "", "", frame(rows))
     files["tables/reproduction.csv"] = csv(table)
     files["tables/reproduction-differences.csv"] = csv(Table("", "", "", frame(
-        diffs, ["experiment", "comparison", "your file", "reference file", "cell", "yours", "reference"])))
-    return lines + [wrap(say(PROSE, "reproduced", reproduced=sum(c.reproduced for c in reruns),
-                             reruns=len(reruns))), "", markdown(table), ""]
+        diffs, ["experiment", "comparison", "your file", "reference file", "cell", "yours",
+                "reference"])))
+    by_run: dict[str, list] = {}
+    for c in reruns:
+        by_run.setdefault(c.run.tag, []).append(c)
+    counts = [(label, sum(c.reproduced for c in cs), len(cs)) for label, cs in
+              sorted(by_run.items(), key=lambda kv: label_order(kv[0]))]
+    return lines + [wrap(say(PROSE, "reproduced", counts=counts)), "", markdown(table), ""]
 
 
 def devices_section(runs, experiments, doc) -> tuple[list[str], list[str]]:
@@ -61,11 +69,15 @@ def devices_section(runs, experiments, doc) -> tuple[list[str], list[str]]:
                        "cell": reproduction.name_text(n), "cpu": pair_texts(a, b)[0],
                        "cuda": pair_texts(a, b)[1]} for n, a, b in p.different]
     same = [r for r in rows if r["same releases"] and r["same machine"]]
-    table = Table("devices", "CPU against GPU, experiment by experiment", say(PROSE, "devices_caption"), frame(rows))
+    table = Table("devices", "CPU against GPU, experiment by experiment",
+                  say(PROSE, "devices_caption"), frame(rows))
     name = f"{DEVICES.replace('_', '-')}-cells.csv"
-    doc.files[f"tables/{name}"] = csv(Table("", "", "", frame(cells, ["group", "experiment", "cell", "cpu", "cuda"])))
+    doc.files[f"tables/{name}"] = csv(Table("", "", "", frame(
+        cells, ["group", "experiment", "cell", "cpu", "cuda"])))
     key = (DEVICES, "devices")
     said = "; ".join(f"{r['experiment']}: {r['different']} of {r['equal'] + r['different']} cells "
                      f"differ ({r['groups'] or 'none'})" for r in same)
-    main += [wrap(say(PROSE, "devices", said=said, table=doc.cite(key), listing=f"[{name}](tables/{name})")), ""]
-    return main, ['<a id="cpu-against-gpu-appendix"></a>', "## CPU against GPU", ""] + doc.table(key, table, runs)
+    main += [wrap(say(PROSE, "devices", said=said, table=doc.cite(key),
+                      listing=f"[{name}](tables/{name})")), ""]
+    heading = ['<a id="cpu-against-gpu-appendix"></a>', "## CPU against GPU", ""]
+    return main, heading + doc.table(key, table, runs)

@@ -3,7 +3,8 @@
 REPORT.md: the six answers, the run legend, one section per experiment with its headline
 tables, the reproduction verdict, CPU against GPU, the methodology with the harness checks.
 APPENDIX.md: the table index (numbered tables, then CSV listings), the longer tables, the
-provenance of every result file. An experiment whose tables raise shows a one-line error.
+provenance of every result file. An experiment whose tables raise shows a one-line error
+there, the others render in full, and `Document.errors` names it (the CLI then exits 1).
 """
 import os
 from dataclasses import dataclass, field, replace
@@ -53,6 +54,8 @@ class Document:
     figures: bool
     files: dict = field(default_factory=dict)
     titles: dict = field(default_factory=dict)  # key -> title, for the index
+    errors: dict = field(default_factory=dict)  # experiment -> its error line, where one raised
+    rendered: dict = field(default_factory=dict)  # experiment -> its Rendered tables and answers
 
     def link(self, key) -> str:
         where = APPENDIX if self.places[key] == "appendix" else ""
@@ -76,10 +79,12 @@ class Document:
         self.files[f"tables/{a}.md"] = "\n".join(
             [f"# Table {n}: {table.title}", "", wrap(f"*{table.caption}*"), "", body, ""]
             + [wrap(note) + "\n" for note in table.notes]
-            + [wrap(f"Runs: {legend}."), "", wrap(f"Source: {', '.join(r.path for r in runs)}.")]) + "\n"
+            + [wrap(f"Runs: {legend}."), "",
+               wrap(f"Source: {', '.join(r.path for r in runs)}.")]) + "\n"
         self.files[f"tables/{a}.tex"] = latex(table, n, a, f"Runs: {legend}." if legend else "")
-        return ([f'<a id="{a}"></a>', f"### Table {n}: {table.title}", "", wrap(f"*{table.caption}*"),
-                 "", body, ""] + [wrap(note) + "\n" for note in table.notes])
+        return ([f'<a id="{a}"></a>', f"### Table {n}: {table.title}", "",
+                 wrap(f"*{table.caption}*"), "", body, ""]
+                + [wrap(note) + "\n" for note in table.notes])
 
 
 def _by_label(runs: list[Run]) -> dict[str, list[Run]]:
@@ -99,8 +104,12 @@ def _commits(group: list[Run]) -> str:
 
 def _legend_line(group: list[Run]) -> str:
     p = group[0].provenance
-    return (f"{group[0].tag}: {p['device']}, {machine_name(p)} on {p['host']}, torch {p['torch']}, "
+    return (f"{group[0].tag}: {p['device']}, {machine_name(p)}, torch {p['torch']}, "
             f"jax {p['jax']}, {group[0].scope} run, commit {_commits(group)}")
+
+
+def _newest_result(runs: list[Run]) -> str | None:
+    return max((str(r.provenance["utc"])[:10] for r in runs), default=None)
 
 
 def _older(run: Run, runs: list[Run]) -> bool:
@@ -116,8 +125,9 @@ def _legend(runs: list[Run]) -> list[str]:
     for label, group in _by_label(runs).items():
         p = group[0].provenance
         older = sorted(r.experiment for r in group if _older(r, runs))
-        rows.append({"run": group[0].title or title(group[0], main), "device": p["device"], "machine": machine_name(p),
-                     "torch": p["torch"], "jax": p["jax"], "scope": group[0].scope,
+        rows.append({"run": group[0].title or title(group[0], main), "device": p["device"],
+                     "machine": machine_name(p), "torch": p["torch"], "jax": p["jax"],
+                     "scope": group[0].scope,
                      "experiments": ", ".join(sorted(r.experiment for r in group)),
                      "commit": _commits(group), "older code": ", ".join(older) or "—"})
     table = Table("runs", "Runs", "", frame(rows))
@@ -156,7 +166,8 @@ def _failed(runs: list[Run]) -> list[dict]:
     out = []
     for run in runs:
         for rec in run.failed_records():
-            case = ", ".join(f"{k}={v}" for k, v in rec.items() if not isinstance(v, (list, dict))
+            case = ", ".join(f"{k}={v}" for k, v in rec.items()
+                             if v is not None and not isinstance(v, (list, dict))
                              and k not in ("case_error", "withdrawn", "device"))
             out.append({"experiment": run.experiment, "run": run.tag, "case": case,
                         "why": rec.get("case_error") or f"withdrawn: {rec['withdrawn']}"})
@@ -167,26 +178,31 @@ def _section(exp, runs, rendered, error, doc: Document) -> tuple[list, list, lis
     """The experiment's lines in REPORT.md, in APPENDIX.md and in the Methodology."""
     shown = f" Runs: {span(r.tag for r in runs)}." if runs else ""
     main = [f'<a id="{anchor(exp.name, "section")}"></a>', f"## {exp.name}: {exp.description}", "",
-            wrap(f"*Question:* {exp.question} *Rerun:* `python -m study run {exp.name}`.{shown}"), ""]
+            wrap(f"*Question:* {exp.question} *Rerun:* `python -m study run {exp.name}`."
+                 f"{shown}"), ""]
     appendix, method = [f'<a id="{anchor(exp.name, "appendix")}"></a>', f"## {exp.name}", ""], []
     if error:
         main += [f"**error:** the tables of `{exp.name}` could not be rendered: {error}", ""]
     tables = {t.id: t for t in rendered.tables} if rendered else {}
     for tid in exp.tables:
         key = (exp.name, tid)
-        into = {"report": main, "appendix": appendix, "methodology": method, "csv": []}[doc.places[key]]
+        into = {"report": main, "appendix": appendix, "methodology": method,
+                "csv": []}[doc.places[key]]
         if tid in tables:
             into += doc.table(key, tables[tid], runs)
         elif doc.places[key] != "csv":
-            into += [f'<a id="{anchor(*key)}"></a>', f"### Table {doc.numbers[key]}: no results yet", ""]
+            into += [f'<a id="{anchor(*key)}"></a>',
+                     f"### Table {doc.numbers[key]}: no results yet", ""]
     for finding in rendered.findings if rendered else []:
         main += [wrap(f"- {finding.text} ({doc.cite((exp.name, finding.table))})", "  ")]
     main += [""] if rendered and rendered.findings else []
-    numbers = [doc.numbers[(exp.name, t)] for t in exp.tables if doc.places[(exp.name, t)] == "appendix"]
+    numbers = [doc.numbers[(exp.name, t)] for t in exp.tables
+               if doc.places[(exp.name, t)] == "appendix"]
     listings = [t for t in exp.tables if doc.places[(exp.name, t)] == "csv"]
     more = ([f"[Table{'s' * (len(numbers) > 1)} {span(f'{n}' for n in numbers)}]"
              f"({APPENDIX}#{anchor(exp.name, 'appendix')})"] if numbers else []) + (
-        [f"{len(listings)} CSV listing{'s' * (len(listings) > 1)} ([index]({APPENDIX}#tables))"] if listings else [])
+        [f"{len(listings)} CSV listing{'s' * (len(listings) > 1)} ([index]({APPENDIX}#tables))"]
+        if listings else [])
     if more:
         main += [wrap(f"More: {' and '.join(more)}."), ""]
     failed = _failed(runs)
@@ -203,7 +219,8 @@ def _section(exp, runs, rendered, error, doc: Document) -> tuple[list, list, lis
 
 def _methodology(runs, tables: list[str]) -> list[str]:
     seeds = sorted({f"{r.experiment} {r.provenance.get('seed')}" for r in runs})
-    matmul = sorted({", ".join(f"{k}={v}" for k, v in sorted(r.provenance.get("matmul", {}).items()))
+    matmul = sorted({", ".join(f"{k}={v}" for k, v in sorted(r.provenance.get("matmul",
+                                                                           {}).items()))
                      for r in runs})
     items = say(PROSE, "methodology", seeds=seeds, matmul=matmul).split(" |")
     return ["## Methodology", ""] + [wrap(i, "  ") for i in items] + [""] + tables
@@ -215,34 +232,56 @@ def _provenance(runs: list[Run], notes: list[str]) -> list[str]:
              "wall s": r.provenance.get("wall_s"), "UTC": str(r.provenance.get("utc"))[:16],
              "ran beside": _beside(r.provenance),
              "commit": str(r.provenance.get("git_commit") or "—")[:10]} for r in runs]
-    lines = ['<a id="provenance"></a>', "## Provenance", "", markdown(Table("", "", "", frame(rows))), ""]
+    lines = ['<a id="provenance"></a>', "## Provenance", "",
+             markdown(Table("", "", "", frame(rows))), ""]
     lines += [wrap(f"- **{label}**: {_settings(group[0].provenance)}", "  ")
               for label, group in _by_label(runs).items()]
-    lines += [wrap(f"- {reason}: no GPU numbers from this host.", "  ") for reason in
-              sorted({r.provenance["cuda_absent"] for r in runs if r.provenance.get("cuda_absent")})]
+    absent: dict[str, set] = {}
+    for r in runs:
+        if r.provenance.get("cuda_absent"):
+            absent.setdefault(r.provenance["cuda_absent"], set()).add(r.tag)
+    lines += [wrap(f"- **{span(tags)}**: {reason}: no GPU numbers from this host and release.",
+                   "  ") for reason, tags in sorted(absent.items())]
     return lines + [wrap(f"- Duplicate resolved: {note}.", "  ") for note in notes] + [""]
 
 
 def _beside(p: dict) -> str | None:
-    """What shared the machine with the run (`study run --jobs`): its wall-clock times include it."""
+    """What shared the machine with the run (`study run --jobs`): its wall-clock times
+    include it."""
     shared = p.get("side_by_side")
     return f"{shared['jobs']} at a time, with {', '.join(shared['with'])}" if shared else None
 
 
 def _settings(p: dict) -> str:
     gpu = p.get("gpu")
-    gpu_text = (f"GPU {gpu.get('name')} (CUDA {gpu.get('torch_cuda_runtime')}, driver {gpu.get('driver')}, "
-                f"cuDNN {gpu.get('cudnn')})" if isinstance(gpu, dict) else "no GPU")
+    gpu_text = (f"GPU {gpu.get('name')} (CUDA {gpu.get('torch_cuda_runtime')}, driver "
+                f"{gpu.get('driver')}, cuDNN {gpu.get('cudnn')})" if isinstance(gpu, dict)
+                else "no GPU")
     threads = p.get("threads", {})
     return (f"{p['host']}, {p.get('cpu', '—')} ({p.get('cpu_count', '—')} cores, "
-            f"{p.get('torch_cpu_capability') or 'kernels not recorded'}), {gpu_text}; {p.get('os', '—')}; "
-            f"Python {p.get('python', '—')}, numpy {p.get('numpy', '—')}, jaxlib {p.get('jaxlib', '—')}, "
-            f"JAX backend {p.get('jax_backend', '—')}; torch threads {threads.get('torch_intra_op', '—')}"
-            f"/{threads.get('torch_inter_op', '—')}, XLA_FLAGS '{threads.get('XLA_FLAGS', '')}'.")
+            f"{p.get('torch_cpu_capability') or 'kernels not recorded'}), {gpu_text}; "
+            f"{p.get('os', '—')}; Python {p.get('python', '—')}, numpy {p.get('numpy', '—')}, "
+            f"jaxlib {p.get('jaxlib', '—')}, {_jax_backend(p)}; torch threads "
+            f"{threads.get('torch_intra_op', '—')}/{threads.get('torch_inter_op', '—')}, "
+            f"XLA_FLAGS '{threads.get('XLA_FLAGS', '')}'.")
+
+
+def _jax_backend(p: dict) -> str:
+    """The run's JAX backend, and the host's default where that differs. Provenance written
+    before it recorded both (no jax_default_backend) recorded the host's default alone."""
+    recorded, default = p.get("jax_backend", "—"), p.get("jax_default_backend")
+    if default is None and p["device"] == "cpu" and recorded not in ("cpu", "—"):
+        return (f"JAX backend {recorded} as recorded: this host's default backend, which "
+                f"provenance then recorded in place of the run's (cpu); where a cpu case still "
+                f"computed on the default, reports/errata.json withdraws its cells")
+    if default and default != recorded:
+        return f"JAX backend {recorded} (the host's default: {default})"
+    return f"JAX backend {recorded}"
 
 
 def _index(experiments, doc: Document) -> list[str]:
-    lines = ['<a id="tables"></a>', "## Table index", "", "| table | title | in | files |", "|---|---|---|---|"]
+    lines = ['<a id="tables"></a>', "## Table index", "", "| table | title | in | files |",
+             "|---|---|---|---|"]
     for key, n in sorted(doc.numbers.items(), key=lambda kv: kv[1]):
         a, where = anchor(*key), doc.places[key]
         files = f"[md](tables/{a}.md) · [tex](tables/{a}.tex) · [csv](tables/{a}.csv)"
@@ -253,16 +292,28 @@ def _index(experiments, doc: Document) -> list[str]:
     lines += [f"- [{anchor(*k)}.csv](tables/{anchor(*k)}.csv): {doc.titles[k]}"
               for k, where in doc.places.items() if where == "csv" and k in doc.titles]
     extra = {"failed-cases.csv": "every case that raised or an erratum withdrew, with why",
-             "cpu-vs-gpu-cells.csv": "every cell that differs between CPU and GPU on one machine and release",
-             "reproduction-differences.csv": "every cell of a rerun that differs from the reference"}
+             "cpu-vs-gpu-cells.csv":
+                 "every cell that differs between CPU and GPU on one machine and release",
+             "reproduction-differences.csv":
+                 "every cell of a rerun that differs from the reference"}
     return lines + [f"- [{name}](tables/{name}): {what}" for name, what in extra.items()
                     if f"tables/{name}" in doc.files] + [""]
 
 
 def render(runs: list[Run], notes: list[str], experiments, references: list[Run] | None = None,
-           labels: dict[str, str] | None = None, figures: bool = True) -> dict[str, str | bytes]:
+           labels: dict[str, str] | None = None, figures: bool = True,
+           code: dict | None = None) -> dict[str, str | bytes]:
     """{path under reports/: text or bytes}: REPORT.md, APPENDIX.md, labels.json and every
-    table and figure file (figures=False: no PNG drawn)."""
+    table and figure file (figures=False: no PNG drawn). `code`: the commit and date of the code
+    that renders (study.provenance.code_commit), which REPORT.md states under its title."""
+    return render_document(runs, notes, experiments, references, labels, figures, code).files
+
+
+def render_document(runs: list[Run], notes: list[str], experiments,
+                    references: list[Run] | None = None, labels: dict[str, str] | None = None,
+                    figures: bool = True, code: dict | None = None) -> Document:
+    """The rendered files (`.files`, as `render` returns them) and the experiments whose
+    sections failed (`.errors`)."""
     references = references or []
     labels = assign_labels(runs + references, labels or {})
     runs = labelled(runs, labels)
@@ -274,22 +325,28 @@ def render(runs: list[Run], notes: list[str], experiments, references: list[Run]
     for exp in experiments:
         exp_runs = [r for r in runs if r.experiment == exp.name]
         rendered, error = _rendered(exp, exp_runs)
+        if error:
+            doc.errors[exp.name] = error
+        if rendered:
+            doc.rendered[exp.name] = rendered
         answers += [(exp.name, a) for a in (rendered.answers if rendered else [])]
         main, extra, tables = _section(exp, exp_runs, rendered, error, doc)
         body, appendix, method = body + main, appendix + extra, method + tables
     doc.files["tables/failed-cases.csv"] = csv(Table("failed", "", "", frame(
         _failed(runs), ["experiment", "run", "case", "why"])))
     devices, device_appendix = comparisons.devices_section(runs, experiments, doc)
-    head = ["# ReLU gradient rules in PyTorch and JAX", "", wrap(say(PROSE, "head")), ""]
+    head = ["# ReLU gradient rules in PyTorch and JAX", "",
+            wrap(say(PROSE, "head", code=code, cited=_newest_result(runs))), ""]
     doc.files["REPORT.md"] = "\n".join(
         head + _answers(answers, doc) + _legend(runs) + body
         + comparisons.reproduction_section(runs, references, experiments, doc.files)
         + devices + _methodology(runs, method)).rstrip() + "\n"
     doc.files[APPENDIX] = "\n".join(
         ["# Appendix", "", wrap(say(PROSE, "appendix_head")), ""]
-        + _index(experiments, doc) + appendix + device_appendix + _provenance(runs, notes)).rstrip() + "\n"
+        + _index(experiments, doc) + appendix + device_appendix
+        + _provenance(runs, notes)).rstrip() + "\n"
     doc.files[LABELS] = labels_json(labels)
-    return doc.files
+    return doc
 
 
 def write_report(files: dict[str, str | bytes], reports_dir: str) -> None:

@@ -6,6 +6,7 @@
 Tables print 4 significant figures, more where two values in a row would otherwise print
 alike; prose prints 3. The sign of zero is kept. CSVs keep full precision (`csv_value`).
 """
+import dataclasses
 import json
 import math
 import textwrap
@@ -26,8 +27,8 @@ def wrap(paragraph: str, indent: str = "") -> str:
 
 def number(value: float, figures: int | None = TABLE_FIGURES) -> str:
     """A float as text; figures=None keeps full precision (repr)."""
-    if math.isnan(value):
-        return "nan"
+    if math.isnan(value):  # IEEE's name, as pandas and R read it back; never Python's "nan"
+        return "NaN"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
     if value == 0:
@@ -61,6 +62,10 @@ def text(value, figures: int | None = TABLE_FIGURES) -> str:
         return "[" + ", ".join(text(v, figures) for v in value) + "]"
     if hasattr(value, "values_text"):  # a study.cells.Placed: its values, marked as placement's
         return value.values_text()
+    if hasattr(value, "numbers") and callable(getattr(value, "text", None)):  # a study.cells cell
+        return value.text(figures)
+    if dataclasses.is_dataclass(value) or isinstance(value, dict):  # never print a repr
+        raise TypeError(f"no text form for a {type(value).__name__} cell: format its fields")
     return str(value)
 
 
@@ -91,8 +96,9 @@ def row_texts(row) -> list[str]:
 
 
 def csv_value(value):
-    """A cell for a CSV: numbers at full precision, lists as JSON, None empty."""
-    if value is None:
+    """A cell for a CSV: numbers at full precision, lists as JSON; None and NaN empty, as
+    pandas' to_csv writes them (study.report.table says why a NaN is missing)."""
+    if value is None or isinstance(value, (float, np.floating)) and math.isnan(value):
         return ""
     if isinstance(value, (bool, np.bool_)):
         return "yes" if value else "no"
@@ -100,8 +106,10 @@ def csv_value(value):
         return number(float(value), None)
     if isinstance(value, (list, tuple, dict)):
         return json.dumps(value)
-    if hasattr(value, "values_text"):  # a study.cells.Placed: every value and where
+    if hasattr(value, "numbers") and callable(getattr(value, "text", None)):  # a study.cells cell
         return value.text(None)
+    if dataclasses.is_dataclass(value):
+        raise TypeError(f"no CSV form for a {type(value).__name__} cell: give its fields columns")
     return str(value)
 
 
@@ -122,7 +130,9 @@ def names(items, most: int | None = None) -> str:
     items = list(dict.fromkeys(items))
     if most is not None and len(items) > most:
         items = items[:most] + [f"{len(items) - most} more"]
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1] if items else "none"
+    if not items:
+        return "none"
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
@@ -132,10 +142,12 @@ _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$",
 _LATEX_UNICODE = {"−": "$-$", "×": r"$\times$", "÷": r"$\div$", "≤": r"$\leq$", "≥": r"$\geq$",
                   "≠": r"$\neq$", "±": r"$\pm$", "µ": r"$\mu$", "ε": r"$\varepsilon$",
                   "→": r"$\rightarrow$", "∞": r"$\infty$", "²": r"$^2$", "√": r"$\surd$",
-                  "✓": r"\checkmark{}", "✗": r"$\times$", "—": "---", "–": "--", "…": r"\ldots{}",
+                  "✓": r"\checkmark{}", "✗": r"$\times$", "—": "---", "–": "--",
+                  "…": r"\ldots{}",
                   "’": "'", "‘": "`", "“": "``", "”": "''", "′": "'", "≈": r"$\approx$",
                   "·": r"$\cdot$", "∂": r"$\partial$", "θ": r"$\theta$", "λ": r"$\lambda$",
-                  "Δ": r"$\Delta$", "⁻": "-", "¹": r"$^1$", "⁰": r"$^0$", "⁶": r"$^6$", "⁸": r"$^8$"}
+                  "Δ": r"$\Delta$", "⁻": "-", "¹": r"$^1$", "⁰": r"$^0$", "⁶": r"$^6$",
+                  "⁸": r"$^8$"}
 
 
 def latex_escape(value: str) -> str:
@@ -143,5 +155,6 @@ def latex_escape(value: str) -> str:
     common Unicode mapped, anything else non-ASCII replaced by '?' so the file compiles."""
     out = []
     for ch in str(value):
-        out.append(_LATEX_SPECIAL.get(ch) or _LATEX_UNICODE.get(ch) or (ch if ord(ch) < 128 else "?"))
+        out.append(_LATEX_SPECIAL.get(ch) or _LATEX_UNICODE.get(ch)
+                   or (ch if ord(ch) < 128 else "?"))
     return "".join(out)

@@ -26,8 +26,9 @@ def _fmt(value, figures: int = PROSE_FIGURES) -> str:
     return text(value, figures)
 
 
-ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(REPO_ROOT), undefined=jinja2.StrictUndefined,
-                         extensions=["jinja2.ext.do"], autoescape=False)
+ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(REPO_ROOT),
+                         undefined=jinja2.StrictUndefined, extensions=["jinja2.ext.do"],
+                         autoescape=False)
 ENV.filters.update(fmt=_fmt, names=names, span=span)
 
 

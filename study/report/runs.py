@@ -11,25 +11,40 @@ from dataclasses import replace
 import pandas as pd
 
 from study.report.format import text
-from study.results import Run
+from study.results import IDENTITY, Run
 
 DEVICE_PREFIX = {"cpu": "C", "cuda": "G"}
 
 
 def configuration(run: Run) -> str:
-    """What a label names: the run's identity (device, host, CPU model and kernels, GPU model,
-    releases, scope)."""
+    """What a label names: the run's identity (study.results.IDENTITY: device, host, CPU model,
+    kernels and cores, GPU model, releases, scope)."""
     return "|".join(map(str, run.identity))
+
+
+_CORES = IDENTITY.index("cores")
+
+
+def _without_cores(configuration_: str) -> str:
+    """The configuration as labels.json keyed it before the core count joined the identity."""
+    parts = configuration_.split("|")
+    return "|".join(parts[:_CORES] + parts[_CORES + 1:])
 
 
 def assign_labels(runs: list[Run], known: dict[str, str]) -> dict[str, str]:
     """`known` with a new label for each configuration it lacks: the next number of its device's
-    prefix, configurations first measured earlier numbered first."""
+    prefix, configurations first measured earlier numbered first. A configuration known by its
+    older key (without the core count) keeps that label: the first measured of those that share
+    the older key does, and the older key goes."""
     labels = dict(known)
     first = {}
     for run in runs:
         c = configuration(run)
         first[c] = min(first.get(c, "~"), str(run.provenance.get("utc")))
+    for c in sorted(set(first) - set(labels), key=lambda c: (first[c], c)):
+        older = _without_cores(c)
+        if older in labels and older.count("|") < c.count("|"):
+            labels[c] = labels.pop(older)
     for c in sorted(set(first) - set(labels), key=lambda c: (first[c], c)):
         prefix = DEVICE_PREFIX.get(c.split("|")[0], c.split("|")[0].upper() + "-")
         taken = [int(v[len(prefix):]) for v in labels.values()
@@ -46,7 +61,8 @@ def labelled(runs: list[Run], labels: dict[str, str]) -> list[Run]:
 
 
 def labels_json(labels: dict[str, str]) -> str:
-    return json.dumps(dict(sorted(labels.items(), key=lambda kv: label_order(kv[1]))), indent=1) + "\n"
+    ordered = dict(sorted(labels.items(), key=lambda kv: label_order(kv[1])))
+    return json.dumps(ordered, indent=1) + "\n"
 
 
 def label_order(label: str) -> tuple:
@@ -67,30 +83,46 @@ def span(labels) -> str:
                      for s in spans)
 
 
+def cpu_name(p: dict) -> str:
+    """'AMD EPYC, 2 cores, AVX2': the CPU side of a run's identity."""
+    kernels = p.get("torch_cpu_capability") or "kernels not recorded"
+    return f"{p.get('cpu', '—')}, {p.get('cpu_count', '—')} cores, {kernels}"
+
+
 def machine_name(p: dict) -> str:
+    """The host and what it computed on: 'vm: AMD EPYC, 2 cores, AVX2', or its GPU for a
+    cuda run ('vm: NVIDIA H100 80GB HBM3, on Intel(R) Xeon(R) Processor, 16 cores, AVX512')."""
     gpu = p.get("gpu")
     if p["device"] != "cpu" and isinstance(gpu, dict):
-        return str(gpu.get("name"))
-    return f"{p.get('cpu', '—')} ({p.get('torch_cpu_capability') or 'kernels not recorded'})"
+        return f"{p['host']}: {gpu.get('name')}, on {cpu_name(p)}"
+    return f"{p['host']}: {cpu_name(p)}"
 
 
 def _short_gpu(p: dict) -> str:
-    name = machine_name(p)
+    gpu = p.get("gpu")
+    name = str(gpu.get("name")) if isinstance(gpu, dict) else "GPU not recorded"
     return next((w for w in name.split() if any(ch.isdigit() for ch in w)), name)
 
 
+def differences(p: dict, q: dict) -> list[str]:
+    """Every part of run p's identity that differs from run q's, in IDENTITY's order (a cuda
+    run's GPU by its short name): device, host, CPU model, cores, kernels, torch, jax, scope."""
+    parts = []
+    if p["device"] != q.get("device"):
+        parts.append(_short_gpu(p) if p["device"] == "cuda" else p["device"])
+    parts += [f"host {p['host']}"] * (p["host"] != q.get("host"))
+    parts += [str(p.get("cpu"))] * (p.get("cpu") != q.get("cpu"))
+    parts += [f"{p.get('cpu_count')} cores"] * (p.get("cpu_count") != q.get("cpu_count"))
+    parts += [str(p.get("torch_cpu_capability"))] * (
+        p.get("torch_cpu_capability") != q.get("torch_cpu_capability"))
+    parts += [f"{k} {p[k]}" for k in ("torch", "jax") if p[k] != q.get(k)]
+    return parts + [p["scope"]] * (p["scope"] != q.get("scope", "standard"))
+
+
 def title(run: Run, main: Run | None) -> str:
-    """The label and what sets the run apart from the main CPU run: 'G1 (H100)', 'C4 (torch
-    2.14.1+cu130)', 'C7 (full)'."""
-    p, q = run.provenance, (main.provenance if main else {})
-    if p["device"] != "cpu":
-        parts = [_short_gpu(p)]
-    else:
-        parts = [f"{k} {p[k]}" for k in ("torch", "jax") if p[k] != q.get(k)]
-        if p.get("torch_cpu_capability") != q.get("torch_cpu_capability") and not parts:
-            parts.append(str(p.get("torch_cpu_capability")))
-    if run.scope != (main.scope if main else "standard"):
-        parts.append(run.scope)
+    """The label and every part of its identity that sets the run apart from the main CPU run:
+    'C2 (AVX512, torch 2.11.0+cu130)', 'C6 (full)', 'C8 (host lab2)'."""
+    parts = differences(run.provenance, main.provenance if main else {"scope": "standard"})
     return f"{run.tag} ({', '.join(parts)})" if parts else run.tag
 
 
@@ -103,7 +135,8 @@ def main_run(runs: list[Run]) -> Run | None:
 def side_by_side(long: pd.DataFrame, every: list[str] | None = None) -> pd.DataFrame:
     """Rows of several runs (a 'run' column of labels, the rest the view's columns) merged: a row
     that several runs give alike appears once, with their labels in a leading 'runs' column
-    ('all' when every run of `every` gives it). With one run, the column is left out."""
+    (spelled out, 'C1–C3, G1': 'all' would mean other runs in other tables). With one run of
+    `every`, the column is left out."""
     every = sorted(set(every if every is not None else long["run"]), key=label_order)
     columns = [c for c in long.columns if c != "run"]
     if len(every) <= 1:
@@ -113,6 +146,6 @@ def side_by_side(long: pd.DataFrame, every: list[str] | None = None) -> pd.DataF
         cells = dict(zip(long.columns, row))
         key = tuple(text(cells[c], None) for c in columns)
         groups.setdefault(key, [[], cells])[0].append(cells["run"])
-    rows = [{"runs": "all" if sorted(set(who), key=label_order) == every else span(who),
-             **{c: cells[c] for c in columns}} for who, cells in groups.values()]
+    rows = [{"runs": span(who), **{c: cells[c] for c in columns}}
+            for who, cells in groups.values()]
     return pd.DataFrame(rows, columns=["runs"] + columns, dtype=object)

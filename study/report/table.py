@@ -1,17 +1,28 @@
 """A citable table: an id, a title, a caption and a pandas frame, written as md, tex and csv.
 
-    >>> t = Table("ties", "Ties", "Largest differences.", pd.DataFrame({"dataset": ["seed"], "Δ": [0.0]}))
+    >>> t = Table("ties", "Ties", "Largest differences.",
+    ...           pd.DataFrame({"dataset": ["seed"], "Δ": [0.0]}))
     >>> markdown(t)
     '| dataset | Δ |\\n|---|---|\\n| seed | 0 |'
 
 A frame's cells stay numbers (an Estimate where a value has an interval) until `markdown` or
 `latex` formats them; `csv` writes the tidy listing behind the view at full precision, one
 column per quantity (an Estimate column becomes its value, lo, hi and n columns).
+
+A missing cell (None, pd.NA, or a NaN) is '—' in markdown and LaTeX and an empty cell in the CSV,
+as pandas' own to_csv writes it: pandas fills a value a row lacks with NaN, so a frame cannot
+tell a NaN it was given from one pandas inserted, and a table follows pandas. A NaN that was
+measured (a derivative at a NaN input) is shown by the cell type that measured it
+(study.cells.Value), or the listing says so in another column. Read a CSV back with
+`pd.read_csv(path, keep_default_na=False, na_values=[""])`: only empty cells are missing, and an
+input labelled "nan" stays text.
 """
 import csv as _csv
 import io
+import math
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from study.report.format import csv_value, latex_escape, row_texts
@@ -33,12 +44,13 @@ def _cells(frame: pd.DataFrame) -> list[list]:
 
 
 def _missing(value) -> bool:
-    return value is None or value is pd.NA
+    return (value is None or value is pd.NA
+            or isinstance(value, (float, np.floating)) and math.isnan(value))
 
 
 def frame(rows: list[dict], columns: list[str] | None = None) -> pd.DataFrame:
-    """A frame whose cells stay as given: object dtype, so a None stays missing and a NaN stays
-    a measured NaN (pandas would turn one into the other); a key a row lacks is None."""
+    """A frame whose cells stay as given: object dtype, so an int stays an int and a None is
+    not turned into a NaN (pandas would); a key a row lacks is None."""
     columns = columns or list(dict.fromkeys(k for r in rows for k in r))
     return pd.DataFrame([[r.get(c) for c in columns] for r in rows], columns=columns, dtype=object)
 
@@ -46,7 +58,8 @@ def frame(rows: list[dict], columns: list[str] | None = None) -> pd.DataFrame:
 def markdown(table: Table) -> str:
     """A GitHub table without alignment padding, so that a wide cell widens only its row."""
     def line(cells):
-        return "| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+        return "| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ")
+                                 for c in cells) + " |"
     rows = [line(row_texts(r)) for r in _cells(table.frame)]
     return "\n".join([line(table.frame.columns), "|" + "---|" * len(table.frame.columns)] + rows)
 
@@ -59,7 +72,8 @@ def latex(table: Table, number: int, anchor: str, legend: str = "") -> str:
              f"\\label{{tab:{anchor}}}", f"\\begin{{tabular}}{{{'l' * len(table.frame.columns)}}}",
              r"\toprule", " & ".join(latex_escape(h) for h in table.frame.columns) + r" \\",
              r"\midrule"]
-    lines += [" & ".join(latex_escape(c) for c in row_texts(r)) + r" \\" for r in _cells(table.frame)]
+    lines += [" & ".join(latex_escape(c) for c in row_texts(r)) + r" \\"
+              for r in _cells(table.frame)]
     return "\n".join(lines + [r"\bottomrule", r"\end{tabular}", r"\end{table}"]) + "\n"
 
 
@@ -70,10 +84,11 @@ def tidy(frame: pd.DataFrame) -> pd.DataFrame:
         values = list(frame[name])
         if any(isinstance(v, Estimate) for v in values):
             for part, suffix in (("value", ""), ("lo", " lo"), ("hi", " hi"), ("n", " n")):
-                out[f"{name}{suffix}"] = [getattr(v, part) if isinstance(v, Estimate) else
-                                          (v if part == "value" else None) for v in values]
+                out[f"{name}{suffix}"] = pd.Series(  # object: an n stays an int beside a None
+                    [getattr(v, part) if isinstance(v, Estimate) else
+                     (v if part == "value" else None) for v in values], frame.index, dtype=object)
         else:
-            out[name] = values
+            out[name] = frame[name]
     return pd.DataFrame(out, index=frame.index) if out else frame
 
 

@@ -1,0 +1,110 @@
+"""No cell of the report or of a CSV holds what only Python prints: a repr, the string 'nan', a
+run label or a size in a CSV header, a list in a CSV cell. Checked on hand-made frames, and on
+the committed report rendered once per session (tests/conftest.py)."""
+import csv as csvlib
+import io
+import json
+import re
+from dataclasses import dataclass
+
+import pandas as pd
+import pytest
+
+from study.cells import Placed, Value
+from study.report import Table, csv, frame, markdown, text
+
+# a dataclass or named tuple printed with its field names: Name(a=..., b=...), or a field =None
+# (a rule's own name, as ReLUWithConvention(c=0), has one argument and no None)
+REPR = re.compile(r"\b[A-Z]\w*\(\w+=[^()]*?, \w+=|\b\w+=None\b")
+MISSING_REPRS = {"nan", "None", "<NA>", "NaT"}  # what str() makes of a missing value
+PROBE_LABEL = "input"  # zero_point's probe column: "nan" there names the NaN input, a label
+RUN_LABEL = re.compile(r"\b[CG]\d+\b")
+SIZE = re.compile(r"(?<!per )10\^\d|\b1e\d|\d+ elements")  # "rate per 10^4 images" is a unit
+
+
+def markdown_cells(markdown_text: str):
+    """(header, cell) of every cell of every table in a markdown text."""
+    header = None
+    for line in markdown_text.splitlines():
+        if not line.startswith("|"):
+            header = None
+            continue
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        if header is None:
+            header = cells
+        elif not line.startswith("|---"):
+            yield from zip(header, cells)
+
+
+def bad_markdown_cells(markdown_text: str) -> list[str]:
+    return [cell for header, cell in markdown_cells(markdown_text)
+            if REPR.search(cell) or cell in MISSING_REPRS and header != PROBE_LABEL]
+
+
+def bad_csv(content: str) -> list[str]:
+    rows = list(csvlib.reader(io.StringIO(content)))
+    problems = [f"header {h!r}" for h in rows[0] if RUN_LABEL.search(h) or SIZE.search(h)]
+    for row in rows[1:]:
+        for header, cell in zip(rows[0], row):
+            if cell in MISSING_REPRS and header != PROBE_LABEL or REPR.search(cell):
+                problems.append(f"{header}={cell[:60]!r}")
+            elif cell[:1] in "[{" and _json(cell) is not None:
+                problems.append(f"{header}={cell[:60]!r} (a list in a cell)")
+    return problems
+
+
+def _json(cell: str):
+    try:
+        parsed = json.loads(cell)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, (list, dict)) else None
+
+
+def test_a_missing_value_is_a_dash_in_markdown_and_an_empty_cell_in_the_csv():
+    # None, pd.NA, and the NaN pandas fills in for a key a row lacks
+    filled = pd.DataFrame([{"rule": "a", "ratio": 1.5}, {"rule": "b"}])
+    assert filled["ratio"].isna().tolist() == [False, True]  # pandas inserted a NaN
+    t = Table("t", "T", "", filled, listing=None)
+    assert markdown(t).splitlines()[2:] == ["| a | 1.5 |", "| b | — |"]
+    assert csv(t) == "rule,ratio\na,1.5\nb,\n"
+    given = Table("t", "T", "", frame([{"x": None, "y": pd.NA, "n": 3}, {"x": 1.0, "n": None}]))
+    assert csv(given) == "x,y,n\n,,3\n1.0,,\n"  # n stays an int: no column turns into floats
+    assert not bad_csv(csv(given)) and not bad_markdown_cells(markdown(given))
+
+
+def test_a_cell_type_prints_its_text_and_a_bare_dataclass_refuses_to_print():
+    @dataclass
+    class Pair:
+        a: float
+        b: float
+    placed = Placed((Value(0.0), Value(-1.401298464324817e-45)), "0 at fill 0-63")
+    t = Table("t", "T", "", frame([{"cell": Value(float("nan")), "placed": placed}]))
+    assert markdown(t).splitlines()[2] == "| NaN | -1.401e-45 or 0 (placement) |"
+    assert not bad_markdown_cells(markdown(t))
+    with pytest.raises(TypeError, match="no text form for a Pair cell"):
+        text(Pair(1.0, 2.0))
+    assert REPR.search(repr(Pair(1.0, 2.0))) and REPR.search(repr(placed))  # what the guard sees
+
+
+def test_the_guards_catch_what_the_old_report_printed():
+    # Table 13's F.celu row, and timing-cost.csv's header and cells, as they were rendered
+    assert bad_markdown_cells("| op | by release |\n|---|---|\n| F.celu | torch 2.13.0+cpu: "
+                              "Placed(values=(Value(value=0.0, lo=None, hi=None),)) |\n")
+    assert bad_markdown_cells("| rule | x |\n|---|---|\n| a | nan |\n")
+    assert not bad_markdown_cells("| input | x |\n|---|---|\n| nan | 1 |\n")
+    assert bad_csv("rule,C1 eager 10^6 lo\na,1\n") == ["header 'C1 eager 10^6 lo'"]
+    assert len(bad_csv('rule,x,y\na,nan,"[""-0.0"", ""+0.0""]"\n')) == 2
+
+
+def test_no_cell_of_the_committed_report_holds_a_repr_or_nan(committed):
+    found = {rel: bad_markdown_cells(content)[:3] for rel, content in committed.items()
+             if rel.endswith(".md")}
+    assert not {rel: cells for rel, cells in found.items() if cells}
+
+
+def test_every_committed_csv_is_tidy(committed):
+    # long form: no run label or size in a header, no missing value spelled out, no list in a cell
+    found = {rel: bad_csv(content)[:3] for rel, content in committed.items()
+             if rel.endswith(".csv")}
+    assert not {rel: problems for rel, problems in found.items() if problems}

@@ -1,0 +1,99 @@
+"""The run legend and provenance notes, on hand-made provenance: every row and note names its
+run and what sets it apart, and a run's identity tells machines apart by their core count."""
+from study.report.document import _jax_backend, _legend, _provenance
+from study.report.runs import assign_labels, configuration, labelled, side_by_side, title
+from study.report.table import frame
+from study.results import Run, result_filename
+
+C1 = {"utc": "2026-11-24T04:00:00+00:00", "host": "vm", "device": "cpu", "cpu": "AMD EPYC",
+      "cpu_count": 2, "torch_cpu_capability": "AVX2", "gpu": None, "torch": "2.13.0+cpu",
+      "jax": "0.10.2", "scope": "standard", "git_commit": "f7ddc51", "jax_backend": "cpu",
+      "jax_default_backend": "cpu",
+      "cuda_absent": "no CUDA device on vm (torch 2.13.0+cpu sees no CUDA device)"}
+
+
+def run(experiment="two_layer", **changes) -> Run:
+    return Run(experiment, {**C1, **changes}, [], f"results/{experiment}/x.json")
+
+
+def legend_rows(runs: list[Run]) -> list[str]:
+    runs = labelled(runs, assign_labels(runs, {}))
+    lines = "\n".join(_legend(runs)).splitlines()
+    return [ln for ln in lines if ln.startswith("| ") and not ln.startswith("| run |")]
+
+
+def test_a_copy_of_c1_under_another_host_name_reads_apart_from_it():
+    # measured once: C1's files copied under another host name rendered two identical rows
+    rows = legend_rows([run(), run(host="lab2", utc="2026-11-25T00:00:00+00:00")])
+    assert len(rows) == 2 and rows[0].split("|")[2:] != rows[1].split("|")[2:]
+    assert rows[1].startswith("| C2 (host lab2) |") and "lab2: AMD EPYC, 2 cores, AVX2" in rows[1]
+
+
+def test_brackets_name_every_difference_from_c1():
+    main = labelled([run()], {configuration(run()): "C1"})[0]
+    c2 = run(torch_cpu_capability="AVX512", torch="2.11.0+cu130")
+    assert title(labelled([c2], {configuration(c2): "C2"})[0], main) == (
+        "C2 (AVX512, torch 2.11.0+cu130)")  # it once said "C2 (torch 2.11.0+cu130)" alone
+    xeon = run(cpu="Intel(R) Xeon(R) Processor", cpu_count=16, scope="full")
+    assert title(labelled([xeon], {configuration(xeon): "C5"})[0], main) == (
+        "C5 (Intel(R) Xeon(R) Processor, 16 cores, full)")
+
+
+def test_a_two_core_vm_and_a_sixteen_core_host_are_two_machines():
+    # both report CPU model "Intel(R) Xeon(R) Processor": they once shared hash 56a417
+    small = {**C1, "cpu": "Intel(R) Xeon(R) Processor", "cpu_count": 2}
+    large = {**small, "cpu_count": 16}
+    assert result_filename(small) != result_filename(large)
+    labels = assign_labels([run(**small), run(**large)], {})
+    assert sorted(labels.values()) == ["C1", "C2"]
+
+
+def test_a_label_given_before_the_core_count_joined_the_identity_is_kept():
+    c1, c3 = run(), run(jax="0.9.2", utc="2026-11-23T22:35:00+00:00")
+    older = {"cpu|vm|AMD EPYC|AVX2|None|2.13.0+cpu|0.10.2|standard": "C1",
+             "cpu|vm|AMD EPYC|AVX2|None|2.13.0+cpu|0.9.2|standard": "C3"}
+    labels = assign_labels([c1, c3], older)
+    assert labels == {configuration(c1): "C1", configuration(c3): "C3"}
+    # a second machine that shared the older key gets a new label; the first keeps its own
+    other = run(cpu_count=16, utc="2026-11-25T00:00:00+00:00")
+    assert assign_labels([c1, other], older)[configuration(other)] == "C4"
+
+
+def test_every_provenance_note_names_its_run():
+    runs = [run(), run("zero_point", jax="0.9.2", cuda_absent="no CUDA device on vm (jax 0.9.2)"),
+            run("zero_point"), run("timing", device="cuda", gpu={"name": "NVIDIA H100 80GB HBM3"},
+                                   cuda_absent=None, jax_backend="gpu", jax_default_backend="gpu")]
+    runs = labelled(runs, assign_labels(runs, {}))
+    notes = [ln for ln in _provenance(runs, []) if ln.startswith("- ")]
+    assert len(notes) == 3 + 2  # a settings line per label, a no-CUDA line per reason
+    assert all(ln.startswith("- **C") or ln.startswith("- **G") for ln in notes), notes
+    assert any(ln.startswith("- **C1**: no CUDA device on vm (torch") for ln in notes)
+
+
+def test_a_cpu_runs_recorded_gpu_backend_is_explained_as_the_hosts_default():
+    # C5: provenance written before jax_default_backend existed put the host's default there
+    before = {**C1, "jax_backend": "gpu"}
+    del before["jax_default_backend"]
+    said = _jax_backend(before)
+    assert said.startswith("JAX backend gpu as recorded: this host's default") and "(cpu)" in said
+    assert _jax_backend({**C1, "jax_default_backend": "gpu"}) == (
+        "JAX backend cpu (the host's default: gpu)")
+    assert _jax_backend(C1) == "JAX backend cpu"
+
+
+def test_a_merged_row_names_its_runs_never_all():
+    # "all" meant C1, G1 in one table and C1–C6, G1 in another
+    long = frame([{"run": "C1", "x": 1.0}, {"run": "G1", "x": 1.0}, {"run": "G1", "x": 2.0}])
+    assert side_by_side(long).values.tolist() == [["C1, G1", 1.0], ["G1", 2.0]]
+
+
+def test_the_reproduction_count_says_experiments_of_which_run():
+    # "8 of 8 runs reproduce" meant 8 experiments of C1
+    import experiments
+    from study.report.document import render
+    ref = Run("nonscalar_backward", C1, [{"framework": "torch", "step": "s", "result": [2.0]}],
+              "reference/nonscalar_backward/vm.json")
+    mine = Run("nonscalar_backward", {**C1, "host": "alice", "utc": "2027-01-01T00:00:00+00:00"},
+               ref.records, "results/nonscalar_backward/alice.json")
+    text = render([ref, mine], [], experiments.all_experiments(), [ref], figures=False)
+    assert "**1 of 1 experiments of C2 reproduce the committed reference**" in text["REPORT.md"]
