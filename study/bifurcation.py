@@ -246,7 +246,8 @@ def _torch_layer(x: np.ndarray, w: np.ndarray, b: np.ndarray, dtype: str, device
 def _jax_layer(x: np.ndarray, w: np.ndarray, b: np.ndarray, dtype: str, device: Device,
                batch: int) -> np.ndarray:
     affine = jax.jit(_jax_affine(dtype))
-    jw, jb = device.to_jax(w.T, dtype=numpy_dtype(dtype)), device.to_jax(b, dtype=numpy_dtype(dtype))
+    jw, jb = (device.to_jax(w.T, dtype=numpy_dtype(dtype)),
+              device.to_jax(b, dtype=numpy_dtype(dtype)))
     return np.concatenate([device.to_numpy(affine(device.to_jax(x[lo:lo + batch],
                                                                 dtype=numpy_dtype(dtype)), jw, jb))
                            for lo in range(0, len(x), batch)]).astype(np.float64)
@@ -264,7 +265,8 @@ def layer_probe(params: list[np.ndarray], x: np.ndarray, dtype: str, device: Dev
             "torch unfused": _torch_layer(x, w, b, dtype, device, len(x), False),
             "jax": _jax_layer(x, w, b, dtype, device, len(x)),
             f"jax, batches of {small}": _jax_layer(x, w, b, dtype, device, small)}
-    pairs = [("torch fused", f"torch fused, batches of {small}"), ("jax", f"jax, batches of {small}"),
+    pairs = [("torch fused", f"torch fused, batches of {small}"),
+             ("jax", f"jax, batches of {small}"),
              ("torch fused", "jax"), ("torch unfused", "jax"), ("torch fused", "torch unfused")]
     out = []
     for a, c in pairs:

@@ -27,7 +27,8 @@ ULPS = 4  # "last bits": within this many units in the last place
 
 
 def machine(run: Run) -> tuple:
-    """Host name, CPU model and the CPU kernels torch dispatches to: the CPU side of its identity."""
+    """Host name, CPU model and the CPU kernels torch dispatches to: the CPU side of its
+    identity."""
     return run.identity[1:4]
 
 
@@ -47,7 +48,8 @@ def _partner(cuda: Run, runs: list[Run]) -> Run | None:
             and r.provenance["device"] == "cpu"]
     if not cpus:
         return None
-    return max(cpus, key=lambda r: ((r.provenance["torch"], r.provenance["jax"]) == (p["torch"], p["jax"]),
+    return max(cpus, key=lambda r: ((r.provenance["torch"], r.provenance["jax"])
+                                    == (p["torch"], p["jax"]),
                                     machine(r) == machine(cuda),
                                     r.provenance["torch"] == p["torch"], r.provenance["utc"]))
 

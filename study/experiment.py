@@ -29,7 +29,8 @@ class Finding:
     table: str  # the id of the table that backs it
 
 
-QUESTIONS = ("twins", "zero_point", "clone", "net", "cost", "transforms")  # worded in study/report/document.j2
+# worded in study/report/document.j2
+QUESTIONS = ("twins", "zero_point", "clone", "net", "cost", "transforms")
 
 
 @dataclass(frozen=True)

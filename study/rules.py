@@ -29,9 +29,9 @@ from jax import lax
 
 from study.custom_rules import (MyReLU, ReLUSavesBitMask, ReLUSavesBoolMask, jax_relu_custom_jvp,
                                 jax_relu_nondiff_convention, jax_relu_saves_bit_mask,
-                                jax_relu_saves_bool_mask, jax_relu_torch_nan, jax_relu_with_convention,
-                                jax_seed_relu, torch_custom_op_relu, torch_relu_style,
-                                torch_relu_with_convention)
+                                jax_relu_saves_bool_mask, jax_relu_torch_nan,
+                                jax_relu_with_convention, jax_seed_relu, torch_custom_op_relu,
+                                torch_relu_style, torch_relu_with_convention)
 
 
 @dataclass(frozen=True)
@@ -332,7 +332,8 @@ _DOCUMENTED = re.compile(r"\\nabla\s*\\mathrm\{\w+\}\((-?\d+(?:\.\d+)?)\)\s*=\s*
 def documented_derivatives(rule: Rule) -> dict[float, float]:
     """{kink: derivative} that the op's own docstring, in the installed release, declares
     (jax.nn.relu's: 0 at 0); {} where it declares none. Read at run time, never typed here."""
-    return {float(k): float(v) for k, v in _DOCUMENTED.findall(getattr(rule.fn, "__doc__", "") or "")}
+    return {float(k): float(v)
+            for k, v in _DOCUMENTED.findall(getattr(rule.fn, "__doc__", "") or "")}
 
 
 assert len(_BY_KEY) == len(RULES), "rule keys must be unique"

@@ -37,7 +37,8 @@ def cases_of(experiment, scope: str, inits: int | None = None, rules=None) -> li
 CODE_ERRORS = (NameError, KeyError, AssertionError, ImportError, SyntaxError)
 
 
-def run_case(experiment, device: Device, case: dict, progress: Progress | None = None) -> list[dict]:
+def run_case(experiment, device: Device, case: dict,
+             progress: Progress | None = None) -> list[dict]:
     """One case's records; a case that raises gives one record with its error instead, unless
     the error is one of CODE_ERRORS."""
     try:

@@ -74,7 +74,8 @@ def timed_rounds(thunks: dict, out: dict, rounds: int, budget_s: float | None = 
                 out[name]["dispatch_s"].append(t1 - t0)
                 out[name]["times_s"].append(t2 - t0)
                 out[name].setdefault("minor_faults", []).append(_minor_faults() - faults)
-            if budget_s is not None and i + 1 >= min_rounds and time.perf_counter() - start > budget_s:
+            if (budget_s is not None and i + 1 >= min_rounds
+                    and time.perf_counter() - start > budget_s):
                 break
     finally:
         if enabled:

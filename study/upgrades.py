@@ -30,7 +30,8 @@ def _zero_point(rec: dict) -> dict:
         # those the registry declares today for that code's ops (the later pairs are of ops
         # it did not have)
         filled["look_alike"] = by_key(rec["rule"]).look_alike
-    if rec.get("part") == "atlas" and "modes" not in rec:  # eager atlas records before compiled ones
+    # eager atlas records before compiled ones
+    if rec.get("part") == "atlas" and "modes" not in rec:
         filled["modes"] = ["value", "reverse", "forward", "second"]
     return filled
 

@@ -73,7 +73,8 @@ def test_each_experiment_measures_summarises_and_reports_one_way():
 
 def test_no_import_cycle():
     graph = imports()
-    for package in [m for m in graph if m.count(".") == 1]:  # a package's __init__ may import its parts
+    # a package's __init__ may import its parts
+    for package in [m for m in graph if m.count(".") == 1]:
         graph[package] = {n for n in graph[package] if not n.startswith(package + ".")}
     state = {}
 

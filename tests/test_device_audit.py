@@ -93,7 +93,8 @@ def errors_in(records: list[dict], key: tuple[str, ...] = ("rule",)) -> dict[str
     in whichever field it landed (the audit looks for errors nothing declared)."""
     cells = record_cells(records, key)
     return {name: cell.text() for name, cell in cells.items()
-            if isinstance(cell, Error) or isinstance(cell.value, str) and looks_like_error(cell.value)}
+            if isinstance(cell, Error)
+            or isinstance(cell.value, str) and looks_like_error(cell.value)}
 
 
 def run_audited(exp, device: Device, cases: list[dict]) -> list[list[dict]]:

@@ -80,7 +80,8 @@ def test_a_run_of_a_device_the_reference_lacks_is_a_device_comparison_not_a_fail
     cuda = run([{"case": "a", "v": 1.0}, {"case": "b", "v": 2.5}], device="cuda")
     reference, kind = reproduction.matching_reference(cuda, [ref])
     c = reproduction.compare(Exp, cuda, reference, kind)
-    assert not c.reproduced and c.verdict == "device comparison (no cuda reference): 1 of 2 cells equal"
+    assert (not c.reproduced
+            and c.verdict == "device comparison (no cuda reference): 1 of 2 cells equal")
 
 
 def test_a_report_over_a_rerun_says_whether_it_reproduced_the_reference():
@@ -138,7 +139,8 @@ def test_a_rerun_on_the_reference_host_is_told_apart_by_its_date():
               "reference/nonscalar_backward/vm.json")
     mine = Run("nonscalar_backward", {**PROV, "utc": "2027-03-04T05:06:07+00:00"},
                copy.deepcopy(ref.records), "results/nonscalar_backward/vm.json")
-    section = report.render([mine], [], exps, [ref], figures=False)["REPORT.md"].split("## Reproduction", 1)[1]
+    section = report.render([mine], [], exps, [ref],
+                            figures=False)["REPORT.md"].split("## Reproduction", 1)[1]
     assert "2027-03-04 05:06 UTC | " in section and "2026-01-01 00:00 UTC | " in section
 
 

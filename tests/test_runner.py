@@ -17,14 +17,16 @@ def test_a_failing_case_is_recorded_with_its_error_and_the_run_goes_on():
     experiment = SimpleNamespace(name="fake", cases=lambda scope: [{"k": 0}, {"k": 1}, {"k": 2}],
                                  run_case=run_case, counts_inits=False)
     stream = io.StringIO()
-    records = run_cases(experiment, Device("cpu"), cases_of(experiment, "standard"), Progress(stream=stream))
+    records = run_cases(experiment, Device("cpu"), cases_of(experiment, "standard"),
+                        Progress(stream=stream))
     assert records == [{"k": 0, "device": "cpu"},
                        {"k": 1, "device": "cpu", "case_error": "ValueError: planted failure"},
                        {"k": 2, "device": "cpu"}]
     log = stream.getvalue()
     assert "[fake cpu] 3/3 k=2" in log and "s left)" in log  # progress with an estimate
     quiet = io.StringIO()
-    run_cases(experiment, Device("cpu"), cases_of(experiment, "standard"), Progress(quiet=True, stream=quiet))
+    run_cases(experiment, Device("cpu"), cases_of(experiment, "standard"),
+              Progress(quiet=True, stream=quiet))
     assert quiet.getvalue() == ""
 
 

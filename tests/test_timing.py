@@ -109,7 +109,8 @@ def test_the_harness_check_times_the_same_case_in_a_fresh_process_in_alternation
     assert set(timings) == {"jax_relu", "jax_custom_bit_mask"} and fresh.proc.returncode == 0
     for t in timings.values():  # both sides timed in every one of the alternating blocks
         assert t["fresh"]["blocks"] == timing.FRESH_BLOCKS
-        assert t["stats"]["n"] >= timing.FRESH_BLOCKS and t["fresh"]["stats"]["n"] >= timing.FRESH_BLOCKS
+        assert (t["stats"]["n"] >= timing.FRESH_BLOCKS
+                and t["fresh"]["stats"]["n"] >= timing.FRESH_BLOCKS)
         assert t["fresh"]["stats"]["median"] > 0 and t["fresh"]["first_call_s"] > 0
 
 
@@ -175,7 +176,8 @@ def test_quick_leaves_out_the_self_checks_and_says_so(capsys):
     assert {c["n"] for c in compiled if c["part"] == "rules"} == {max(timing.SIZES["quick"])}
     assert not [c for c in compiled if c["part"] == "net" and c["mode"] == "compile"]
     assert "the torch.compile seed net" in plan["skipped"]
-    assert timing.run_case(SimpleNamespace(name="cpu"), "plan", scope="standard")[0]["skipped"] == []
+    assert timing.run_case(SimpleNamespace(name="cpu"), "plan",
+                           scope="standard")[0]["skipped"] == []
 
 
 @pytest.mark.parametrize("scope", ["quick", "standard", "full"])

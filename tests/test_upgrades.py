@@ -13,7 +13,8 @@ def test_fields_older_code_left_implicit_are_filled_and_listed_and_nothing_measu
     got, = upgrade("zero_point", [atlas])
     # before atlas records named it, torch_relu6's look-alike was jax_relu6 (the old list), and
     # before compiled records an atlas record measured the four modes
-    assert got == {**atlas, "look_alike": "jax_relu6", "modes": ["value", "reverse", "forward", "second"],
+    assert got == {**atlas, "look_alike": "jax_relu6",
+                   "modes": ["value", "reverse", "forward", "second"],
                    "upgraded_fields": ["look_alike", "modes"]}
     got, = upgrade("two_layer", [{"framework": "jax", "rule": "jax_custom_c0", "loss": 1.5}])
     assert got["reference_rule"] == "jax_relu" and got["loss"] == 1.5

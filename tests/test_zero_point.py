@@ -202,8 +202,10 @@ def test_an_op_given_to_the_experiment_appears_in_the_atlas_with_no_other_change
     rules = (by_key("torch_relu"), by_key("jax_relu"), new)
     records = [rec for case in zp.cases("quick", rules) for rec in zp.run_case(cpu, **case)]
     tables = tables_of([Run("zero_point", PROV, records, "x.json")])
-    atlas = tables["atlas"].listing if tables["atlas"].listing is not None else tables["atlas"].frame
-    cell = atlas[(atlas["op"] == new.name) & (atlas["mode"] == "reverse") & (atlas["input"] == "+0.0")]
+    atlas = (tables["atlas"].listing if tables["atlas"].listing is not None
+             else tables["atlas"].frame)
+    cell = atlas[(atlas["op"] == new.name) & (atlas["mode"] == "reverse")
+                 & (atlas["input"] == "+0.0")]
     assert set(cell["execution"]) == {"eager", "torch.compile(backend='inductor', fullgraph=True)"}
     assert list(cell["value"]) == [2 * clamp_at_0] * 2  # derived from this torch's own clamp
 

@@ -10,8 +10,11 @@ from experiments.clone_hazard import measure, report, summary
 from study.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
-    name="clone_hazard", description="seed 000: what breaks when a backward edits grad_output in place",
-    question="Why does the textbook MyReLU clone grad_output, and what goes wrong without the clone?",
+    name="clone_hazard",
+    description="seed 000: what breaks when a backward edits grad_output in place",
+    question="Why does the textbook MyReLU clone grad_output, and what goes wrong without the "
+             "clone?",
     seed=None, tables=("hazard",), cases=measure.cases, run_case=measure.run_case,
     summarise=summary.summarise, render=report.render,
-    comparison=Comparison(record_key=("case", "dtype"), error_fields=("error", "gradcheck_catches")))
+    comparison=Comparison(record_key=("case", "dtype"),
+                          error_fields=("error", "gradcheck_catches")))

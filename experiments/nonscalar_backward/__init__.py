@@ -6,7 +6,8 @@ from experiments.nonscalar_backward import measure, report, summary
 from study.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
-    name="nonscalar_backward", description="seed 002: backward() on a non-scalar output, and jax.vjp",
+    name="nonscalar_backward",
+    description="seed 002: backward() on a non-scalar output, and jax.vjp",
     question="What does backward() do on seed 002's non-scalar output, how does .grad accumulate, "
              "and what are the same steps in JAX?",
     seed=None, tables=("side_by_side",), cases=measure.cases, run_case=measure.run_case,

@@ -11,11 +11,14 @@ EXPERIMENT = Experiment(
     name="timing", description="time and memory of each rule and of the net, eager and compiled",
     question="What does a custom ReLU rule cost in time and memory against the built-in, eager and "
              "compiled, in each framework, and how close does it come to the machine's limits?",
-    seed=harness.SEED, tables=("cost", "harness", "nets", "compile", "parts", "probes", "rules", "kept",
-                               "fresh", "copies", "ways", "cross", "torch_vs_jax", "bandwidth"),
+    seed=harness.SEED, tables=("cost", "harness", "nets", "compile", "parts", "probes", "rules",
+                               "kept", "fresh", "copies", "ways", "cross", "torch_vs_jax",
+                               "bandwidth"),
     scopes=("quick", "standard", "full"), cases=measure.cases, run_case=measure.run_case,
     summarise=summary.summarise, render=report.render, timed=True,
-    comparison=Comparison(record_key=("part", "framework", "mode", "rule", "n", "net", "workload", "what"),
-                          tolerance=records.REPRODUCTION_TOLERANCE, derived_cells=records.comparable_cells),
+    comparison=Comparison(record_key=("part", "framework", "mode", "rule", "n", "net", "workload",
+                                      "what"),
+                          tolerance=records.REPRODUCTION_TOLERANCE,
+                          derived_cells=records.comparable_cells),
     appendix=("nets", "compile", "parts", "probes"), methodology=("harness",),
     listings=("rules", "kept", "fresh", "copies", "ways", "cross", "torch_vs_jax", "bandwidth"))

@@ -1,9 +1,9 @@
 """The timing experiment's checks, each readable alone: the machine's copy bandwidth (the
 fastest copy into an existing buffer, with each copy's page faults), the eager cost of a custom
-rule taken apart, torch.relu's step with new against existing outputs, the compiled-torch reproducer, and
-the harness's checks of itself (torch.utils.benchmark.Timer, the shared dynamic compile
-wrapper). experiments.timing.measure times the rules and runs these as parts of its cases;
-the fresh-process check stays there, since it alternates with the rules' own rounds.
+rule taken apart, torch.relu's step with new against existing outputs, the compiled-torch
+reproducer, and the harness's checks of itself (torch.utils.benchmark.Timer, the shared dynamic
+compile wrapper). experiments.timing.measure times the rules and runs these as parts of its
+cases; the fresh-process check stays there, since it alternates with the rules' own rounds.
 """
 import resource
 
@@ -222,7 +222,8 @@ def page_fault_thunks(device, n: int) -> dict:
     def into():
         torch.clamp_min(x, 0, out=y)
         return torch.ops.aten.threshold_backward.grad_input(g, y, 0, grad_input=dx)
-    return {"torch.relu step (autograd, new outputs)": (grad_step("torch", torch.relu, xg, g), sync),
+    return {"torch.relu step (autograd, new outputs)":
+                (grad_step("torch", torch.relu, xg, g), sync),
             "its kernels, new outputs": (kernels, sync),
             "its kernels, into existing outputs": (into, sync)}
 

@@ -258,6 +258,7 @@ def memory_record(framework: str, fn, device, n: int = 1 << 20) -> dict:
         before = stats.get("bytes_in_use", 0)
         held = jax.vjp(fn, x)[1]
         jax.block_until_ready(jax.tree_util.tree_leaves(held))
-        out["device_bytes_in_use_growth"] = device.jax_device.memory_stats()["bytes_in_use"] - before
+        out["device_bytes_in_use_growth"] = (device.jax_device.memory_stats()["bytes_in_use"]
+                                             - before)
         del held
     return out

@@ -25,8 +25,10 @@ class Child:
     def __init__(self, serve: str, *args: str):
         self.errors = tempfile.TemporaryFile("w+")
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", f"from experiments.timing.measure import {serve}; {serve}()", *args],
-            cwd=REPO_ROOT, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors)
+            [sys.executable, "-c", f"from experiments.timing.measure import {serve}; {serve}()",
+             *args],
+            cwd=REPO_ROOT, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=self.errors)
 
     def reply(self, what: str):
         line = self.proc.stdout.readline()

@@ -9,7 +9,8 @@ from experiments.two_layer import measure, report, summary
 from study.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
-    name="two_layer", description="seed 001's net: gradients of every ReLU rule, the −38, torch vs JAX",
+    name="two_layer",
+    description="seed 001's net: gradients of every ReLU rule, the −38, torch vs JAX",
     question="Does seed 001's net get the same gradients under every ReLU rule of both frameworks, "
              "and where do the rules differ?",
     seed=measure.SEED, tables=("ties", "diff_vs_relu", "gradients"), cases=measure.cases,

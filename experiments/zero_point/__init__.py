@@ -13,11 +13,14 @@ from experiments.zero_point import atlas, measure, report, summary
 from study.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
-    name="zero_point", description="the atlas: every op at its kinks, all dtypes, modes and placements",
-    question="What does each built-in and custom rule return at exactly x = 0 and at its other kinks, "
-             "in each framework, dtype, mode and placement, and which torch/JAX look-alikes disagree?",
-    seed=None, tables=("conventions", "kinks", "compiled", "compiled_cells", "releases", "placement",
-                       "subnormals", "custom", "atlas", "gradcheck", "pairs", "porting"),
+    name="zero_point",
+    description="the atlas: every op at its kinks, all dtypes, modes and placements",
+    question="What does each built-in and custom rule return at exactly x = 0 and at its other "
+             "kinks, in each framework, dtype, mode and placement, and which torch/JAX "
+             "look-alikes disagree?",
+    seed=None, tables=("conventions", "kinks", "compiled", "compiled_cells", "releases",
+                       "placement", "subnormals", "custom", "atlas", "gradcheck", "pairs",
+                       "porting"),
     scopes=("quick", "standard", "full"), cases=measure.cases, run_case=measure.run_case,
     summarise=summary.summarise, render=report.render,
     comparison=Comparison(record_key=("part", "rule", "dtype", "point"),

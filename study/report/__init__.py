@@ -8,6 +8,6 @@ from study.report.runs import label_order, main_run, side_by_side, span, title
 from study.report.table import Table, csv, frame, latex, markdown, tidy
 
 __all__ = ["APPENDIX", "GENERATED_FOLDERS", "LABELS", "PROSE_FIGURES", "TABLE_FIGURES", "Table",
-           "anchor", "csv", "frame", "answer", "label_order", "latex", "macros", "main_run", "markdown",
-           "names", "number", "render", "say", "shorten", "side_by_side", "span", "text", "tidy",
-           "title", "write_report"]
+           "anchor", "csv", "frame", "answer", "label_order", "latex", "macros", "main_run",
+           "markdown", "names", "number", "render", "say", "shorten", "side_by_side", "span",
+           "text", "tidy", "title", "write_report"]
