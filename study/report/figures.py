@@ -107,11 +107,32 @@ def _size_text(n: int) -> str:
     return f"$10^{{{exponent}}}$" if n >= 10 and 10 ** exponent == n else str(n)
 
 
+def _ratio_panel(ax, mine: list[dict], rules: list[str], colours) -> None:
+    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
+    sizes = sorted({r["size"] for r in mine})  # the sizes measured, evenly spaced
+    for i, rule in enumerate(rules):
+        pts = sorted((r["size"], r["÷ built-in"]) for r in mine if r["rule"] == rule)
+        xs = [sizes.index(n) + 0.12 * (i - (len(rules) - 1) / 2) for n, _ in pts]
+        ys = [e.value for _, e in pts]
+        err = [[e.value - (e.lo if e.lo is not None else e.value) for _, e in pts],
+               [(e.hi if e.hi is not None else e.value) - e.value for _, e in pts]]
+        ax.errorbar(xs, ys, yerr=err, marker="o", markersize=4, linestyle="none",
+                    capsize=2, color=colours[i % len(colours)])
+    ax.axhline(1, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(sizes)), [_size_text(n) for n in sizes])
+    ax.set_xlim(-0.5, len(sizes) - 0.5)
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(subs=(1, 1.5, 2, 3, 5, 7)))
+    ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.tick_params(which="both", labelsize=SMALLEST_POINTS)
+    ax.set_xlabel("elements", fontsize=SMALLEST_POINTS)
+
+
 def ratio_figure(rows: list[dict], runs: list[str], title: str):
     """The figure behind `ratio_panels`, unsaved, so that its text can be measured."""
     plt = _pyplot()
     from matplotlib.lines import Line2D
-    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
     runs = runs[:2]  # at most two panels a row: one run a column
     frameworks = list(dict.fromkeys(r["framework"] for r in rows))
     modes = {fw: list(dict.fromkeys(r["mode"] for r in rows if r["framework"] == fw))
@@ -139,24 +160,7 @@ def ratio_figure(rows: list[dict], runs: list[str], title: str):
                     ax.set_xticks([])
                     ax.set_yticks([])
                     continue
-                sizes = sorted({r["size"] for r in mine})  # the sizes measured, evenly spaced
-                for i, rule in enumerate(rules[fw]):
-                    pts = sorted((r["size"], r["÷ built-in"]) for r in mine if r["rule"] == rule)
-                    xs = [sizes.index(n) + 0.12 * (i - (len(rules[fw]) - 1) / 2) for n, _ in pts]
-                    ys = [e.value for _, e in pts]
-                    err = [[e.value - (e.lo if e.lo is not None else e.value) for _, e in pts],
-                           [(e.hi if e.hi is not None else e.value) - e.value for _, e in pts]]
-                    ax.errorbar(xs, ys, yerr=err, marker="o", markersize=4, linestyle="none",
-                                capsize=2, color=colours[i % len(colours)])
-                ax.axhline(1, color="black", linewidth=0.8)
-                ax.set_xticks(range(len(sizes)), [_size_text(n) for n in sizes])
-                ax.set_xlim(-0.5, len(sizes) - 0.5)
-                ax.set_yscale("log")
-                ax.yaxis.set_major_locator(LogLocator(subs=(1, 1.5, 2, 3, 5, 7)))
-                ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
-                ax.yaxis.set_minor_formatter(NullFormatter())
-                ax.tick_params(which="both", labelsize=SMALLEST_POINTS)
-                ax.set_xlabel("elements", fontsize=SMALLEST_POINTS)
+                _ratio_panel(ax, mine, rules[fw], colours)
                 if col == 0:
                     ax.set_ylabel("time ÷ built-in's", fontsize=SMALLEST_POINTS)
             row += 1
