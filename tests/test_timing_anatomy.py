@@ -16,6 +16,7 @@ from experiments.timing.records import (COMPILED, EAGER, VECTOR_OFF, Timing, com
 from experiments.timing.summary import summarise
 from experiments.timing.targets import probe_fact
 from study.devices import Device
+from study.rules import RULES
 from study.report import macros, say
 from study.results import Run
 
@@ -126,7 +127,8 @@ def test_each_torch_piece_computes_what_autograd_computes():
     # the backward body alone, called outside autograd, gives autograd's dx for its rule
     # (random signs and sorted ones); the built-in's kernels give torch.relu's
     device = Device("cpu")
-    thunks = timing_checks.eager_part_thunks("torch", 64, device)
+    thunks = timing_checks.eager_part_thunks("torch", 64, device,
+                                             timing.timed_rules(RULES, "torch"))
     x_np, g_np = timing.inputs(64)
     x, g = torch.from_numpy(x_np), torch.from_numpy(g_np) * 1.0
     expected = _grad(torch.relu, x, g)
@@ -145,7 +147,8 @@ def test_each_torch_piece_computes_what_autograd_computes():
 
 
 def test_each_jax_piece_computes_what_jax_vjp_computes():
-    thunks = timing_checks.eager_part_thunks("jax", 64, Device("cpu"))
+    thunks = timing_checks.eager_part_thunks("jax", 64, Device("cpu"),
+                                             timing.timed_rules(RULES, "jax"))
     x_np, g_np = timing.inputs(64)
     expected = jax.vjp(jax.nn.relu, jnp.asarray(x_np))[1](jnp.asarray(g_np))[0]
     for (rule, piece), (thunk, _) in thunks.items():

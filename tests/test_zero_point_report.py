@@ -153,7 +153,7 @@ def test_the_compiled_table_gives_the_values_compiling_changes():
     records = [r for r in RECORDS if r["rule"] != "t_nan"] + [eager_nan, compiled]
     run = replace(Run("zero_point", PROV, records, "x.json"), tag="C1")
     table = {t.id: t for t in rendered([run]).tables}["compiled"]
-    assert list(table.frame["eager → compiled"]) == ["nan → 0"]
+    assert list(table.frame["eager → compiled"]) == ["NaN → 0"]
     assert list(table.frame["mode"]) == ["value"]
 
 
