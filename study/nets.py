@@ -15,6 +15,21 @@ def seed_two_layer_data() -> dict[str, np.ndarray]:
         "w2": np.array([[-1, 1], [-2, 3]], np.float32),
     }
 
+DATASETS = ("seed", "random_no_ties", "random_ties")
+SEED = 0
+RANDOM_SHAPES = {"x": (32, 16), "w1": (16, 24), "w2": (24, 4)}
+
+
+def two_layer_dataset(name: str) -> dict[str, np.ndarray]:
+    """Seed 001's net, or a random net of RANDOM_SHAPES drawn from SEED: continuous draws
+    ("random_no_ties") or small integers, whose x @ w1 is exact and often 0 ("random_ties")."""
+    if name == "seed":
+        return seed_two_layer_data()
+    rng = np.random.default_rng(SEED)
+    if name == "random_no_ties":
+        return {k: rng.standard_normal(s).astype(np.float32) for k, s in RANDOM_SHAPES.items()}
+    return {k: rng.integers(-2, 3, s).astype(np.float32) for k, s in RANDOM_SHAPES.items()}
+
 
 def torch_two_layer_loss(act, x, w1, w2):
     return ((act(x @ w1) @ w2 - 1) ** 2).sum()

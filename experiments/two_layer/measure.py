@@ -1,24 +1,8 @@
 """Measuring seed 001's net: every ReLU rule's loss and gradients on three datasets."""
-import numpy as np
-
 from study.conventions import reverse_derivative
-from study.nets import seed_two_layer_data, two_layer_gradients
+from study.nets import DATASETS, SEED, two_layer_gradients
+from study.nets import two_layer_dataset as make_dataset
 from study.rules import REFERENCE_RELU, by_key, relu_rules
-
-SEED = 0
-DATASETS = ("seed", "random_no_ties", "random_ties")
-RANDOM_SHAPES = {"x": (32, 16), "w1": (16, 24), "w2": (24, 4)}
-
-
-def make_dataset(name: str) -> dict[str, np.ndarray]:
-    if name == "seed":
-        return seed_two_layer_data()
-    rng = np.random.default_rng(SEED)
-    if name == "random_no_ties":  # continuous draws: an exact-zero pre-activation has measure 0
-        return {k: rng.standard_normal(s).astype(np.float32) for k, s in RANDOM_SHAPES.items()}
-    # small integers: x @ w1 is exact in float32 and hits 0 often
-    return {k: rng.integers(-2, 3, s).astype(np.float32) for k, s in RANDOM_SHAPES.items()}
-
 
 def cases(scope: str) -> list[dict]:
     return [{"dataset": d, "rule": r.key} for d in DATASETS for r in relu_rules()]

@@ -1,0 +1,246 @@
+"""The rule measured as the study measures its own: its row of the transforms matrix, the
+clone-hazard graphs, the two-layer nets against a twin, the atlas's matches, and its cost."""
+import glob
+import json
+import os
+
+import jax
+import numpy as np
+import torch
+
+from study import clone_hazard, transformations
+from study.check._findings import Finding, Where
+from study.check._probe import SMOOTH_MARGIN, vjp
+from study.memory import jax_residual_bytes, torch_saved_bytes
+from study.nets import DATASETS, two_layer_dataset, two_layer_gradients
+from study.placement import cell_values, same_value
+from study.provenance import REPO_ROOT
+from study.results import identity
+from study.rules import Rule
+from study.stats import paired_ratio
+from study.timing import time_interleaved
+
+SECOND_ORDER_STEP = 1e-5  # central difference of the eager reverse derivative
+SECOND_ORDER_ATOL = 1e-6  # its truncation and round-off stay far below this at smooth points
+ATLAS_DIR = os.path.join(REPO_ROOT, "reports", "results", "zero_point")
+LABELS_FILE = os.path.join(REPO_ROOT, "reports", "labels.json")
+ATLAS_RUN = "C1"
+MATCHED_MODES = ("value", "reverse")
+NOT_KINKS = {"min_normal", "nan", "+inf", "-inf"}  # probe inputs that are no kink's
+COST_ELEMENTS = 10 ** 6
+BUILTIN_RELU = {"torch": torch.relu, "jax": jax.nn.relu}
+
+
+# --- transforms ---------------------------------------------------------------------------
+
+def own_reference(rule: Rule, kinks, device) -> dict:
+    """What each transformation should return: the rule's own eager value and reverse
+    derivative (float64), and a central difference of that derivative at smooth points."""
+    def value(a):
+        return vjp(rule, a, "float64", 1.0, device)[0]
+
+    def derivative(a):
+        return vjp(rule, a, "float64", 1.0, device)[1]
+
+    def second(a):
+        h = SECOND_ORDER_STEP
+        out = (derivative(a + h) - derivative(a - h)) / (2 * h)
+        near = np.zeros(np.shape(a), bool)
+        for k in kinks:
+            near |= np.abs(np.asarray(a) - k) < SMOOTH_MARGIN
+        return np.where(near, np.nan, out)
+    return transformations.expected_from(value, derivative, second)
+
+
+def transforms(rule: Rule, kinks, device, columns, backend: str) -> tuple[dict, list[Finding]]:
+    atol = dict.fromkeys(transformations.SECOND_ORDER_COLUMNS, SECOND_ORDER_ATOL)
+    cells = transformations.transformation_cells(rule.framework, rule.fn,
+                                                 own_reference(rule, kinks, device), backend,
+                                                 device, columns, atol)
+    found = []
+    for col, cell in cells.items():
+        where = Where("transforms", "float64", transformation=col)
+        if cell["status"] == "wrong":
+            found.append(Finding("transform_wrong", where, f"returned {cell['detail']}"))
+        elif cell["status"] == "error":
+            found.append(Finding("transform_error", where, cell["detail"]))
+    return cells, found
+
+
+# --- clone hazard -------------------------------------------------------------------------
+
+def clone_hazards(rule: Rule, device) -> tuple[list[dict], list[Finding]]:
+    """Each clone_hazard graph with the rule as it is and with its incoming gradient cloned
+    first: where the two gradients differ, the backward writes into grad_output."""
+    rows, found = [], []
+    for case in clone_hazard.CASES:
+        plain, warning, error = clone_hazard.torch_grad(rule.fn, case, device)
+        safe, _, safe_error = clone_hazard.torch_grad(clone_hazard.guarded(rule.fn), case, device)
+        changed = plain is not None and safe is not None and not np.array_equal(plain, safe)
+        rows.append({"graph": case, "gradient": plain, "with_cloned_incoming": safe,
+                     "changed": changed, "warning": warning, "error": error or safe_error})
+        if changed:
+            found.append(Finding("writes_grad_output", Where("clone hazard", "float64", "eager",
+                                                             transformation=case),
+                                 f"gradient {plain.tolist()}, with the incoming gradient "
+                                 f"cloned {safe.tolist()}"))
+    return rows, found
+
+
+# --- twin ---------------------------------------------------------------------------------
+
+def twin_nets(rule: Rule, twin: Rule, device) -> tuple[list[dict], list[Finding]]:
+    """Seed 001's net and the random nets (study.nets) under the rule and its twin: loss and
+    both gradients, bit for bit."""
+    rows, found = [], []
+    for dataset in DATASETS:
+        data = two_layer_dataset(dataset)
+        ours, theirs = (two_layer_gradients(r, data, device) for r in (rule, twin))
+        differ = [k for k in ("loss", "grad_w1", "grad_w2")
+                  if not np.array_equal(np.asarray(ours[k]), np.asarray(theirs[k]))]
+        rows.append({"dataset": dataset, "preactivation_zeros": ours["zeros"],
+                     "differ": differ, "loss": float(ours["loss"]),
+                     "twin_loss": float(theirs["loss"])})
+        if differ:
+            found.append(Finding("convention_differs_from_twin",
+                                 Where("twin", "float32", "eager", input=dataset),
+                                 f"{', '.join(differ)} differ"))
+    return rows, found
+
+
+def twin_conventions(rows: list[dict], twin_rows: list[dict]) -> list[Finding]:
+    """The eager packed cells of rule and twin at each probe input, by placement.same_value."""
+    theirs = {(r["dtype"], r["input"]): r for r in twin_rows
+              if r["execution"] == "eager" and r["placement"] == "packed"}
+    found = []
+    for row in rows:
+        other = theirs.get((row["dtype"], row["input"]))
+        if row["execution"] != "eager" or row["placement"] != "packed" or other is None:
+            continue
+        for mode in MATCHED_MODES:
+            if not _cells_equal(row[mode], other[mode]):
+                found.append(Finding("convention_differs_from_twin",
+                                     Where("twin", row["dtype"], "eager", "packed", row["input"],
+                                           row["bits"], transformation=mode),
+                                     f"{row[mode]!r}, twin {other[mode]!r}"))
+    return found
+
+
+# --- matches in the atlas -----------------------------------------------------------------
+
+def _cells_equal(a, b) -> bool:
+    va, vb = cell_values(a), cell_values(b)
+    return (all(any(same_value(x, y) for y in vb) for x in va)
+            and all(any(same_value(x, y) for y in va) for x in vb))
+
+
+def atlas_run(atlas_dir: str = ATLAS_DIR, labels_file: str = LABELS_FILE,
+              label: str = ATLAS_RUN) -> dict | None:
+    """The committed zero_point result file of run `label`, or None where there is none."""
+    try:
+        with open(labels_file, encoding="utf-8") as f:
+            configuration = {v: k for k, v in json.load(f).items()}[label]
+    except (OSError, ValueError, KeyError):
+        return None
+    for path in sorted(glob.glob(os.path.join(atlas_dir, "*.json"))):
+        with open(path, encoding="utf-8") as f:
+            run = json.load(f)
+        if "|".join(map(str, identity(run["provenance"]))) == configuration:
+            return {**run, "path": path, "label": label}
+    return None
+
+
+def matches(rows: list[dict], kinks, framework: str, run: dict | None) -> dict:
+    """Built-ins whose committed atlas cells (value and reverse, eagerly, at run C1) equal the
+    rule's at every input both probe, the rule's kinks among them; where none does, the
+    nearest and the cells that differ."""
+    if run is None:
+        return {"run": None, "matches": [], "nearest": None}
+    ours = {}
+    for row in rows:
+        if row["execution"] == "eager":
+            ours.setdefault((row["dtype"], row["input"]), []).append(row)
+    compared = []
+    for rec in run["records"]:
+        if rec.get("part") != "atlas" or rec.get("kind") != "builtin" \
+                or rec.get("execution") != "eager" or "case_error" in rec:
+            continue
+        ours_here = {lab for d, lab in ours if d == rec["dtype"]}
+        shared = [(i, lab) for i, lab in enumerate(rec["inputs"]) if lab in ours_here]
+        if not ours_here or not ours_here - NOT_KINKS <= {lab for _, lab in shared}:
+            continue  # not measured at this dtype, or not at all of the rule's kinks
+        differing = []
+        for i, lab in shared:
+            for mode in MATCHED_MODES:
+                cell = rec[mode] if isinstance(rec[mode], str) else rec[mode][i]
+                mine = [r[mode] for r in ours[(rec["dtype"], lab)]]
+                if not all(_cells_equal(m, cell) for m in mine):
+                    differing.append({"dtype": rec["dtype"], "input": lab, "mode": mode,
+                                      "rule": mine[0], "builtin": cell})
+        compared.append({"rule": rec["rule"], "name": rec["name"],
+                         "framework": rec["framework"], "dtype": rec["dtype"],
+                         "cells": len(shared) * len(MATCHED_MODES), "differing": differing})
+    by_op = {}
+    for c in compared:
+        op = by_op.setdefault(c["rule"], {"rule": c["rule"], "name": c["name"],
+                                          "framework": c["framework"], "dtypes": [],
+                                          "cells": 0, "differing": []})
+        op["dtypes"].append(c["dtype"])
+        op["cells"] += c["cells"]
+        op["differing"] += c["differing"]
+    ops = sorted(by_op.values(), key=lambda o: (len(o["differing"]), o["framework"] != framework,
+                                                o["rule"]))
+    provenance = run["provenance"]
+    return {"run": {"label": run["label"], "file": os.path.relpath(run["path"], REPO_ROOT),
+                    "torch": provenance["torch"], "jax": provenance["jax"]},
+            "matches": [o for o in ops if o["cells"] and not o["differing"]],
+            "nearest": next((o for o in ops if o["differing"]), None) if ops and
+            ops[0]["differing"] else None}
+
+
+# --- cost ---------------------------------------------------------------------------------
+
+def _step(fn, framework: str, compiled: bool, device):
+    """A forward-and-backward thunk on COST_ELEMENTS float32 elements, and its sync."""
+    x_host = np.random.default_rng(0).standard_normal(COST_ELEMENTS).astype(np.float32)
+    if framework == "torch":
+        x = device.to_torch(x_host, requires_grad=True)
+        ones = torch.ones_like(x)
+        f = torch.compile(fn, backend="inductor") if compiled else fn
+
+        def thunk():
+            x.grad = None
+            f(x).backward(ones)
+            return x.grad
+        return thunk, lambda _: device.synchronize()
+    x = device.to_jax(x_host)
+    grad = jax.grad(lambda a: (fn(a)).sum())
+    return (jax.jit(grad) if compiled else grad), jax.block_until_ready
+
+
+def cost(rule: Rule, device, compiled_too: bool, rounds: int = 20) -> dict:
+    """Time of a forward and backward ÷ the framework's built-in ReLU's at 10^6 elements,
+    timed round by round (study.timing), with the ratio's 95% interval (study.stats); and the
+    bytes an element keeps for backward (study.memory)."""
+    builtin = BUILTIN_RELU[rule.framework]
+    out = {"elements": COST_ELEMENTS, "builtin": builtin.__name__, "ratios": {}}
+    for execution in ("eager", "compiled") if compiled_too else ("eager",):
+        compiled = execution == "compiled"
+        if compiled and rule.framework == "torch":
+            torch._dynamo.reset()
+        thunks = {name: _step(fn, rule.framework, compiled, device)
+                  for name, fn in (("rule", rule.fn), ("builtin", builtin))}
+        if rule.framework == "jax":
+            x = device.to_jax(np.random.default_rng(0).standard_normal(COST_ELEMENTS)
+                              .astype(np.float32))
+            thunks = {n: ((lambda g=g: g(x)), s) for n, (g, s) in thunks.items()}
+        times = time_interleaved(thunks, rounds=rounds)
+        out["ratios"][execution] = paired_ratio(times["rule"]["times_s"],
+                                                times["builtin"]["times_s"])
+    x = np.zeros(1024, np.float32)
+    if rule.framework == "torch":
+        kept = [torch_saved_bytes(f, device.to_torch(x)) for f in (rule.fn, builtin)]
+    else:
+        kept = [jax_residual_bytes(f, device.to_jax(x)) for f in (rule.fn, builtin)]
+    out["bytes_per_element"] = {"rule": kept[0] / x.size, "builtin": kept[1] / x.size}
+    return out
