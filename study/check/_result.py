@@ -237,12 +237,12 @@ def _twin(r: CheckResult) -> list[str]:
     if r.twin is None:
         return []
     rows = [[n["dataset"], n["preactivation_zeros"], ", ".join(n["differ"]) or "none",
-             text(n["loss"], None), text(n["twin_loss"], None)] for n in r.twin["nets"]]
+             text(n["judged"])] for n in r.twin["nets"]]
     return ([f"## Twin: {r.twin['target']}", "",
-             "Seed 001's net and the random nets (loss, dL/dw1, dL/dw2), bit for bit; the "
-             "probe cells are compared in Findings.", ""]
-            + _table(["net", "exact zeros in x @ w1", "differing", "loss", "twin's loss"], rows)
-            + [""])
+             "Seed 001's net and the random nets (loss, dL/dw1, dL/dw2), bit for bit. A net "
+             "is judged where the identity activation gives the same bits in both frameworks; "
+             "the probe cells are compared in Findings.", ""]
+            + _table(["net", "exact zeros in x @ w1", "differing", "judged"], rows) + [""])
 
 
 def _cost(r: CheckResult) -> list[str]:

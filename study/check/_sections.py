@@ -89,19 +89,30 @@ def clone_hazards(rule: Rule, device) -> tuple[list[dict], list[Finding]]:
 
 # --- twin ---------------------------------------------------------------------------------
 
+def _identity(framework: str) -> Rule:
+    return Rule(f"{framework}_identity", framework, "identity", "builtin", lambda x: x)
+
+
+def _net_differences(a: Rule, b: Rule, data: dict, device) -> tuple[list[str], dict]:
+    ours, theirs = (two_layer_gradients(r, data, device) for r in (a, b))
+    return [k for k in ("loss", "grad_w1", "grad_w2")
+            if not np.array_equal(np.asarray(ours[k]), np.asarray(theirs[k]))], ours
+
+
 def twin_nets(rule: Rule, twin: Rule, device) -> tuple[list[dict], list[Finding]]:
     """Seed 001's net and the random nets (study.nets) under the rule and its twin: loss and
-    both gradients, bit for bit."""
+    both gradients, bit for bit. Where the same net with the identity for activation already
+    differs between the two frameworks (float32 matmuls round differently), a difference
+    says nothing about the rule, and is shown but not judged."""
     rows, found = [], []
     for dataset in DATASETS:
         data = two_layer_dataset(dataset)
-        ours, theirs = (two_layer_gradients(r, data, device) for r in (rule, twin))
-        differ = [k for k in ("loss", "grad_w1", "grad_w2")
-                  if not np.array_equal(np.asarray(ours[k]), np.asarray(theirs[k]))]
+        differ, ours = _net_differences(rule, twin, data, device)
+        arithmetic = bool(_net_differences(_identity(rule.framework),
+                                           _identity(twin.framework), data, device)[0])
         rows.append({"dataset": dataset, "preactivation_zeros": ours["zeros"],
-                     "differ": differ, "loss": float(ours["loss"]),
-                     "twin_loss": float(theirs["loss"])})
-        if differ:
+                     "differ": differ, "judged": not arithmetic})
+        if differ and not arithmetic:
             found.append(Finding("convention_differs_from_twin",
                                  Where("twin", "float32", "eager", input=dataset),
                                  f"{', '.join(differ)} differ"))
