@@ -54,16 +54,17 @@ def check_callable(rule: Rule, device) -> list[Finding]:
     off-diagonal entries as a not_elementwise finding."""
     x = np.array([-1.5, -0.25, 0.5, 2.0, 3.25])
     try:
-        value, _ = vjp(rule, x, "float64", 1.0, device)
-    except Exception as exc:  # noqa: BLE001
-        try:
-            value, _ = vjp(rule, x, "float32", 1.0, device)
-        except Exception:  # noqa: BLE001  raises in both: the first error is the one to show
-            raise UsageError(f"the rule raises on {x.tolist()}: {first_error_line(exc)}"
-                             ) from None
-    if value.shape != x.shape:
-        raise UsageError(f"the rule returns shape {list(value.shape)} for an input of shape "
+        shape = _forward_shape(rule, x, device)
+    except Exception as exc:  # noqa: BLE001  whatever the user's rule raises
+        raise UsageError(f"the rule raises on {x.tolist()}: {first_error_line(exc)}") from None
+    if shape != x.shape:
+        raise UsageError(f"the rule returns shape {list(shape)} for an input of shape "
                          f"{list(x.shape)}")
+    try:
+        vjp(rule, x, "float64", 1.0, device)
+    except Exception as exc:  # noqa: BLE001
+        raise UsageError(f"the rule's reverse derivative raises on {x.tolist()}: "
+                         f"{first_error_line(exc)}") from None
     found = []
     for i in range(x.size):
         _, row = vjp(rule, x, "float64", np.eye(x.size)[i], device)
@@ -75,6 +76,12 @@ def check_callable(rule: Rule, device) -> list[Finding]:
                                  f"x = {text(x.tolist(), None)}"))
             break
     return found
+
+
+def _forward_shape(rule: Rule, x: np.ndarray, device) -> tuple:
+    if rule.framework == "torch":
+        return tuple(rule.fn(device.to_torch(x)).shape)
+    return tuple(rule.fn(device.to_jax(x)).shape)
 
 
 def scan_kinks(rule: Rule, device) -> tuple[float, ...]:

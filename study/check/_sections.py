@@ -140,9 +140,21 @@ def twin_conventions(rows: list[dict], twin_rows: list[dict]) -> list[Finding]:
 # --- matches in the atlas -----------------------------------------------------------------
 
 def _cells_equal(a, b) -> bool:
-    va, vb = cell_values(a), cell_values(b)
+    """Cells, or lists of cells (one per placement), taking the same values, by
+    placement.same_value (±0 equal, NaN equal), wherever they sit."""
+    va = [v for c in (a if isinstance(a, list) else [a]) for v in cell_values(c)]
+    vb = [v for c in (b if isinstance(b, list) else [b]) for v in cell_values(c)]
     return (all(any(same_value(x, y) for y in vb) for x in va)
             and all(any(same_value(x, y) for y in va) for x in vb))
+
+
+def _distinct_values(cells: list):
+    """The values a list of cells takes: the value itself where there is one."""
+    out: list = []
+    for v in (v for c in cells for v in cell_values(c)):
+        if not any(same_value(v, d) for d in out):
+            out.append(v)
+    return out[0] if len(out) == 1 else out
 
 
 def atlas_run(atlas_dir: str = ATLAS_DIR, labels_file: str = LABELS_FILE,
@@ -185,9 +197,10 @@ def matches(rows: list[dict], kinks, framework: str, run: dict | None) -> dict:
             for mode in MATCHED_MODES:
                 cell = rec[mode] if isinstance(rec[mode], str) else rec[mode][i]
                 mine = [r[mode] for r in ours[(rec["dtype"], lab)]]
-                if not all(_cells_equal(m, cell) for m in mine):
+                if not _cells_equal(mine, cell):
                     differing.append({"dtype": rec["dtype"], "input": lab, "mode": mode,
-                                      "rule": mine[0], "builtin": cell})
+                                      "rule": _distinct_values(mine),
+                                      "builtin": cell})
         compared.append({"rule": rec["rule"], "name": rec["name"],
                          "framework": rec["framework"], "dtype": rec["dtype"],
                          "cells": len(shared) * len(MATCHED_MODES), "differing": differing})
