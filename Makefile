@@ -69,3 +69,9 @@ matrix: $(BOOTSTRAP)
 	  .matrix/$$pkg-$$ver/bin/python -m study run $(MATRIX_EXPERIMENTS) --device cpu $(ARGS); \
 	done
 	$(PYTHON) -m study report
+
+# Wall time of `study check` on MyReLU, with and without --quick, from an empty inductor cache
+# (not part of `make test`: a benchmark; writes benchmarks/check_wall_time.json).
+.PHONY: bench-check
+bench-check: $(BOOTSTRAP)
+	$(PYTHON) benchmarks/check_wall_time.py

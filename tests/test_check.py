@@ -1,17 +1,13 @@
 """study check: each finding kind triggered by a small rule of our own that has the behaviour,
 asserting the finding, its severity and where it was seen; the API's result and state; the
 command line's exit codes."""
-import json
-
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
 import torch
 
-import study
 from study.check import _probe, _sections
-from study.check._findings import Finding, Where, exit_code
+from study.check._findings import Finding, exit_code
 from study.check._load import as_rule
 from study.custom_rules import MyReLU, jax_relu_with_convention, torch_relu_with_convention
 
