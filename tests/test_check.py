@@ -311,3 +311,10 @@ def test_bits_are_the_inputs_exact_encoding():
     assert _probe.bits(-0.0, "float32") == "0x80000000"
     assert _probe.bits(2.0 ** -149, "float32") == "0x00000001"  # smallest subnormal
     assert _probe.bits(float("-inf"), "bfloat16") == "0xff80"
+
+
+def test_a_placement_dependent_builtin_is_still_linear(cpu):
+    # F.relu6's backward at NaN is 0 in the vectorised body, 1 in the scalar tail
+    # (study.placement): the mixed call is compared with cotangent 1 at the same positions
+    rows, found = _probe.linearity(_rule(torch.nn.functional.relu6), "float32", (0.0, 6.0), cpu)
+    assert not found and [r["differ"] for r in rows] == [0, 0, 0, 0]

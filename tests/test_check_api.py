@@ -188,3 +188,12 @@ def test_the_framework_comes_from_the_type(fn, style):
     rule, found_style = as_rule(fn)
     assert found_style == style
     assert rule.framework == ("jax" if style.startswith("jax") else "torch")
+
+
+def test_a_bug_of_the_check_is_exit_3_in_one_line(rules_file, capsys, monkeypatch):
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("a bug of ours")
+    monkeypatch.setattr("study.check._run._measure", broken)
+    code, out, err = _run_cli([f"{rules_file}:jax_alpha_at_zero", "--quick"], capsys)
+    assert code == 3 and out == ""
+    assert err.strip() == "internal error of study check: ZeroDivisionError: a bug of ours"

@@ -90,7 +90,8 @@ def clone_hazards(rule: Rule, device) -> tuple[list[dict], list[Finding]]:
 # --- twin ---------------------------------------------------------------------------------
 
 def _identity(framework: str) -> Rule:
-    return Rule(f"{framework}_identity", framework, "identity", "builtin", lambda x: x)
+    return Rule(key=f"{framework}_identity", framework=framework, name="identity", kind="builtin",
+                fn=lambda x: x)
 
 
 def _net_differences(a: Rule, b: Rule, data: dict, device) -> tuple[list[str], dict]:
