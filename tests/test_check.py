@@ -318,3 +318,16 @@ def test_a_placement_dependent_builtin_is_still_linear(cpu):
     # (study.placement): the mixed call is compared with cotangent 1 at the same positions
     rows, found = _probe.linearity(_rule(torch.nn.functional.relu6), "float32", (0.0, 6.0), cpu)
     assert not found and [r["differ"] for r in rows] == [0, 0, 0, 0]
+
+
+def test_compiled_forward_mode_where_eager_raises_is_held_to_the_reverse_derivative():
+    def row(execution, forward, reverse):
+        return {"dtype": "float32", "input": "nan", "x": float("nan"), "bits": "0x7fc00000",
+                "execution": execution, "placement": "fill", "value": float("nan"),
+                "reverse": reverse, "forward": forward}
+    raises = "RuntimeError: In order to use an autograd.Function with functorch transforms"
+    # MyReLU: eager jvp raises; compiled jvp differentiates clamp instead (0 at NaN), where
+    # the rule's own backward gives 1
+    found = _probe.compiled_findings([row("eager", raises, 1.0), row("compiled", 0.0, 1.0)])
+    assert [(f.kind, f.where.transformation) for f in found] == [("compiled_differs", "forward")]
+    assert "eager reverse (eager forward mode raises) [1.0]" in found[0].detail

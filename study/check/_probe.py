@@ -160,31 +160,37 @@ def _signs(cell) -> list:
 
 def compiled_findings(rows: list[dict]) -> list[Finding]:
     """Compiled against eager at the same dtype, input and placement, by placement.same_value
-    (±0 equal, NaN equal); a difference in the sign of zero alone is compiled_zero_sign."""
+    (±0 equal, NaN equal); a difference in the sign of zero alone is compiled_zero_sign.
+    Where eager forward mode raises (an old-style Function) and compiled forward mode returns
+    numbers, they are compared with the eager reverse derivative: for an elementwise rule,
+    tangent 1 and cotangent 1 give the same derivative."""
     eager = {(r["dtype"], r["input"], r["placement"]): r for r in rows
              if r["execution"] == "eager"}
     found = []
     for row in (r for r in rows if r["execution"] == "compiled"):
         ref = eager.get((row["dtype"], row["input"], row["placement"]))
         for mode in ("value", "reverse", "forward"):
-            if ref is None or mode not in row or isinstance(ref.get(mode), str):
-                continue
-            a, b = row[mode], ref[mode]
-            if isinstance(a, str):
+            if ref is None or mode not in row or isinstance(row[mode], str):
                 continue  # an error compiled: the transforms row reports it
+            against = "reverse" if mode == "forward" and isinstance(ref[mode], str) else mode
+            if isinstance(ref[against], str):
+                continue
+            a, b = row[mode], ref[against]
             same = all(any(same_value(x, y) for y in _numbers(b)) for x in _numbers(a))
+            detail = _compiled_against_eager(a, b, against != mode)
             if not same or isinstance(a, dict) != isinstance(b, dict):
                 found.append(Finding("compiled_differs", _where(row, transformation=mode),
-                                     _compiled_against_eager(a, b)))
+                                     detail))
             elif sorted(_signs(a)) != sorted(_signs(b)):
                 found.append(Finding("compiled_zero_sign", _where(row, transformation=mode),
-                                     _compiled_against_eager(a, b)))
+                                     detail))
     return found
 
 
-def _compiled_against_eager(compiled, eager) -> str:
-    return (f"compiled {text(_numbers(compiled), None)}, "
-            f"eager {text(_numbers(eager), None)}")
+def _compiled_against_eager(compiled, eager, against_reverse: bool) -> str:
+    return (f"compiled {text(_numbers(compiled), None)}, eager "
+            + ("reverse (eager forward mode raises) " if against_reverse else "")
+            + text(_numbers(eager), None))
 
 
 def _unjudged(want: float, dtype: str) -> bool:

@@ -136,15 +136,17 @@ def _conventions(r: CheckResult) -> list[str]:
                        for row in rows]) + [""]
     packed = {(row["dtype"], row["input"]): row for row in r.conventions
               if row["execution"] == "eager" and row["placement"] == "packed"}
-    changed = []
+    changed: dict = {}  # one row for the dtypes where a cell differs alike
     for row in r.conventions:
         base = packed.get((row["dtype"], row["input"]))
         if base is None or row is base:
             continue
         for mode in ("value", "reverse", "forward"):
             if mode in row and _cell(row[mode]) != _cell(base.get(mode)):
-                changed.append([row["dtype"], row["execution"], row["placement"], row["input"],
-                                mode, _cell(row[mode]), _cell(base.get(mode))])
+                key = (row["execution"], row["placement"], row["input"], mode,
+                       _cell(row[mode]), _cell(base.get(mode)))
+                changed.setdefault(key, []).append(row["dtype"])
+    changed = [[", ".join(dtypes), *key] for key, dtypes in changed.items()]
     out += [f"Other placements and compiled code ({r.scope['compiled']}): "
             + ("every cell as above." if not changed else "the cells that differ from above:"),
             ""]
