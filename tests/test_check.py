@@ -331,3 +331,12 @@ def test_compiled_forward_mode_where_eager_raises_is_held_to_the_reverse_derivat
     found = _probe.compiled_findings([row("eager", raises, 1.0), row("compiled", 0.0, 1.0)])
     assert [(f.kind, f.where.transformation) for f in found] == [("compiled_differs", "forward")]
     assert "eager reverse (eager forward mode raises) [1.0]" in found[0].detail
+
+
+def test_cost_is_a_ratio_with_its_interval_and_the_bytes_kept(cpu, monkeypatch):
+    monkeypatch.setattr(_sections, "COST_ELEMENTS", 4096)  # the timing code, on a tiny input
+    cost = _sections.cost(_rule(jax_relu_with_convention(0.0)), cpu, rounds=20)
+    eager = cost["ratios"]["eager"]
+    assert eager.lo <= eager.value <= eager.hi and eager.n == 20
+    assert set(cost["ratios"]) == {"eager", "compiled"} and cost["builtin"] == "jax.nn.relu"
+    assert cost["bytes_per_element"]["rule"] == 4.0  # its custom_vjp keeps x: float32

@@ -119,14 +119,14 @@ def test_a_registry_rule_gives_the_cells_of_its_committed_atlas_row(cpu):
             ours = [v for row in mine for v in cell_values(row[mode])]
             assert all(any(same_value(a, b) for b in theirs) for a in ours), (label, mode)
             assert all(any(same_value(a, b) for a in ours) for b in theirs), (label, mode)
-    found = _sections.matches(rows, rule.kinks, "torch", run)
+    found = _sections.matches(rows, "torch", run)
     assert rule.name in [m["name"] for m in found["matches"]]
 
 
 def test_a_rule_matching_no_builtin_names_the_nearest_and_the_cells(cpu):
     rule = as_rule(MyReLU)[0]
     rows = _probe.conventions(rule, "float32", (0.0,), cpu, ("packed",), (), ())
-    found = _sections.matches(rows, (0.0,), "torch", _sections.atlas_run())
+    found = _sections.matches(rows, "torch", _sections.atlas_run())
     if found["run"] is None:
         pytest.skip("no committed atlas in reports/results")
     assert not found["matches"]

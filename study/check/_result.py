@@ -196,14 +196,14 @@ def _matches(r: CheckResult) -> list[str]:
             f"kinks among them), against the committed atlas of run {run['label']} "
             f"(torch {run['torch']}, jax {run['jax']}; `{run['file']}`):", ""]
     if m["matches"]:
-        out += [", ".join(f"`{o['name']}` ({o['framework']}, {o['cells']} cells)"
+        out += [", ".join(f"`{o['name']}` ({o['framework']}; {', '.join(o['dtypes'])})"
                           for o in m["matches"]), ""]
         return out
     near = m["nearest"]
     if near is None:
         return out + ["No built-in was probed at this rule's kinks.", ""]
-    out += [f"None matches. Nearest: `{near['name']}` ({near['framework']}), "
-            f"{len(near['differing'])} of {near['cells']} cells differ:", ""]
+    out += [f"None matches. Nearest: `{near['name']}` ({near['framework']}), where "
+            f"{len(near['differing'])} cells differ:", ""]
     rows = [[d["dtype"], d["input"], d["mode"], _cell(d["rule"]), _cell(d["builtin"])]
             for d in near["differing"]]
     return out + _table(["dtype", "input", "mode", "this rule", near["name"]], rows) + [""]

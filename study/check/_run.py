@@ -128,9 +128,9 @@ def _measure(result: CheckResult, rule, dev, kinks, quick: bool, dtypes, placeme
     if fw == "torch":
         result.clone_hazard, more = _sections.clone_hazards(rule, dev)
         found += more
-    result.matches = _sections.matches(result.conventions, kinks, fw, _sections.atlas_run())
+    result.matches = _sections.matches(result.conventions, fw, _sections.atlas_run())
     if not quick:
-        result.cost = _sections.cost(rule, dev, compiled_too=True)
+        result.cost = _sections.cost(rule, dev)
 
 
 def _compare_twin(result: CheckResult, rule, twin_rule, dev, kinks, dtypes) -> None:

@@ -28,7 +28,8 @@ ATLAS_RUN = "C1"
 MATCHED_MODES = ("value", "reverse")
 NOT_KINKS = {"min_normal", "nan", "+inf", "-inf"}  # probe inputs that are no kink's
 COST_ELEMENTS = 10 ** 6
-BUILTIN_RELU = {"torch": torch.relu, "jax": jax.nn.relu}
+SAVED_BYTES_ELEMENTS = 1024  # a multiple of 8: a bit mask packs without padding
+BUILTIN_RELU = {"torch": ("torch.relu", torch.relu), "jax": ("jax.nn.relu", jax.nn.relu)}
 
 
 # --- transforms ---------------------------------------------------------------------------
@@ -174,98 +175,96 @@ def atlas_run(atlas_dir: str = ATLAS_DIR, labels_file: str = LABELS_FILE,
     return None
 
 
-def matches(rows: list[dict], kinks, framework: str, run: dict | None) -> dict:
+def _differing_cells(rec: dict, ours: dict) -> list[dict] | None:
+    """The cells of one atlas record (one op and dtype) that differ from ours; None where the
+    record was not probed at every one of our kinks at its dtype (nothing to compare)."""
+    ours_here = {label for dtype, label in ours if dtype == rec["dtype"]}
+    shared = [(i, label) for i, label in enumerate(rec["inputs"]) if label in ours_here]
+    if not ours_here or not ours_here - NOT_KINKS <= {label for _, label in shared}:
+        return None
+    differing = []
+    for i, label in shared:
+        for mode in MATCHED_MODES:
+            cell = rec[mode] if isinstance(rec[mode], str) else rec[mode][i]
+            mine = [row[mode] for row in ours[(rec["dtype"], label)]]
+            if not _cells_equal(mine, cell):
+                differing.append({"dtype": rec["dtype"], "input": label, "mode": mode,
+                                  "rule": _distinct_values(mine), "builtin": cell})
+    return differing
+
+
+def matches(rows: list[dict], framework: str, run: dict | None) -> dict:
     """Built-ins whose committed atlas cells (value and reverse, eagerly, at run C1) equal the
-    rule's at every input both probe, the rule's kinks among them; where none does, the
-    nearest and the cells that differ."""
+    rule's at every input both probe, the rule's kinks among them, in every dtype both
+    measured; where none does, the nearest (fewest differing cells; the rule's framework
+    first) and the cells that differ."""
     if run is None:
         return {"run": None, "matches": [], "nearest": None}
-    ours = {}
-    for row in rows:
-        if row["execution"] == "eager":
-            ours.setdefault((row["dtype"], row["input"]), []).append(row)
-    compared = []
+    ours: dict = {}
+    for row in (r for r in rows if r["execution"] == "eager"):
+        ours.setdefault((row["dtype"], row["input"]), []).append(row)
+    ops: dict = {}
     for rec in run["records"]:
-        if rec.get("part") != "atlas" or rec.get("kind") != "builtin" \
-                or rec.get("execution") != "eager" or "case_error" in rec:
+        if (rec.get("part"), rec.get("kind"), rec.get("execution")) != ("atlas", "builtin",
+                                                                         "eager"):
             continue
-        ours_here = {lab for d, lab in ours if d == rec["dtype"]}
-        shared = [(i, lab) for i, lab in enumerate(rec["inputs"]) if lab in ours_here]
-        if not ours_here or not ours_here - NOT_KINKS <= {lab for _, lab in shared}:
-            continue  # not measured at this dtype, or not at all of the rule's kinks
-        differing = []
-        for i, lab in shared:
-            for mode in MATCHED_MODES:
-                cell = rec[mode] if isinstance(rec[mode], str) else rec[mode][i]
-                mine = [r[mode] for r in ours[(rec["dtype"], lab)]]
-                if not _cells_equal(mine, cell):
-                    differing.append({"dtype": rec["dtype"], "input": lab, "mode": mode,
-                                      "rule": _distinct_values(mine),
-                                      "builtin": cell})
-        compared.append({"rule": rec["rule"], "name": rec["name"],
-                         "framework": rec["framework"], "dtype": rec["dtype"],
-                         "cells": len(shared) * len(MATCHED_MODES), "differing": differing})
-    by_op = {}
-    for c in compared:
-        op = by_op.setdefault(c["rule"], {"rule": c["rule"], "name": c["name"],
-                                          "framework": c["framework"], "dtypes": [],
-                                          "cells": 0, "differing": []})
-        op["dtypes"].append(c["dtype"])
-        op["cells"] += c["cells"]
-        op["differing"] += c["differing"]
-    ops = sorted(by_op.values(), key=lambda o: (len(o["differing"]), o["framework"] != framework,
-                                                o["rule"]))
+        differing = _differing_cells(rec, ours)
+        if differing is None:
+            continue
+        op = ops.setdefault(rec["rule"], {"rule": rec["rule"], "name": rec["name"],
+                                          "framework": rec["framework"], "dtypes": [],
+                                          "differing": []})
+        op["dtypes"].append(rec["dtype"])
+        op["differing"] += differing
+    ranked = sorted(ops.values(), key=lambda o: (len(o["differing"]),
+                                                 o["framework"] != framework, o["rule"]))
+    matching = [o for o in ranked if not o["differing"]]
     provenance = run["provenance"]
     return {"run": {"label": run["label"], "file": os.path.relpath(run["path"], REPO_ROOT),
                     "torch": provenance["torch"], "jax": provenance["jax"]},
-            "matches": [o for o in ops if o["cells"] and not o["differing"]],
-            "nearest": next((o for o in ops if o["differing"]), None) if ops and
-            ops[0]["differing"] else None}
+            "matches": matching, "nearest": ranked[0] if ranked and not matching else None}
 
 
 # --- cost ---------------------------------------------------------------------------------
 
-def _step(fn, framework: str, compiled: bool, device):
-    """A forward-and-backward thunk on COST_ELEMENTS float32 elements, and its sync."""
-    x_host = np.random.default_rng(0).standard_normal(COST_ELEMENTS).astype(np.float32)
+def _forward_and_backward(fn, framework: str, compiled: bool, x_host: np.ndarray, device):
+    """(thunk, sync): one forward and backward of fn at x_host, as a training step runs it."""
     if framework == "torch":
         x = device.to_torch(x_host, requires_grad=True)
         ones = torch.ones_like(x)
         f = torch.compile(fn, backend="inductor") if compiled else fn
 
-        def thunk():
+        def step():
             x.grad = None
             f(x).backward(ones)
             return x.grad
-        return thunk, lambda _: device.synchronize()
+        return step, lambda _: device.synchronize()
     x = device.to_jax(x_host)
-    grad = jax.grad(lambda a: (fn(a)).sum())
-    return (jax.jit(grad) if compiled else grad), jax.block_until_ready
+    grad = jax.grad(lambda a: fn(a).sum())
+    grad = jax.jit(grad) if compiled else grad
+    return (lambda: grad(x)), jax.block_until_ready
 
 
-def cost(rule: Rule, device, compiled_too: bool, rounds: int = 20) -> dict:
+def cost(rule: Rule, device, rounds: int = 20) -> dict:
     """Time of a forward and backward ÷ the framework's built-in ReLU's at 10^6 elements,
-    timed round by round (study.timing), with the ratio's 95% interval (study.stats); and the
-    bytes an element keeps for backward (study.memory)."""
-    builtin = BUILTIN_RELU[rule.framework]
-    out = {"elements": COST_ELEMENTS, "builtin": builtin.__name__, "ratios": {}}
-    for execution in ("eager", "compiled") if compiled_too else ("eager",):
-        compiled = execution == "compiled"
-        if compiled and rule.framework == "torch":
+    eager and compiled, timed round by round (study.timing) with the ratio's 95% interval
+    (study.stats); and the bytes an element keeps for backward (study.memory)."""
+    name, builtin = BUILTIN_RELU[rule.framework]
+    x_host = np.random.default_rng(0).standard_normal(COST_ELEMENTS).astype(np.float32)
+    out = {"elements": COST_ELEMENTS, "builtin": name, "ratios": {}}
+    for execution in ("eager", "compiled"):
+        if execution == "compiled" and rule.framework == "torch":
             torch._dynamo.reset()
-        thunks = {name: _step(fn, rule.framework, compiled, device)
-                  for name, fn in (("rule", rule.fn), ("builtin", builtin))}
-        if rule.framework == "jax":
-            x = device.to_jax(np.random.default_rng(0).standard_normal(COST_ELEMENTS)
-                              .astype(np.float32))
-            thunks = {n: ((lambda g=g: g(x)), s) for n, (g, s) in thunks.items()}
+        thunks = {who: _forward_and_backward(fn, rule.framework, execution == "compiled",
+                                             x_host, device)
+                  for who, fn in (("rule", rule.fn), ("builtin", builtin))}
         times = time_interleaved(thunks, rounds=rounds)
         out["ratios"][execution] = paired_ratio(times["rule"]["times_s"],
                                                 times["builtin"]["times_s"])
-    x = np.zeros(1024, np.float32)
+    sample = x_host[:SAVED_BYTES_ELEMENTS]
     if rule.framework == "torch":
-        kept = [torch_saved_bytes(f, device.to_torch(x)) for f in (rule.fn, builtin)]
+        kept = [torch_saved_bytes(f, device.to_torch(sample)) for f in (rule.fn, builtin)]
     else:
-        kept = [jax_residual_bytes(f, device.to_jax(x)) for f in (rule.fn, builtin)]
-    out["bytes_per_element"] = {"rule": kept[0] / x.size, "builtin": kept[1] / x.size}
+        kept = [jax_residual_bytes(f, device.to_jax(sample)) for f in (rule.fn, builtin)]
+    out["bytes_per_element"] = {"rule": kept[0] / sample.size, "builtin": kept[1] / sample.size}
     return out
