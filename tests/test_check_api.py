@@ -157,11 +157,17 @@ def test_each_usage_error_is_one_line_and_exit_2(rules_file, capsys, target, mes
 
 @pytest.mark.slow  # every eager section twice, and jax.jit: about 10 s
 def test_exit_1_on_a_finding_and_0_with_fail_on_elsewhere(rules_file, capsys):
-    code, out, _ = _run_cli([f"{rules_file}:jax_alpha_at_zero", "--quick", "--json", "-"],
-                            capsys)
+    code, out, _ = _run_cli([f"{rules_file}:jax_alpha_at_zero", "--quick", "--json", "-",
+                             "--kinks", "0.25", "--twin", f"{rules_file}:AlphaAtZero"], capsys)
     data = json.loads(out)
     assert code == 1 and data["exit_code"] == 1 and data["schema_version"] == 1
     assert {"vjp_not_linear", "transform_wrong"} <= {f["kind"] for f in data["findings"]}
+    assert data["kinks"]["given"] == ["0.25"] and "0.25" in data["kinks"]["probed"]
+    assert {"0.25-ulp", "0.25", "0.25+ulp"} <= {row["input"] for row in data["conventions"]}
+    # the twin sets 0.5 at 0 too, but JAX flushes a subnormal x to 0 (where the rule gives
+    # 0.5), torch does not; and at NaN torch's clone passes the gradient, JAX's where does not
+    twin = [f for f in data["findings"] if f["kind"] == "convention_differs_from_twin"]
+    assert {f["where"]["input"] for f in twin} == {"-min_subnormal", "+min_subnormal", "nan"}
     code, out, _ = _run_cli([f"{rules_file}:jax_alpha_at_zero", "--quick",
                              "--fail-on", "not_deterministic"], capsys)
     assert code == 0 and out.startswith("# study check:")
