@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from study.check._findings import FAILING, Finding, exit_code
+from study.conventions import MODES
 from study.placement import describe_where
 from study.report.format import shorten, text
 
@@ -129,11 +130,15 @@ def _conventions(r: CheckResult) -> list[str]:
     for dtype in r.scope["dtypes"]:
         rows = [row for row in r.conventions if row["dtype"] == dtype
                 and row["execution"] == "eager" and row["placement"] == "packed"]
+        raising = {m: rows[0][m] for m in MODES if rows and isinstance(rows[0].get(m), str)
+                   and all(row.get(m) == rows[0][m] for row in rows)}
+        shown = [m for m in MODES if m not in raising]
         out += [f"**{dtype}**", ""]
-        out += _table(["input", "bits", "value", "reverse", "forward", "second"],
-                      [[row["input"], row["bits"]] + [_cell(row.get(m)) for m in
-                                                      ("value", "reverse", "forward", "second")]
+        out += _table(["input", "bits", *shown],
+                      [[row["input"], row["bits"], *(_cell(row.get(m)) for m in shown)]
                        for row in rows]) + [""]
+        out += [f"{mode} raises at every input: {line}" for mode, line in raising.items()]
+        out += [""] if raising else []
     packed = {(row["dtype"], row["input"]): row for row in r.conventions
               if row["execution"] == "eager" and row["placement"] == "packed"}
     changed: dict = {}  # one row for the dtypes where a cell differs alike
