@@ -15,6 +15,7 @@ def seed_two_layer_data() -> dict[str, np.ndarray]:
         "w2": np.array([[-1, 1], [-2, 3]], np.float32),
     }
 
+
 DATASETS = ("seed", "random_no_ties", "random_ties")
 SEED = 0
 RANDOM_SHAPES = {"x": (32, 16), "w1": (16, 24), "w2": (24, 4)}

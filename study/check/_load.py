@@ -145,7 +145,7 @@ def as_rule(obj, framework: str | None = None, args: tuple = (), name: str | Non
     """(Rule, style) for a user's rule: derivatives are taken with respect to x only, `args`
     follow it unchanged."""
     if isinstance(obj, Rule):
-        return obj, obj.kind
+        return obj, f"registry rule ({obj.kind})"
     fn, fw, style = detect(obj, framework, args)
     label = name or getattr(obj, "__qualname__", None) or type(obj).__name__
     rule = Rule(key=f"user:{label}", framework=fw, name=label, kind="custom", fn=fn,
