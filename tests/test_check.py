@@ -340,3 +340,10 @@ def test_cost_is_a_ratio_with_its_interval_and_the_bytes_kept(cpu, monkeypatch):
     assert eager.lo <= eager.value <= eager.hi and eager.n == 20
     assert set(cost["ratios"]) == {"eager", "compiled"} and cost["builtin"] == "jax.nn.relu"
     assert cost["bytes_per_element"]["rule"] == 4.0  # its custom_vjp keeps x: float32
+
+
+def test_compiled_code_is_measured_where_eager_code_is_too():
+    from study.check._run import COMPILED_PLACEMENTS, EAGER_PLACEMENTS, QUICK_PLACEMENTS
+    for framework, (compiled_at,) in COMPILED_PLACEMENTS.items():
+        assert compiled_at in EAGER_PLACEMENTS[framework]  # else compiled is compared to nothing
+        assert compiled_at in QUICK_PLACEMENTS[framework]

@@ -20,7 +20,7 @@ from study.transformations import COLUMNS, COMPILING_COLUMNS
 
 QUICK_DTYPES = ("float32", "float64")
 EAGER_PLACEMENTS = {"torch": ALL_PLACEMENTS, "jax": ("packed", "2-D rows")}
-QUICK_PLACEMENTS = {"torch": ALL_PLACEMENTS, "jax": ("packed",)}
+QUICK_PLACEMENTS = EAGER_PLACEMENTS  # eager placements are cheap; compiled ones are not
 COMPILED_PLACEMENTS = {"torch": ("fill",), "jax": ("2-D rows",)}  # as the atlas compiles
 COMPILERS = {"torch": "torch.compile (inductor)", "jax": "jax.jit"}
 QUICK_SKIPS = ("float16 and bfloat16", "compiled forward mode and compiled float64",
