@@ -1,6 +1,5 @@
-"""study check: each finding kind triggered by a small rule of our own that has the behaviour,
-asserting the finding, its severity and where it was seen; the API's result and state; the
-command line's exit codes."""
+"""study check's measurements: each finding kind triggered by a small rule of our own that has
+the behaviour, asserting the finding, its severity and where it was seen."""
 import jax
 import jax.numpy as jnp
 import numpy as np
