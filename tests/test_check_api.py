@@ -203,3 +203,22 @@ def test_a_bug_of_the_check_is_exit_3_in_one_line(rules_file, capsys, monkeypatc
     code, out, err = _run_cli([f"{rules_file}:jax_alpha_at_zero", "--quick"], capsys)
     assert code == 3 and out == ""
     assert err.strip() == "internal error of study check: ZeroDivisionError: a bug of ours"
+
+
+def test_study_check_of_a_registry_rule_gives_its_atlas_row_and_matches_it():
+    rule = by_key("jax_relu")
+    run = _sections.atlas_run()
+    if run is None:
+        pytest.skip("no committed atlas in reports/results")
+    r = study.check(rule, quick=True)
+    for dtype in ("float32", "float64"):
+        atlas = next(rec for rec in run["records"] if rec.get("part") == "atlas"
+                     and rec["rule"] == rule.key and rec["dtype"] == dtype
+                     and rec["execution"] == "eager")
+        ours = {row["input"]: row for row in r.conventions if row["dtype"] == dtype
+                and row["execution"] == "eager" and row["placement"] in atlas["placements"]}
+        for i, label in enumerate(atlas["inputs"]):
+            for mode in ("value", "reverse", "forward", "second"):
+                assert _sections._cells_equal(ours[label][mode], atlas[mode][i]), (label, mode)
+    assert "jax.nn.relu" in [m["name"] for m in r.matches["matches"]]
+    assert r.ok, r.to_markdown()
