@@ -346,3 +346,18 @@ def test_compiled_code_is_measured_where_eager_code_is_too():
     for framework, (compiled_at,) in COMPILED_PLACEMENTS.items():
         assert compiled_at in EAGER_PLACEMENTS[framework]  # else compiled is compared to nothing
         assert compiled_at in QUICK_PLACEMENTS[framework]
+
+
+def test_a_rule_raising_below_zero_is_measured_not_crashed_on(cpu):
+    def no_negatives(x):
+        if bool((x < 0).any()):
+            raise ValueError("negative input")
+        return x.clamp(min=0)
+    rule = _rule(no_negatives, "torch")
+    assert not _probe.check_callable(rule, cpu)  # elementwise on the positive inputs
+    assert _probe.scan_kinks(rule, cpu) == "ValueError: negative input"
+    cells, found = _sections.transforms(rule, (0.0,), cpu, ("jvp",), "aot_eager")
+    assert cells == {"error": "ValueError: negative input"} and not found
+    rows, found = _probe.gradcheck(rule, (0.0,), cpu)
+    assert not found  # gradcheck raising below 0 is reported, not a failed check
+    assert {r["outcome"] for r in rows if r["x"] < 0} == {"ValueError: negative input"}

@@ -141,7 +141,7 @@ def test_a_rule_matching_no_builtin_names_the_nearest_and_the_cells(cpu):
     ("{file}:missing", "has no attribute 'missing'"),
     ("{file}:not_callable", "is a int, not callable"),
     ("{file}:both_frameworks", "cannot tell the framework"),
-    ("{file}:raises --framework torch", "raises on"),
+    ("{file}:raises --framework torch", "raises on every input tried"),
     ("{file}:reshapes --framework torch", "returns shape [1]"),
     ("{file}:mixes --framework torch", "is not elementwise"),
     ("{file}:AlphaAtZero --device cuda", "--device cuda: no CUDA device"),

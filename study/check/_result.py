@@ -125,7 +125,7 @@ def _conventions(r: CheckResult) -> list[str]:
     out = ["## Conventions", "",
            f"Value, reverse derivative (cotangent 1), forward-mode derivative (tangent 1) and "
            f"second derivative at the probe inputs; kinks probed: "
-           f"{text(r.kinks['probed'], None)} (scan found {text(r.kinks['scanned'], None)}, "
+           f"{text(r.kinks['probed'], None)} (scan found {_scan(r.kinks['scanned'])}, "
            f"given {text(r.kinks['given'], None)}). Eagerly, all inputs in one tensor:", ""]
     for dtype in r.scope["dtypes"]:
         rows = [row for row in r.conventions if row["dtype"] == dtype
@@ -159,6 +159,10 @@ def _conventions(r: CheckResult) -> list[str]:
         out += _table(["dtype", "execution", "placement", "input", "mode", "here", "above"],
                       changed) + [""]
     return out
+
+
+def _scan(scanned) -> str:
+    return f"none: it raises ({scanned})" if isinstance(scanned, str) else text(scanned, None)
 
 
 def _vjp(r: CheckResult) -> list[str]:
@@ -217,6 +221,10 @@ def _matches(r: CheckResult) -> list[str]:
 def _transforms(r: CheckResult) -> list[str]:
     if r.transforms is None:
         return []
+    if "error" in r.transforms:
+        return ["## Transformations", "", "Not judged: the rule's own eager value or reverse "
+                f"derivative, the reference, raises at x = [-1.5, 0, 0.7, 2]: "
+                f"{r.transforms['error']}", ""]
     rows = [[col, {"ok": "✓", "wrong": "wrong (silently)"}.get(c["status"], c["status"]),
              _cell(c["detail"]) if c["status"] in ("error", "n/a") else
              "" if c["status"] == "ok" else text(c["detail"], None)]
@@ -243,7 +251,8 @@ def _clone_hazard(r: CheckResult) -> list[str]:
 def _twin(r: CheckResult) -> list[str]:
     if r.twin is None:
         return []
-    rows = [[n["dataset"], n["preactivation_zeros"], ", ".join(n["differ"]) or "none",
+    rows = [[n["dataset"], "—", n["error"], "no"] if "error" in n else
+            [n["dataset"], n["preactivation_zeros"], ", ".join(n["differ"]) or "none",
              text(n["judged"])] for n in r.twin["nets"]]
     return ([f"## Twin: {r.twin['target']}", "",
              "Seed 001's net and the random nets (loss, dL/dw1, dL/dw2), bit for bit. A net "
@@ -256,7 +265,8 @@ def _cost(r: CheckResult) -> list[str]:
     if r.cost is None:
         return []
     c = r.cost
-    rows = [[execution, text(ratio)] for execution, ratio in c["ratios"].items()]
+    rows = [[execution, _cell(ratio) if isinstance(ratio, str) else text(ratio)]
+            for execution, ratio in c["ratios"].items()]
     kept = c["bytes_per_element"]
     return (["## Cost", "",
              f"Forward and backward on {text(c['elements'])} float32 elements, ÷ "

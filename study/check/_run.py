@@ -81,7 +81,8 @@ def check(fn, twin=None, *, framework: str | None = None, twin_framework: str | 
         rule, style = as_rule(fn, framework, tuple(args), name, tuple(kinks))
         findings: list[Finding] = _probe.check_callable(rule, dev)
         scanned = _probe.scan_kinks(rule, dev) if not findings else ()
-        probed = tuple(sorted(set(scanned) | set(kinks) | {0.0}))
+        probed = tuple(sorted(set(() if isinstance(scanned, str) else scanned) | set(kinks)
+                              | {0.0}))
         fw = rule.framework
         dtypes = QUICK_DTYPES if quick else DTYPES
         placements = (QUICK_PLACEMENTS if quick else EAGER_PLACEMENTS)[fw]
@@ -94,7 +95,8 @@ def check(fn, twin=None, *, framework: str | None = None, twin_framework: str | 
                    "dtypes": list(dtypes), "placements": list(placements),
                    "compiled": compiled},
             environment=_environment(),
-            kinks={"scanned": list(scanned), "given": list(kinks), "probed": list(probed)},
+            kinks={"scanned": scanned if isinstance(scanned, str) else list(scanned),
+                   "given": list(kinks), "probed": list(probed)},
             findings=findings, fail_on=tuple(fail_on))
         if findings:  # not elementwise: no measurement here would mean what it says
             return result

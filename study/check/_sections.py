@@ -11,6 +11,7 @@ import torch
 from study import clone_hazard, transformations
 from study.check._findings import Finding, Where
 from study.check._probe import SMOOTH_MARGIN, vjp
+from study.errors import first_error_line
 from study.memory import jax_residual_bytes, torch_saved_bytes
 from study.nets import DATASETS, two_layer_dataset, two_layer_gradients
 from study.placement import cell_values, same_value
@@ -54,9 +55,14 @@ def own_reference(rule: Rule, kinks, device) -> dict:
 
 
 def transforms(rule: Rule, kinks, device, columns, backend: str) -> tuple[dict, list[Finding]]:
+    """The rule's row of the transforms matrix, against its own eager reference; {"error":
+    line} where that reference itself raises at transformations.X."""
     atol = dict.fromkeys(transformations.SECOND_ORDER_COLUMNS, SECOND_ORDER_ATOL)
-    cells = transformations.transformation_cells(rule.framework, rule.fn,
-                                                 own_reference(rule, kinks, device), backend,
+    try:
+        reference = own_reference(rule, kinks, device)
+    except Exception as exc:  # noqa: BLE001  no reference: no transformation can be judged
+        return {"error": first_error_line(exc)}, []
+    cells = transformations.transformation_cells(rule.framework, rule.fn, reference, backend,
                                                  device, columns, atol)
     found = []
     for col, cell in cells.items():
@@ -109,7 +115,11 @@ def twin_nets(rule: Rule, twin: Rule, device) -> tuple[list[dict], list[Finding]
     rows, found = [], []
     for dataset in DATASETS:
         data = two_layer_dataset(dataset)
-        differ, ours = _net_differences(rule, twin, data, device)
+        try:
+            differ, ours = _net_differences(rule, twin, data, device)
+        except Exception as exc:  # noqa: BLE001  a rule raising on a net is what was measured
+            rows.append({"dataset": dataset, "error": first_error_line(exc)})
+            continue
         arithmetic = bool(_net_differences(_identity(rule.framework),
                                            _identity(twin.framework), data, device)[0])
         rows.append({"dataset": dataset, "preactivation_zeros": ours["zeros"],
@@ -258,7 +268,11 @@ def cost(rule: Rule, device, rounds: int = 20) -> dict:
         thunks = {who: _forward_and_backward(fn, rule.framework, execution == "compiled",
                                              x_host, device)
                   for who, fn in (("rule", rule.fn), ("builtin", builtin))}
-        times = time_interleaved(thunks, rounds=rounds)
+        try:
+            times = time_interleaved(thunks, rounds=rounds)
+        except Exception as exc:  # noqa: BLE001  a rule that cannot run compiled, say
+            out["ratios"][execution] = first_error_line(exc)
+            continue
         out["ratios"][execution] = paired_ratio(times["rule"]["times_s"],
                                                 times["builtin"]["times_s"])
     sample = x_host[:SAVED_BYTES_ELEMENTS]
