@@ -1,5 +1,7 @@
 """study.check: one function from a user's rule to a CheckResult."""
 import contextlib
+import os
+import platform
 import random
 import warnings
 
@@ -56,8 +58,9 @@ def _user_state_restored():
 
 
 def _environment() -> dict:
-    return {"torch": torch.__version__, "jax": jax.__version__, "cpu": provenance.cpu_model(),
-            "cpu_capability": provenance.torch_cpu_capability()}
+    return {"torch": torch.__version__, "jax": jax.__version__, "numpy": np.__version__,
+            "python": platform.python_version(), "cpu": provenance.cpu_model(),
+            "cpu_capability": provenance.torch_cpu_capability(), "cpu_count": os.cpu_count()}
 
 
 def check(fn, twin=None, *, framework: str | None = None, twin_framework: str | None = None,
