@@ -257,13 +257,23 @@ def linearity(rule: Rule, dtype: str, kinks, device) -> tuple[list[dict], list[F
     return rows, merged(found, "cotangent")
 
 
-def _rng_states() -> tuple:
-    return (torch.get_rng_state(), np.random.get_state(), random.getstate())
+def rng_states() -> tuple:
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else []
+    return (torch.get_rng_state(), np.random.get_state(), random.getstate(), cuda)
 
 
 def _same_rng(a: tuple, b: tuple) -> bool:
     return (torch.equal(a[0], b[0]) and a[2] == b[2] and a[1][0] == b[1][0]
-            and np.array_equal(a[1][1], b[1][1]) and a[1][2:] == b[1][2:])
+            and np.array_equal(a[1][1], b[1][1]) and a[1][2:] == b[1][2:]
+            and len(a[3]) == len(b[3]) and all(map(torch.equal, a[3], b[3])))
+
+
+def restore_rng(states: tuple) -> None:
+    torch.set_rng_state(states[0])
+    np.random.set_state(states[1])
+    random.setstate(states[2])
+    if states[3]:
+        torch.cuda.set_rng_state_all(states[3])
 
 
 def _bitwise_equal(a: np.ndarray, b: np.ndarray) -> bool:
@@ -277,16 +287,14 @@ def determinism(rule: Rule, dtype: str, kinks, device) -> tuple[dict, list[Findi
     restored afterwards."""
     inputs = probes(dtype, kinks)
     values = np.array([v for _, v in inputs])
-    before = _rng_states()
+    before = rng_states()
     try:
         calls = [vjp(rule, values, dtype, 1.0, device) for _ in range(3)]
-        consumed = not _same_rng(before, _rng_states())
+        consumed = not _same_rng(before, rng_states())
     except Exception as exc:  # noqa: BLE001
         return {"dtype": dtype, "error": first_error_line(exc)}, []
     finally:
-        torch.set_rng_state(before[0])
-        np.random.set_state(before[1])
-        random.setstate(before[2])
+        restore_rng(before)
     found = []
     for k, (label, x) in enumerate(inputs):
         seen = [(c[0][k], c[1][k]) for c in calls]

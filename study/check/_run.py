@@ -2,7 +2,6 @@
 import contextlib
 import os
 import platform
-import random
 import warnings
 
 import jax
@@ -38,7 +37,7 @@ def _user_state_restored():
     saved = (jax.config.jax_enable_x64, jax.config.jax_default_matmul_precision,
              torch.get_float32_matmul_precision(), torch.is_grad_enabled(),
              torch.get_default_dtype(), torch._dynamo.config.get_config_copy(),
-             torch.get_rng_state(), np.random.get_state(), random.getstate())
+             _probe.rng_states())
     try:
         use_shared_settings()
         torch.set_grad_enabled(True)
@@ -52,9 +51,7 @@ def _user_state_restored():
         with warnings.catch_warnings():  # deprecated keys warn when set, even to themselves
             warnings.simplefilter("ignore")
             torch._dynamo.config.load_config(saved[5])
-        torch.set_rng_state(saved[6])
-        np.random.set_state(saved[7])
-        random.setstate(saved[8])
+        _probe.restore_rng(saved[6])
 
 
 def _environment() -> dict:
