@@ -222,3 +222,34 @@ def test_study_check_of_a_registry_rule_gives_its_atlas_row_and_matches_it():
                 assert _sections._cells_equal(ours[label][mode], atlas[mode][i]), (label, mode)
     assert "jax.nn.relu" in [m["name"] for m in r.matches["matches"]]
     assert r.ok, r.to_markdown()
+
+
+def test_the_markdown_and_json_of_a_hand_made_result():
+    from study.check import CheckResult, Finding, Where
+    from study.stats import Estimate
+    row = {"dtype": "float32", "input": "-0.0", "x": -0.0, "bits": "0x80000000",
+           "execution": "eager", "placement": "packed", "value": -0.0, "reverse": 1.0,
+           "forward": "RuntimeError: no jvp", "second": 0.0}
+    r = CheckResult(
+        target="t", framework="torch", style="callable", device="cpu",
+        scope={"quick": False, "skipped": [], "dtypes": ["float32"], "placements": ["packed"],
+               "compiled": "none"},
+        environment={"torch": "T", "jax": "J", "cpu": "C", "cpu_capability": "K"},
+        kinks={"scanned": "ValueError: no", "given": [], "probed": [0.0]}, conventions=[row],
+        twin={"target": "u", "framework": "jax",
+              "nets": [{"dataset": "seed", "error": "ValueError: net"}]},
+        cost={"elements": 10, "builtin": "torch.relu",
+              "ratios": {"eager": Estimate(1.5, 1.25, 2.0, 20), "compiled": "Unsupported: x"},
+              "bytes_per_element": {"rule": 4.0, "builtin": 4.0}},
+        findings=[Finding("nan_swallowed", Where("conventions", input="nan"), "value [0]")])
+    md = r.to_markdown()
+    assert r.ok and "**ok**" in md and "| -0.0 | 0x80000000 | -0 | 1.0 | 0 |" in md
+    assert "forward raises at every input: RuntimeError: no jvp" in md
+    assert "scan found none: it raises (ValueError: no)" in md
+    assert "| eager | 1.5 [1.25, 2] |" in md and "| compiled | Unsupported: x |" in md
+    assert "| seed | — | ValueError: net | no |" in md
+    data = json.loads(json.dumps(r.to_json()))
+    assert data["conventions"][0]["value"] == "-0.0" and data["conventions"][0]["x"] == "-0.0"
+    assert data["cost"]["ratios"]["eager"] == {"value": "1.5", "lo": "1.25", "hi": "2.0",
+                                               "n": 20}
+    assert data["findings"][0]["severity"] == "info" and data["exit_code"] == 0
