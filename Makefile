@@ -74,3 +74,9 @@ matrix: $(BOOTSTRAP)
 	  .matrix/$$pkg-$$ver/bin/python -m study run $(MATRIX_EXPERIMENTS) --device cpu $(ARGS); \
 	done
 	$(PYTHON) -m study report
+
+# Wall time of `study check` on MyReLU, with and without --quick, from an empty inductor cache
+# (not part of `make test`: a benchmark; writes reports/benchmarks/check-wall-time.json).
+.PHONY: bench-check
+bench-check: $(BOOTSTRAP)
+	$(PYTHON) tests/bench_check_wall_time.py

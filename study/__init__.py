@@ -10,3 +10,11 @@ applies the numeric settings every experiment shares.
 import os
 
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
+
+def __getattr__(name: str):
+    """`study.check(fn)` without importing torch and JAX at `import study`."""
+    if name == "check":
+        import study.check
+        return study.check
+    raise AttributeError(f"module 'study' has no attribute {name!r}")

@@ -1,4 +1,5 @@
-"""Command line: `python -m study list | run NAME... | report | compare DIR | reference`."""
+"""Command line: `python -m study list | run NAME... | report | compare DIR | reference |
+check MODULE_OR_FILE:ATTR`."""
 import argparse
 import json
 import subprocess
@@ -9,9 +10,9 @@ import sys
 from tabulate import tabulate
 
 import experiments
-from study import provenance, report, reproduction, results, runner
+from study import atomic, provenance, report, reproduction, results, runner
 from study.devices import DEVICE_CHOICES, resolve_devices
-from study.errors import IncompleteReport, StudyError
+from study.errors import IncompleteReport, StudyError, first_error_line
 from study.frameworks import use_shared_settings
 from study.provenance import REPO_ROOT
 from study.report.document import render_document
@@ -172,6 +173,52 @@ def cmd_reference(args) -> None:
           f"(copied to {args.reference})")
 
 
+def cmd_check(args) -> None:
+    """Exit 0 clean, 1 a finding says a result is silently wrong, 2 usage (via StudyError),
+    3 the check itself failed."""
+    from study import check as checking
+    rule, target = checking.load_target(args.target)
+    twin, twin_target = checking.load_target(args.twin) if args.twin else (None, None)
+    options = dict(framework=args.framework, args=checking.parse_args(args.args),
+                   kinks=_floats(args.kinks), quick=args.quick, device=args.device,
+                   fail_on=checking.parse_fail_on(args.fail_on), name=target,
+                   twin_name=twin_target)
+    try:
+        result = checking.check(rule, twin, **options)
+    except StudyError:
+        raise
+    except Exception as exc:  # noqa: BLE001  a bug of the check, not of the rule
+        print(f"internal error of study check: {first_error_line(exc)}", file=sys.stderr)
+        raise SystemExit(3) from exc
+    unusable = [f for f in result.findings if f.severity == "usage"]
+    if unusable:
+        raise checking.UsageError(f"{target} is not elementwise ({unusable[0].detail}); "
+                                  "every measurement here assumes an elementwise rule")
+    if args.json:
+        text = json.dumps(result.to_json(), indent=1) + "\n"
+        if args.json == "-":
+            sys.stdout.write(text)
+        else:
+            _write_json(args.json, text)
+    if args.json != "-":
+        sys.stdout.write(result.to_markdown())
+    raise SystemExit(result.exit_code)
+
+
+def _floats(text: str | None) -> tuple:
+    try:
+        return tuple(float(v) for v in (text or "").split(",") if v.strip())
+    except ValueError:
+        raise StudyError(f"--kinks {text!r} is not a comma-separated list of numbers") from None
+
+
+def _write_json(path: str, text: str) -> None:
+    try:
+        atomic.write_text_atomically(path, text)
+    except OSError as e:
+        raise StudyError(f"cannot write {path}: {e.strerror or e}") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m study", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -212,6 +259,24 @@ def build_parser() -> argparse.ArgumentParser:
     ref.add_argument("--results", default=results.RESULTS_DIR)
     ref.add_argument("--reference", default=results.REFERENCE_DIR)
     ref.set_defaults(func=cmd_reference)
+    chk = sub.add_parser("check", help="measure your own gradient rule as the study measures "
+                                       "its own; exit 1 where a result is silently wrong")
+    chk.add_argument("target", metavar="MODULE_OR_FILE:ATTR")
+    chk.add_argument("--twin", metavar="MODULE_OR_FILE:ATTR",
+                     help="the same rule in the other framework, compared bit for bit")
+    chk.add_argument("--framework", choices=("torch", "jax"),
+                     help="where a plain callable works in both or neither")
+    chk.add_argument("--args", metavar="ARGS",
+                     help="extra positional arguments after x, as Python literals: '0.1, 2'")
+    chk.add_argument("--kinks", metavar="K1,K2", help="kinks to probe besides those found")
+    chk.add_argument("--quick", action="store_true",
+                     help="float32 and float64 eager, one compiled graph, no cost")
+    chk.add_argument("--json", metavar="FILE|-", help="also write the result as JSON")
+    chk.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    chk.add_argument("--fail-on", metavar="KINDS",
+                     help="comma-separated finding kinds that fail (exit 1) instead of the "
+                          "default ones")
+    chk.set_defaults(func=cmd_check)
     return parser
 
 

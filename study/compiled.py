@@ -110,13 +110,17 @@ def _in_groups(make, fns, arrays, dtype: str, device: Device) -> list[tuple[list
 
 
 def measure_compiled(rules: list[Rule], values: list[list[float]], dtype: str, device: Device,
-                     placements: tuple[str, ...]) -> list[dict]:
+                     placements: tuple[str, ...], passes: tuple[str, ...] = tuple(PASSES)
+                     ) -> list[dict]:
     """Per rule (all of one framework): {"outcome": {mode: {placement: [per input: values or
-    an error line]}}, "graph_ops": {mode: how many ops shared the op's compiled graph}}."""
+    an error line]}}, "graph_ops": {mode: how many ops shared the op's compiled graph}}, for
+    the compiled passes asked for (PASSES: "train" and "forward")."""
     framework = rules[0].framework
     batch = _torch_batch if framework == "torch" else _jax_batch
-    out = [{"outcome": {m: {} for m in COMPILED_MODES}, "graph_ops": {}} for _ in rules]
-    for compiled_pass, modes in PASSES.items():
+    modes_measured = [m for p in passes for m in PASSES[p]]
+    out = [{"outcome": {m: {} for m in modes_measured}, "graph_ops": {}} for _ in rules]
+    for compiled_pass in passes:
+        modes = PASSES[compiled_pass]
         for placement in placements:
             arrays = [placed_arrays(placement, v, dtype) for v in values]
             got = _in_groups(lambda fns: batch(fns, compiled_pass), [r.fn for r in rules],

@@ -16,6 +16,29 @@ def seed_two_layer_data() -> dict[str, np.ndarray]:
     }
 
 
+DATASETS = ("seed", "random_no_ties", "random_ties", "continuous_ties")
+SEED = 0
+RANDOM_SHAPES = {"x": (32, 16), "w1": (16, 24), "w2": (24, 4)}
+ZERO_X_ROWS = slice(None, None, 8)  # examples whose every pre-activation is 0
+ZERO_W1_COLUMNS = slice(None, None, 6)  # hidden units whose pre-activation is 0 on every example
+
+
+def two_layer_dataset(name: str) -> dict[str, np.ndarray]:
+    """Seed 001's net, or a random net of RANDOM_SHAPES drawn from SEED: continuous draws
+    ("random_no_ties"), the same draws with rows of x and columns of w1 set to 0
+    ("continuous_ties"), or small integers, whose x @ w1 is exact and often 0 ("random_ties")."""
+    if name == "seed":
+        return seed_two_layer_data()
+    rng = np.random.default_rng(SEED)
+    if name in ("random_no_ties", "continuous_ties"):  # continuous draws: a tie has measure 0
+        data = {k: rng.standard_normal(s).astype(np.float32) for k, s in RANDOM_SHAPES.items()}
+        if name == "continuous_ties":  # the same draws with zeros that no rounding can move
+            data["x"][ZERO_X_ROWS] = 0
+            data["w1"][:, ZERO_W1_COLUMNS] = 0
+        return data
+    return {k: rng.integers(-2, 3, s).astype(np.float32) for k, s in RANDOM_SHAPES.items()}
+
+
 def torch_two_layer_loss(act, x, w1, w2):
     return ((act(x @ w1) @ w2 - 1) ** 2).sum()
 

@@ -4,29 +4,11 @@ import jax
 import numpy as np
 
 from study.conventions import reverse_derivative
-from study.nets import seed_two_layer_data, two_layer_gradients
+from study.nets import DATASETS, SEED, ZERO_X_ROWS, two_layer_gradients
+from study.nets import two_layer_dataset as make_dataset
 from study.rules import RULES, reference_of, relu_rules
 
-SEED = 0
-DATASETS = ("seed", "random_no_ties", "random_ties", "continuous_ties")
 RULE_ALONE = "preactivations"  # no net: the rule on continuous_ties' pre-activations
-RANDOM_SHAPES = {"x": (32, 16), "w1": (16, 24), "w2": (24, 4)}
-ZERO_X_ROWS = slice(None, None, 8)  # examples whose every pre-activation is 0
-ZERO_W1_COLUMNS = slice(None, None, 6)  # hidden units whose pre-activation is 0 on every example
-
-
-def make_dataset(name: str) -> dict[str, np.ndarray]:
-    if name == "seed":
-        return seed_two_layer_data()
-    rng = np.random.default_rng(SEED)
-    if name in ("random_no_ties", "continuous_ties"):  # continuous draws: a tie has measure 0
-        data = {k: rng.standard_normal(s).astype(np.float32) for k, s in RANDOM_SHAPES.items()}
-        if name == "continuous_ties":  # the same draws with zeros that no rounding can move
-            data["x"][ZERO_X_ROWS] = 0
-            data["w1"][:, ZERO_W1_COLUMNS] = 0
-        return data
-    # small integers: x @ w1 is exact in float32 and hits 0 often
-    return {k: rng.integers(-2, 3, s).astype(np.float32) for k, s in RANDOM_SHAPES.items()}
 
 
 def preactivations() -> dict[str, np.ndarray]:

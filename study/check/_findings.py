@@ -1,0 +1,102 @@
+"""What a check finds: a record with a stable id, a kind, a severity and where it was seen."""
+import hashlib
+from dataclasses import asdict, dataclass, replace
+
+# kind -> (severity, what it means). "wrong": a result is silently wrong (exit 1);
+# "usage": nothing else can be measured (exit 2); "warning" and "info" never fail by default.
+KINDS = {
+    "vjp_not_linear": ("wrong", "the reverse derivative is not linear in the cotangent: the "
+                       "backward is not the vector-Jacobian product of any function"),
+    "not_deterministic": ("wrong", "three forward-and-backward calls on the same input differ"),
+    "consumes_rng": ("info", "a forward-and-backward call draws from torch's or numpy's RNG"),
+    "compiled_differs": ("wrong", "compiled code returns another value than eager"),
+    "compiled_zero_sign": ("info", "compiled code returns the other sign of zero than eager"),
+    "gradcheck_fails": ("wrong", "the derivative disagrees with finite differences at a point "
+                        "1e-3 or more from every kink"),
+    "forward_not_finite": ("wrong", "NaN from a non-NaN input, or ±inf from a finite one"),
+    "reverse_not_finite": ("wrong", "a NaN or infinite derivative at a finite input"),
+    "nan_swallowed": ("info", "NaN in, a number out"),
+    "transform_wrong": ("wrong", "a transformation silently returns another result than the "
+                        "rule's own eager value and reverse derivative"),
+    "transform_error": ("warning", "a transformation raises"),
+    "writes_grad_output": ("wrong", "the backward writes into grad_output, and a graph's "
+                           "gradient changes"),
+    "convention_differs_from_twin": ("wrong", "the twin returns another value or derivative"),
+    "not_elementwise": ("usage", "the Jacobian has off-diagonal entries: every measurement "
+                        "here assumes an elementwise rule"),
+}
+FAILING = tuple(k for k, (severity, _) in KINDS.items() if severity == "wrong")
+
+
+@dataclass(frozen=True)
+class Where:
+    section: str
+    dtype: str | None = None
+    execution: str | None = None  # "eager" or "compiled"
+    placement: str | None = None
+    input: str | None = None  # the probe input's label, e.g. "-0.0", "6+ulp"
+    bits: str | None = None  # the input's exact bits in its dtype, e.g. "0x80000000"
+    cotangent: str | None = None
+    transformation: str | None = None
+
+    def text(self) -> str:
+        parts = [self.section, self.dtype, self.execution, self.placement,
+                 self.input and f"x = {self.input}" + (f" ({self.bits})" if self.bits else ""),
+                 self.cotangent and f"cotangent {self.cotangent}", self.transformation]
+        return ", ".join(p for p in parts if p)
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    where: Where
+    detail: str  # what was seen, as text (numbers formatted by study.report.format)
+
+    @property
+    def severity(self) -> str:
+        return KINDS[self.kind][0]
+
+    @property
+    def id(self) -> str:
+        """Stable across runs of one release: the kind and a hash of where it was seen."""
+        digest = hashlib.sha1(repr(sorted(asdict(self.where).items())).encode()).hexdigest()
+        return f"{self.kind}-{digest[:8]}"
+
+    def as_json(self) -> dict:
+        return {"id": self.id, "kind": self.kind, "severity": self.severity,
+                "where": {k: v for k, v in asdict(self.where).items() if v is not None},
+                "detail": self.detail}
+
+
+def exit_code(findings: list[Finding], fail_on: tuple[str, ...] = FAILING) -> int:
+    """0 clean, 1 where a finding of a failing kind is present, 2 where a usage finding is."""
+    if any(f.severity == "usage" for f in findings):
+        return 2
+    return 1 if any(f.kind in fail_on for f in findings) else 0
+
+
+def parse_fail_on(text: str | None) -> tuple[str, ...]:
+    """--fail-on 'vjp_not_linear,transform_error': these kinds fail instead of the default."""
+    from study.check._load import UsageError
+    if text is None:
+        return FAILING
+    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise UsageError(f"--fail-on: unknown kind {unknown[0]!r}; known: {', '.join(KINDS)}")
+    return kinds
+
+
+def merged(findings: list[Finding], field: str) -> list[Finding]:
+    """Findings alike but for one field of `where` (the cotangent, the placement) as one
+    finding naming each value of that field, in the order first seen."""
+    groups: dict = {}
+    for f in findings:
+        key = (f.kind, replace(f.where, **{field: None}))
+        groups.setdefault(key, []).append(f)
+    out = []
+    for (kind, where), group in groups.items():
+        values = list(dict.fromkeys(getattr(f.where, field) for f in group))
+        joined = ", ".join(v for v in values if v is not None) or None
+        out.append(Finding(kind, replace(where, **{field: joined}), group[0].detail))
+    return out

@@ -1,0 +1,153 @@
+"""From what a user names (MODULE_OR_FILE:ATTR, or a Python object) to a study.rules.Rule."""
+import ast
+import importlib
+import importlib.util
+import os
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import torch
+
+from study.errors import StudyError, first_error_line
+from study.rules import Rule
+
+FRAMEWORKS = ("torch", "jax")
+_SHAPE_PROBE = np.array([-1.5, -0.25, 0.5, 2.0], np.float32)
+
+
+class UsageError(StudyError):
+    """What the user asked for cannot be checked: the CLI prints it on one line, exit 2."""
+
+
+def load_target(spec: str) -> tuple[object, str]:
+    """(object, display name) for 'package.module:attr' or 'path/to/file.py:attr'; a file is
+    imported with its folder on sys.path, so that it can import its neighbours."""
+    where, sep, attr = spec.rpartition(":")
+    if not sep or not where or not attr:
+        raise UsageError(f"{spec!r} is not MODULE_OR_FILE:ATTR")
+    module = _import(where)
+    obj = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise UsageError(f"{where} has no attribute {attr!r}") from None
+    if not callable(obj):
+        raise UsageError(f"{spec} is a {type(obj).__name__}, not callable")
+    return obj, spec
+
+
+def _import(where: str):
+    if where.endswith(".py") or os.sep in where:
+        path = os.path.abspath(where)
+        if not os.path.isfile(path):
+            raise UsageError(f"no such file: {where}")
+        folder = os.path.dirname(path)
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+        name = os.path.splitext(os.path.basename(path))[0]
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules.setdefault(name, module)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:  # noqa: BLE001  whatever the user's file raises
+            raise UsageError(f"{where} does not import: {first_error_line(exc)}") from None
+        return module
+    try:
+        return importlib.import_module(where)
+    except Exception as exc:  # noqa: BLE001
+        raise UsageError(f"{where} does not import: {first_error_line(exc)}") from None
+
+
+def parse_args(text: str | None) -> tuple:
+    """--args '0.1' or '0.1, 2': Python literals, passed after x."""
+    if not text:
+        return ()
+    try:
+        value = ast.literal_eval(f"({text},)")
+    except (ValueError, SyntaxError):
+        raise UsageError(f"--args {text!r} is not a comma-separated list of Python literals"
+                         ) from None
+    return tuple(value)
+
+
+def _torch_callable(obj):
+    """(callable of x, style) when obj's type says it is a torch rule, else None."""
+    if isinstance(obj, type) and issubclass(obj, torch.autograd.Function):
+        modern = obj.setup_context is not torch.autograd.Function.setup_context
+        return obj.apply, ("autograd.Function (setup_context)" if modern
+                           else "autograd.Function (forward(ctx, ...))")
+    if isinstance(obj, type) and issubclass(obj, torch.nn.Module):
+        try:
+            return obj(), "nn.Module class"
+        except Exception as exc:  # noqa: BLE001
+            raise UsageError(f"{obj.__name__}() does not construct: {first_error_line(exc)}"
+                             ) from None
+    if isinstance(obj, torch.nn.Module):
+        return obj, "nn.Module"
+    if isinstance(obj, torch._library.custom_ops.CustomOpDef):
+        return obj, "torch.library.custom_op"
+    if isinstance(obj, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
+        return obj, "torch operator"
+    return None
+
+
+def _jax_callable(obj):
+    if isinstance(obj, jax.custom_vjp):
+        return obj, "jax.custom_vjp"
+    if isinstance(obj, jax.custom_jvp):
+        return obj, "jax.custom_jvp"
+    return None
+
+
+def _answers(fn, framework: str) -> bool:
+    """Whether fn maps a framework array to one of the same shape."""
+    x = torch.from_numpy(_SHAPE_PROBE) if framework == "torch" else jnp.asarray(_SHAPE_PROBE)
+    try:
+        y = fn(x)
+    except Exception:  # noqa: BLE001  the question is only whether it answers
+        return False
+    kind = torch.Tensor if framework == "torch" else jax.Array
+    return isinstance(y, kind) and tuple(y.shape) == _SHAPE_PROBE.shape
+
+
+def detect(obj, framework: str | None, args: tuple = ()) -> tuple[object, str, str]:
+    """(callable of x, framework, style): by type first, then by probing a torch tensor and a
+    JAX array; ambiguous or neither is a UsageError asking for --framework. `args` follow x."""
+    if framework is not None and framework not in FRAMEWORKS:
+        raise UsageError(f"unknown framework {framework!r}; choose torch or jax")
+    for fw, by_type in (("torch", _torch_callable), ("jax", _jax_callable)):
+        found = by_type(obj)
+        if found:
+            if framework not in (None, fw):
+                raise UsageError(f"{found[1]} is a {fw} rule, not {framework}")
+            return _with_args(found[0], args), fw, found[1]
+    fn = _with_args(obj, args)
+    if framework is not None:
+        return fn, framework, "callable"
+    answering = [fw for fw in FRAMEWORKS if _answers(fn, fw)]
+    if len(answering) != 1:
+        how = ("both a torch tensor and a JAX array" if answering
+               else "neither a torch tensor nor a JAX array to one of its shape")
+        raise UsageError(f"cannot tell the framework: the rule maps {how}; pass --framework")
+    return fn, answering[0], "callable"
+
+
+def _with_args(fn, args: tuple):
+    return (lambda x: fn(x, *args)) if args else fn
+
+
+def as_rule(obj, framework: str | None = None, args: tuple = (), name: str | None = None,
+            kinks: tuple = ()) -> tuple[Rule, str]:
+    """(Rule, style) for a user's rule: derivatives are taken with respect to x only, `args`
+    follow it unchanged."""
+    if isinstance(obj, Rule):
+        return obj, f"registry rule ({obj.kind})"
+    fn, fw, style = detect(obj, framework, args)
+    label = name or getattr(obj, "__qualname__", None) or type(obj).__name__
+    rule = Rule(key=f"user:{label}", framework=fw, name=label, kind="custom", fn=fn,
+                kinks=tuple(sorted(set(kinks))), relu_like=False)
+    return rule, style

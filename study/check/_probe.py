@@ -1,0 +1,348 @@
+"""The rule at the inputs where rules differ: probes, kinks, conventions, linearity, determinism
+and gradcheck, each measured with the study's own code (study.conventions, study.placement,
+study.compiled) and turned into rows and findings."""
+import random
+
+import jax
+import numpy as np
+import torch
+from jax.test_util import check_grads
+
+from study.check._findings import Finding, Where, merged
+from study.check._load import UsageError
+from study.compiled import measure_compiled
+from study.conventions import finfo, numpy_dtype, probe_inputs, torch_dtype
+from study.errors import first_error_line
+from study.cells import as_cell, equal
+from study.placement import as_host, collapse, measure
+from study.report.format import text
+from study.rules import Rule
+
+SCAN = np.arange(-1024, 1025) / 128  # [-8, 8] in exact steps of 1/128
+SCAN_STEP = 2.0 ** -20  # one-sided derivatives are taken this far either side of a scan point
+KINK_JUMP = 1e-3  # a jump in the derivative larger than this (relative) is a kink
+COTANGENTS = (1.0, 2.0, -1.0, 0.5)  # ± powers of two: u * g is exact unless it leaves the range
+SMOOTH_POINTS = (-2.75, -1.3, -0.6, -0.15, 0.35, 0.9, 1.6, 4.2, 7.1)
+SMOOTH_MARGIN = 1e-3  # a gradcheck point this close to a kink is not smooth
+FD_EPS = 1e-6
+
+
+def bits(value: float, dtype: str) -> str:
+    """The exact bits of value in dtype, as hex: '0x80000000' is float32's -0.0."""
+    width = np.dtype(numpy_dtype(dtype)).itemsize
+    raw = np.asarray(value, np.float64).astype(numpy_dtype(dtype)).reshape(1)
+    return "0x" + raw.view(f"u{width}")[0].item().to_bytes(width, "big").hex()
+
+
+def vjp(rule: Rule, array: np.ndarray, dtype: str, cotangent, device) -> tuple:
+    """(value, reverse derivative with this cotangent) on the host as float64, eagerly;
+    `cotangent` is an array of x's shape or a number filling one."""
+    cot = np.broadcast_to(np.asarray(cotangent, np.float64), np.shape(array))
+    if rule.framework == "torch":
+        x = device.to_torch(array, requires_grad=True, dtype=torch_dtype(dtype))
+        y = rule.fn(x)
+        y.backward(device.to_torch(cot, dtype=y.dtype))
+        grad = torch.zeros_like(x) if x.grad is None else x.grad
+        return as_host(device, y), as_host(device, grad)
+    x = device.to_jax(np.asarray(array, np.float64).astype(numpy_dtype(dtype)))
+    y, pullback = jax.vjp(rule.fn, x)
+    grad, = pullback(device.to_jax(cot.astype(numpy_dtype(str(y.dtype)))))
+    return as_host(device, y), as_host(device, grad)
+
+
+ELEMENTWISE_PROBES = ([-1.5, -0.25, 0.5, 2.0, 3.25], [0.5, 2.0, 3.25], [-1.5, -0.25])
+
+
+def _first_input_it_takes(rule: Rule, device) -> np.ndarray:
+    """The first of ELEMENTWISE_PROBES the rule's forward and reverse run on (a rule may
+    refuse negatives, say); a UsageError where it takes none or returns another shape."""
+    first_error = None
+    for values in ELEMENTWISE_PROBES:
+        x = np.array(values)
+        try:
+            shape = _forward_shape(rule, x, device)
+            if shape == x.shape:
+                vjp(rule, x, "float64", 1.0, device)
+        except Exception as exc:  # noqa: BLE001  whatever the user's rule raises
+            first_error = first_error or f"{x.tolist()}: {first_error_line(exc)}"
+            continue
+        if shape != x.shape:
+            raise UsageError(f"the rule returns shape {list(shape)} for an input of shape "
+                             f"{list(x.shape)}")
+        return x
+    raise UsageError(f"the rule raises on every input tried, e.g. {first_error}")
+
+
+def check_callable(rule: Rule, device) -> list[Finding]:
+    """Usage errors (raises on every input, another shape) as UsageError; a Jacobian with
+    off-diagonal entries as a not_elementwise finding."""
+    x = _first_input_it_takes(rule, device)
+    found = []
+    for i in range(x.size):
+        _, row = vjp(rule, x, "float64", np.eye(x.size)[i], device)
+        off = [j for j in range(x.size) if j != i and row[j] != 0]
+        if off:
+            found.append(Finding("not_elementwise", Where("elementwise", "float64", "eager",
+                                                          input=f"{x[off[0]]:g}"),
+                                 f"d y[{i}] / d x[{off[0]}] = {text(row[off[0]], None)} at "
+                                 f"x = {text(x.tolist(), None)}"))
+            break
+    return found
+
+
+def _forward_shape(rule: Rule, x: np.ndarray, device) -> tuple:
+    if rule.framework == "torch":
+        return tuple(rule.fn(device.to_torch(x)).shape)
+    return tuple(rule.fn(device.to_jax(x)).shape)
+
+
+def scan_kinks(rule: Rule, device) -> tuple[float, ...] | str:
+    """Scan points where the one-sided derivatives (float64, SCAN_STEP either side) differ by
+    more than KINK_JUMP relative: the kinks a scan of [-8, 8] in steps of 1/128 finds; the
+    error line where the rule raises on the scan."""
+    try:
+        _, left = vjp(rule, SCAN - SCAN_STEP, "float64", 1.0, device)
+        _, right = vjp(rule, SCAN + SCAN_STEP, "float64", 1.0, device)
+    except Exception as exc:  # noqa: BLE001  reported beside the kinks; --kinks still works
+        return first_error_line(exc)
+    scale = np.maximum(1.0, np.maximum(np.abs(left), np.abs(right)))
+    with np.errstate(invalid="ignore"):
+        jump = np.abs(right - left) > KINK_JUMP * scale
+    return tuple(float(k) for k in SCAN[jump & np.isfinite(left) & np.isfinite(right)])
+
+
+def probes(dtype: str, kinks) -> list[tuple[str, float]]:
+    return probe_inputs(dtype, tuple(kinks) or (0.0,))
+
+
+def _row(dtype, label, x, execution, placement, cells: dict) -> dict:
+    return {"dtype": dtype, "input": label, "x": x, "bits": bits(x, dtype),
+            "execution": execution, "placement": placement, **cells}
+
+
+def conventions(rule: Rule, dtype: str, kinks, device, placements, compiled_placements,
+                compiled_passes) -> list[dict]:
+    """One row per input, execution and placement: value, reverse, forward (and, eagerly,
+    second): a number, an error line, or {"values", "where"} where positions disagree."""
+    inputs = probes(dtype, kinks)
+    values = [v for _, v in inputs]
+    rows = []
+    eager = measure(rule, values, dtype, device, placements)
+    for i, (label, x) in enumerate(inputs):
+        for p in eager["value"][i]:
+            rows.append(_row(dtype, label, x, "eager", p,
+                             {m: collapse({p: eager[m][i][p]}) for m in eager}))
+    if compiled_passes:
+        got, = measure_compiled([rule], [values], dtype, device, compiled_placements,
+                                compiled_passes)
+        outcome = got["outcome"]
+        for i, (label, x) in enumerate(inputs):
+            for p in compiled_placements:
+                rows.append(_row(dtype, label, x, "compiled", p,
+                                 {m: collapse({p: outcome[m][p][i]}) for m in outcome
+                                  if p in outcome[m]}))
+    return rows
+
+
+def _numbers(cell) -> list:
+    return [v for v in (cell["values"] if isinstance(cell, dict) else [cell])
+            if not isinstance(v, str)]
+
+
+def _where(row, section="conventions", **extra) -> Where:
+    return Where(section, row["dtype"], row["execution"], row["placement"], row["input"],
+                 row["bits"], **extra)
+
+
+def finiteness_findings(rows: list[dict]) -> list[Finding]:
+    found = []
+    for row in rows:
+        x = row["x"]
+        values, reverse = _numbers(row.get("value")), _numbers(row.get("reverse"))
+        if not np.isnan(x) and any(np.isnan(v) or (np.isinf(v) and np.isfinite(x))
+                                   for v in values):
+            found.append(Finding("forward_not_finite", _where(row), f"value {text(values, None)}"))
+        if np.isfinite(x) and any(not np.isfinite(g) for g in reverse):
+            found.append(Finding("reverse_not_finite", _where(row),
+                                 f"reverse {text(reverse, None)}"))
+        if np.isnan(x) and row["execution"] == "eager" and any(not np.isnan(v) for v in values):
+            found.append(Finding("nan_swallowed", _where(row), f"value {text(values, None)}"))
+    return merged(found, "placement")
+
+
+def _signs(cell) -> list:
+    return [np.signbit(v) for v in _numbers(cell) if v == 0]
+
+
+def _same(x, y) -> bool:
+    return equal(as_cell(x), as_cell(y))  # NaN equals NaN, -0 equals +0
+
+
+def compiled_findings(rows: list[dict]) -> list[Finding]:
+    """Compiled against eager at the same dtype, input and placement, by study.cells.equal
+    (±0 equal, NaN equal); a difference in the sign of zero alone is compiled_zero_sign.
+    Where eager forward mode raises (an old-style Function) and compiled forward mode returns
+    numbers, they are compared with the eager reverse derivative: for an elementwise rule,
+    tangent 1 and cotangent 1 give the same derivative."""
+    eager = {(r["dtype"], r["input"], r["placement"]): r for r in rows
+             if r["execution"] == "eager"}
+    found = []
+    for row in (r for r in rows if r["execution"] == "compiled"):
+        ref = eager.get((row["dtype"], row["input"], row["placement"]))
+        for mode in ("value", "reverse", "forward"):
+            if ref is None or mode not in row or isinstance(row[mode], str):
+                continue  # an error compiled: the transforms row reports it
+            against = "reverse" if mode == "forward" and isinstance(ref[mode], str) else mode
+            if isinstance(ref[against], str):
+                continue
+            a, b = row[mode], ref[against]
+            same = all(any(_same(x, y) for y in _numbers(b)) for x in _numbers(a))
+            detail = _compiled_against_eager(a, b, against != mode)
+            if not same or isinstance(a, dict) != isinstance(b, dict):
+                found.append(Finding("compiled_differs", _where(row, transformation=mode),
+                                     detail))
+            elif sorted(_signs(a)) != sorted(_signs(b)):
+                found.append(Finding("compiled_zero_sign", _where(row, transformation=mode),
+                                     detail))
+    return found
+
+
+def _compiled_against_eager(compiled, eager, against_reverse: bool) -> str:
+    return (f"compiled {text(_numbers(compiled), None)}, eager "
+            + ("reverse (eager forward mode raises) " if against_reverse else "")
+            + text(_numbers(eager), None))
+
+
+def _unjudged(want: float, dtype: str) -> bool:
+    fi = finfo(dtype)
+    return bool(np.isfinite(want) and (abs(want) > float(fi.max)
+                                       or 0 < abs(want) < float(fi.smallest_normal)))
+
+
+def linearity(rule: Rule, dtype: str, kinks, device) -> tuple[list[dict], list[Finding]]:
+    """Reverse derivative with uniform cotangents u against u times its value at u = 1, exactly
+    (u is ± a power of two), and one call with the cotangents mixed across elements."""
+    inputs = probes(dtype, kinks)
+    labels, values = [lab for lab, _ in inputs], np.array([v for _, v in inputs])
+    rows, found = [], []
+    try:
+        _, g1 = vjp(rule, values, dtype, 1.0, device)
+    except Exception as exc:  # noqa: BLE001
+        return [{"dtype": dtype, "cotangent": "1", "error": first_error_line(exc)}], []
+    n = len(values)
+    calls = [(f"{u:g}", values, np.full(n, u), g1) for u in COTANGENTS[1:]]
+    tiled = np.tile(values, len(COTANGENTS))
+    try:  # the reference at the same positions: a kernel's body and tail may differ (placement)
+        _, g1_tiled = vjp(rule, tiled, dtype, 1.0, device)
+        calls.append(("mixed", tiled, np.repeat(COTANGENTS, n), g1_tiled))
+    except Exception as exc:  # noqa: BLE001
+        rows.append({"dtype": dtype, "cotangent": "mixed", "error": first_error_line(exc)})
+    for name, x, cot, reference in calls:
+        try:
+            _, g = vjp(rule, x, dtype, cot, device)
+        except Exception as exc:  # noqa: BLE001
+            rows.append({"dtype": dtype, "cotangent": name, "error": first_error_line(exc)})
+            continue
+        judged = differ = 0
+        for k in range(x.size):
+            i, want = k % n, cot[k] * reference[k]
+            if _unjudged(want, dtype):
+                continue
+            judged += 1
+            if not _same(g[k], want):
+                differ += 1
+                found.append(Finding(
+                    "vjp_not_linear",
+                    Where("vjp", dtype, "eager", "packed", labels[i], bits(values[i], dtype),
+                          f"{cot[k]:g}" + (" (mixed)" if name == "mixed" else "")),
+                    f"reverse {text(g[k], None)} where {text(cot[k], None)} × "
+                    f"{text(reference[k], None)} = {text(want, None)}"))
+        rows.append({"dtype": dtype, "cotangent": name, "judged": judged,
+                     "unjudged": x.size - judged, "differ": differ})
+    return rows, merged(found, "cotangent")
+
+
+def rng_states() -> tuple:
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else []
+    return (torch.get_rng_state(), np.random.get_state(), random.getstate(), cuda)
+
+
+def _same_rng(a: tuple, b: tuple) -> bool:
+    return (torch.equal(a[0], b[0]) and a[2] == b[2] and a[1][0] == b[1][0]
+            and np.array_equal(a[1][1], b[1][1]) and a[1][2:] == b[1][2:]
+            and len(a[3]) == len(b[3]) and all(map(torch.equal, a[3], b[3])))
+
+
+def restore_rng(states: tuple) -> None:
+    torch.set_rng_state(states[0])
+    np.random.set_state(states[1])
+    random.setstate(states[2])
+    if states[3]:
+        torch.cuda.set_rng_state_all(states[3])
+
+
+def _bitwise_equal(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and bool(np.all((a == b) & (np.signbit(a) == np.signbit(b))
+                                              | (np.isnan(a) & np.isnan(b))))
+
+
+def determinism(rule: Rule, dtype: str, kinks, device) -> tuple[dict, list[Finding]]:
+    """Three forward-and-backward calls on fresh copies of the probe inputs, bit for bit; a
+    call that draws from torch's, numpy's or Python's RNG is consumes_rng. The RNG states are
+    restored afterwards."""
+    inputs = probes(dtype, kinks)
+    values = np.array([v for _, v in inputs])
+    before = rng_states()
+    try:
+        calls = [vjp(rule, values, dtype, 1.0, device) for _ in range(3)]
+        consumed = not _same_rng(before, rng_states())
+    except Exception as exc:  # noqa: BLE001
+        return {"dtype": dtype, "error": first_error_line(exc)}, []
+    finally:
+        restore_rng(before)
+    found = []
+    for k, (label, x) in enumerate(inputs):
+        seen = [(c[0][k], c[1][k]) for c in calls]
+        if any(not _bitwise_equal(np.array(s), np.array(seen[0])) for s in seen[1:]):
+            found.append(Finding("not_deterministic",
+                                 Where("determinism", dtype, "eager", "packed", label,
+                                       bits(x, dtype)),
+                                 f"(value, reverse) per call: {text(seen, None)}"))
+    if consumed:
+        found.append(Finding("consumes_rng", Where("determinism", dtype, "eager"),
+                             "the RNG state changed during a call (restored afterwards)"))
+    return {"dtype": dtype, "calls": 3, "inputs_differing": sum(
+        f.kind == "not_deterministic" for f in found), "consumes_rng": consumed}, found
+
+
+def gradcheck(rule: Rule, kinks, device) -> tuple[list[dict], list[Finding]]:
+    """torch.autograd.gradcheck or jax.test_util.check_grads in float64, one point a call: at
+    smooth points (SMOOTH_MARGIN from every kink) a failure is a finding; at kinks it is run
+    and reported only."""
+    smooth = [p for p in SMOOTH_POINTS if all(abs(p - k) >= SMOOTH_MARGIN for k in kinks)]
+    rows, found = [], []
+    for point, at_kink in [(p, False) for p in smooth] + [(k, True) for k in sorted(kinks)]:
+        outcome = _numeric_check(rule, point, device)
+        rows.append({"x": point, "at_kink": at_kink, "outcome": outcome})
+        if outcome == "failed" and not at_kink:  # a checker that raises says nothing
+            found.append(Finding("gradcheck_fails",
+                                 Where("gradcheck", "float64", "eager", input=f"{point:g}",
+                                       bits=bits(point, "float64")), outcome))
+    return rows, found
+
+
+def _numeric_check(rule: Rule, point: float, device) -> str:
+    try:
+        if rule.framework == "torch":
+            x = device.torch_tensor([point], dtype=torch.float64, requires_grad=True)
+            ok = torch.autograd.gradcheck(rule.fn, (x,), eps=FD_EPS, atol=1e-5,
+                                          raise_exception=False)
+            return "passed" if ok else "failed"
+        check_grads(rule.fn, (device.to_jax(np.array([point])),), order=1, modes=("rev",),
+                    eps=FD_EPS)
+        return "passed"
+    except AssertionError:
+        return "failed"
+    except Exception as exc:  # noqa: BLE001  the checker raising is reported as it is
+        return first_error_line(exc)
+

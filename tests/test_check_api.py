@@ -1,0 +1,260 @@
+"""study check end to end: the API's typed result and the state it restores, the JSON, a
+registry rule against its committed atlas row, and the command line's exit codes."""
+import json
+
+import jax
+import numpy as np
+import pytest
+import torch
+
+import study
+from study import cli
+from study.check import _probe, _sections
+from study.check._load import as_rule
+from study.custom_rules import MyReLU, jax_relu_custom_jvp, jax_relu_with_convention
+from study.cells import Placed, as_cell, equal
+from study.rules import by_key
+
+RULES_FILE = '''
+import jax
+import jax.numpy as jnp
+import torch
+
+@jax.custom_vjp
+def jax_alpha_at_zero(x):
+    return jnp.maximum(x, 0)
+
+jax_alpha_at_zero.defvjp(
+    lambda x: (jnp.maximum(x, 0), x),
+    lambda x, g: (jnp.where(x == 0, 0.5, jnp.where(x > 0, g, 0.0)).astype(g.dtype),))
+
+class AlphaAtZero(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        out = g.clone()
+        out[x < 0] = 0
+        out[x == 0] = 0.5
+        return out
+
+def alpha_relu(x, alpha):
+    return torch.where(x > 0, x, alpha * x)
+
+def both_frameworks(x):
+    return x * 2
+
+def mixes(x):
+    return x - x.sum()
+
+def raises(x):
+    raise ValueError("no")
+
+def reshapes(x):
+    return x.reshape(-1)[:1]
+
+not_callable = 3
+'''
+
+
+@pytest.fixture
+def rules_file(tmp_path):
+    path = tmp_path / "my_rules.py"
+    path.write_text(RULES_FILE)
+    return str(path)
+
+
+def _run_cli(argv, capsys) -> tuple[int, str, str]:
+    try:
+        code = cli.main(["check", *argv])
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.slow  # one inductor graph: about 10 s
+def test_myrelu_quick_is_ok_and_the_users_settings_come_back():
+    jax.config.update("jax_enable_x64", False)
+    torch.manual_seed(7)
+    rng = torch.get_rng_state()
+    try:
+        r = study.check(MyReLU, quick=True)
+        assert jax.config.jax_enable_x64 is False
+    finally:
+        jax.config.update("jax_enable_x64", True)  # the suite's setting (conftest)
+    assert torch.equal(torch.get_rng_state(), rng)
+    assert r.ok and r.exit_code == 0, r.to_markdown()
+    # inductor returns +0 where eager returns -0 for a clamp-based forward: information only
+    sign = [f for f in r.findings if f.kind == "compiled_zero_sign"]
+    assert [(f.where.input, f.where.transformation) for f in sign] == [("-0.0", "value")]
+    assert r.style == "autograd.Function (forward(ctx, ...))"
+    assert "cost" in r.scope["skipped"] and r.cost is None
+    data = r.to_json()
+    json.dumps(data)  # every float is a string: JSON has no NaN
+    minus_zero = [row for row in data["conventions"] if row["input"] == "-0.0"
+                  and row["dtype"] == "float32" and row["placement"] == "packed"
+                  and row["execution"] == "eager"]
+    assert minus_zero[0]["value"] == "-0.0" and minus_zero[0]["reverse"] == "1.0"
+
+
+def _values(stored) -> list:
+    cell = as_cell(stored)
+    return list(cell.values) if isinstance(cell, Placed) else [cell]
+
+
+def test_a_registry_rule_gives_the_cells_of_its_committed_atlas_row(cpu):
+    rule = by_key("torch_hardtanh")  # kinks at ±1, and a placement-dependent cell at NaN
+    run = _sections.atlas_run()
+    if run is None:
+        pytest.skip("no committed atlas in reports/results")
+    atlas = next(r for r in run["records"] if r.get("part") == "atlas"
+                 and r["rule"] == rule.key and r["dtype"] == "float32"
+                 and r["execution"] == "eager")
+    rows = _probe.conventions(rule, "float32", rule.kinks, cpu, tuple(atlas["placements"]),
+                              (), ())
+    for i, label in enumerate(atlas["inputs"]):
+        mine = [row for row in rows if row["input"] == label]
+        for mode in ("value", "reverse", "forward", "second"):
+            theirs = _values(atlas[mode][i])
+            ours = [v for row in mine for v in _values(row[mode])]
+            assert all(any(equal(a, b) for b in theirs) for a in ours), (label, mode)
+            assert all(any(equal(a, b) for a in ours) for b in theirs), (label, mode)
+    found = _sections.matches(rows, "torch", run)
+    assert rule.name in [m["name"] for m in found["matches"]]
+
+
+def test_a_rule_matching_no_builtin_names_the_nearest_and_the_cells(cpu):
+    rule = as_rule(MyReLU)[0]
+    rows = _probe.conventions(rule, "float32", (0.0,), cpu, ("packed",), (), ())
+    found = _sections.matches(rows, "torch", _sections.atlas_run())
+    if found["run"] is None:
+        pytest.skip("no committed atlas in reports/results")
+    assert not found["matches"]
+    # MyReLU: slope 1 at ±0 and at NaN; the nearest built-in differs in few cells, NaN among them
+    assert any(d["input"] == "nan" and d["mode"] == "reverse" and d["rule"] == 1.0
+               for d in found["nearest"]["differing"])
+    assert found["run"]["label"] == "C1" and found["run"]["torch"]
+
+
+@pytest.mark.parametrize("target, message", [
+    ("no_such_module_here:x", "does not import: ModuleNotFoundError"),
+    ("{file}:missing", "has no attribute 'missing'"),
+    ("{file}:not_callable", "is a int, not callable"),
+    ("{file}:both_frameworks", "cannot tell the framework"),
+    ("{file}:raises --framework torch", "raises on every input tried"),
+    ("{file}:reshapes --framework torch", "returns shape [1]"),
+    ("{file}:mixes --framework torch", "is not elementwise"),
+    ("{file}:AlphaAtZero --device cuda", "--device cuda: no CUDA device"),
+    ("{file}:AlphaAtZero --fail-on no_such_kind", "--fail-on: unknown kind"),
+])
+def test_each_usage_error_is_one_line_and_exit_2(rules_file, capsys, target, message):
+    if "cuda" in target and torch.cuda.is_available():
+        pytest.skip("this host has a GPU")
+    code, out, err = _run_cli(target.format(file=rules_file).split(), capsys)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and message in err, err
+
+
+@pytest.mark.slow  # every eager section twice, and jax.jit: about 10 s
+def test_exit_1_on_a_finding_and_0_with_fail_on_elsewhere(rules_file, capsys):
+    code, out, _ = _run_cli([f"{rules_file}:jax_alpha_at_zero", "--quick", "--json", "-",
+                             "--kinks", "0.25", "--twin", f"{rules_file}:AlphaAtZero"], capsys)
+    data = json.loads(out)
+    assert code == 1 and data["exit_code"] == 1 and data["schema_version"] == 1
+    assert {"vjp_not_linear", "transform_wrong"} <= {f["kind"] for f in data["findings"]}
+    assert data["kinks"]["given"] == ["0.25"] and "0.25" in data["kinks"]["probed"]
+    assert {"0.25-ulp", "0.25", "0.25+ulp"} <= {row["input"] for row in data["conventions"]}
+    # the twin sets 0.5 at 0 too, but JAX flushes a subnormal x to 0 (where the rule gives
+    # 0.5), torch does not; and at NaN torch's clone passes the gradient, JAX's where does not
+    twin = [f for f in data["findings"] if f["kind"] == "convention_differs_from_twin"]
+    assert {f["where"]["input"] for f in twin} == {"-min_subnormal", "+min_subnormal", "nan"}
+    code, out, _ = _run_cli([f"{rules_file}:jax_alpha_at_zero", "--quick",
+                             "--fail-on", "not_deterministic"], capsys)
+    assert code == 0 and out.startswith("# study check:")
+    assert "`vjp_not_linear`" in out.split("## Conventions")[0]  # findings come first
+
+
+def test_args_follow_x_and_derivatives_are_taken_in_x_only(rules_file, cpu):
+    from study.check import load_target
+    fn, _ = load_target(f"{rules_file}:alpha_relu")
+    rule, _ = as_rule(fn, "torch", (0.25,))
+    _, grad = _probe.vjp(rule, np.array([-2.0, 3.0]), "float64", 1.0, cpu)
+    assert grad.tolist() == [0.25, 1.0]  # d/dx of where(x > 0, x, 0.25 x)
+
+
+@pytest.mark.parametrize("fn, style", [
+    (jax_relu_with_convention(0.0), "jax.custom_vjp"),
+    (jax_relu_custom_jvp, "jax.custom_jvp"),
+    (torch.nn.ReLU, "nn.Module class"),
+    (torch.nn.ReLU(), "nn.Module"),
+    (by_key("torch_custom_op_c0").fn, "torch.library.custom_op"),
+    (by_key("torch_custom_c0").fn.__self__, "autograd.Function (setup_context)"),
+])
+def test_the_framework_comes_from_the_type(fn, style):
+    rule, found_style = as_rule(fn)
+    assert found_style == style
+    assert rule.framework == ("jax" if style.startswith("jax") else "torch")
+
+
+def test_a_bug_of_the_check_is_exit_3_in_one_line(rules_file, capsys, monkeypatch):
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("a bug of ours")
+    monkeypatch.setattr("study.check._run._measure", broken)
+    code, out, err = _run_cli([f"{rules_file}:jax_alpha_at_zero", "--quick"], capsys)
+    assert code == 3 and out == ""
+    assert err.strip() == "internal error of study check: ZeroDivisionError: a bug of ours"
+
+
+def test_study_check_of_a_registry_rule_gives_its_atlas_row_and_matches_it():
+    rule = by_key("jax_relu")
+    run = _sections.atlas_run()
+    if run is None:
+        pytest.skip("no committed atlas in reports/results")
+    r = study.check(rule, quick=True)
+    for dtype in ("float32", "float64"):
+        atlas = next(rec for rec in run["records"] if rec.get("part") == "atlas"
+                     and rec["rule"] == rule.key and rec["dtype"] == dtype
+                     and rec["execution"] == "eager")
+        ours = {row["input"]: row for row in r.conventions if row["dtype"] == dtype
+                and row["execution"] == "eager" and row["placement"] in atlas["placements"]}
+        for i, label in enumerate(atlas["inputs"]):
+            for mode in ("value", "reverse", "forward", "second"):
+                assert _sections._cells_equal(ours[label][mode], atlas[mode][i]), (label, mode)
+    assert "jax.nn.relu" in [m["name"] for m in r.matches["matches"]]
+    assert r.ok, r.to_markdown()
+
+
+def test_the_markdown_and_json_of_a_hand_made_result():
+    from study.check import CheckResult, Finding, Where
+    from study.stats import Estimate
+    row = {"dtype": "float32", "input": "-0.0", "x": -0.0, "bits": "0x80000000",
+           "execution": "eager", "placement": "packed", "value": -0.0, "reverse": 1.0,
+           "forward": "RuntimeError: no jvp", "second": 0.0}
+    r = CheckResult(
+        target="t", framework="torch", style="callable", device="cpu",
+        scope={"quick": False, "skipped": [], "dtypes": ["float32"], "placements": ["packed"],
+               "compiled": "none"},
+        environment={"torch": "T", "jax": "J", "cpu": "C", "cpu_capability": "K"},
+        kinks={"scanned": "ValueError: no", "given": [], "probed": [0.0]}, conventions=[row],
+        twin={"target": "u", "framework": "jax",
+              "nets": [{"dataset": "seed", "error": "ValueError: net"}]},
+        cost={"elements": 10, "builtin": "torch.relu",
+              "ratios": {"eager": Estimate(1.5, 1.25, 2.0, 20), "compiled": "Unsupported: x"},
+              "bytes_per_element": {"rule": 4.0, "builtin": 4.0}},
+        findings=[Finding("nan_swallowed", Where("conventions", input="nan"), "value [0]")])
+    md = r.to_markdown()
+    assert r.ok and "**ok**" in md and "| -0.0 | 0x80000000 | -0 | 1.0 | 0 |" in md
+    assert "forward raises at every input: RuntimeError: no jvp" in md
+    assert "scan found none: it raises (ValueError: no)" in md
+    assert "| eager | 1.5 [1.25, 2] |" in md and "| compiled | Unsupported: x |" in md
+    assert "| seed | — | ValueError: net | no |" in md
+    data = json.loads(json.dumps(r.to_json()))
+    assert data["conventions"][0]["value"] == "-0.0" and data["conventions"][0]["x"] == "-0.0"
+    assert data["cost"]["ratios"]["eager"] == {"value": "1.5", "lo": "1.25", "hi": "2.0",
+                                               "n": 20}
+    assert data["findings"][0]["severity"] == "info" and data["exit_code"] == 0
