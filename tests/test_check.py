@@ -266,10 +266,11 @@ def test_a_twin_with_another_convention_differs_at_zero_and_on_the_tied_net(cpu)
     rule, twin = _rule(torch_relu_with_convention(1.0)), _rule(jax_relu_with_convention(0.0))
     nets, found = _sections.twin_nets(rule, twin, cpu)
     assert _one(found, "convention_differs_from_twin", input="random_ties").severity == "wrong"
-    # seed 001's net and the tied one hit x @ w1 = 0 exactly; float32 matmuls of the untied
-    # one round differently in torch and JAX, so it is not judged
+    # seed 001's net and the tied one hit x @ w1 = 0 exactly; float32 matmuls of the two
+    # continuous ones (random_no_ties, continuous_ties) round differently in torch and JAX, so
+    # they are not judged
     assert [f.where.input for f in found] == ["seed", "random_ties"]
-    assert [n["judged"] for n in nets] == [True, False, True]
+    assert [n["judged"] for n in nets] == [True, False, True, False]
     rows, twin_rows = (_probe.conventions(r, "float32", (0.0,), cpu, ("packed",), (), ())
                        for r in (rule, twin))
     cells = _sections.twin_conventions(rows, twin_rows)
