@@ -46,7 +46,9 @@ def reproduction_section(runs, references, experiments, files) -> list[str]:
         by_run.setdefault(c.run.tag, []).append(c)
     counts = [(label, sum(c.reproduced for c in cs), len(cs)) for label, cs in
               sorted(by_run.items(), key=lambda kv: label_order(kv[0]))]
-    return lines + [wrap(say(PROSE, "reproduced", counts=counts)), "", markdown(table), ""]
+    shown = Table("", "", "", frame([row for row, c in zip(rows, comps) if not c.reproduced]))
+    return lines + [wrap(say(PROSE, "reproduced", counts=counts)), ""] + (
+        [markdown(shown), ""] if len(shown.frame) else [])
 
 
 def devices_section(runs, experiments, doc) -> tuple[list[str], list[str]]:

@@ -217,13 +217,18 @@ def _section(exp, runs, rendered, error, doc: Document) -> tuple[list, list, lis
     return main, appendix, method
 
 
-def _methodology(runs, tables: list[str]) -> list[str]:
+def _methodology(tables: list[str]) -> list[str]:
+    return ["## Methodology", "", wrap(say(PROSE, "methodology_pointer")), ""] + tables
+
+
+def _methodology_notes(runs) -> list[str]:
     seeds = sorted({f"{r.experiment} {r.provenance.get('seed')}" for r in runs})
     matmul = sorted({", ".join(f"{k}={v}" for k, v in sorted(r.provenance.get("matmul",
                                                                            {}).items()))
                      for r in runs})
     items = say(PROSE, "methodology", seeds=seeds, matmul=matmul).split(" |")
-    return ["## Methodology", ""] + [wrap(i, "  ") for i in items] + [""] + tables
+    return (['<a id="methodology"></a>', "## Methodology", ""] + [wrap(i, "  ") for i in items]
+            + [""])
 
 
 def _provenance(runs: list[Run], notes: list[str]) -> list[str]:
@@ -340,10 +345,10 @@ def render_document(runs: list[Run], notes: list[str], experiments,
     doc.files["REPORT.md"] = "\n".join(
         head + _answers(answers, doc) + _legend(runs) + body
         + comparisons.reproduction_section(runs, references, experiments, doc.files)
-        + devices + _methodology(runs, method)).rstrip() + "\n"
+        + devices + _methodology(method)).rstrip() + "\n"
     doc.files[APPENDIX] = "\n".join(
         ["# Appendix", "", wrap(say(PROSE, "appendix_head")), ""]
-        + _index(experiments, doc) + appendix + device_appendix
+        + _index(experiments, doc) + appendix + device_appendix + _methodology_notes(runs)
         + _provenance(runs, notes)).rstrip() + "\n"
     doc.files[LABELS] = labels_json(labels)
     return doc
