@@ -142,7 +142,7 @@ def test_a_rerun_on_the_reference_host_is_told_apart_by_its_date():
     mine = Run("nonscalar_backward", {**PROV, "utc": "2027-03-04T05:06:07+00:00"},
                copy.deepcopy(ref.records), "results/nonscalar_backward/vm.json")
     listing = report.render([mine], [], exps, [ref], figures=False)["tables/reproduction.csv"]
-    assert "2027-03-04 05:06 UTC," in listing and "2026-01-01 00:00 UTC," in listing
+    assert "C1, 2027-03-04 05:06 UTC" in listing and "C1, 2026-01-01 00:00 UTC" in listing
 
 
 def test_one_cell_comparison_counts_equal_different_and_one_sided_cells():
