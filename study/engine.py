@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import sys
+import warnings
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 
@@ -138,8 +139,10 @@ def start_local_cluster(num_cpus: int | None = None) -> None:
     import ray
     from ray._private import ray_constants
     ray_constants.ENABLE_RAY_CLUSTER = False  # in case ray was imported before the switch
-    ray.init(num_cpus=num_cpus, include_dashboard=False, _node_ip_address="127.0.0.1",
-             log_to_driver=False, logging_level=logging.WARNING, configure_logging=True)
+    with warnings.catch_warnings():  # JAX warns of any fork; Ray's is a fork and exec
+        warnings.filterwarnings("ignore", "os.fork", RuntimeWarning)
+        ray.init(num_cpus=num_cpus, include_dashboard=False, _node_ip_address="127.0.0.1",
+                 log_to_driver=False, logging_level=logging.WARNING, configure_logging=True)
 
 
 def run_shards(shards: list[Shard], address: str | None = None,
