@@ -83,8 +83,9 @@ def engine_name() -> str:
     return f"ray {ray.__version__}"
 
 
-def _run_shard_process(argv: list[str], env: dict, cwd: str) -> dict:
+def _run_shard_process(argv: list[str], env: dict, restore: dict, cwd: str) -> dict:
     """The Ray task: the shard's `study run` as a subprocess; raises if it exits non-zero.
+    `restore`: variables that Ray sets for its workers, as the caller had them (None: unset).
     Sent to the workers by value, as they may import another checkout's `study`."""
     import os
     import socket
@@ -95,8 +96,10 @@ def _run_shard_process(argv: list[str], env: dict, cwd: str) -> dict:
     node = (f"{socket.gethostname()} ({ray.util.get_node_ip_address()}, "
             f"ray node {ray.get_runtime_context().get_node_id()[:8]})")
     start = time.perf_counter()
+    child_env = {k: v for k, v in os.environ.items() if restore.get(k, "") is not None}
+    child_env.update({k: v for k, v in restore.items() if v is not None})
     proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, **env, NODE_ENV: node})
+                          env={**child_env, **env, NODE_ENV: node})
     if proc.returncode != 0:
         lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
         said = next((ln for ln in reversed(lines) if ln.startswith("error:")),
@@ -193,8 +196,16 @@ def _dispatch(shards, todo, outcomes, ledger_of, address, progress, num_cpus) ->
             while waiting and len(running) < slots:  # so that "running" is what runs
                 i = waiting.pop(0)
                 shard = shards[i]
-                ref = task.remote(shard.argv(), {**shard.env, **engine}, REPO_ROOT)
+                gpus = 1 if shard.device == "cuda" else 0
+                if gpus > ray.cluster_resources().get("GPU", 0):  # Ray would wait for ever
+                    outcomes[i] = ShardOutcome(shard, "failed", error="no GPU in the cluster")
+                    progress(f"[engine] {shard.label} failed: no GPU in the cluster")
+                    continue
+                ref = task.options(num_gpus=gpus).remote(
+                    shard.argv(), {**shard.env, **engine}, _ray_overrides(gpus), REPO_ROOT)
                 running[ref] = i
+            if not running:
+                continue
             ready, _ = ray.wait(list(running), num_returns=1)
             for ref in ready:
                 i = running.pop(ref)
@@ -207,6 +218,17 @@ def _dispatch(shards, todo, outcomes, ledger_of, address, progress, num_cpus) ->
     finally:
         if started:
             ray.shutdown()
+
+
+# Ray caps a task's threads (OMP_NUM_THREADS=1) and hides GPUs from a task that asks for
+# none: a shard runs as the plain `study run` would, with this process's values of them,
+# except the GPUs that Ray assigns to a shard on cuda.
+RAY_SET_VARIABLES = ("OMP_NUM_THREADS", "CUDA_VISIBLE_DEVICES")
+
+
+def _ray_overrides(gpus: int) -> dict:
+    return {k: os.environ.get(k) for k in RAY_SET_VARIABLES
+            if not (gpus and k == "CUDA_VISIBLE_DEVICES")}
 
 
 def _outcome(shard: Shard, ref) -> ShardOutcome:

@@ -187,7 +187,10 @@ def test_shards_on_ray_merge_into_the_report_a_plain_run_gives_retry_and_resume(
     assert _rendered_tables(sharded) == _rendered_tables(plain)
     runs, _ = results.load_runs([sharded], set(experiments.NAMES))
     assert {run.experiment for run in runs} == set(QUICK)  # the chunks became one result file
+    threads = {run.experiment: run.provenance["threads"]
+               for run in results.load_runs([plain], set(experiments.NAMES))[0]}
     for run in runs:
+        assert run.provenance["threads"] == threads[run.experiment]  # not Ray's cap of 1
         assert run.provenance["engine"] == f"ray {cluster.__version__}"
         assert run.provenance["node"].endswith(")") and "127.0.0.1" in run.provenance["node"]
     clone_hazard, = [r for r in runs if r.experiment == "clone_hazard"]
