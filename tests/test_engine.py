@@ -87,9 +87,9 @@ def test_engine_flags_need_the_engine(tmp_path, capsys):
 
 # --- on a local Ray cluster ----------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def cluster():
-    ray = pytest.importorskip("ray")
+    import ray  # a dependency (constraints.txt): no skip when it is missing
     engine.start_local_cluster(num_cpus=2)
     yield ray
     ray.shutdown()
@@ -139,7 +139,7 @@ LOOPBACK = {"0100007F",  # 127.0.0.1 (little-endian word)
             "00000000000000000000000001000000"}  # ::1
 
 
-def test_the_local_cluster_listens_on_loopback_only(cluster):
+def assert_listens_on_loopback_only(cluster):
     addresses = _listening_addresses(_descendants(os.getpid()))
     assert addresses  # the GCS, the raylet and the workers listen: an empty list tests nothing
     assert set(addresses) <= LOOPBACK, addresses
@@ -163,9 +163,11 @@ def _rendered_tables(folder: str) -> dict[str, str]:
             if name == "REPORT.md" or name.startswith("tables/")}
 
 
+# One test, so that pytest-xdist starts one cluster, not one per worker that gets a test
 @pytest.mark.slow
-def test_shards_on_ray_merge_into_the_report_a_plain_run_gives_retry_and_resume(
+def test_shards_on_a_loopback_cluster_give_a_plain_runs_report_retry_and_resume(
         cluster, tmp_path):
+    assert_listens_on_loopback_only(cluster)
     # one folder name, so that the tables' source lines (relative to its parent) agree
     plain, sharded = str(tmp_path / "plain" / "results"), str(tmp_path / "sharded" / "results")
     subprocess.run([sys.executable, "-m", "study", "run", *QUICK, "--quick", "--device", "cpu",
