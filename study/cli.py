@@ -120,6 +120,8 @@ def _check_engine_flags(args) -> None:
             raise StudyError(f"{given[0]} applies only with --engine ray")
     elif args.chunks is not None and (args.chunks < 1 or args.cases):
         raise StudyError("--chunks takes a positive number, and excludes --cases")
+    elif args.jobs > 1:
+        raise StudyError("--jobs excludes --engine: the engine runs as many shards as it has CPUs")
 
 
 def _run_on_engine(chosen: list, scope: str, chunk, args, progress) -> None:

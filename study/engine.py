@@ -117,11 +117,13 @@ class Ledger:
         self.path = os.path.join(results_dir, LEDGER)
         self.code = code
         self.finished: dict[str, list[str]] = {}
-        if os.path.exists(self.path):
+        try:
             with open(self.path, encoding="utf-8") as f:
                 saved = json.load(f)
-            if saved.get("code") == code:
-                self.finished = saved["shards"]
+        except (OSError, ValueError):  # none yet, or unreadable: every shard runs
+            return
+        if isinstance(saved, dict) and saved.get("code") == code:
+            self.finished = saved.get("shards", {})
 
     def paths(self, shard: Shard) -> list[str] | None:
         paths = self.finished.get(shard.key())

@@ -66,6 +66,8 @@ def test_the_ledger_skips_a_shard_only_for_the_same_code_while_its_files_exist(t
         engine.Shard("clone_hazard", results_dir=str(tmp_path), scope="quick")) is None
     wrote.unlink()
     assert engine.Ledger(str(tmp_path), "code-a").paths(shard) is None
+    (tmp_path / engine.LEDGER).write_text("{half a ledg")  # a run killed mid-write
+    assert engine.Ledger(str(tmp_path), "code-a").finished == {}
 
 
 def test_a_shard_failure_makes_study_run_exit_1(monkeypatch, tmp_path, capsys):
