@@ -66,7 +66,7 @@ def test_the_ledger_skips_a_shard_only_for_the_same_code_while_its_files_exist(t
         engine.Shard("clone_hazard", results_dir=str(tmp_path), scope="quick")) is None
     wrote.unlink()
     assert engine.Ledger(str(tmp_path), "code-a").paths(shard) is None
-    (tmp_path / engine.LEDGER).write_text("{half a ledg")  # a run killed mid-write
+    (tmp_path / engine.LEDGER).write_text("{half a ledg")  # edited by hand, say
     assert engine.Ledger(str(tmp_path), "code-a").finished == {}
 
 
