@@ -98,15 +98,25 @@ def _run_shard_process(argv: list[str], env: dict, restore: dict, cwd: str) -> d
     start = time.perf_counter()
     child_env = {k: v for k, v in os.environ.items() if restore.get(k, "") is not None}
     child_env.update({k: v for k, v in restore.items() if v is not None})
-    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True,
-                          env={**child_env, **env, NODE_ENV: node})
+    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**child_env, **env, NODE_ENV: node})
+    try:
+        while True:  # short waits, so that ray.cancel's KeyboardInterrupt lands between them
+            try:
+                stdout, stderr = proc.communicate(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+    except BaseException:
+        proc.kill()  # a cancelled shard leaves no process behind
+        raise
     if proc.returncode != 0:
-        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+        lines = [ln for ln in stderr.splitlines() if ln.strip()]
         said = next((ln for ln in reversed(lines) if ln.startswith("error:")),
                     lines[-1] if lines else "")
         raise RuntimeError(f"exit status {proc.returncode}" + (f": {said}" if said else ""))
     return {"node": node, "seconds": time.perf_counter() - start,
-            "paths": [ln.split(" ", 1)[1] for ln in proc.stdout.splitlines()
+            "paths": [ln.split(" ", 1)[1] for ln in stdout.splitlines()
                       if ln.startswith(SHARD_OUTPUT_MARKER)]}
 
 
@@ -217,6 +227,10 @@ def _dispatch(shards, todo, outcomes, ledger_of, address, progress, num_cpus) ->
                     ledger_of[id(shards[i])].record(shards[i], outcomes[i].paths)
                 progress(_progress_line(outcomes, outcomes[i], len(running), len(waiting),
                                         took, slots))
+    except BaseException:  # interrupted: stop the shards in flight (each kills its process)
+        for ref in running:
+            ray.cancel(ref)
+        raise
     finally:
         if started:
             ray.shutdown()

@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -147,6 +148,23 @@ def assert_listens_on_loopback_only(cluster):
     assert set(addresses) <= LOOPBACK, addresses
 
 
+def _gone_within(seconds: float, text: str) -> bool:
+    """Whether, within `seconds`, no process has `text` in its command line."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        lines = []
+        for entry in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    lines.append(f.read().decode(errors="replace"))
+            except OSError:
+                continue
+        if not any(text in line for line in lines):
+            return True
+        time.sleep(0.2)
+    return False
+
+
 def _failing_interpreter(tmp_path):
     """An "interpreter" that counts its calls in a file and exits 1 with an error line."""
     script, calls = tmp_path / "failing-python", tmp_path / "calls"
@@ -178,14 +196,24 @@ def test_shards_on_a_loopback_cluster_give_a_plain_runs_report_retry_and_resume(
 
     def shard(experiment, **kw):
         return engine.Shard(experiment, scope="quick", device="cpu", results_dir=sharded, **kw)
-    shards = [shard("nonscalar_backward"), shard("nonscalar_backward", python=failing)]
+    shards = [shard("nonscalar_backward")]
     shards += [shard("clone_hazard", cases=part)
                for part in engine.chunks_of(CLONE_HAZARD_QUICK_CASES, 2)]
+    shards += [shard("nonscalar_backward", python=failing)]  # last: no try before the interrupt
+    def interrupt_at_the_first_shard_done(line):
+        if " done in " in line:
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        engine.run_shards(shards, progress=interrupt_at_the_first_shard_done)
+    with open(os.path.join(sharded, engine.LEDGER)) as f:
+        assert len(json.load(f)["shards"]) == 1  # the other shard in flight was cancelled
+    assert _gone_within(3, sharded)  # with its process (a shard takes 5 s or more here)
     log = io.StringIO()
     outcomes = engine.run_shards(shards, progress=Progress(stream=log))
 
-    assert [o.status for o in outcomes] == ["done", "failed", "done", "done"]
-    assert outcomes[1].error == "RuntimeError: exit status 1: error: planted"
+    assert sorted(o.status for o in outcomes) == ["done", "done", "failed", "skipped"]
+    assert "1 finished before, 3 to run" in log.getvalue()  # the interrupted run's one shard
+    assert outcomes[3].error == "RuntimeError: exit status 1: error: planted"
     assert calls.read_text().count("call") == 2  # retried once, then recorded
     assert "0 running, 0 left" in log.getvalue() and "s left;" in log.getvalue()
     assert _rendered_tables(sharded) == _rendered_tables(plain)
@@ -206,7 +234,7 @@ def test_shards_on_a_loopback_cluster_give_a_plain_runs_report_retry_and_resume(
         return {p: os.stat(os.path.join(tmp_path, "sharded", p)).st_mtime_ns for p in paths}
     stamps = stamps_of([run.path for run in runs])
     again = engine.run_shards(shards, progress=Progress(quiet=True))
-    assert [o.status for o in again] == ["skipped", "failed", "skipped", "skipped"]
+    assert [o.status for o in again] == ["skipped", "skipped", "skipped", "failed"]
     assert calls.read_text().count("call") == 4
     assert stamps_of(stamps) == stamps
     with open(os.path.join(sharded, engine.LEDGER)) as f:
