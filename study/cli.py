@@ -60,17 +60,26 @@ def cmd_run(args) -> None:
             raise StudyError(f"--inits applies only to: {', '.join(offered)} (not {lacking[0]})")
     if args.jobs < 1:
         raise StudyError("--jobs must be a positive number of processes")
+    chunk = runner.case_slice(args.cases) if args.cases else None
+    if chunk and args.jobs > 1:
+        raise StudyError("--cases excludes --jobs")
+    _check_engine_flags(args)
     devices = resolve_devices(args.device)
     for exp in chosen:
         results.ensure_writable(os.path.join(args.results_dir, exp.name))
     progress = runner.Progress(quiet=args.quiet)
+    if args.engine:
+        _run_on_engine(chosen, scope, chunk, args, progress)
+        chosen = []
     untimed = [e for e in chosen if not e.timed]
     if args.jobs > 1 and len(untimed) > 1:
         _run_side_by_side(untimed, args)
         chosen = [e for e in chosen if e.timed]
     for exp in chosen:
-        runner.run_experiment(exp, devices, scope, progress, root=args.results_dir,
-                              inits=args.inits)
+        paths = runner.run_experiment(exp, devices, scope, progress, root=args.results_dir,
+                                      inits=args.inits, chunk=chunk)
+        if chunk and not os.environ.get(provenance.ENGINE_ENV):  # a shard leaves it to the engine
+            _merge_finished_chunks(paths, progress)
     if args.report:  # in this process: torch and JAX are loaded already
         cmd_report(argparse.Namespace(results=[args.results_dir], errata=results.ERRATA_FILE,
                                       reference=results.REFERENCE_DIR, out=REPORTS_DIR))
@@ -102,6 +111,52 @@ def _run_side_by_side(chosen: list, args) -> None:
                     failed.append(f"{name} (exit {proc.returncode})")
     if failed:
         raise StudyError(f"failed: {', '.join(failed)}; the others' result files are complete")
+
+
+def _check_engine_flags(args) -> None:
+    if not args.engine:
+        given = [flag for flag, value in (("--address", args.address), ("--chunks", args.chunks),
+                                          ("--fresh", args.fresh)) if value]
+        if given:
+            raise StudyError(f"{given[0]} applies only with --engine ray")
+    elif args.chunks is not None and (args.chunks < 1 or args.cases):
+        raise StudyError("--chunks takes a positive number, and excludes --cases")
+    elif args.jobs > 1:
+        raise StudyError("--jobs excludes --engine: the engine runs as many shards as it has CPUs")
+
+
+def _run_on_engine(chosen: list, scope: str, chunk, args, progress) -> None:
+    """Each experiment as shards on Ray (study.engine): one, or --chunks N of its cases."""
+    from study import engine
+    shards = []
+    for exp in chosen:
+        if args.chunks:
+            count = len(runner.cases_of(exp, scope, args.inits))
+            chunks = engine.chunks_of(count, args.chunks)
+        else:
+            chunks = [chunk]
+        shards += [engine.Shard(exp.name, scope=scope, device=args.device,
+                                results_dir=args.results_dir, cases=part, inits=args.inits)
+                   for part in chunks]
+    outcomes = engine.run_shards(shards, address=args.address, progress=progress,
+                                 fresh=args.fresh)
+    failed = engine.failed(outcomes)
+    if failed:
+        raise engine.ShardsFailed(f"{len(failed)} of {len(outcomes)} shards failed twice: "
+                                  + "; ".join(f"{o.shard.label}: {o.error}" for o in failed)
+                                  + "; a rerun runs only these")
+
+
+def _merge_finished_chunks(paths: list[str], progress) -> None:
+    """After `study run NAME --cases I:J`: the result file, once every chunk of it is in."""
+    from study.checkpoint import merge_chunks, result_name_of_chunk
+    for path in paths:
+        folder, name = os.path.dirname(path), result_name_of_chunk(path)
+        siblings = [os.path.join(folder, f) for f in sorted(os.listdir(folder))
+                    if f.startswith(".chunk-") and result_name_of_chunk(f) == name]
+        written = merge_chunks(siblings)
+        if written:
+            progress(f"merged {len(siblings)} chunks into {written}")
 
 
 def _load(folders: list[str], errata_file: str) -> tuple[list, list[str]]:
@@ -238,6 +293,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--jobs", type=int, default=1, metavar="N",
                      help="run experiments that measure no time N at a time, then the timed "
                           "ones alone (default: 1)")
+    run.add_argument("--cases", metavar="I:J",
+                     help="only cases I to J-1, in case order, as a chunk file; the result "
+                          "file is written once chunks cover every case")
+    run.add_argument("--engine", choices=["ray"],
+                     help="run each experiment as shards on Ray (a local cluster unless "
+                          "--address); a rerun skips the shards that finished")
+    run.add_argument("--address", metavar="ADDR", help="with --engine: a running Ray cluster")
+    run.add_argument("--chunks", type=int, metavar="N",
+                     help="with --engine: split each experiment's cases into N shards")
+    run.add_argument("--fresh", action="store_true",
+                     help="with --engine: run every shard again, even those that finished")
     run.set_defaults(func=cmd_run)
     rep = sub.add_parser("report", help="render reports/REPORT.md from the result files")
     rep.add_argument("--results", nargs="+", metavar="DIR",

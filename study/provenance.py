@@ -97,6 +97,15 @@ def gpu_details(device: Device) -> dict | None:
 
 
 CONCURRENT_ENV = "STUDY_CONCURRENT_WITH"
+# set by study.engine for a shard's process: the engine ("ray 2.60.0") and the node it ran on
+ENGINE_ENV, NODE_ENV = "STUDY_ENGINE", "STUDY_ENGINE_NODE"
+
+
+def engine_fields() -> dict:
+    """{"engine", "node"} of a run made as a shard on an engine; {} for a plain `study run`."""
+    if not os.environ.get(ENGINE_ENV):
+        return {}
+    return {"engine": os.environ[ENGINE_ENV], "node": os.environ.get(NODE_ENV, "")}
 
 
 def collect(device: Device, seed: int | None, scope: str) -> dict:
@@ -141,4 +150,5 @@ def collect(device: Device, seed: int | None, scope: str) -> dict:
         **({"side_by_side": {"jobs": int(os.environ[CONCURRENT_ENV].split(":")[0]),
                              "with": os.environ[CONCURRENT_ENV].split(":")[1].split(",")}}
            if os.environ.get(CONCURRENT_ENV) else {}),
+        **engine_fields(),
     }

@@ -1,13 +1,14 @@
 """Runs an experiment's cases on each device, with progress on stderr, and stores the records."""
 import inspect
+import os
 import sys
 import time
 import traceback
 
 from study import provenance, results
-from study.checkpoint import Checkpoint, code_fingerprint
+from study.checkpoint import Checkpoint, chunk_path, code_fingerprint, write_chunk
 from study.devices import Device
-from study.errors import first_error_line
+from study.errors import StudyError, first_error_line
 from study.rules import written
 
 
@@ -87,18 +88,39 @@ def run_cases(experiment, device: Device, cases: list[dict], progress: Progress,
     return records
 
 
+def case_slice(text: str) -> tuple[int, int]:
+    """`--cases I:J` as (I, J): the cases I to J - 1, in case order."""
+    try:
+        start, stop = (int(part) for part in text.split(":"))
+    except ValueError:
+        raise StudyError(f"--cases takes I:J (two case indices), not {text!r}") from None
+    if not 0 <= start < stop:
+        raise StudyError(f"--cases {text}: needs 0 <= I < J")
+    return start, stop
+
+
 def run_experiment(experiment, devices: list[Device], scope: str, progress: Progress,
                    root: str = results.RESULTS_DIR, inits: int | None = None,
-                   rules=None) -> list[str]:
+                   rules=None, chunk: tuple[int, int] | None = None) -> list[str]:
+    """Run and write one result file per device; with `chunk` (I, J), only cases I to J - 1,
+    written as a chunk file (study.checkpoint.write_chunk) for merge_chunks to join."""
     paths = []  # the caller checked that root is writable (study.cli, before any work)
     for device in devices:
         prov = provenance.collect(device, experiment.seed, scope)
         cases = cases_of(experiment, scope, inits, rules)
-        checkpoint = Checkpoint(results.partial_path(root, experiment.name, prov), cases,
-                                code_fingerprint())
+        total, name = len(cases), experiment.name
+        if chunk:
+            if chunk[1] > total:
+                raise StudyError(f"--cases {chunk[0]}:{chunk[1]}: {name} has {total} cases")
+            cases = cases[chunk[0]:chunk[1]]
+            out = chunk_path(root, name, results.result_filename(prov), *chunk)
+            partial = os.path.join(root, name, ".partial" + os.path.basename(out) + "l")
+        else:
+            partial = results.partial_path(root, name, prov)
+        checkpoint = Checkpoint(partial, cases, code_fingerprint())
         checkpoint.load()
         if checkpoint.discarded:
-            progress(f"[{experiment.name} {device.name}] starting afresh: {checkpoint.path} "
+            progress(f"[{name} {device.name}] starting afresh: {checkpoint.path} "
                      f"holds cases of other code or another case list")
         earlier = sum(entry["seconds"] for entry in checkpoint.done.values())
         checkpoint.start()
@@ -112,7 +134,16 @@ def run_experiment(experiment, devices: list[Device], scope: str, progress: Prog
             prov["resumed_after_s"] = round(earlier, 3)
         if inits:
             prov["inits"] = inits
-        paths.append(results.write_run(experiment.name, prov, records, root))
+        if chunk:
+            write_chunk(out, name, prov, records, (*chunk, total))
+            paths.append(out)
+        else:
+            paths.append(results.write_run(name, prov, records, root))
         checkpoint.remove()
-        progress(f"[{experiment.name} {device.name}] wrote {paths[-1]}")
+        progress(f"[{name} {device.name}] wrote {paths[-1]}")
+        if os.environ.get(provenance.ENGINE_ENV):  # a shard: tell the engine what it wrote
+            print(f"{SHARD_OUTPUT_MARKER} {paths[-1]}", flush=True)
     return paths
+
+
+SHARD_OUTPUT_MARKER = "study-shard-wrote:"  # a stdout line that names a file a shard wrote

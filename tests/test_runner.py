@@ -134,3 +134,56 @@ def test_rules_given_to_the_runner_reach_an_experiments_cases_and_only_one_that_
     lacks = SimpleNamespace(name="lacks", counts_inits=False, cases=lambda scope: [{"k": 0}])
     with pytest.raises(TypeError, match="experiment lacks takes no rules"):
         cases_of(lacks, "quick", rules=(relu,))
+
+
+def test_chunks_of_a_run_write_what_the_whole_run_writes_once_merged(tmp_path, monkeypatch):
+    import json
+
+    from study.checkpoint import merge_chunks
+    from study.provenance import ENGINE_ENV, NODE_ENV
+    from study.runner import run_experiment
+    experiment = SimpleNamespace(name="fake", seed=None, counts_inits=False,
+                                 run_case=lambda device, k: [{"k": k, "device": device.name}],
+                                 cases=lambda scope: [{"k": k} for k in range(5)])
+    quiet = Progress(quiet=True)
+    whole, = run_experiment(experiment, [Device("cpu")], "standard", quiet,
+                            root=str(tmp_path / "whole"))
+    monkeypatch.setenv(ENGINE_ENV, "ray 9.9")
+    monkeypatch.setenv(NODE_ENV, "node-a")
+    chunks = [run_experiment(experiment, [Device("cpu")], "standard", quiet,
+                             root=str(tmp_path / "chunked"), chunk=part)[0]
+              for part in [(3, 5), (0, 3)]]
+    assert all(os.path.basename(p).startswith(".chunk-") for p in chunks)  # the loader skips them
+    merged = merge_chunks(chunks)
+    assert os.path.basename(merged) == os.path.basename(whole)
+    with open(whole) as f, open(merged) as g:
+        plain, sharded = json.load(f), json.load(g)
+    assert sharded["records"] == plain["records"]
+    assert "engine" not in plain["provenance"]
+    assert (sharded["provenance"]["engine"], sharded["provenance"]["node"]) == ("ray 9.9", "node-a")
+    assert [c["cases"] for c in sharded["provenance"]["chunks"]] == [[0, 3], [3, 5]]
+
+
+def test_a_chunk_past_the_last_case_is_a_one_line_error(tmp_path):
+    from study.errors import StudyError
+    from study.runner import case_slice, run_experiment
+    experiment = SimpleNamespace(name="fake", seed=None, counts_inits=False,
+                                 run_case=lambda device, k: [], cases=lambda scope: [{"k": 0}])
+    with pytest.raises(StudyError, match="fake has 1 cases"):
+        run_experiment(experiment, [Device("cpu")], "standard", Progress(quiet=True),
+                       root=str(tmp_path), chunk=case_slice("0:2"))
+    for bad in ("2:1", "a:b", "3"):
+        with pytest.raises(StudyError, match="--cases"):
+            case_slice(bad)
+
+
+def test_study_run_cases_writes_the_result_file_when_its_last_chunk_is_in(tmp_path):
+    from study import cli
+    folder = tmp_path / "clone_hazard"
+    argv = ["run", "clone_hazard", "--quick", "--device", "cpu", "--quiet",
+            "--results-dir", str(tmp_path)]
+    assert cli.main([*argv, "--cases", "4:8"]) == 0
+    assert [p.name[:11] for p in folder.iterdir()] == [".chunk-4-8-"]
+    assert cli.main([*argv, "--cases", "0:4"]) == 0  # clone_hazard --quick has 8 cases
+    merged, = folder.iterdir()
+    assert not merged.name.startswith(".")
