@@ -11,6 +11,13 @@ from study.conformance import KinkShape, clarke_verdict, documented_verdict
 from study.stats import Estimate
 
 
+# the listing's columns: the kink, the judgement's operands, the limits (Estimates: value and
+# error bounds), the measured value, and both verdicts
+COLUMNS = ["framework", "release", "run", "op", "kink", "over", "operand", "f'(k−)", "f'(k+)",
+           "f'' sign (k−)", "f'' sign (k+)", "jump", "measured", "error", "judged",
+           "documented rule", "follows", "clarke", "minimum-norm"]
+
+
 def _estimate(stored) -> Estimate:
     return Estimate(*(float(v) for v in stored))
 

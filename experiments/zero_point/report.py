@@ -89,6 +89,8 @@ def _kink_cells(s: Summary, at_zero: bool) -> pd.DataFrame | None:
 
 
 def _kinks(s: Summary, at_zero: bool) -> pd.DataFrame:
+    if not len(s.kinks):  # no look-alike pair measured
+        return frame([])
     k = s.kinks[(s.kinks["kink"] == 0) == at_zero].drop(columns=["run"])
     return k.drop(columns=["kink", "torch value", "JAX value"]) if at_zero else k
 

@@ -17,7 +17,7 @@ from experiments.zero_point.atlas import (SPECIAL, OpAtlas, RunAtlas, cell_rows,
 from experiments.zero_point.compiled import (changed_by_compiling, compiled_changes,
                                              compiled_forward_wrong, look_alike_pairs,
                                              natural_pairs)
-from experiments.zero_point.conformance import conformance_rows, rule_breakers
+from experiments.zero_point.conformance import COLUMNS, conformance_rows, rule_breakers
 from experiments.zero_point.history import (CELL, Release, history, history_cells,
                                             history_marks, release_runs, segments)
 from study.cells import Placed, Value
@@ -271,7 +271,7 @@ def _history_by_cell(changed: pd.DataFrame) -> list[dict]:
 
 def _conformance(releases: list[Release]) -> pd.DataFrame:
     return frame([row for r in releases for row in conformance_rows(
-        r.framework, r.release, r.atlas.run.tag, r.atlas.kinks)])
+        r.framework, r.release, r.atlas.run.tag, r.atlas.kinks)], COLUMNS)
 
 
 # --- what the answer and findings state ---------------------------------------------------------
