@@ -110,7 +110,8 @@ def test_a_rule_breaker_is_listed_with_the_release_that_fixed_it():
     view = tables["conformance"].frame
     assert view.to_dict("records") == [
         {"framework": "torch", "op": "t_clamp", "kink": 0.0, "over": "x",
-         "documented rule": "locally convex", "measured": "1", "breaks in": "2.9–2.10",
+         "documented rule": "locally convex", "rule gives": "0", "measured": "1",
+         "breaks in": "2.9–2.10",
          "fixed in": "2.11"}]
     listing = tables["conformance_listing"].frame
     rows = listing[listing["op"] == "t_clamp"]

@@ -83,15 +83,30 @@ def _governing(listing: pd.DataFrame) -> pd.DataFrame:
     return judged[(operands == most) & (judged["operand"] == "x")]
 
 
+def _allowed(judgement: pd.DataFrame) -> tuple[tuple[float, ...], ...]:
+    """The gradients the documented rule allows, from one judgement's rows (one per operand):
+    by continuity either one-sided limit; otherwise the minimum-norm element (the derivative
+    itself where the op is differentiable, to within the limits' error bounds)."""
+    rule = judgement["documented rule"].iloc[0]
+    if rule == "by continuity":
+        return tuple(tuple(e.value for e in judgement[side]) for side in ("f'(k−)", "f'(k+)"))
+    if rule is None or rule == "undefined input":
+        return ()
+    return (tuple(e.value for e in judgement["minimum-norm"]),)
+
+
 def rule_breakers(listing: pd.DataFrame) -> list[dict]:
     """The built-ins that break the documented rule in some release, one row per op and kink:
-    the rule(s) that apply, the gradients measured where it breaks, the spans of consecutive
+    the rule(s) that apply and the gradients they allow (`rule gives`), the gradients measured
+    where it breaks, the spans of consecutive
     releases (first, last) that break it, and `fixed_in`: the release after its last break,
     where it follows (None where the newest release measured breaks it)."""
     if not len(listing):
         return []
-    gradients = {key: tuple(g["measured"]) for key, g in listing.groupby(
-        ["framework", "op", "kink", "over", "release"], sort=False)}
+    gradients, allowed = {}, {}
+    for key, g in listing.groupby(["framework", "op", "kink", "over", "release"], sort=False):
+        gradients[key] = tuple(g["measured"])
+        allowed[key] = _allowed(g)
     rows = []
     for (fw, op, kink), g in _governing(listing).groupby(["framework", "op", "kink"],
                                                           sort=False):
@@ -109,6 +124,9 @@ def rule_breakers(listing: pd.DataFrame) -> list[dict]:
         breaking = g[[not f for f in follows]]
         rows.append({"framework": fw, "op": op, "kink": kink, "over": g["over"].iloc[0],
                      "documented rule": tuple(dict.fromkeys(breaking["documented rule"])),
+                     "rule gives": tuple(dict.fromkeys(
+                         a for o, r in zip(breaking["over"], breaking["release"])
+                         for a in allowed[(fw, op, kink, o, r)])),
                      "measured": tuple(dict.fromkeys(
                          gradients[(fw, op, kink, o, r)]
                          for o, r in zip(breaking["over"], breaking["release"]))),

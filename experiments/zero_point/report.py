@@ -43,11 +43,13 @@ def _gradient(measured: tuple) -> str:
 
 def _breakers(s: Summary) -> pd.DataFrame:
     if not len(s.breakers):
-        return frame([], ["framework", "op", "kink", "over", "documented rule", "measured",
-                          "breaks in", "fixed in"])
+        return frame([], ["framework", "op", "kink", "over", "documented rule", "rule gives",
+                          "measured", "breaks in", "fixed in"])
     b = s.breakers
     return b.assign(**{
         "documented rule": [names(r) for r in b["documented rule"]],
+        "rule gives": [" or ".join(dict.fromkeys(_gradient(g) for g in gs))
+                       for gs in b["rule gives"]],
         "measured": [names([_gradient(m) for m in ms]) for ms in b["measured"]],
         "breaks in": [", ".join(f if f == last else f"{f}–{last}" for f, last in spans)
                       for spans in b["breaks in"]]}).rename(columns={"fixed_in": "fixed in"})

@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 
+from study.report.format import shorten
+
 
 def _pyplot():
     import matplotlib
@@ -199,9 +201,11 @@ def history_map(rows: list[dict], title: str) -> bytes:
     ops = {fw: list(dict.fromkeys(r["op"] for r in mine)) for fw, mine in panels.items()}
     releases = {fw: list(dict.fromkeys(r["release"] for r in mine)) for fw, mine in panels.items()}
     widest = max((len(r) for r in releases.values()), default=1)
-    heights = [0.6 + 0.22 * len(ops[fw]) for fw in frameworks]
+    labels = {fw: [shorten(op, 60) for op in names] for fw, names in ops.items()}
+    label_inches = 0.065 * max(len(x) for names in labels.values() for x in names)
+    heights = [0.7 + 0.22 * len(ops[fw]) for fw in frameworks]
     fig, axes = plt.subplots(len(frameworks), 1, squeeze=False, dpi=150, layout="constrained",
-                             figsize=(3.2 + 0.55 * widest, 0.5 + sum(heights)),
+                             figsize=(0.8 + label_inches + 0.55 * widest, 0.6 + sum(heights)),
                              gridspec_kw={"height_ratios": heights})
     for ax, fw in zip(axes[:, 0], frameworks):
         n = len(ops[fw])
@@ -214,11 +218,11 @@ def history_map(rows: list[dict], title: str) -> bytes:
             if r["changed"]:
                 ax.text(x + 0.5, y + 0.5, str(r["changed"]), ha="center", va="center",
                         fontsize=SMALLEST_POINTS, color="white")
-        ax.set_xlim(0, widest)
+        ax.set_xlim(0, len(releases[fw]))
         ax.set_ylim(0, n)
         ax.set_xticks([i + 0.5 for i in range(len(releases[fw]))], releases[fw],
-                      fontsize=SMALLEST_POINTS, rotation=45, ha="right")
-        ax.set_yticks([n - 0.5 - i for i in range(n)], ops[fw], fontsize=SMALLEST_POINTS)
+                      fontsize=SMALLEST_POINTS)
+        ax.set_yticks([n - 0.5 - i for i in range(n)], labels[fw], fontsize=SMALLEST_POINTS)
         ax.tick_params(length=0)
         ax.set_title(f"{fw} releases", fontsize=SMALLEST_POINTS + 1)
     fig.legend(handles=[Patch(facecolor=c, edgecolor="#999999", label=k)
