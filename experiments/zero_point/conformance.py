@@ -5,8 +5,8 @@ the documented rule in some release. No op is called here: the report reads resu
 PyTorch's documented rule is applied to both frameworks (JAX documents none). An op judged
 jointly (a tie) is judged by its joint row; its "x" row is shown beside it."""
 import pandas as pd
-from packaging.version import Version
 
+from experiments.zero_point.history import in_version_order
 from study.conformance import KinkShape, clarke_verdict, documented_verdict
 from study.stats import Estimate
 
@@ -110,7 +110,8 @@ def rule_breakers(listing: pd.DataFrame) -> list[dict]:
     rows = []
     for (fw, op, kink), g in _governing(listing).groupby(["framework", "op", "kink"],
                                                           sort=False):
-        g = g.iloc[sorted(range(len(g)), key=lambda i: Version(g["release"].iloc[i]))]
+        order = in_version_order(list(g["release"]))
+        g = g.iloc[sorted(range(len(g)), key=lambda i: order.index(g["release"].iloc[i]))]
         follows, releases = list(g["follows"]), list(g["release"])
         if all(follows):
             continue

@@ -3,7 +3,7 @@ between them with the first release of each outcome (study.conformance's history
 from dataclasses import dataclass
 
 import pandas as pd
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from experiments.zero_point.atlas import RunAtlas, cell_rows
 from study.cells import Error, Placed, Value
@@ -23,7 +23,17 @@ class Release:
 
 
 def release_of(version: str) -> str:
-    return Version(version).public
+    """The public version (2.14.1 for 2.14.1+cu130). A name that is no version stays as it is:
+    it may stand alone, but ordering it against another raises (in_version_order)."""
+    try:
+        return Version(version).public
+    except InvalidVersion:
+        return version
+
+
+def in_version_order(releases: list[str]) -> list[str]:
+    """2.9 before 2.10; a release alone is not parsed."""
+    return list(releases) if len(releases) < 2 else sorted(releases, key=Version)
 
 
 def release_runs(atlases: list[RunAtlas], main: RunAtlas, with_kinks: bool = False
@@ -52,7 +62,7 @@ def _one_per_release(atlases: list[RunAtlas], main: RunAtlas) -> list[Release]:
         for a in sorted((a for a in atlases if release_of(a.run.provenance[_other(fw)]) == pin),
                         key=preference):
             chosen.setdefault(release_of(a.run.provenance[fw]), a)
-        out += [Release(fw, r, chosen[r]) for r in sorted(chosen, key=Version)]
+        out += [Release(fw, r, chosen[r]) for r in in_version_order(list(chosen))]
     return out
 
 
@@ -95,7 +105,7 @@ def history(releases: list[Release]) -> pd.DataFrame:
         rows = [dict(zip(CELL, key), release=release, **dict(zip(("value", "error"),
                                                                    _outcome(c))))
                 for (key, release), (framework, c) in cells.items() if framework == fw]
-        if rows:
+        if len({r["release"] for r in rows}) > 1:  # one release changes nothing
             parts.append(changed_cells(pd.DataFrame(rows)).assign(framework=fw))
     if not parts:
         return pd.DataFrame(columns=["framework", *CELL, "release", "run", "cell",

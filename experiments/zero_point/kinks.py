@@ -18,10 +18,9 @@ from study.conventions import reverse_derivative
 from study.errors import first_error_line
 from study.stats import Estimate
 
-METHOD = ("one-sided limits from the op's float64 forward: a second-order one-sided stencil "
-          "that never evaluates f at k, steps 2**-17 (value, slope) and 2**-10 (sign of f'') "
-          "times the kink's scale (study.conformance.kink_shape); measured: reverse mode, "
-          "float64, 0-d, cotangent 1")
+# how the record was measured (study.conformance.kink_shape's docstring gives the stencil)
+METHOD = ("kink_shape: a second-order one-sided stencil on the float64 forward, off k; "
+          "measured: reverse mode, float64, 0-d")
 MEASURED_DTYPE = "float64"
 
 # one call of several public functions, or a comparison's mask: shown, never judged
@@ -135,7 +134,8 @@ def _estimate(e: Estimate) -> list[float]:
 def shape_record(shape: KinkShape) -> dict:
     """A KinkShape as JSON: each limit [value, lo, hi], a gradient one such per operand, the
     curvature signs per direction probed, and the jump's height (0: continuous)."""
-    return {"point": list(shape.point), "normal": list(shape.normal), "value": shape.value,
+    return {"point": [float(p) for p in shape.point],
+            "normal": [float(n) for n in shape.normal], "value": shape.value,
             "value_left": _estimate(shape.value_left),
             "value_right": _estimate(shape.value_right),
             "gradient_left": [_estimate(g) for g in shape.gradient_left],

@@ -107,12 +107,12 @@ def _history_tables(s: Summary) -> list[Table]:
         Table("releases", "Cells that changed between releases, and the first release of each "
               "value", say(PROSE, "caption_releases", releases=s.history_runs),
               _releases(s), listing=s.history_cells),
-        Table("conformance", "Built-ins that break PyTorch's documented rule at a kink, by "
-              "release, and the release that fixed each",
+        Table("conformance", "Built-ins that break PyTorch's documented rule at a kink, and "
+              "the fixing release",
               say(PROSE, "caption_conformance", releases=s.conformance_runs,
                   without=_without_kinks(s)), _breakers(s), listing=_breaker_rows(s)),
-        Table("conformance_listing", "Every built-in at every kink in every release: the "
-              "one-sided limits, the measured derivative, the documented rule and Clarke", "",
+        Table("conformance_listing", "Every built-in at every kink, per release: limits, "
+              "measured, both verdicts", "",
               s.conformance)]
 
 
@@ -170,6 +170,5 @@ def render(s: Summary) -> Rendered:
         marks = s.history_marks
         figures["figures/zero-point-history.png"] = (
             lambda: history_map(marks, "Cells that changed, by op and release"),
-            "History: for each op with a cell that changed, the releases (one run each, as the "
-            "releases table) where cells changed from the release before, with their count")
+            "History: where each op's cells changed from the release before (count)")
     return Rendered(tables, found, figures, answers)
