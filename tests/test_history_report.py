@@ -5,6 +5,7 @@ runs without kink records. Every expected row is read off the records built here
 from dataclasses import replace
 
 from experiments.zero_point import EXPERIMENT
+from study.report.figures import history_map
 from study.results import Run
 
 PROV = {"utc": "t", "host": "h", "device": "cpu", "scope": "standard"}
@@ -156,3 +157,14 @@ def test_a_kink_the_release_could_not_read_is_one_row_with_its_error():
     listing = tables["conformance_listing"].frame
     assert list(zip(listing["op"], listing["error"], listing["follows"])) == [
         ("j_sparse", "AttributeError: no such op", None)]
+
+
+def test_the_history_figure_of_twelve_releases_fits_2400_pixels():
+    # the PNG header holds the width as a big-endian int at bytes 16-19
+    releases = [f"2.{minor}.0" for minor in range(4, 16)]
+    rows = [{"framework": "torch", "op": "ReLUWithConvention(c=0) + generate_vmap_rule and a jvp "
+             "staticmethod", "release": r, "changed": int(r == "2.14.0"), "measured": True}
+            for r in releases]
+    png = history_map(rows, "Cells that changed, by op and release")
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert int.from_bytes(png[16:20], "big") <= 2400
