@@ -156,7 +156,7 @@ def render(s: Summary) -> Rendered:
     found, answers, figures = [], [], {}
     if s.facts:
         answers.append(answer(PROSE, "zero_point", ("conventions", "kinks", "pairs", "releases",
-                                                        "compiled"), f=s.facts))
+                                                        "conformance", "compiled"), f=s.facts))
         if s.facts.finite_differences:
             found.append(Finding(say(PROSE, "finding_check", f=s.facts), "custom"))
         if s.facts.forward_wrong:

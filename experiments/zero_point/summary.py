@@ -6,7 +6,7 @@ The atlas's cells are typed when read (study.cells); a frame holds a cell's numb
 line, or the Placed cell where its value depends on where the element sits, until the
 formatter prints it. Every frame has a `run` column of legend labels.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -47,6 +47,10 @@ class Facts:
     # (op, kink, declared, measured, agrees)
     documented: tuple[tuple[str, float, float, tuple, bool], ...]
     undocumented: int  # ops whose docstrings declare no derivative at a kink
+    # (framework, its newest release with kink records, the ops breaking the documented rule
+    # there), and (op, kink, the release that fixed it): the conformance table's rows
+    breaking: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    fixed: tuple[tuple[str, float, str], ...] = ()
 
 
 @dataclass
@@ -309,6 +313,15 @@ def _differing_pairs(main: RunAtlas, kinks: list[dict]) -> tuple:
     return at_zero, tuple((p, tuple(ks)) for p, ks in at_kink.items()), beside, special
 
 
+def _conformance_facts(breakers: list[dict], releases: list[Release]) -> dict:
+    newest = {r.framework: r.release for r in releases}  # releases are in version order
+    breaking = [(fw, release, tuple(dict.fromkeys(b["op"] for b in breakers
+                                                   if b["framework"] == fw and not b["fixed_in"])))
+                for fw, release in newest.items()]
+    return {"breaking": tuple(b for b in breaking if b[2]),
+            "fixed": tuple((b["op"], b["kink"], b["fixed_in"]) for b in breakers if b["fixed_in"])}
+
+
 def _facts(atlases, main: RunAtlas, kinks: list[dict], changed: pd.DataFrame) -> Facts:
     at_zero: dict[float, list[str]] = {}
     for r in (r for r in kinks if r["kink"] == 0):
@@ -342,6 +355,7 @@ def summarise(runs) -> Summary:
     changed = history(history_runs)
     conformance_runs = release_runs(atlases, main, with_kinks=True) if main else []
     conformance = _conformance(conformance_runs)
+    breakers = rule_breakers(conformance)
 
     def every_run(rows_of) -> pd.DataFrame:
         return frame([row for a in atlases for row in rows_of(a)])
@@ -352,9 +366,10 @@ def summarise(runs) -> Summary:
         history_by_cell=frame(_history_by_cell(changed)),
         history_marks=history_marks(changed, history_runs),
         history_cells=frame(history_cells(changed)), history_runs=history_runs,
-        conformance=conformance, breakers=frame(rule_breakers(conformance)),
+        conformance=conformance, breakers=frame(breakers),
         conformance_runs=conformance_runs, placement=every_run(_placement),
         subnormals=every_run(_subnormals), custom=every_run(_custom),
         porting=frame(_porting(main) if main else []), gradcheck=every_run(_gradcheck),
-        facts=_facts(atlases, main, kinks, changed) if main else None,
+        facts=replace(_facts(atlases, main, kinks, changed),
+                      **_conformance_facts(breakers, conformance_runs)) if main else None,
         runs=[a.run.tag for a in atlases])
