@@ -7,7 +7,9 @@
 
 Each op is probed at its own kinks and its look-alike's (k, k ± 1 ulp), at signed zeros, the
 smallest subnormals and normal, NaN and ±inf, in value, reverse, forward and second-order mode,
-at several placements (study.placement), eagerly and compiled (study.compiled).
+at several placements (study.placement), eagerly and compiled (study.compiled); and each
+built-in's shape at its own kinks is read off its float64 forward (zero_point.kinks), so that
+the report judges its derivative there by PyTorch's documented rule and by Clarke's.
 """
 from experiments.zero_point import atlas, measure, report, summary
 from study.experiment import Comparison, Experiment
@@ -19,11 +21,12 @@ EXPERIMENT = Experiment(
              "kinks, in each framework, dtype, mode and placement, and which torch/JAX "
              "look-alikes disagree?",
     seed=None, tables=("conventions", "kinks", "compiled", "compiled_cells", "releases",
-                       "placement", "subnormals", "custom", "atlas", "gradcheck", "pairs",
-                       "porting"),
+                       "conformance", "conformance_listing", "placement", "subnormals", "custom",
+                       "atlas", "gradcheck", "pairs", "porting"),
     scopes=("quick", "standard", "full"), cases=measure.cases, run_case=measure.run_case,
     summarise=summary.summarise, render=report.render,
     comparison=Comparison(record_key=("part", "rule", "dtype", "point"),
                           derived_cells=atlas.comparable_cells),
-    appendix=("kinks", "compiled", "releases", "placement", "subnormals", "custom"),
-    listings=("compiled_cells", "atlas", "gradcheck", "pairs", "porting"))
+    appendix=("kinks", "compiled", "releases", "conformance", "placement", "subnormals",
+              "custom"),
+    listings=("compiled_cells", "atlas", "gradcheck", "pairs", "porting", "conformance_listing"))

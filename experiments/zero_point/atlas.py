@@ -1,14 +1,13 @@
 """The atlas read from its records: every op's cells typed once, as they are read
-(study.cells: a Value, an Error or a Placed), one RunAtlas per run, the cells that change
-between releases, and what a rerun is compared on (comparable_cells). Every comparison of two
-cells is study.cells.equal.
+(study.cells: a Value, an Error or a Placed), one RunAtlas per run, and what a rerun is
+compared on (comparable_cells). Every comparison of two cells is study.cells.equal; the cells
+that change between releases are zero_point.history's.
 """
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from study.cells import Cell, Error, Placed, Value, as_cell, equal
-from study.device_comparison import machine
 from study.conventions import numpy_dtype
 from study.results import Run
 
@@ -51,6 +50,8 @@ class RunAtlas:
     arithmetic: list[dict]  # arithmetic records: the subnormal probe
     compiled: list[OpAtlas] = field(default_factory=list)  # the same ops, compiled
     changes: list = field(default_factory=list)  # zero_point.compiled's CompiledChange, filled once
+    kinks: list[dict] = field(default_factory=list)  # kink records (zero_point.kinks); none in
+    # runs measured before they existed
 
     def atlas(self, dtype: str | None = None) -> list[OpAtlas]:
         """The eager ops."""
@@ -70,8 +71,8 @@ def _op(rec: dict) -> OpAtlas:
                    tuple(tuple(kv) for kv in rec["documented"]) if "documented" in rec else None)
 
 
-def read(runs) -> tuple[list[RunAtlas], list[dict]]:
-    """Each run's atlas, and the cells that change between releases."""
+def read(runs) -> list[RunAtlas]:
+    """Each run's atlas."""
     atlases = []
     for run in runs:
         recs = run.ok_records()
@@ -79,8 +80,9 @@ def read(runs) -> tuple[list[RunAtlas], list[dict]]:
         atlases.append(RunAtlas(replace(run, records=[]), [op for op in ops if op.compiler is None],
                                 [r for r in recs if r.get("part") == "gradcheck"],
                                 [r for r in recs if r.get("part") == "arithmetic"],
-                                [op for op in ops if op.compiler is not None]))
-    return atlases, release_changes(atlases)
+                                [op for op in ops if op.compiler is not None],
+                                kinks=[r for r in recs if r.get("part") == "kinks"]))
+    return atlases
 
 
 def frame_value(c: Cell):
@@ -146,49 +148,6 @@ def forward_disagrees(op) -> list[str]:
         return []  # a mode not measured, or raising for every input
     return [lab for lab in op.inputs if lab not in near and not lab.endswith("min_subnormal")
             and equal_unless_placed(op.cell("forward", lab), op.cell("reverse", lab)) is False]
-
-
-def _changed(cells: list[Cell]) -> bool:
-    """Whether releases differ in a cell, a zero's sign included."""
-    return not all(equal(c, cells[0], zero_sign=True) for c in cells[1:])
-
-
-def _changes_between(by_version: dict[str, dict], framework: str, device: str) -> list:
-    out = []
-    names = sorted(by_version)
-    for key in sorted(set.intersection(*(set(v) for v in by_version.values()))):
-        ops = [by_version[v][key] for v in names]
-        for mode in (m for m in ops[0].modes if not any(m in op.withdrawn for op in ops)):
-            for label in (lab for lab in ops[0].inputs if lab in ops[-1].inputs):
-                cells = [op.cell(mode, label) for op in ops]
-                if _changed(cells):
-                    out.append({"framework": framework, "op": ops[0].name, "device": device,
-                                "dtype": key[1], "execution": "compiled" if key[2] else "eager",
-                                "mode": mode, "input": label,
-                                "by release": [(f"{framework} {v}", c)
-                                               for v, c in zip(names, cells)]})
-    return out
-
-
-def release_changes(atlases: list[RunAtlas]) -> list[dict]:
-    """Cells that differ between releases of the framework an op belongs to, among runs of
-    the same machine, device and scope: eager cells, and compiled cells against the same
-    compiler's."""
-    groups: dict[tuple, list[RunAtlas]] = {}
-    for a in atlases:
-        groups.setdefault((machine(a.run), a.run.provenance["device"], a.run.scope), []).append(a)
-    changes = []
-    for (_, device, _), group in groups.items():
-        for fw in ("torch", "jax"):
-            by_version: dict[str, dict] = {}
-            for a in group:
-                for op in a.atlas() + a.compiled:
-                    if op.framework == fw:
-                        by_version.setdefault(a.run.provenance[fw], {}).setdefault(
-                            (op.rule, op.dtype, op.compiler or ""), op)
-            if len(by_version) > 1:
-                changes += _changes_between(by_version, fw, device)
-    return changes
 
 
 def input_kind(label: str) -> str:

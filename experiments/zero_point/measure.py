@@ -10,6 +10,8 @@ from study.compiled import COMPILED_MODES, COMPILERS, measure_compiled
 from study.placement import ALL_PLACEMENTS, FILL_LENGTH, collapse, measure
 from study.rules import RULES, documented_derivatives, related
 
+from experiments.zero_point.kinks import MEASURED_DTYPE, kink_records
+
 GRADCHECK_POINTS = (-0.5, 0.0, 0.5)
 FD_EPS = 1e-6
 JAX_PLACEMENTS = {"quick": ("2-D rows",), "standard": ("2-D rows",),
@@ -29,8 +31,8 @@ def probed_kinks(rule) -> tuple[float, ...]:
 
 
 def cases(scope: str, rules=RULES) -> list[dict]:
-    """Every rule of `rules` (the registry unless given) in the atlas, and each framework's
-    rules compiled together."""
+    """Every rule of `rules` (the registry unless given) in the atlas, each built-in's shape at
+    its kinks (zero_point.kinks), and each framework's rules compiled together."""
     dtypes = ("float32",) if scope == "quick" else DTYPES
     atlas = [{"part": "atlas", "rule": r, "dtype": d, "scope": scope}
              for d in dtypes for r in rules]
@@ -41,7 +43,9 @@ def cases(scope: str, rules=RULES) -> list[dict]:
     compiled = [{"part": "compiled", "framework": fw, "dtype": d, "scope": scope,
                  "rules": tuple(r for r in rules if r.framework == fw)}
                 for fw in ("torch", "jax") for d in COMPILED[scope][0]]
-    return atlas + checks + arithmetic + compiled
+    kinks = [{"part": "kinks", "rule": r, "dtype": MEASURED_DTYPE, "scope": scope}
+             for r in rules if r.kind == "builtin"]
+    return atlas + checks + arithmetic + compiled + kinks
 
 
 def run_case(device, part: str, dtype: str, scope: str, rule=None,
@@ -53,6 +57,8 @@ def run_case(device, part: str, dtype: str, scope: str, rule=None,
                  **subnormal_arithmetic(framework, dtype, device, jit)} for jit in execs]
     if part == "compiled":
         return _compiled(device, framework, dtype, scope, rules)
+    if part == "kinks":
+        return kink_records(rule, device)
     if part not in ("atlas", "gradcheck"):
         raise ValueError(f"unknown zero_point part {part!r}")
     if part == "gradcheck":

@@ -5,7 +5,7 @@ import pandas as pd
 from experiments.zero_point.summary import Summary
 from study.experiment import Finding, Rendered
 from study.report import Table, answer, frame, macros, names, say, side_by_side
-from study.report.figures import convention_map
+from study.report.figures import convention_map, history_map
 from study.report.format import distinct_figures, shorten, text
 
 PROSE = macros("experiments/zero_point/prose.j2")
@@ -20,20 +20,48 @@ def _grouped(rows: pd.DataFrame, by: list[str], listed: list[str]) -> pd.DataFra
     return frame(out)
 
 
-def _by_release(by_release) -> str:
-    """'torch 2.13.0+cpu: 1; torch 2.14.1+cu130: 0', with as many figures as tell them apart."""
-    digits = distinct_figures([v for _, v in by_release])
-    return "; ".join(f"{release}: {text(v, digits)}" for release, v in by_release)
+def _by_release(spans) -> str:
+    """'2.4.1–2.13.0: 1; 2.14.1: 0', each value with as many figures as tell them apart."""
+    digits = distinct_figures([v for _, _, v in spans])
+    return "; ".join(f"{first if first == last else f'{first}–{last}'}: {text(v, digits)}"
+                     for first, last, v in spans)
 
 
 def _releases(s: Summary) -> pd.DataFrame:
-    if not len(s.releases):
+    h = s.history_by_cell
+    if not len(h):
         return frame([])
-    shown = s.releases.assign(**{
-        "by release": [_by_release(b) for b in s.releases["by release"]],
-        "mode": [m if e == "eager" else f"{m}, {e}"
-                 for m, e in zip(s.releases["mode"], s.releases["execution"])]})
+    shown = h.assign(**{"by release": [_by_release(b) for b in h["by release"]],
+                        "mode": [m if e == "eager" else f"{m}, compiled"
+                                 for m, e in zip(h["mode"], h["execution"])]})
     return _grouped(shown, ["framework", "op", "by release"], ["dtype", "mode", "input"])
+
+
+def _gradient(measured: tuple) -> str:
+    return text(measured[0]) if len(measured) == 1 else f"({', '.join(map(text, measured))})"
+
+
+def _breakers(s: Summary) -> pd.DataFrame:
+    if not len(s.breakers):
+        return frame([], ["framework", "op", "kink", "over", "documented rule", "rule gives",
+                          "measured", "breaks in", "fixed in"])
+    b = s.breakers
+    return b.assign(**{
+        "documented rule": [names(r) for r in b["documented rule"]],
+        "rule gives": [" or ".join(dict.fromkeys(_gradient(g) for g in gs))
+                       for gs in b["rule gives"]],
+        "measured": [names([_gradient(m) for m in ms]) for ms in b["measured"]],
+        "breaks in": [", ".join(f if f == last else f"{f}–{last}" for f, last in spans)
+                      for spans in b["breaks in"]]}).rename(columns={"fixed_in": "fixed in"})
+
+
+def _breaker_rows(s: Summary) -> pd.DataFrame:
+    """The listing's rows of the ops the headline names, for its CSV."""
+    if not len(s.breakers):
+        return frame([])
+    named = set(zip(s.breakers["framework"], s.breakers["op"], s.breakers["kink"]))
+    c = s.conformance
+    return c[[k in named for k in zip(c["framework"], c["op"], c["kink"])]]
 
 
 def _compiled(s: Summary) -> pd.DataFrame:
@@ -63,8 +91,29 @@ def _kink_cells(s: Summary, at_zero: bool) -> pd.DataFrame | None:
 
 
 def _kinks(s: Summary, at_zero: bool) -> pd.DataFrame:
+    if not len(s.kinks):  # no look-alike pair measured
+        return frame([])
     k = s.kinks[(s.kinks["kink"] == 0) == at_zero].drop(columns=["run"])
     return k.drop(columns=["kink", "torch value", "JAX value"]) if at_zero else k
+
+
+def _without_kinks(s: Summary) -> list[str]:
+    """The runs of the history that hold no kink records (measured before they existed)."""
+    return list(dict.fromkeys(r.atlas.run.tag for r in s.history_runs if not r.atlas.kinks))
+
+
+def _history_tables(s: Summary) -> list[Table]:
+    return [
+        Table("releases", "Cells that changed between releases, and the first release of each "
+              "value", say(PROSE, "caption_releases", releases=s.history_runs),
+              _releases(s), listing=s.history_cells),
+        Table("conformance", "Built-ins that break PyTorch's documented rule at a kink, and "
+              "the fixing release",
+              say(PROSE, "caption_conformance", releases=s.conformance_runs,
+                  without=_without_kinks(s)), _breakers(s), listing=_breaker_rows(s)),
+        Table("conformance_listing", "Every built-in at every kink, per release: limits, "
+              "measured, both verdicts", "",
+              s.conformance)]
 
 
 def render(s: Summary) -> Rendered:
@@ -81,8 +130,7 @@ def render(s: Summary) -> Rendered:
               "What compiling changes: eager and compiled values, by what the cells share",
               say(PROSE, "caption_compiled"), _compiled(s), listing=s.compiled_cells),
         Table("compiled_cells", "Every cell compiling changes", "", s.compiled_cells),
-        Table("releases", "Cells that changed between releases", say(PROSE, "caption_releases"),
-              _releases(s), listing=s.release_cells),
+        *_history_tables(s),
         Table("placement", "Ops whose value depends on where the element sits",
               say(PROSE, "caption_placement"),
               side_by_side(_grouped(s.placement, ["run", "framework", "op"],
@@ -108,7 +156,7 @@ def render(s: Summary) -> Rendered:
     found, answers, figures = [], [], {}
     if s.facts:
         answers.append(answer(PROSE, "zero_point", ("conventions", "kinks", "pairs", "releases",
-                                                        "compiled"), f=s.facts))
+                                                        "conformance", "compiled"), f=s.facts))
         if s.facts.finite_differences:
             found.append(Finding(say(PROSE, "finding_check", f=s.facts), "custom"))
         if s.facts.forward_wrong:
@@ -118,4 +166,9 @@ def render(s: Summary) -> Rendered:
             lambda: convention_map(rows, f"Derivative at each kink, float32, run {run}"),
             "Convention map: each look-alike pair at each kink, torch beside JAX, float32; "
             "disagreements outlined")
+    if s.history_marks:
+        marks = s.history_marks
+        figures["figures/zero-point-history.png"] = (
+            lambda: history_map(marks, "Cells that changed, by op and release"),
+            "History: where each op's cells changed from the release before (count)")
     return Rendered(tables, found, figures, answers)

@@ -6,7 +6,7 @@ The atlas's cells are typed when read (study.cells); a frame holds a cell's numb
 line, or the Placed cell where its value depends on where the element sits, until the
 formatter prints it. Every frame has a `run` column of legend labels.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -17,6 +17,9 @@ from experiments.zero_point.atlas import (SPECIAL, OpAtlas, RunAtlas, cell_rows,
 from experiments.zero_point.compiled import (changed_by_compiling, compiled_changes,
                                              compiled_forward_wrong, look_alike_pairs,
                                              natural_pairs)
+from experiments.zero_point.conformance import COLUMNS, conformance_rows, rule_breakers
+from experiments.zero_point.history import (CELL, Release, history, history_cells,
+                                            history_marks, release_runs, segments)
 from study.cells import Placed, Value
 from study.report import frame
 
@@ -36,12 +39,18 @@ class Facts:
     compiled_forward: tuple[str, ...]  # custom rules whose compiled forward ignores the rule
     forward_wrong: tuple[str, ...]  # custom rules whose forward mode disagrees with reverse
     flushed: tuple[str, ...]  # "jax float32": the subnormal probe found flushing
-    releases: tuple[tuple[str, tuple[tuple[str, object], ...]], ...]  # op -> (release, d/dx at +0)
+    # look-alike ops whose float32 eager d/dx at a kink changed: (framework, op, kink,
+    # ((first release, value), ...)), each value from the first release that gave it
+    convention_changes: tuple[tuple[str, str, float, tuple[tuple[str, object], ...]], ...]
     finite_differences: tuple[float, ...]  # central differences at the kink, custom rules
     passing: tuple[float, ...]  # conventions a numeric check passes at the kink
     # (op, kink, declared, measured, agrees)
     documented: tuple[tuple[str, float, float, tuple, bool], ...]
     undocumented: int  # ops whose docstrings declare no derivative at a kink
+    # (framework, its newest release with kink records, the ops breaking the documented rule
+    # there), and (op, kink, the release that fixed it): the conformance table's rows
+    breaking: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    fixed: tuple[tuple[str, float, str], ...] = ()
 
 
 @dataclass
@@ -60,9 +69,17 @@ class Summary:
     compiled_cells: pd.DataFrame
     # run, torch op, JAX op, kink, input, framework, mode (value or reverse), value, error, where
     kink_cells: pd.DataFrame
-    # framework, op, device, dtype, execution, mode, input, by release ((release, cell))
-    releases: pd.DataFrame
-    release_cells: pd.DataFrame  # the same, long: release, then value, error, where per value
+    # every cell that differs between releases (zero_point.history): framework, op, dtype,
+    # input, mode, execution, release, run, cell, first_release; one row per cell and release
+    history: pd.DataFrame
+    history_by_cell: pd.DataFrame  # the cells, one row each: by release ((first, last, value))
+    history_cells: pd.DataFrame  # the same, long: value, error, where per value
+    history_marks: list[dict]  # the figure's: history.history_marks
+    history_runs: list[Release]  # the run that stands for each release in the history
+    # every built-in at every kink in every release with kink records (zero_point.conformance)
+    conformance: pd.DataFrame
+    breakers: pd.DataFrame  # the built-ins that break the documented rule: rule_breakers
+    conformance_runs: list[Release]  # the run that stands for each release in the listing
     placement: pd.DataFrame  # run, framework, op, dtype, mode, input, where
     subnormals: pd.DataFrame  # run, framework, execution, dtype, s > 0, s × 1, m × 0.5, flushes
     custom: pd.DataFrame  # run, framework, rule, declared c, reverse at ±0, forward at +0, ...
@@ -228,16 +245,37 @@ def _porting(a: RunAtlas) -> list[dict]:
     return rows
 
 
-# --- cells that change between releases ------------------------------------------------------
+# --- cells that change between releases, and conformance at each kink ------------------------
 
-def _releases(release_rows: list[dict]) -> list[dict]:
-    return [{**r, "by release": [(release, frame_value(c)) for release, c in r["by release"]]}
-            for r in release_rows]
+def _convention_changes(atlases: list[RunAtlas], changed: pd.DataFrame) -> tuple:
+    """Each look-alike op's float32 eager d/dx at its kinks, where it changed: the value from
+    each release on (history.segments)."""
+    ops = {op.name: op for a in atlases for op in a.atlas("float32") if op.look_alike}
+    out = []
+    for (fw, name, label), g in changed[(changed["mode"] == "reverse")
+                                        & (changed["execution"] == "eager")
+                                        & (changed["dtype"] == "float32")].groupby(
+            ["framework", "op", "input"], sort=False):
+        kinks = [k for k in ops[name].kinks if kink_labels(k)[1] == label] if name in ops else []
+        if kinks:
+            out.append((fw, name, kinks[0], tuple(
+                (first, frame_value(c))
+                for first, _, c in segments(list(g["cell"]), list(g["release"])))))
+    return tuple(out)
 
 
-def _release_cells(release_rows: list[dict]) -> list[dict]:
-    return [{**{k: v for k, v in r.items() if k != "by release"}, "release": release, **row}
-            for r in release_rows for release, c in r["by release"] for row in cell_rows(c)]
+def _history_by_cell(changed: pd.DataFrame) -> list[dict]:
+    """One row per changed cell: the cell, and `by release`, the spans of consecutive releases
+    (first, last, value) that give one outcome (history.segments), in version order."""
+    return [{**dict(zip(["framework", *CELL], key)),
+             "by release": tuple((first, last, frame_value(c)) for first, last, c in segments(
+                 list(g["cell"]), list(g["release"])))}
+            for key, g in changed.groupby(["framework", *CELL], sort=False)]
+
+
+def _conformance(releases: list[Release]) -> pd.DataFrame:
+    return frame([row for r in releases for row in conformance_rows(
+        r.framework, r.release, r.atlas.run.tag, r.atlas.kinks)], COLUMNS)
 
 
 # --- what the answer and findings state ---------------------------------------------------------
@@ -275,7 +313,16 @@ def _differing_pairs(main: RunAtlas, kinks: list[dict]) -> tuple:
     return at_zero, tuple((p, tuple(ks)) for p, ks in at_kink.items()), beside, special
 
 
-def _facts(atlases, main: RunAtlas, kinks: list[dict], release_rows: list[dict]) -> Facts:
+def _conformance_facts(breakers: list[dict], releases: list[Release]) -> dict:
+    newest = {r.framework: r.release for r in releases}  # releases are in version order
+    breaking = [(fw, release, tuple(dict.fromkeys(b["op"] for b in breakers
+                                                   if b["framework"] == fw and not b["fixed_in"])))
+                for fw, release in newest.items()]
+    return {"breaking": tuple(b for b in breaking if b[2]),
+            "fixed": tuple((b["op"], b["kink"], b["fixed_in"]) for b in breakers if b["fixed_in"])}
+
+
+def _facts(atlases, main: RunAtlas, kinks: list[dict], changed: pd.DataFrame) -> Facts:
     at_zero: dict[float, list[str]] = {}
     for r in (r for r in kinks if r["kink"] == 0):
         for side in ("torch", "JAX"):
@@ -284,11 +331,6 @@ def _facts(atlases, main: RunAtlas, kinks: list[dict], release_rows: list[dict])
     changes = [x for x in main.changes if x.dtype == "float32"]
     flushed = sorted({f"{x['framework']} {x['dtype']}" for a in atlases for x in a.arithmetic
                       if flushes(x)})
-    releases = {}
-    for r in release_rows:
-        if (r["mode"], r["execution"], r["input"], r["dtype"]) == (
-                "reverse", "eager", "+0.0", "float32"):
-            releases.setdefault(r["op"], tuple(r["by release"]))
     at_kink_checks = [c for c in main.checks if c["point"] == 0.0]
     return Facts(
         main.run.tag, tuple((v, tuple(dict.fromkeys(ops))) for v, ops in sorted(at_zero.items())),
@@ -297,28 +339,37 @@ def _facts(atlases, main: RunAtlas, kinks: list[dict], release_rows: list[dict])
               for fw in ("torch", "jax") if any(c.framework == fw for c in main.compiled)),
         tuple(c.name for c, _, _ in compiled_forward_wrong(main)),
         tuple(op.name for op in main.atlas("float32") if forward_disagrees(op)),
-        tuple(flushed), tuple(releases.items()),
+        tuple(flushed), _convention_changes(atlases, changed),
         tuple(sorted({round(c["finite_difference"], 9) for c in at_kink_checks})),
         tuple(sorted({c["convention"] for c in at_kink_checks if c["passed"] is True})),
         *_documented(main))
 
 
 def summarise(runs) -> Summary:
-    atlases, release_rows = read(runs)
+    atlases = read(runs)
     for a in atlases:
         a.changes = compiled_changes(a)
     main = _main(atlases)
-    releases = _releases(release_rows)
     kinks = _kinks(atlases, main) if main else []
+    history_runs = release_runs(atlases, main) if main else []
+    changed = history(history_runs)
+    conformance_runs = release_runs(atlases, main, with_kinks=True) if main else []
+    conformance = _conformance(conformance_runs)
+    breakers = rule_breakers(conformance)
 
     def every_run(rows_of) -> pd.DataFrame:
         return frame([row for a in atlases for row in rows_of(a)])
     return Summary(
         cells=every_run(_cells), kinks=frame(kinks), pairs=every_run(_pairs),
         compiled=every_run(_compiled), compiled_cells=every_run(_compiled_cells),
-        kink_cells=frame(_kink_cells(main) if main else []), releases=frame(releases),
-        release_cells=frame(_release_cells(release_rows)), placement=every_run(_placement),
+        kink_cells=frame(_kink_cells(main) if main else []), history=changed,
+        history_by_cell=frame(_history_by_cell(changed)),
+        history_marks=history_marks(changed, history_runs),
+        history_cells=frame(history_cells(changed)), history_runs=history_runs,
+        conformance=conformance, breakers=frame(breakers),
+        conformance_runs=conformance_runs, placement=every_run(_placement),
         subnormals=every_run(_subnormals), custom=every_run(_custom),
         porting=frame(_porting(main) if main else []), gradcheck=every_run(_gradcheck),
-        facts=_facts(atlases, main, kinks, releases) if main else None,
+        facts=replace(_facts(atlases, main, kinks, changed),
+                      **_conformance_facts(breakers, conformance_runs)) if main else None,
         runs=[a.run.tag for a in atlases])

@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 
+from study.report.format import shorten
+
 
 def _pyplot():
     import matplotlib
@@ -182,3 +184,49 @@ def ratio_panels(rows: list[dict], runs: list[str], title: str) -> bytes:
     legend under each framework's rows. Sized for print: COLUMN_INCHES a panel, no text under
     SMALLEST_POINTS."""
     return _png(ratio_figure(rows, runs, title))
+
+
+HISTORY_COLOURS = {"changed (cells)": "#1f5f99", "same": "#d9e6f2", "not measured": "#ffffff"}
+
+
+def history_map(rows: list[dict], title: str) -> bytes:
+    """Releases (columns, in the order given) × ops (rows), one panel per framework: a release
+    where some cell of the op changed from the release before is dark, with the count of cells
+    written in; measured and unchanged is pale; not measured (the op absent, or the release
+    not run) is blank. `rows`: framework, op, release, changed (cells), measured (bool)."""
+    plt = _pyplot()
+    from matplotlib.patches import Patch, Rectangle
+    frameworks = list(dict.fromkeys(r["framework"] for r in rows))
+    panels = {fw: ([r for r in rows if r["framework"] == fw]) for fw in frameworks}
+    ops = {fw: list(dict.fromkeys(r["op"] for r in mine)) for fw, mine in panels.items()}
+    releases = {fw: list(dict.fromkeys(r["release"] for r in mine)) for fw, mine in panels.items()}
+    widest = max((len(r) for r in releases.values()), default=1)
+    labels = {fw: [shorten(op, 60) for op in names] for fw, names in ops.items()}
+    label_inches = 0.065 * max(len(x) for names in labels.values() for x in names)
+    heights = [0.7 + 0.22 * len(ops[fw]) for fw in frameworks]
+    fig, axes = plt.subplots(len(frameworks), 1, squeeze=False, dpi=150, layout="constrained",
+                             figsize=(0.8 + label_inches + 0.55 * widest, 0.6 + sum(heights)),
+                             gridspec_kw={"height_ratios": heights})
+    for ax, fw in zip(axes[:, 0], frameworks):
+        n = len(ops[fw])
+        for r in panels[fw]:
+            x, y = releases[fw].index(r["release"]), n - 1 - ops[fw].index(r["op"])
+            state = ("changed (cells)" if r["changed"] else "same" if r["measured"]
+                     else "not measured")
+            ax.add_patch(Rectangle((x, y), 1, 1, facecolor=HISTORY_COLOURS[state],
+                                   edgecolor="#999999", linewidth=0.5))
+            if r["changed"]:
+                ax.text(x + 0.5, y + 0.5, str(r["changed"]), ha="center", va="center",
+                        fontsize=SMALLEST_POINTS, color="white")
+        ax.set_xlim(0, len(releases[fw]))
+        ax.set_ylim(0, n)
+        ax.set_xticks([i + 0.5 for i in range(len(releases[fw]))], releases[fw],
+                      fontsize=SMALLEST_POINTS)
+        ax.set_yticks([n - 0.5 - i for i in range(n)], labels[fw], fontsize=SMALLEST_POINTS)
+        ax.tick_params(length=0)
+        ax.set_title(f"{fw} releases", fontsize=SMALLEST_POINTS + 1)
+    fig.legend(handles=[Patch(facecolor=c, edgecolor="#999999", label=k)
+                        for k, c in HISTORY_COLOURS.items()], loc="outside lower center",
+               ncol=3, fontsize=SMALLEST_POINTS, frameon=False)
+    fig.suptitle(title, fontsize=SMALLEST_POINTS + 1)
+    return _png(fig)

@@ -1,0 +1,170 @@
+"""The atlas across releases: one run per release of each framework, and the cells that change
+between them with the first release of each outcome (study.conformance's history core)."""
+from dataclasses import dataclass
+
+import pandas as pd
+from packaging.version import InvalidVersion, Version
+
+from experiments.zero_point.atlas import RunAtlas, cell_rows
+from study.cells import Error, Placed, Value
+from study.conformance import changed_cells
+from study.device_comparison import machine
+
+FRAMEWORKS = ("torch", "jax")
+CELL = ("op", "dtype", "input", "mode", "execution")  # a cell, as changed_cells reads one
+
+
+@dataclass(frozen=True)
+class Release:
+    """The run that stands for one release of a framework."""
+    framework: str
+    release: str  # the public version: 2.14.1, whatever build (+cpu, +cu130) was measured
+    atlas: RunAtlas
+
+
+def release_of(version: str) -> str:
+    """The public version (2.14.1 for 2.14.1+cu130). A name that is no version stays as it is:
+    it may stand alone, but ordering it against another raises (in_version_order)."""
+    try:
+        return Version(version).public
+    except InvalidVersion:
+        return version
+
+
+def in_version_order(releases: list[str]) -> list[str]:
+    """2.9 before 2.10; a release alone is not parsed."""
+    return list(releases) if len(releases) < 2 else sorted(releases, key=Version)
+
+
+def release_runs(atlases: list[RunAtlas], main: RunAtlas, with_kinks: bool = False
+                 ) -> list[Release]:
+    """For each framework, one run per release of it, among the runs on the main run's device
+    whose other framework is at the main run's release (the pin): torch's releases measured
+    with the JAX pin, and JAX's with the torch pin. The runs of one machine only (placement
+    cells differ between CPUs): the one with the most releases, the main run's on a tie. With
+    `with_kinks`, only runs that hold kink records. Of several runs of a release, the first of
+    the main run's scope, in legend order. Releases in version order, torch's first."""
+    by_machine: dict[tuple, list[RunAtlas]] = {machine(main.run): []}
+    for a in atlases:
+        if a.run.provenance["device"] == main.run.provenance["device"] and (
+                a.kinks or not with_kinks):
+            by_machine.setdefault(machine(a.run), []).append(a)
+    return max((_one_per_release(runs, main) for runs in by_machine.values()), key=len)
+
+
+def _one_per_release(atlases: list[RunAtlas], main: RunAtlas) -> list[Release]:
+    def preference(a: RunAtlas) -> tuple:
+        return (a.run.scope != main.run.scope, len(a.run.tag), a.run.tag)
+    out = []
+    for fw in FRAMEWORKS:
+        pin = release_of(main.run.provenance[_other(fw)])
+        chosen: dict[str, RunAtlas] = {}
+        for a in sorted((a for a in atlases if release_of(a.run.provenance[_other(fw)]) == pin),
+                        key=preference):
+            chosen.setdefault(release_of(a.run.provenance[fw]), a)
+        out += [Release(fw, r, chosen[r]) for r in in_version_order(list(chosen))]
+    return out
+
+
+def _other(framework: str) -> str:
+    return "jax" if framework == "torch" else "torch"
+
+
+def _outcome(c) -> tuple:
+    # what the history core compares: a value bit for bit, an error by its line, and a cell that
+    # depends on placement by which value it gives where (as text, which the core compares)
+    if isinstance(c, Value):
+        return float(c.value), None
+    if isinstance(c, Error):
+        return None, c.line
+    if isinstance(c, Placed):
+        return None, f"placement: {c.text(None)}"
+    raise TypeError(f"an atlas cell cannot be {type(c).__name__}")
+
+
+def _cells(releases: list[Release]) -> dict[tuple, object]:
+    """{(cell key, release): Cell} over each release's own framework's ops, eager and compiled."""
+    out = {}
+    for r in releases:
+        for op in (op for op in r.atlas.ops + r.atlas.compiled if op.framework == r.framework):
+            for mode in (m for m in op.modes if m not in op.withdrawn):
+                for label in op.inputs:
+                    key = (op.name, op.dtype, label, mode, op.compiler or "eager")
+                    out[(key, r.release)] = (r.framework, op.cell(mode, label))
+    return out
+
+
+def history(releases: list[Release]) -> pd.DataFrame:
+    """Every cell that differs between releases, one row per cell and release, in version
+    order: framework, the cell (op, dtype, input, mode, execution), release, run, the Cell
+    itself (`cell`) and `first_release`, the first release that gave this outcome."""
+    cells = _cells(releases)
+    runs = {(r.framework, r.release): r.atlas.run.tag for r in releases}
+    parts = []
+    for fw in FRAMEWORKS:
+        rows = [dict(zip(CELL, key), release=release, **dict(zip(("value", "error"),
+                                                                   _outcome(c))))
+                for (key, release), (framework, c) in cells.items() if framework == fw]
+        if len({r["release"] for r in rows}) > 1:  # one release changes nothing
+            parts.append(changed_cells(pd.DataFrame(rows)).assign(framework=fw))
+    if not parts:
+        return pd.DataFrame(columns=["framework", *CELL, "release", "run", "cell",
+                                     "first_release"])
+    changed = pd.concat(parts, ignore_index=True)
+    changed["cell"] = [cells[(tuple(r[c] for c in CELL), r["release"])][1]
+                       for _, r in changed.iterrows()]
+    changed["run"] = [runs[(fw, rel)] for fw, rel in zip(changed["framework"], changed["release"])]
+    changed["first_release"] = _first_releases(changed)
+    return changed[["framework", *CELL, "release", "run", "cell", "first_release"]]
+
+
+def _first_releases(changed: pd.DataFrame) -> list[str]:
+    # rows are in version order within each cell; the first row with an outcome names it
+    first: dict[tuple, str] = {}
+    out = []
+    for _, r in changed.iterrows():
+        key = (tuple(r[c] for c in CELL), repr(r["value"]), r["error"])
+        out.append(first.setdefault(key, r["release"]))
+    return out
+
+
+def segments(cells: list, releases: list[str]) -> list[tuple[str, str, object]]:
+    """(first release, last release, cell) for each run of consecutive releases (among those
+    given, in order) whose cells are the same outcome."""
+    out: list[list] = []
+    for c, release in zip(cells, releases):
+        if out and _key(out[-1][2]) == _key(c):
+            out[-1][1] = release
+        else:
+            out.append([release, release, c])
+    return [tuple(s) for s in out]
+
+
+def _key(c) -> tuple:
+    value, error = _outcome(c)
+    return repr(value), error  # repr keeps a zero's sign, and NaN is NaN
+
+
+def history_cells(changed: pd.DataFrame) -> list[dict]:
+    """The history as tidy rows for the listing: one per value a cell takes in a release."""
+    return [{**{k: r[k] for k in ("framework", *CELL, "release", "run", "first_release")}, **row}
+            for _, r in changed.iterrows() for row in cell_rows(r["cell"])]
+
+
+def history_marks(changed: pd.DataFrame, releases: list[Release]) -> list[dict]:
+    """Per op that changed and each release of its framework: `changed`, how many of its cells
+    give another outcome than in the release measured before, and `measured`, whether the
+    release's run holds the op at all."""
+    counts: dict[tuple, int] = {}
+    for (fw, op), g in changed.groupby(["framework", "op"], sort=False):
+        for _, cell in g.groupby(list(CELL[1:]), sort=False):
+            keys, names = [_key(c) for c in cell["cell"]], list(cell["release"])
+            for before, after, release in zip(keys, keys[1:], names[1:]):
+                counts[(fw, op, release)] = counts.get((fw, op, release), 0) + (before != after)
+    held = {(r.framework, op.name, r.release) for r in releases
+            for op in r.atlas.ops + r.atlas.compiled}
+    ops = dict.fromkeys(zip(changed["framework"], changed["op"]))
+    return [{"framework": fw, "op": op, "release": r.release,
+             "changed": counts.get((fw, op, r.release), 0),
+             "measured": (fw, op, r.release) in held}
+            for fw, op in ops for r in releases if r.framework == fw]
