@@ -278,6 +278,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m study", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("list", help="experiments, one line each").set_defaults(func=cmd_list)
+    _add_run(sub)
+    _add_report_compare_reference(sub)
+    _add_check(sub)
+    return parser
+
+
+def _add_run(sub) -> None:
     run = sub.add_parser("run", help="run experiments and store their results")
     run.add_argument("names", nargs="+", metavar="NAME", help="experiment name(s), or 'all'")
     run.add_argument("--device", default="all", choices=DEVICE_CHOICES)
@@ -305,6 +312,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--fresh", action="store_true",
                      help="with --engine: run every shard again, even those that finished")
     run.set_defaults(func=cmd_run)
+
+
+def _add_report_compare_reference(sub) -> None:
     rep = sub.add_parser("report", help="render reports/REPORT.md from the result files")
     rep.add_argument("--results", nargs="+", metavar="DIR",
                      help="result folders to merge (default: reports/results)")
@@ -325,6 +335,9 @@ def build_parser() -> argparse.ArgumentParser:
     ref.add_argument("--results", default=results.RESULTS_DIR)
     ref.add_argument("--reference", default=results.REFERENCE_DIR)
     ref.set_defaults(func=cmd_reference)
+
+
+def _add_check(sub) -> None:
     chk = sub.add_parser("check", help="measure your own gradient rule as the study measures "
                                        "its own; exit 1 where a result is silently wrong")
     chk.add_argument("target", metavar="MODULE_OR_FILE:ATTR")
@@ -343,7 +356,6 @@ def build_parser() -> argparse.ArgumentParser:
                      help="comma-separated finding kinds that fail (exit 1) instead of the "
                           "default ones")
     chk.set_defaults(func=cmd_check)
-    return parser
 
 
 def main(argv=None) -> int:
