@@ -116,7 +116,7 @@ class RunComparison(CellComparison):
     @property
     def verdict(self) -> str:
         if self.reference is None:
-            return "no reference run to compare with"
+            return "no reference run of these releases to compare with"
         total = self.equal + len(self.different)
         if self.kind == DEVICE_COMPARISON:
             return (f"device comparison (no {self.run.provenance['device']} reference): "
@@ -143,16 +143,21 @@ def is_reference_run(run: Run, references: list[Run]) -> bool:
                for ref in references)
 
 
+def _releases(run: Run) -> tuple[str, str]:
+    return run.provenance["torch"], run.provenance["jax"]
+
+
 def matching_reference(run: Run, references: list[Run]) -> tuple[Run | None, str]:
     """The reference run to compare `run` with, and the kind of comparison: same experiment
     and scope; the same device if the reference has it (a reproduction), else the other
-    device (a device comparison); then the same releases, the same host, the same CPU
-    capability, the newest."""
+    device (a device comparison); then the same releases (a reproduction needs them: a run of
+    releases no reference holds has none), the same host, the same CPU capability, the newest."""
     candidates = [r for r in references if r.experiment == run.experiment
                   and r.scope == run.scope]
     same_device = [r for r in candidates if r.provenance["device"] == run.provenance["device"]]
     kind = REPRODUCTION if same_device else DEVICE_COMPARISON
-    candidates = same_device or candidates
+    if same_device:  # a reproduction reruns the same releases: other releases are new results
+        candidates = [r for r in same_device if _releases(r) == _releases(run)]
     if not candidates:
         return None, REPRODUCTION
     p = run.provenance

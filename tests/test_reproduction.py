@@ -187,3 +187,13 @@ def test_every_cell_of_every_committed_run_is_typed_and_no_error_hides_as_a_valu
     # the experiments that record errors have them typed as Errors
     assert {("zero_point", "Error"), ("zero_point", "Placed"), ("transforms", "Error"),
             ("nonscalar_backward", "Error")} <= seen
+
+
+def test_a_run_of_other_releases_is_new_not_a_failed_reproduction():
+    # a reproduction reruns the same code on the same releases: torch 3 is not torch 1
+    ref = run([{"case": "a", "v": 1.0}])
+    other_release = run([{"case": "a", "v": 0.0}], torch="3", utc="2027-01-01T00:00:00+00:00")
+    same_release = run([{"case": "a", "v": 0.0}], host="alice", utc="2027-01-01T00:00:00+00:00")
+    assert (reproduction.matching_reference(other_release, [ref])
+            == (None, reproduction.REPRODUCTION))
+    assert reproduction.matching_reference(same_release, [ref])[0] is ref
