@@ -6,8 +6,9 @@
     python -m study.history --build-only         # only build (and time) the environments
 
 Each release gets a venv under .history/ (git-ignored), installed once by uv from a cache shared
-by every release (.history/uv-cache, or $UV_CACHE_DIR), so CUDA libraries common to several
-torch wheels are stored once and the venvs are hardlinks. Every pin but the release's own is
+by every release and checkout (uv's default, ~/.cache/uv, or $UV_CACHE_DIR), so CUDA libraries
+common to several torch wheels are stored once and the venvs are hardlinks into it (the cache and
+the envs must share a filesystem). Every pin but the release's own is
 constraints.txt's; a pin the release rejects is dropped, and the version uv chose is recorded in
 the env's release.json beside the build's wall time. The study is not installed: each shard
 runs with PYTHONPATH at this checkout. make history calls this.
@@ -102,8 +103,14 @@ def install_command(release: Release, python: str, constraints_file: str) -> lis
 
 
 def _uv_env() -> dict:
-    cache = os.environ.get("UV_CACHE_DIR", os.path.join(HISTORY_DIR, "uv-cache"))
-    return {**os.environ, "UV_CACHE_DIR": cache, "UV_LINK_MODE": "hardlink"}
+    return {**os.environ, "UV_LINK_MODE": "hardlink"}
+
+
+def uv_cache_dir() -> str:
+    """uv's cache: $UV_CACHE_DIR, else uv's own default (~/.cache/uv), shared by every checkout
+    on the machine, so a second checkout's history downloads nothing again."""
+    return subprocess.run([sys.executable, "-m", "uv", "cache", "dir"], capture_output=True,
+                          text=True, check=True, env=_uv_env()).stdout.strip()
 
 
 def build(release: Release, root: str = HISTORY_DIR, say=print) -> dict:
@@ -158,7 +165,7 @@ def disk_bytes(path: str) -> int:
 
 
 def build_missing(chosen: list[Release], root: str = HISTORY_DIR, say=print) -> None:
-    cache = _uv_env()["UV_CACHE_DIR"]
+    cache = uv_cache_dir()
     for release in chosen:
         if built(release, root):
             continue
