@@ -211,8 +211,11 @@ def run_here(specs: list[dict], say=print) -> list[str]:
 
 
 def run_on_engine(specs: list[dict], address: str | None) -> list[str]:
+    """The shards on Ray (study.engine: retried once, resumable); returns the failures, each
+    named with its error."""
     from study import engine  # Ray is imported only where it is asked for
-    return engine.run_shards([engine.Shard(**spec) for spec in specs], address=address)
+    outcomes = engine.run_shards([engine.Shard(**spec) for spec in specs], address=address)
+    return [f"{o.shard.label}: {o.error}" for o in engine.failed(outcomes)]
 
 
 def main(argv=None) -> int:

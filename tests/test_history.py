@@ -1,9 +1,12 @@
 import os
+import sys
+import types
 
 import jax
 import pytest
 import torch
 
+import study
 from study import custom_rules, history, rules, runner
 from study.custom_rules import NotInRelease, api_or_missing
 from study.devices import resolve_devices
@@ -116,3 +119,30 @@ def test_disk_bytes_counts_a_hardlinked_file_once(tmp_path):
     single = history.disk_bytes(str(tmp_path))
     os.link(tmp_path / "a", tmp_path / "b")
     assert history.disk_bytes(str(tmp_path)) == single > 0
+
+
+def test_specs_are_the_engines_shards():
+    engine = pytest.importorskip("study.engine")  # branch engine: runs once it is merged
+    spec = history.shard_specs(history.releases("torch")[:1], results_dir="/r")[0]
+    assert engine.Shard(**spec).argv()[:9] == history.study_run_command(spec)
+
+
+def test_engine_failures_come_back_named(monkeypatch):
+    class Shard(dict):
+        label = property(lambda self: f"{self['experiment']} ({self['python']})")
+
+    class Outcome:
+        def __init__(self, shard, error):
+            self.shard, self.error = shard, error
+
+    def run_shards(shards, address):
+        return [Outcome(s, "exit status 1" if s["experiment"] == "two_layer" else None)
+                for s in shards]
+
+    fake = types.SimpleNamespace(Shard=Shard, run_shards=run_shards,
+                                 failed=lambda outcomes: [o for o in outcomes if o.error])
+    monkeypatch.setitem(sys.modules, "study.engine", fake)
+    monkeypatch.setattr(study, "engine", fake, raising=False)
+    specs = history.shard_specs([history.Release("jax", "0.4.38")], root="/h")
+    assert history.run_on_engine(specs, None) == [
+        "two_layer (/h/jax-0.4.38/bin/python): exit status 1"]
