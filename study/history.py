@@ -2,7 +2,7 @@
 
     python -m study.history                      # build missing envs, run every shard here
     python -m study.history --engine ray         # the same shards on a local Ray cluster
-    python -m study.history --only jax --engine ray --address HOST:6379
+    python -m study.history --only jax --engine ray --address HOST:6379 --chunks 8
     python -m study.history --build-only         # only build (and time) the environments
 
 Each release gets a venv under .history/ (git-ignored), installed once by uv from a cache shared
@@ -182,12 +182,34 @@ def shard_env(release: Release) -> dict[str, str]:
     return {"PYTHONPATH": REPO_ROOT, "OMP_WAIT_POLICY": "passive"}
 
 
-def shard_specs(chosen: list[Release], root: str = HISTORY_DIR,
-                results_dir: str = RESULTS_DIR) -> list[dict]:
-    """One shard per (release, experiment), as study.engine.Shard's fields: every case."""
+def shard_specs(chosen: list[Release], root: str = HISTORY_DIR, results_dir: str = RESULTS_DIR,
+                chunks: dict | None = None) -> list[dict]:
+    """One shard per (release, experiment, chunk), as study.engine.Shard's fields. `chunks`
+    maps an experiment to its case ranges [(i, j), ...]; one without is one shard of all."""
+    chunks = chunks or {}
     return [dict(python=env_python(r, root), experiment=name, scope=scope, device=DEVICE,
-                 results_dir=results_dir, cases=None, env=shard_env(r))
-            for r in chosen for name, scope in SHARD_EXPERIMENTS]
+                 results_dir=results_dir, cases=cases, env=shard_env(r))
+            for r in chosen for name, scope in SHARD_EXPERIMENTS
+            for cases in chunks.get(name, [None])]
+
+
+def case_count(python: str, experiment: str, scope: str) -> int:
+    """How many cases `experiment` has in `scope`, as that env's study lists them."""
+    code = (f"import experiments; from study.frameworks import use_shared_settings; "
+            f"use_shared_settings(); print(len(experiments.load({experiment!r}).cases({scope!r})))")
+    out = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": REPO_ROOT}).stdout
+    return int(out.split()[-1])
+
+
+def chunked(chosen: list[Release], parts: int) -> dict:
+    """zero_point (the large one: about 360 cases, minutes a release) in `parts` chunks of its
+    case list, counted in the first release's env (the registry is the same in every one)."""
+    if parts <= 1 or not chosen:
+        return {}
+    from study.engine import chunks_of
+    count = case_count(env_python(chosen[0]), "zero_point", dict(SHARD_EXPERIMENTS)["zero_point"])
+    return {"zero_point": chunks_of(count, parts)}
 
 
 def study_run_command(spec: dict) -> list[str]:
@@ -228,17 +250,20 @@ def main(argv=None) -> int:
                         help="only this release, as torch-2.4.1 (repeatable)")
     parser.add_argument("--build-only", action="store_true", help="build the envs, run nothing")
     parser.add_argument("--results-dir", default=RESULTS_DIR)
+    parser.add_argument("--chunks", type=int, default=1, metavar="N",
+                        help="zero_point of each release as N shards, for a cluster (--engine)")
     args = parser.parse_args(argv)
     chosen = [r for r in releases(args.only) if not args.release or r.name in args.release]
     if args.release and len(chosen) != len(args.release):
         parser.error(f"unknown release among {args.release}; known: "
                      f"{', '.join(r.name for r in releases())}")
-    if args.address and not args.engine:
-        parser.error("--address needs --engine")
+    if (args.address or args.chunks > 1) and not args.engine:
+        parser.error("--address and --chunks need --engine")
     build_missing(chosen)
     if args.build_only:
         return 0
-    specs = shard_specs(chosen, results_dir=args.results_dir)
+    specs = shard_specs(chosen, results_dir=args.results_dir,
+                        chunks=chunked(chosen, args.chunks) if args.engine else None)
     failed = run_on_engine(specs, args.address) if args.engine else run_here(specs)
     if failed:
         print(f"[history] failed: {'; '.join(map(str, failed))}", file=sys.stderr)

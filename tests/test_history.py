@@ -122,7 +122,9 @@ def test_disk_bytes_counts_a_hardlinked_file_once(tmp_path):
 
 
 def test_specs_are_the_engines_shards():
-    engine = pytest.importorskip("study.engine")  # branch engine: runs once it is merged
+    if not os.path.exists(os.path.join(os.path.dirname(history.__file__), "engine.py")):
+        pytest.skip("study.engine is on branch engine until it is merged")
+    from study import engine
     spec = history.shard_specs(history.releases("torch")[:1], results_dir="/r")[0]
     assert engine.Shard(**spec).argv()[:9] == history.study_run_command(spec)
 
@@ -146,3 +148,17 @@ def test_engine_failures_come_back_named(monkeypatch):
     specs = history.shard_specs([history.Release("jax", "0.4.38")], root="/h")
     assert history.run_on_engine(specs, None) == [
         "two_layer (/h/jax-0.4.38/bin/python): exit status 1"]
+
+
+def test_a_chunked_experiment_is_a_shard_per_chunk():
+    specs = history.shard_specs([history.Release("torch", "2.15.0")], root="/h",
+                                chunks={"zero_point": [(0, 5), (5, 9)]})
+    assert [(s["experiment"], s["cases"]) for s in specs] == [
+        ("zero_point", (0, 5)), ("zero_point", (5, 9)), ("two_layer", None)]
+
+
+def test_case_count_is_what_the_runner_lists():
+    import experiments
+    zero_point = experiments.load("zero_point")
+    assert history.case_count(sys.executable, "zero_point", "quick") \
+        == len(runner.cases_of(zero_point, "quick"))
