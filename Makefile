@@ -53,5 +53,6 @@ clean:
 # HISTORY_ARGS: e.g. --only torch, --release torch-2.4.1, --address HOST:6379.
 HISTORY_ARGS ?=
 history: $(BOOTSTRAP)
+	$(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet -c constraints.txt uv
 	$(PYTHON) -m study.history --engine ray $(HISTORY_ARGS)
 	$(PYTHON) -m study report
