@@ -162,3 +162,25 @@ def test_case_count_is_what_the_runner_lists():
     zero_point = experiments.load("zero_point")
     assert history.case_count(sys.executable, "zero_point", "quick") \
         == len(runner.cases_of(zero_point, "quick"))
+
+
+def test_build_drops_the_pin_uv_rejects_and_records_it(tmp_path, monkeypatch):
+    release, installs = history.Release("torch", "2.5.1"), []
+
+    def fake_run(cmd, **kwargs):  # uv: the venv, then an install refused while sympy is pinned
+        if "install" in cmd:
+            constraints = open(cmd[cmd.index("-c") + 1]).read()
+            installs.append(constraints)
+            refused = "sympy==" in constraints
+            return types.SimpleNamespace(returncode=int(refused), stderr=(
+                "Because torch==2.5.1 depends on sympy==1.13.1 and sympy==1.14.0, ..."
+                if refused else ""))
+        os.makedirs(cmd[-1])  # uv venv DIR
+        return types.SimpleNamespace(returncode=0, stdout="", stderr="")
+
+    monkeypatch.setattr(history.subprocess, "run", fake_run)
+    monkeypatch.setattr(history, "installed_versions", lambda python: {"sympy": "1.13.1"})
+    record = history.build(release, str(tmp_path), say=lambda line: None)
+    assert len(installs) == 2 and "sympy==" not in installs[1] and "numpy==" in installs[1]
+    assert record["pins_dropped"] == ["sympy"] and record["installed"] == {"sympy": "1.13.1"}
+    assert history.built(release, str(tmp_path))
