@@ -95,11 +95,28 @@ def pins_rejected(uv_error: str, constraints: list[str]) -> set[str]:
     return {_package_of(c) for c in constraints} & named
 
 
-def install_command(release: Release, python: str, constraints_file: str) -> list[str]:
+def local_wheel_dirs(pip_config: str) -> list[str]:
+    """The find-links folders in `pip config list`'s output: where this machine keeps wheels
+    that no index serves (torch 2.13.0+cpu here). uv reads no pip config, so it is told."""
+    found = []
+    for line in pip_config.splitlines():
+        key, _, value = line.partition("=")
+        if key.strip().endswith("find-links"):
+            found += [v for v in value.strip().strip("'\"").split() if v not in found]
+    return found
+
+
+def install_command(release: Release, python: str, constraints_file: str,
+                    wheel_dirs: list[str]) -> list[str]:
     pins = [f"{p}=={v}" for p, v in release.pins.items()]
-    uv = [sys.executable, "-m", "uv"]
-    return uv + ["pip", "install", "--quiet", "--python", python, "-c", constraints_file,
-                 "--find-links", "/opt/wheels", *pins, *project_requirements()]
+    find_links = [arg for folder in wheel_dirs for arg in ("--find-links", folder)]
+    return [sys.executable, "-m", "uv", "pip", "install", "--quiet", "--python", python,
+            "-c", constraints_file, *find_links, *pins, *project_requirements()]
+
+
+def _pip_config() -> str:
+    return subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True,
+                          text=True).stdout
 
 
 def _uv_env() -> dict:
@@ -121,14 +138,14 @@ def build(release: Release, root: str = HISTORY_DIR, say=print) -> dict:
                     where], check=True, env=_uv_env())
     with open(CONSTRAINTS, encoding="utf-8") as f:
         text = f.read()
-    dropped: set[str] = set()
+    dropped, wheel_dirs = set(), local_wheel_dirs(_pip_config())
     while True:
         constraints = constraints_for(release, text, tuple(dropped))
         constraints_file = os.path.join(where, "constraints.txt")
         with open(constraints_file, "w", encoding="utf-8") as f:
             f.write("\n".join(constraints) + "\n")
         done = subprocess.run(install_command(release, env_python(release, root),
-                                              constraints_file),
+                                              constraints_file, wheel_dirs),
                               capture_output=True, text=True, env=_uv_env())
         if done.returncode == 0:
             break

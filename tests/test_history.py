@@ -175,7 +175,8 @@ def test_build_drops_the_pin_uv_rejects_and_records_it(tmp_path, monkeypatch):
             return types.SimpleNamespace(returncode=int(refused), stderr=(
                 "Because torch==2.5.1 depends on sympy==1.13.1 and sympy==1.14.0, ..."
                 if refused else ""))
-        os.makedirs(cmd[-1])  # uv venv DIR
+        if "venv" in cmd:
+            os.makedirs(cmd[-1])  # uv venv DIR
         return types.SimpleNamespace(returncode=0, stdout="", stderr="")
 
     monkeypatch.setattr(history.subprocess, "run", fake_run)
@@ -184,3 +185,11 @@ def test_build_drops_the_pin_uv_rejects_and_records_it(tmp_path, monkeypatch):
     assert len(installs) == 2 and "sympy==" not in installs[1] and "numpy==" in installs[1]
     assert record["pins_dropped"] == ["sympy"] and record["installed"] == {"sympy": "1.13.1"}
     assert history.built(release, str(tmp_path))
+
+
+def test_local_wheels_are_pips_find_links():
+    # `pip config list` on this machine (global file, then PIP_* variables), abridged
+    pip_config = ("global.cert='/etc/ssl/certs/ca-certificates.crt'\n"
+                  "global.find-links='/opt/wheels'\n:env:.find-links='/opt/wheels /w2'\n")
+    assert history.local_wheel_dirs(pip_config) == ["/opt/wheels", "/w2"]
+    assert history.local_wheel_dirs("") == []
