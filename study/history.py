@@ -58,6 +58,25 @@ def releases(only: str | None = None) -> list[Release]:
     return [r for r in chosen if only in (None, r.package)]
 
 
+def study_pins(constraints_text: str) -> dict[str, str]:
+    """torch's and jax's versions in constraints.txt: what a release that moves the other keeps."""
+    pins = dict(ln.strip().split("==", 1) for ln in constraints_text.splitlines()
+                if "==" in ln and not ln.lstrip().startswith("#"))
+    return {"torch": pins["torch"], "jax": pins["jax"]}
+
+
+def distinct(chosen: list[Release], constraints_text: str) -> list[Release]:
+    """`chosen` less a release whose torch and jax equal an earlier one's: torch-2.13.0 with the
+    study's jax 0.10.2 is jax-0.10.2 with the study's torch, one environment, run once."""
+    seen, out = set(), []
+    for release in chosen:
+        versions = {**study_pins(constraints_text), release.package: release.version}
+        if (versions["torch"], versions["jax"]) not in seen:
+            seen.add((versions["torch"], versions["jax"]))
+            out.append(release)
+    return out
+
+
 def env_dir(release: Release, root: str = HISTORY_DIR) -> str:
     return os.path.join(root, release.name)
 
@@ -271,9 +290,11 @@ def main(argv=None) -> int:
                         help="zero_point of each release as N shards, for a cluster (--engine)")
     args = parser.parse_args(argv)
     chosen = [r for r in releases(args.only) if not args.release or r.name in args.release]
-    if args.release and len(chosen) != len(args.release):
+    if args.release and len(chosen) != len(set(args.release)):
         parser.error(f"unknown release among {args.release}; known: "
                      f"{', '.join(r.name for r in releases())}")
+    with open(CONSTRAINTS, encoding="utf-8") as f:
+        chosen = distinct(chosen, f.read())
     if (args.address or args.chunks > 1) and not args.engine:
         parser.error("--address and --chunks need --engine")
     build_missing(chosen)

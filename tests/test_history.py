@@ -193,3 +193,11 @@ def test_local_wheels_are_pips_find_links():
                   "global.find-links='/opt/wheels'\n:env:.find-links='/opt/wheels /w2'\n")
     assert history.local_wheel_dirs(pip_config) == ["/opt/wheels", "/w2"]
     assert history.local_wheel_dirs("") == []
+
+
+def test_the_study_own_pins_are_one_environment_run_once():
+    # torch-2.13.0 keeps the study's jax 0.10.2; jax-0.10.2 keeps its torch 2.13.0: the same env
+    names = [r.name for r in history.distinct(history.releases(), CONSTRAINTS)]
+    assert "torch-2.13.0" in names and "jax-0.10.2" not in names and len(names) == 12 + 7 - 1
+    only_jax = [r.name for r in history.distinct(history.releases("jax"), CONSTRAINTS)]
+    assert only_jax == [f"jax-{v}" for v in history.JAX_RELEASES]
