@@ -17,7 +17,7 @@ LINT      := if $(PYTHON) -m ruff --version >/dev/null 2>&1; then $(PYTHON) -m r
              else echo "make test: $(PYTHON) has no ruff: lint skipped" >&2; fi
 endif
 
-.PHONY: report run test reference clean matrix
+.PHONY: report run test reference clean history
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON3) -m venv $(VENV)
@@ -47,32 +47,14 @@ clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
 
-# Other releases (not part of `make report` or CI): one venv per torch or JAX release under
-# .matrix/, every other pin as in constraints.txt; each runs the test suite, then
-# MATRIX_EXPERIMENTS on the CPU, and the report is re-rendered with every release beside ours.
-MATRIX_TORCH       ?= 2.14.1
-MATRIX_JAX         ?=
-MATRIX_EXPERIMENTS ?= zero_point two_layer
-MATRIX_SPECS       := $(foreach v,$(MATRIX_TORCH),torch==$(v)) $(foreach v,$(MATRIX_JAX),jax==$(v))
-matrix: $(BOOTSTRAP)
-	@set -e; for spec in $(MATRIX_SPECS); do \
-	  pkg=$${spec%%==*}; ver=$${spec##*==}; env=.matrix/$$pkg-$$ver; \
-	  if [ ! -f $$env/.installed ]; then \
-	    echo "matrix: building $$env"; mkdir -p .matrix; $(PYTHON3) -m venv $$env; \
-	    if [ $$pkg = jax ]; then pins="jax==$$ver jaxlib==$$ver"; drop='^(jax|jaxlib)=='; \
-	    else pins="torch==$$ver"; drop='^torch=='; fi; \
-	    grep -Ev "$$drop" constraints.txt > $$env.constraints; \
-	    $$env/bin/python -m pip install --quiet --upgrade pip; \
-	    $$env/bin/python -m pip install --quiet -c $$env.constraints $$pins -e '.[test]'; \
-	    touch $$env/.installed; \
-	  fi; \
-	  echo "matrix: $$pkg $$ver: the test suite"; $$env/bin/python -m pytest -q -p no:cacheprovider -n auto; \
-	done; \
-	for spec in $(MATRIX_SPECS); do \
-	  pkg=$${spec%%==*}; ver=$${spec##*==}; \
-	  echo "matrix: $$pkg $$ver: $(MATRIX_EXPERIMENTS)"; \
-	  .matrix/$$pkg-$$ver/bin/python -m study run $(MATRIX_EXPERIMENTS) --device cpu $(ARGS); \
-	done
+# Other releases (not part of `make report` or CI): one uv env per torch or JAX release under
+# .history/ (built once, from one shared uv cache), each running zero_point and two_layer as
+# shards on the Ray engine; then the report re-renders with every release beside ours.
+# HISTORY_ARGS: e.g. --only torch, --release torch-2.4.1, --address HOST:6379.
+HISTORY_ARGS ?=
+history: $(BOOTSTRAP)
+	$(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet -c constraints.txt uv
+	$(PYTHON) -m study.history --engine ray $(HISTORY_ARGS)
 	$(PYTHON) -m study report
 
 # Wall time of `study check` on MyReLU, with and without --quick, from an empty inductor cache

@@ -11,6 +11,39 @@ import numpy as np
 import torch
 
 
+class NotInRelease(Exception):
+    """The installed release lacks an API a rule is written with: a case that calls the rule
+    is recorded as "not in this release", never as a value and never as an import failure."""
+
+    def __init__(self, api: str, release: str):
+        super().__init__(f"{api} is not in {release}")
+        self.api, self.release = api, release
+
+
+def release_of(module) -> str:
+    """"torch 2.4.1", "jax 0.4.38": the release a missing API is missing from."""
+    return f"{module.__name__} {module.__version__}"
+
+
+def not_in_release(api: str, release: str) -> Callable:
+    """A stand-in for a rule the release cannot run: calling it raises NotInRelease."""
+    def missing(*args, **kwargs):
+        raise NotInRelease(api, release)
+    missing.__name__ = f"not_in_release({api})"
+    return missing
+
+
+def api_or_missing(module, path: str) -> Callable:
+    """`module.<path>` (dotted) where the installed release has it, else not_in_release's
+    stand-in naming it: jax.nn.sparse_plus came after jax 0.4.30, for one."""
+    found = module
+    for part in path.split("."):
+        found = getattr(found, part, None)
+        if found is None:
+            return not_in_release(f"{module.__name__}.{path}", release_of(module))
+    return found
+
+
 # --- torch custom rules --------------------------------------------------------------
 
 class MyReLU(torch.autograd.Function):
@@ -211,6 +244,8 @@ def torch_custom_op_relu(c: float, with_vmap: bool = False):
     """`torch.library.custom_op` ReLU (PyTorch's recommended style for torch.compile) with
     `register_fake` and `register_autograd`, and `register_vmap` when asked for."""
     name = f"{CUSTOM_OP_NAMESPACE}::relu_c{c:g}".replace(".", "_") + ("_vmap" if with_vmap else "")
+    if not hasattr(torch.library, "custom_op"):
+        return not_in_release("torch.library.custom_op", release_of(torch))
 
     @torch.library.custom_op(name, mutates_args=())
     def relu(x: torch.Tensor) -> torch.Tensor:
@@ -228,6 +263,8 @@ def torch_custom_op_relu(c: float, with_vmap: bool = False):
         return torch_relu_slope_times(grad_output, x, c)
 
     relu.register_autograd(backward, setup_context=setup_context)
+    if with_vmap and not hasattr(relu, "register_vmap"):
+        return not_in_release("torch.library.custom_op(...).register_vmap", release_of(torch))
     if with_vmap:
         relu.register_vmap(lambda info, in_dims, x: (relu(x), in_dims[0]))  # elementwise
     return relu

@@ -27,7 +27,8 @@ import torch
 import torch.nn.functional as F
 from jax import lax
 
-from study.custom_rules import (MyReLU, ReLUSavesBitMask, ReLUSavesBoolMask, jax_relu_custom_jvp,
+from study.custom_rules import (MyReLU, ReLUSavesBitMask, ReLUSavesBoolMask, api_or_missing,
+                                jax_relu_custom_jvp,
                                 jax_relu_nondiff_convention, jax_relu_saves_bit_mask,
                                 jax_relu_saves_bool_mask, jax_relu_torch_nan,
                                 jax_relu_with_convention, jax_seed_relu, torch_custom_op_relu,
@@ -125,10 +126,15 @@ def _torch_piecewise() -> list[Rule]:
     ]
 
 
+def _jax_nn(name: str) -> Callable:
+    """jax.nn's `name`, or a stand-in that raises NotInRelease where the release lacks it."""
+    return api_or_missing(jax, f"nn.{name}")
+
+
 def _jax_builtins() -> list[Rule]:
     j = functools.partial(_builtin, "jax")
     return [
-        j("jax_relu", "jax.nn.relu", jax.nn.relu, twin="torch_relu", look_alike="torch_relu",
+        j("jax_relu", "jax.nn.relu", _jax_nn("relu"), twin="torch_relu", look_alike="torch_relu",
           timed=True, timed_in_nets=EVERY_NET, trained=True,
           transforms_style="jax reference: jax.nn.relu"),
         j("jax_maximum0", "jnp.maximum(x, 0)", lambda x: jnp.maximum(x, 0),
@@ -145,12 +151,13 @@ def _jax_builtins() -> list[Rule]:
           look_alike="torch_abs_average"),
         j("jax_leaky_relu0", "jax.nn.leaky_relu(x, 0)", lambda x: jax.nn.leaky_relu(x, 0.0),
           look_alike="torch_leaky_relu0"),
-        j("jax_relu6", "jax.nn.relu6", jax.nn.relu6, (0.0, 6.0), False, look_alike="torch_relu6"),
+        j("jax_relu6", "jax.nn.relu6", _jax_nn("relu6"), (0.0, 6.0), False,
+          look_alike="torch_relu6"),
         j("jax_clip_0_6", "jnp.clip(x, 0, 6)", lambda x: jnp.clip(x, 0, 6), (0.0, 6.0), False,
           look_alike="torch_clamp_0_6"),
         j("jax_lax_clamp_0_6", "lax.clamp(0, x, 6)",
           lambda x: lax.clamp(x.dtype.type(0), x, x.dtype.type(6)), (0.0, 6.0), False),
-        j("jax_hard_tanh", "jax.nn.hard_tanh", jax.nn.hard_tanh, (-1.0, 1.0), False,
+        j("jax_hard_tanh", "jax.nn.hard_tanh", _jax_nn("hard_tanh"), (-1.0, 1.0), False,
           look_alike="torch_hardtanh"),
         j("jax_abs", "jnp.abs", jnp.abs, (0.0,), False, look_alike="torch_abs"),
         j("jax_leaky_relu001", "jax.nn.leaky_relu(x, 0.01)", lambda x: jax.nn.leaky_relu(x, 0.01),
@@ -166,20 +173,21 @@ def _jax_piecewise() -> list[Rule]:
     branch (its look-alike's kink), squareplus at 0."""
     j = functools.partial(_builtin, "jax", relu_like=False)
     return [
-        j("jax_hard_silu", "jax.nn.hard_silu (= hard_swish)", jax.nn.hard_silu, (-3.0, 3.0),
+        j("jax_hard_silu", "jax.nn.hard_silu (= hard_swish)", _jax_nn("hard_silu"), (-3.0, 3.0),
           look_alike="torch_hardswish"),
-        j("jax_hard_sigmoid", "jax.nn.hard_sigmoid", jax.nn.hard_sigmoid, (-3.0, 3.0),
+        j("jax_hard_sigmoid", "jax.nn.hard_sigmoid", _jax_nn("hard_sigmoid"), (-3.0, 3.0),
           look_alike="torch_hardsigmoid"),
-        j("jax_elu", "jax.nn.elu", jax.nn.elu, look_alike="torch_elu"),
-        j("jax_celu", "jax.nn.celu", jax.nn.celu, look_alike="torch_celu"),
-        j("jax_selu", "jax.nn.selu", jax.nn.selu, look_alike="torch_selu"),
+        j("jax_elu", "jax.nn.elu", _jax_nn("elu"), look_alike="torch_elu"),
+        j("jax_celu", "jax.nn.celu", _jax_nn("celu"), look_alike="torch_celu"),
+        j("jax_selu", "jax.nn.selu", _jax_nn("selu"), look_alike="torch_selu"),
         j("jax_leaky_relu025", "jax.nn.leaky_relu(x, 0.25)", lambda x: jax.nn.leaky_relu(x, 0.25),
           look_alike="torch_prelu025"),
-        j("jax_sparse_plus", "jax.nn.sparse_plus", jax.nn.sparse_plus, (-1.0, 1.0)),
-        j("jax_sparse_sigmoid", "jax.nn.sparse_sigmoid", jax.nn.sparse_sigmoid, (-1.0, 1.0)),
-        j("jax_squareplus", "jax.nn.squareplus", jax.nn.squareplus),
-        j("jax_softplus", "jax.nn.softplus", jax.nn.softplus, (20.0,), look_alike="torch_softplus"),
-        j("jax_soft_sign", "jax.nn.soft_sign", jax.nn.soft_sign, look_alike="torch_softsign"),
+        j("jax_sparse_plus", "jax.nn.sparse_plus", _jax_nn("sparse_plus"), (-1.0, 1.0)),
+        j("jax_sparse_sigmoid", "jax.nn.sparse_sigmoid", _jax_nn("sparse_sigmoid"), (-1.0, 1.0)),
+        j("jax_squareplus", "jax.nn.squareplus", _jax_nn("squareplus")),
+        j("jax_softplus", "jax.nn.softplus", _jax_nn("softplus"), (20.0,),
+          look_alike="torch_softplus"),
+        j("jax_soft_sign", "jax.nn.soft_sign", _jax_nn("soft_sign"), look_alike="torch_softsign"),
     ]
 
 

@@ -14,8 +14,11 @@ HEAVY = {  # each is covered elsewhere or needs what CI does not have
     "make test": "this suite itself",
     "make report PY=python3": "the GPU host's form of make report",
     "python3 -m study run two_layer --device cuda": "needs a GPU",
-    "make matrix": "installs a 5.5 GB torch build",
-    'make matrix MATRIX_TORCH="2.11.0" MATRIX_JAX="0.9.2"': "installs torch and JAX builds",
+    "make history": "builds 19 release envs (46 GB of uv cache), runs them; test_history.py",
+    'make history HISTORY_ARGS="--release torch-2.4.1"': "installs a 5.5 GB torch build",
+    ".venv/bin/python -m study.history --build-only": "installs 19 torch and JAX builds",
+    ".venv/bin/python -m study.history --engine ray --only jax --address HOST:6379 --chunks 8":
+        "needs a Ray cluster",
     ".venv/bin/python -m study run two_layer": "tests/test_cli.py runs it end to end",
     ".venv/bin/python -m study run clone_hazard": "tests/test_semantics.py and the device audit",
     ".venv/bin/python -m study report":

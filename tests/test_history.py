@@ -1,0 +1,203 @@
+import os
+import sys
+import types
+
+import jax
+import pytest
+import torch
+
+import study
+from study import custom_rules, history, rules, runner
+from study.custom_rules import NotInRelease, api_or_missing
+from study.devices import resolve_devices
+
+
+def test_api_the_release_has_is_the_api_itself():
+    assert api_or_missing(jax, "nn.relu") is jax.nn.relu
+
+
+def test_api_the_release_lacks_raises_not_in_release_naming_it(monkeypatch):
+    monkeypatch.delattr(jax.nn, "sparse_plus")
+    stand_in = api_or_missing(jax, "nn.sparse_plus")
+    with pytest.raises(NotInRelease) as raised:
+        stand_in(jax.numpy.zeros(3))
+    assert str(raised.value) == f"jax.nn.sparse_plus is not in jax {jax.__version__}"
+
+
+def test_registry_builds_where_jax_lacks_an_activation(monkeypatch):
+    monkeypatch.delattr(jax.nn, "hard_silu")
+    built = {r.key: r for r in rules._jax_builtins()}  # the old code raised AttributeError here
+    with pytest.raises(NotInRelease, match="jax.nn.hard_silu is not in jax"):
+        built["jax_hard_silu"].fn(jax.numpy.zeros(3))
+    assert float(built["jax_relu"].fn(jax.numpy.float64(2.0))) == 2.0  # the others still run
+
+
+def test_custom_op_rule_where_torch_lacks_custom_op(monkeypatch):
+    monkeypatch.delattr(torch.library, "custom_op")
+    stand_in = custom_rules.torch_custom_op_relu.__wrapped__(0.0)  # uncached: no op registered
+    with pytest.raises(NotInRelease, match="torch.library.custom_op is not in torch"):
+        stand_in(torch.zeros(3))
+
+
+class _CallsRule:  # an experiment whose only case calls one rule
+    name, timed = "calls_rule", False
+
+    @staticmethod
+    def run_case(device, rule):
+        return [{"rule": rule.key, "value": float(rule.fn(jax.numpy.float64(1.0)))}]
+
+
+def test_missing_api_is_recorded_as_a_typed_case_error_not_a_value(monkeypatch):
+    monkeypatch.delattr(jax.nn, "sparse_sigmoid")
+    rule = {r.key: r for r in rules._jax_builtins()}["jax_sparse_sigmoid"]
+    device, = resolve_devices("cpu")
+    records = runner.run_case(_CallsRule, device, {"rule": rule})
+    assert records == [{"rule": "jax_sparse_sigmoid", "device": device.name, "case_error":
+                        f"NotInRelease: jax.nn.sparse_sigmoid is not in jax {jax.__version__}"}]
+
+
+def test_releases_are_every_minor_once():
+    # the issue's spans: torch 2.4 ... 2.15 (12 minors), JAX 0.4 ... 0.10 (7 minors)
+    minors = {p: [tuple(map(int, r.version.split(".")[:2])) for r in history.releases(p)]
+              for p in ("torch", "jax")}
+    assert minors["torch"] == [(2, m) for m in range(4, 16)]
+    assert minors["jax"] == [(0, m) for m in range(4, 11)]
+    assert "2.13.0" in history.TORCH_RELEASES and "0.10.2" in history.JAX_RELEASES  # our pins
+
+
+def test_release_pins_move_jaxlib_with_jax():
+    assert history.Release("jax", "0.5.3").pins == {"jax": "0.5.3", "jaxlib": "0.5.3"}
+    assert history.Release("torch", "2.4.1").pins == {"torch": "2.4.1"}
+
+
+CONSTRAINTS = ("# a comment\ntorch==2.13.0\njax==0.10.2\njaxlib==0.10.2\nsympy==1.14.0\n"
+               "ml_dtypes==0.6.0\n")
+
+
+def test_constraints_keep_every_pin_but_the_release_and_the_dropped():
+    release = history.Release("jax", "0.4.38")
+    assert history.constraints_for(release, CONSTRAINTS) == [
+        "torch==2.13.0", "sympy==1.14.0", "ml_dtypes==0.6.0"]
+    assert history.constraints_for(history.Release("torch", "2.5.1"), CONSTRAINTS, ("sympy",)) == [
+        "jax==0.10.2", "jaxlib==0.10.2", "ml_dtypes==0.6.0"]
+
+
+def test_pins_rejected_are_those_uv_names():
+    # uv 0.13.9's error for torch==2.5.1 under constraints.txt's sympy pin, verbatim
+    uv_error = ("error: No solution found when resolving dependencies\n  cause: Because "
+                "torch==2.5.1 depends on sympy==1.13.1 and sympy==1.14.0, we can conclude that "
+                "torch==2.5.1 cannot be used.")
+    constraints = history.constraints_for(history.Release("torch", "2.5.1"), CONSTRAINTS)
+    assert history.pins_rejected(uv_error, constraints) == {"sympy"}
+
+
+def test_one_shard_per_release_and_experiment(tmp_path):
+    chosen = history.releases("jax")[:2]
+    specs = history.shard_specs(chosen, root=str(tmp_path), results_dir="/r")
+    assert [(os.path.relpath(s["python"], tmp_path), s["experiment"], s["scope"]) for s in specs] \
+        == [("jax-0.4.38/bin/python", "zero_point", "standard"),
+            ("jax-0.4.38/bin/python", "two_layer", "standard"),
+            ("jax-0.5.3/bin/python", "zero_point", "standard"),
+            ("jax-0.5.3/bin/python", "two_layer", "standard")]
+    assert all(s["device"] == "cpu" and s["cases"] is None and s["results_dir"] == "/r"
+               and s["env"]["PYTHONPATH"] == history.REPO_ROOT for s in specs)
+    assert history.study_run_command(specs[0]) == [
+        specs[0]["python"], "-m", "study", "run", "zero_point", "--device", "cpu",
+        "--results-dir", "/r"]
+
+
+def test_an_env_without_its_record_counts_as_unbuilt(tmp_path):
+    release = history.Release("torch", "2.4.1")
+    os.makedirs(os.path.join(tmp_path, "torch-2.4.1", "bin"))  # a build cut short
+    assert not history.built(release, str(tmp_path))
+    open(os.path.join(tmp_path, "torch-2.4.1", "release.json"), "w").close()
+    assert history.built(release, str(tmp_path))
+
+
+def test_disk_bytes_counts_a_hardlinked_file_once(tmp_path):
+    (tmp_path / "a").write_bytes(b"x" * 100_000)
+    single = history.disk_bytes(str(tmp_path))
+    os.link(tmp_path / "a", tmp_path / "b")
+    assert history.disk_bytes(str(tmp_path)) == single > 0
+
+
+def test_specs_are_the_engines_shards():
+    if not os.path.exists(os.path.join(os.path.dirname(history.__file__), "engine.py")):
+        pytest.skip("study.engine is on branch engine until it is merged")
+    from study import engine
+    spec = history.shard_specs(history.releases("torch")[:1], results_dir="/r")[0]
+    assert engine.Shard(**spec).argv()[:9] == history.study_run_command(spec)
+
+
+def test_engine_failures_come_back_named(monkeypatch):
+    class Shard(dict):
+        label = property(lambda self: f"{self['experiment']} ({self['python']})")
+
+    class Outcome:
+        def __init__(self, shard, error):
+            self.shard, self.error = shard, error
+
+    def run_shards(shards, address):
+        return [Outcome(s, "exit status 1" if s["experiment"] == "two_layer" else None)
+                for s in shards]
+
+    fake = types.SimpleNamespace(Shard=Shard, run_shards=run_shards,
+                                 failed=lambda outcomes: [o for o in outcomes if o.error])
+    monkeypatch.setitem(sys.modules, "study.engine", fake)
+    monkeypatch.setattr(study, "engine", fake, raising=False)
+    specs = history.shard_specs([history.Release("jax", "0.4.38")], root="/h")
+    assert history.run_on_engine(specs, None) == [
+        "two_layer (/h/jax-0.4.38/bin/python): exit status 1"]
+
+
+def test_a_chunked_experiment_is_a_shard_per_chunk():
+    specs = history.shard_specs([history.Release("torch", "2.15.0")], root="/h",
+                                chunks={"zero_point": [(0, 5), (5, 9)]})
+    assert [(s["experiment"], s["cases"]) for s in specs] == [
+        ("zero_point", (0, 5)), ("zero_point", (5, 9)), ("two_layer", None)]
+
+
+def test_case_count_is_what_the_runner_lists():
+    import experiments
+    zero_point = experiments.load("zero_point")
+    assert history.case_count(sys.executable, "zero_point", "quick") \
+        == len(runner.cases_of(zero_point, "quick"))
+
+
+def test_build_drops_the_pin_uv_rejects_and_records_it(tmp_path, monkeypatch):
+    release, installs = history.Release("torch", "2.5.1"), []
+
+    def fake_run(cmd, **kwargs):  # uv: the venv, then an install refused while sympy is pinned
+        if "install" in cmd:
+            constraints = open(cmd[cmd.index("-c") + 1]).read()
+            installs.append(constraints)
+            refused = "sympy==" in constraints
+            return types.SimpleNamespace(returncode=int(refused), stderr=(
+                "Because torch==2.5.1 depends on sympy==1.13.1 and sympy==1.14.0, ..."
+                if refused else ""))
+        if "venv" in cmd:
+            os.makedirs(cmd[-1])  # uv venv DIR
+        return types.SimpleNamespace(returncode=0, stdout="", stderr="")
+
+    monkeypatch.setattr(history.subprocess, "run", fake_run)
+    monkeypatch.setattr(history, "installed_versions", lambda python: {"sympy": "1.13.1"})
+    record = history.build(release, str(tmp_path), say=lambda line: None)
+    assert len(installs) == 2 and "sympy==" not in installs[1] and "numpy==" in installs[1]
+    assert record["pins_dropped"] == ["sympy"] and record["installed"] == {"sympy": "1.13.1"}
+    assert history.built(release, str(tmp_path))
+
+
+def test_local_wheels_are_pips_find_links():
+    # `pip config list` on this machine (global file, then PIP_* variables), abridged
+    pip_config = ("global.cert='/etc/ssl/certs/ca-certificates.crt'\n"
+                  "global.find-links='/opt/wheels'\n:env:.find-links='/opt/wheels /w2'\n")
+    assert history.local_wheel_dirs(pip_config) == ["/opt/wheels", "/w2"]
+    assert history.local_wheel_dirs("") == []
+
+
+def test_the_study_own_pins_are_one_environment_run_once():
+    # torch-2.13.0 keeps the study's jax 0.10.2; jax-0.10.2 keeps its torch 2.13.0: the same env
+    names = [r.name for r in history.distinct(history.releases(), CONSTRAINTS)]
+    assert "torch-2.13.0" in names and "jax-0.10.2" not in names and len(names) == 12 + 7 - 1
+    only_jax = [r.name for r in history.distinct(history.releases("jax"), CONSTRAINTS)]
+    assert only_jax == [f"jax-{v}" for v in history.JAX_RELEASES]
