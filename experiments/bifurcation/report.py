@@ -57,34 +57,28 @@ def render(s: Summary) -> Rendered:
     if h is not None:
         c = _with_setting(s.counts)
         at = c[(c["order"] == "mlxtend") & (c["setting"] == h.setting)]
-        tables.append(Table("headline", "Initialisations whose first-layer gradient depends on "
-                            "ReLU'(0), against Bertoin et al.", say(PROSE, "caption_headline", h=h),
+        tables.append(Table("headline", say(PROSE, "title_headline"),
+                            say(PROSE, "caption_headline", h=h),
                             _side_by_side(at, ["run", "dtype"]), listing=s.counts.loc[at.index],
                             notes=[say(PROSE, "note_verdicts", below=ONE_RATE_REJECTED_BELOW)]))
         main = c[(c["run"] == h.run) & (c["order"] == "mlxtend") & (c["dtype"] == "float32")
                  & (c["sweep"] != "headline")]
         sweeps = _side_by_side(main, ["sweep", "setting"])
-        tables.append(Table("sweeps", "Every setting of the paper's sweeps, float32",
+        tables.append(Table("sweeps", say(PROSE, "title_sweeps"),
                             say(PROSE, "caption_sweeps", run=h.run), sweeps,
                             listing=s.counts.loc[main.index]))
         answers.append(answer(PROSE, "net", ("headline",), h=h))
         if h.both is not None:
             found.append(Finding(say(PROSE, "finding_both", h=h), "headline"))
         rows = _figure_rows(sweeps)
-        figures["figures/bifurcation.png"] = (
-            lambda: count_bars(rows, f"Initialisations of {h.their_inits} at {h.their_images} "
-                                     f"images, float32, run {h.run}"),
-            "Bifurcation counts per setting: the paper's published count beside torch's and JAX's "
-            "predicted counts with their 95% intervals")
+        title = say(PROSE, "figure", h=h)
+        figures["figures/bifurcation.png"] = (lambda: count_bars(rows, title),
+                                              say(PROSE, "alt"))
     tables += [
-        Table("checks", "Does one constant rate fit the pass?",
+        Table("checks", say(PROSE, "title_checks"),
               say(PROSE, "caption_checks", below=ONE_RATE_REJECTED_BELOW), s.checks,
               listing=s.segments),
-        Table("counts", "Every setting, order, dtype and framework: counts, rates, predictions",
-              "", s.counts),
-        Table("agreements", "The same initialisations in both frameworks", "", s.agreements),
-        Table("batches", "The batch sweep: the same weights flagged at each batch size", "",
-              s.batches),
-        Table("kernels", "The first layer's pre-activations, kernel against kernel, bit for bit",
-              "", s.kernels)]
+        *(Table(name, say(PROSE, f"title_{name}"), "", rows) for name, rows in (
+            ("counts", s.counts), ("agreements", s.agreements), ("batches", s.batches),
+            ("kernels", s.kernels)))]
     return Rendered(tables, found, figures, answers)

@@ -28,9 +28,8 @@ def _listing(rows: pd.DataFrame) -> pd.DataFrame:
 def hazard(s: Summary) -> Table:
     rows = pd.concat([s.cases, s.at_zero], ignore_index=True).astype(object)
     rows = rows.where(rows.notna(), None)
-    return Table("hazard",
-                 "The clone in seed 000's MyReLU: editing grad_output in place, graph by graph",
-                 say(PROSE, "caption"), side_by_side(rows, s.runs), listing=_listing(rows))
+    return Table("hazard", say(PROSE, "title_hazard"), say(PROSE, "caption"),
+                 side_by_side(rows, s.runs), listing=_listing(rows))
 
 
 def render(s: Summary) -> Rendered:

@@ -28,7 +28,7 @@ def render(s: Summary) -> Rendered:
     view = s.steps.copy()
     for column in ("torch a.grad", "JAX"):  # an error line, cut to its message's start
         view[column] = [shorten(v, 70) if isinstance(v, str) else v for v in view[column]]
-    table = Table("side_by_side", "Seed 002: backward on a non-scalar output, torch beside JAX",
+    table = Table("side_by_side", say(PROSE, "title_side_by_side"),
                   say(PROSE, "caption", a=s.a), side_by_side(view, s.runs),
                   listing=frame(_listing(s.steps), ["run", "step", "result of", "error", "i", "j",
                                                     "value"]))

@@ -90,37 +90,26 @@ def render(s: Summary) -> Rendered:
     # as text, not |fmt: a size said, not a number quoted from a table
     kept_at = {c.run: text(c.kept_at) for c in s.costs if c.kept_at}
     tables = [
-        Table("cost", "What a custom rule costs against its built-in, and what it keeps for "
-              "backward",
+        Table("cost", say(PROSE, "title_cost"),
               say(PROSE, "caption_cost", runs=standard,
                   kept_at=kept_at.get(standard[0]) if standard else None),
               _cost(cost, standard) if standard else frame([]), listing=cost),
-        Table("harness", "Harness checks: what each measures, its result, and whether it passed",
+        Table("harness", say(PROSE, "title_harness"),
               say(PROSE, "caption_harness"), _harness(s), listing=s.harness),
-        Table("nets", "The two-layer net's step under each rule", say(PROSE, "caption_nets"),
+        Table("nets", say(PROSE, "title_nets"), say(PROSE, "caption_nets"),
               s.nets[s.nets["run"].isin(standard[:1])].drop(columns=["run", "first call s"]),
               listing=s.nets),
-        Table("compile", "Compile time: the first call of each compiled rule",
+        Table("compile", say(PROSE, "title_compile"),
               say(PROSE, "caption_compile"), compile_view, listing=compile_listing),
-        Table("parts", "The eager cost taken apart", say(PROSE, "caption_parts"),
+        Table("parts", say(PROSE, "title_parts"), say(PROSE, "caption_parts"),
               s.parts.drop(columns=["run"]) if len(s.parts) else s.parts, listing=s.parts),
-        Table("probes", "The compiled-torch reproducer: which change moves the time",
+        Table("probes", say(PROSE, "title_probes"),
               say(PROSE, "caption_probes"),
               s.probes.drop(columns=["run"]) if len(s.probes) else s.probes, listing=s.probes),
-        Table("rules", "Every rule, mode and size: time, ratio to the built-in, dispatch, "
-              "first call",
-              "", s.rules),
-        Table("kept", "Bytes each rule keeps for backward", "", s.kept),
-        Table("fresh", "Each compiled case in-run against a fresh process", "", s.fresh),
-        Table("copies", "The machine's copies: each library into new and existing buffers", "",
-              s.copies),
-        Table("ways", "torch.relu's step with new and with existing outputs: page faults", "",
-              s.ways),
-        Table("cross", "Our harness against torch.utils.benchmark.Timer", "", s.cross),
-        Table("torch_vs_jax", "The same rule in torch and in JAX: torch's time ÷ JAX's", "",
-              s.torch_vs_jax),
-        Table("bandwidth", "Each rule's bytes at the largest size as a fraction of the "
-              "machine's copy", "", s.bandwidth)]
+        *(Table(name, say(PROSE, f"title_{name}"), "", rows) for name, rows in (
+            ("rules", s.rules), ("kept", s.kept), ("fresh", s.fresh), ("copies", s.copies),
+            ("ways", s.ways), ("cross", s.cross), ("torch_vs_jax", s.torch_vs_jax),
+            ("bandwidth", s.bandwidth)))]
     answers, figures = [], {}
     costs = [c for c in s.costs if c.run in standard] or s.costs
     main = next((c for c in costs if c.device == "cpu"), costs[0] if costs else None)
@@ -131,11 +120,8 @@ def render(s: Summary) -> Rendered:
         shown = [main] + others[:1]  # the runs answer 5 quotes, side by side
         runs = [c.run for c in shown]
         rows = s.rules[s.rules["run"].isin(runs)].to_dict("records")
-        title = "Custom rule ÷ built-in, forward plus backward: " + ", ".join(
-            f"{c.run} ({c.device})" for c in shown)
+        title = say(PROSE, "figure", shown=shown)
         figures["figures/timing.png"] = (
-            lambda: ratio_panels(rows, runs, title),
-            "Timing: each custom rule's time ÷ its built-in's at each size measured, per "
-            f"framework and mode, with 95% intervals; runs {' and '.join(runs)} side by side")
+            lambda: ratio_panels(rows, runs, title), say(PROSE, "alt", runs=runs))
     found = [Finding(say(PROSE, "finding_probe", f=s.probe), "probes")] if s.probe else []
     return Rendered(tables, found, figures, answers)

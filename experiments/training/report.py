@@ -7,11 +7,10 @@ PROSE = macros("experiments/training/prose.j2")
 
 
 def render(s: Summary) -> Rendered:
-    divergence = Table("divergence", "SGD: when ReLU'(0) makes a run diverge, per precision",
+    divergence = Table("divergence", say(PROSE, "title_divergence"),
                        say(PROSE, "caption", settings=s.settings),
                        side_by_side(s.divergence, s.runs), listing=s.divergence)
-    runs = Table("runs", "Every SGD run: losses, accuracy, zero hits, cross-framework drift", "",
-                 s.trainings)
+    runs = Table("runs", say(PROSE, "title_runs"), "", s.trainings)
     d = s.divergence
     main = d[(d["run"] == s.runs[0]) & (d["data"] == "digits")] if s.runs else d
     digits = [{"dtype": r["dtype"], "step": r["torch: c=1 leaves c=0 at step"],

@@ -53,7 +53,7 @@ def matrix(s: Summary) -> Table:
                          "how to make it work": fixes.get((run, number), "—")})
     notes = ["Errors: " + "; ".join(f"{code}: {shorten(d, 110)}" for d, code in codes.items())
              ] if codes else []
-    return Table("matrix", "Transformations each custom-rule style survives",
+    return Table("matrix", say(PROSE, "title_matrix"),
                  say(PROSE, "caption", backends=s.backends),
                  side_by_side(pd.DataFrame(rows, dtype=object), s.runs),
                  listing=_listing(s.cells) if len(s.cells) else None, notes=notes)

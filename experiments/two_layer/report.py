@@ -28,8 +28,8 @@ def ties(s: Summary) -> Table:
         "across": "same convention, torch vs JAX", "signs_across": "±0 elements, torch vs JAX",
         "across_ulps": "torch vs JAX (ulp)",
         "scale": "max |grad|"})
-    return Table("ties", "Where gradients differ: ties at 0, matmul rounding, and each rule alone",
-                 say(PROSE, "caption_ties"), side_by_side(view.reset_index(drop=True), s.runs),
+    return Table("ties", say(PROSE, "title_ties"), say(PROSE, "caption_ties"),
+                 side_by_side(view.reset_index(drop=True), s.runs),
                  listing=long.reset_index(drop=True))
 
 
@@ -63,8 +63,8 @@ def _diff_rows(s: Summary) -> tuple[list[dict], list[dict]]:
 
 def diff(s: Summary) -> Table:
     rows, listing = _diff_rows(s)
-    return Table("diff_vs_relu", "Seed 001: the framework's relu minus each rule",
-                 say(PROSE, "caption_diff"), side_by_side(frame(rows), s.runs),
+    return Table("diff_vs_relu", say(PROSE, "title_diff_vs_relu"), say(PROSE, "caption_diff"),
+                 side_by_side(frame(rows), s.runs),
                  listing=frame(listing))
 
 
@@ -76,8 +76,7 @@ def gradients(s: Summary) -> Table:
         listing.append({**head, "quantity": "loss", "i": None, "j": None, "value": r["loss"]})
         listing += [{**head, "quantity": p, "i": i, "j": j, "value": v}
                     for p in PARAMETERS for i, j, v in _elements(r[p])]
-    return Table("gradients", "Every rule's loss and gradients on seed 001's net", "",
-                 frame(listing))
+    return Table("gradients", say(PROSE, "title_gradients"), "", frame(listing))
 
 
 def _answers(s: Summary) -> list[Answer]:

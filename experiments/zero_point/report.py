@@ -104,15 +104,13 @@ def _without_kinks(s: Summary) -> list[str]:
 
 def _history_tables(s: Summary) -> list[Table]:
     return [
-        Table("releases", "Cells that changed between releases, and the first release of each "
-              "value", say(PROSE, "caption_releases", releases=s.history_runs),
+        Table("releases", say(PROSE, "title_releases"),
+              say(PROSE, "caption_releases", releases=s.history_runs),
               _releases(s), listing=s.history_cells),
-        Table("conformance", "Built-ins that break PyTorch's documented rule at a kink, and "
-              "the fixing release",
+        Table("conformance", say(PROSE, "title_conformance"),
               say(PROSE, "caption_conformance", releases=s.conformance_runs,
                   without=_without_kinks(s)), _breakers(s), listing=_breaker_rows(s)),
-        Table("conformance_listing", "Every built-in at every kink, per release: limits, "
-              "measured, both verdicts", "",
+        Table("conformance_listing", say(PROSE, "title_conformance_listing"), "",
               s.conformance)]
 
 
@@ -120,37 +118,32 @@ def render(s: Summary) -> Rendered:
     run = s.facts.run if s.facts else None
     probed = [r for r in s.runs if len(s.subnormals) and r in set(s.subnormals["run"])]
     tables = [
-        Table("conventions", "Each look-alike pair's derivative at x = 0, torch beside JAX",
+        Table("conventions", say(PROSE, "title_conventions"),
               say(PROSE, "caption_conventions", run=run), _kinks(s, True),
               listing=_kink_cells(s, True)),
-        Table("kinks", "Look-alike pairs at their other kinks",
+        Table("kinks", say(PROSE, "title_kinks"),
               say(PROSE, "caption_kinks", run=run),
               _kinks(s, False), listing=_kink_cells(s, False)),
-        Table("compiled",
-              "What compiling changes: eager and compiled values, by what the cells share",
+        Table("compiled", say(PROSE, "title_compiled"),
               say(PROSE, "caption_compiled"), _compiled(s), listing=s.compiled_cells),
-        Table("compiled_cells", "Every cell compiling changes", "", s.compiled_cells),
+        Table("compiled_cells", say(PROSE, "title_compiled_cells"), "", s.compiled_cells),
         *_history_tables(s),
-        Table("placement", "Ops whose value depends on where the element sits",
+        Table("placement", say(PROSE, "title_placement"),
               say(PROSE, "caption_placement"),
               side_by_side(_grouped(s.placement, ["run", "framework", "op"],
                                     ["dtype", "mode", "input"]), s.runs)
               if len(s.placement) else frame([]), listing=_placed_cells(s)),
-        Table("subnormals",
-              "Subnormal arithmetic: which framework flushes, in the runs that probed it",
+        Table("subnormals", say(PROSE, "title_subnormals"),
               say(PROSE, "caption_subnormals", unprobed=[r for r in s.runs if r not in probed]),
               side_by_side(s.subnormals, s.runs), listing=s.subnormals),
-        Table("custom", "Custom rules: declared and measured conventions, and the numeric check",
+        Table("custom", say(PROSE, "title_custom"),
               say(PROSE, "caption_custom"), side_by_side(s.custom, s.runs), listing=s.custom),
-        Table("atlas", "Every atlas cell: the main run in every dtype, the others in float32", "",
+        Table("atlas", say(PROSE, "title_atlas"), "",
               s.cells[(s.cells["dtype"] == "float32") | (s.cells["run"] == run)]
               if len(s.cells) else frame([])),
-        Table("gradcheck",
-              "Every custom rule's numeric check: analytic, finite difference, verdict", "",
-              s.gradcheck),
-        Table("pairs", "Every look-alike pair's verdict, eager and compiled", "", s.pairs),
-        Table("porting", "Porting: each op's equivalents in the other framework, float32", "",
-              s.porting)]
+        Table("gradcheck", say(PROSE, "title_gradcheck"), "", s.gradcheck),
+        Table("pairs", say(PROSE, "title_pairs"), "", s.pairs),
+        Table("porting", say(PROSE, "title_porting"), "", s.porting)]
     if s.facts:
         tables[1].notes.append(say(PROSE, "documented", f=s.facts))
     found, answers, figures = [], [], {}
@@ -162,13 +155,11 @@ def render(s: Summary) -> Rendered:
         if s.facts.forward_wrong:
             found.append(Finding(say(PROSE, "finding_forward", f=s.facts), "custom"))
         rows = s.kinks.to_dict("records")
+        title = say(PROSE, "figure_conventions", run=run)
         figures["figures/zero-point-conventions.png"] = (
-            lambda: convention_map(rows, f"Derivative at each kink, float32, run {run}"),
-            "Convention map: each look-alike pair at each kink, torch beside JAX, float32; "
-            "disagreements outlined")
+            lambda: convention_map(rows, title), say(PROSE, "alt_conventions"))
     if s.history_marks:
-        marks = s.history_marks
+        marks, title_history = s.history_marks, say(PROSE, "figure_history")
         figures["figures/zero-point-history.png"] = (
-            lambda: history_map(marks, "Cells that changed, by op and release"),
-            "History: where each op's cells changed from the release before (count)")
+            lambda: history_map(marks, title_history), say(PROSE, "alt_history"))
     return Rendered(tables, found, figures, answers)

@@ -2,29 +2,20 @@
 import hashlib
 from dataclasses import asdict, dataclass, replace
 
-# kind -> (severity, what it means). "wrong": a result is silently wrong (exit 1);
-# "usage": nothing else can be measured (exit 2); "warning" and "info" never fail by default.
-KINDS = {
-    "vjp_not_linear": ("wrong", "the reverse derivative is not linear in the cotangent: the "
-                       "backward is not the vector-Jacobian product of any function"),
-    "not_deterministic": ("wrong", "three forward-and-backward calls on the same input differ"),
-    "consumes_rng": ("info", "a forward-and-backward call draws from torch's or numpy's RNG"),
-    "compiled_differs": ("wrong", "compiled code returns another value than eager"),
-    "compiled_zero_sign": ("info", "compiled code returns the other sign of zero than eager"),
-    "gradcheck_fails": ("wrong", "the derivative disagrees with finite differences at a point "
-                        "1e-3 or more from every kink"),
-    "forward_not_finite": ("wrong", "NaN from a non-NaN input, or ±inf from a finite one"),
-    "reverse_not_finite": ("wrong", "a NaN or infinite derivative at a finite input"),
-    "nan_swallowed": ("info", "NaN in, a number out"),
-    "transform_wrong": ("wrong", "a transformation silently returns another result than the "
-                        "rule's own eager value and reverse derivative"),
-    "transform_error": ("warning", "a transformation raises"),
-    "writes_grad_output": ("wrong", "the backward writes into grad_output, and a graph's "
-                           "gradient changes"),
-    "convention_differs_from_twin": ("wrong", "the twin returns another value or derivative"),
-    "not_elementwise": ("usage", "the Jacobian has off-diagonal entries: every measurement "
-                        "here assumes an elementwise rule"),
+from study.report.prose import macros, say
+
+# kind -> (severity, what it means: its macro in check.j2). "wrong": a result is silently wrong
+# (exit 1); "usage": nothing else can be measured (exit 2); "warning" and "info" never fail by
+# default.
+SEVERITIES = {
+    "vjp_not_linear": "wrong", "not_deterministic": "wrong", "consumes_rng": "info",
+    "compiled_differs": "wrong", "compiled_zero_sign": "info", "gradcheck_fails": "wrong",
+    "forward_not_finite": "wrong", "reverse_not_finite": "wrong", "nan_swallowed": "info",
+    "transform_wrong": "wrong", "transform_error": "warning", "writes_grad_output": "wrong",
+    "convention_differs_from_twin": "wrong", "not_elementwise": "usage",
 }
+PROSE = macros("study/check/check.j2")  # the words of study check, this package's modules'
+KINDS = {kind: (severity, say(PROSE, f"kind_{kind}")) for kind, severity in SEVERITIES.items()}
 FAILING = tuple(k for k, (severity, _) in KINDS.items() if severity == "wrong")
 
 

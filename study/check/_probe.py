@@ -8,7 +8,7 @@ import numpy as np
 import torch
 from jax.test_util import check_grads
 
-from study.check._findings import Finding, Where, merged
+from study.check._findings import PROSE, Finding, Where, merged
 from study.check._load import UsageError
 from study.compiled import measure_compiled
 from study.conventions import finfo, numpy_dtype, probe_inputs, torch_dtype
@@ -16,6 +16,7 @@ from study.errors import first_error_line
 from study.cells import as_cell, equal
 from study.placement import as_host, collapse, measure
 from study.report.format import text
+from study.report.prose import say
 from study.rules import Rule
 
 SCAN = np.arange(-1024, 1025) / 128  # [-8, 8] in exact steps of 1/128
@@ -208,9 +209,8 @@ def compiled_findings(rows: list[dict]) -> list[Finding]:
 
 
 def _compiled_against_eager(compiled, eager, against_reverse: bool) -> str:
-    return (f"compiled {text(_numbers(compiled), None)}, eager "
-            + ("reverse (eager forward mode raises) " if against_reverse else "")
-            + text(_numbers(eager), None))
+    return say(PROSE, "compiled_against_eager", compiled=text(_numbers(compiled), None),
+               eager=text(_numbers(eager), None), against_reverse=against_reverse)
 
 
 def _unjudged(want: float, dtype: str) -> bool:
@@ -307,10 +307,10 @@ def determinism(rule: Rule, dtype: str, kinks, device) -> tuple[dict, list[Findi
             found.append(Finding("not_deterministic",
                                  Where("determinism", dtype, "eager", "packed", label,
                                        bits(x, dtype)),
-                                 f"(value, reverse) per call: {text(seen, None)}"))
+                                 say(PROSE, "per_call", seen=text(seen, None))))
     if consumed:
         found.append(Finding("consumes_rng", Where("determinism", dtype, "eager"),
-                             "the RNG state changed during a call (restored afterwards)"))
+                             say(PROSE, "rng_consumed")))
     return {"dtype": dtype, "calls": 3, "inputs_differing": sum(
         f.kind == "not_deterministic" for f in found), "consumes_rng": consumed}, found
 

@@ -10,13 +10,14 @@ import torch
 
 from study import provenance
 from study.check import _probe, _sections
-from study.check._findings import FAILING, Finding
+from study.check._findings import FAILING, PROSE, Finding
 from study.check._load import UsageError, as_rule
 from study.check._result import CheckResult
 from study.conventions import DTYPES
 from study.devices import resolve_devices
 from study.frameworks import use_shared_settings
 from study.placement import ALL_PLACEMENTS
+from study.report.prose import say
 from study.transformations import COLUMNS, COMPILING_COLUMNS
 
 QUICK_DTYPES = ("float32", "float64")
@@ -24,8 +25,7 @@ EAGER_PLACEMENTS = {"torch": ALL_PLACEMENTS, "jax": ("packed", "2-D rows")}
 QUICK_PLACEMENTS = EAGER_PLACEMENTS  # eager placements are cheap; compiled ones are not
 COMPILED_PLACEMENTS = {"torch": ("fill",), "jax": ("2-D rows",)}  # as the atlas compiles
 COMPILERS = {"torch": "torch.compile (inductor)", "jax": "jax.jit"}
-QUICK_SKIPS = ("float16 and bfloat16", "compiled forward mode and compiled float64",
-               "the transforms' compile and export columns", "cost")
+QUICK_SKIPS = tuple(say(PROSE, "quick_skips").split(" | "))
 
 
 @contextlib.contextmanager
@@ -86,9 +86,8 @@ def check(fn, twin=None, *, framework: str | None = None, twin_framework: str | 
         fw = rule.framework
         dtypes = QUICK_DTYPES if quick else DTYPES
         placements = (QUICK_PLACEMENTS if quick else EAGER_PLACEMENTS)[fw]
-        compiled = (f"{COMPILERS[fw]}, training step, float32, at {COMPILED_PLACEMENTS[fw][0]}"
-                    if quick else f"{COMPILERS[fw]}, training step and forward mode, every "
-                    f"dtype, at {COMPILED_PLACEMENTS[fw][0]}")
+        compiled = say(PROSE, "compiled_scope", compiler=COMPILERS[fw], quick=quick,
+                       at=COMPILED_PLACEMENTS[fw][0])
         result = CheckResult(
             target=rule.name, framework=fw, style=style, device=dev.name,
             scope={"quick": quick, "skipped": list(QUICK_SKIPS) if quick else [],

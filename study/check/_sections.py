@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from study import clone_hazard, transformations
-from study.check._findings import Finding, Where
+from study.check._findings import PROSE, Finding, Where
 from study.check._probe import SMOOTH_MARGIN, vjp
 from study.errors import first_error_line
 from study.memory import jax_residual_bytes, torch_saved_bytes
@@ -17,6 +17,7 @@ from study.nets import DATASETS, two_layer_dataset, two_layer_gradients
 from study.cells import Placed, as_cell, equal
 from study.provenance import REPO_ROOT
 from study.results import identity
+from study.report.prose import say
 from study.rules import Rule
 from study.stats import paired_ratio
 from study.timing import time_interleaved
@@ -89,8 +90,8 @@ def clone_hazards(rule: Rule, device) -> tuple[list[dict], list[Finding]]:
         if changed:
             found.append(Finding("writes_grad_output", Where("clone hazard", "float64", "eager",
                                                              transformation=case),
-                                 f"gradient {plain.tolist()}, with the incoming gradient "
-                                 f"cloned {safe.tolist()}"))
+                                 say(PROSE, "cloned", plain=plain.tolist(),
+                                     safe=safe.tolist())))
     return rows, found
 
 

@@ -57,7 +57,7 @@ def devices_section(runs, experiments, doc) -> tuple[list[str], list[str]]:
     pairs = device_comparison.pairs(runs, experiments)
     main = ["## CPU against GPU", ""]
     if not pairs:
-        return main + ["No cuda run has a cpu run of the same experiment to compare with.", ""], []
+        return main + [say(PROSE, "no_devices"), ""], []
     rows, cells = [], []
     for p in pairs:
         groups = device_comparison.groups_of(p)
@@ -71,7 +71,7 @@ def devices_section(runs, experiments, doc) -> tuple[list[str], list[str]]:
                        "cell": reproduction.name_text(n), "cpu": pair_texts(a, b)[0],
                        "cuda": pair_texts(a, b)[1]} for n, a, b in p.different]
     same = [r for r in rows if r["same releases"] and r["same machine"]]
-    table = Table("devices", "CPU against GPU, experiment by experiment",
+    table = Table("devices", say(PROSE, "devices_title"),
                   say(PROSE, "devices_caption"), frame(rows))
     name = f"{DEVICES.replace('_', '-')}-cells.csv"
     doc.files[f"tables/{name}"] = csv(Table("", "", "", frame(

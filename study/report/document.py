@@ -141,7 +141,7 @@ def _answers(answers, doc: Document) -> list[str]:
         mine = [(name, a) for name, a in answers if a.question == question]
         lines += [f'<a id="answer-{question.replace("_", "-")}"></a>', f"### {i}. {words}", ""]
         if not mine:
-            lines += ["No results yet: run `make report`.", ""]
+            lines += [say(PROSE, "no_answer"), ""]
             continue
         cited = dict.fromkeys((name, t) for name, a in mine for t in a.tables)
         lines += [wrap(" ".join(a.text for _, a in mine)), "",
@@ -176,13 +176,11 @@ def _failed(runs: list[Run]) -> list[dict]:
 
 def _section(exp, runs, rendered, error, doc: Document) -> tuple[list, list, list]:
     """The experiment's lines in REPORT.md, in APPENDIX.md and in the Methodology."""
-    shown = f" Runs: {span(r.tag for r in runs)}." if runs else ""
     main = [f'<a id="{anchor(exp.name, "section")}"></a>', f"## {exp.name}: {exp.description}", "",
-            wrap(f"*Question:* {exp.question} *Rerun:* `python -m study run {exp.name}`."
-                 f"{shown}"), ""]
+            wrap(say(PROSE, "section", exp=exp, runs=span(r.tag for r in runs))), ""]
     appendix, method = [f'<a id="{anchor(exp.name, "appendix")}"></a>', f"## {exp.name}", ""], []
     if error:
-        main += [f"**error:** the tables of `{exp.name}` could not be rendered: {error}", ""]
+        main += [say(PROSE, "not_rendered", experiment=exp.name, error=error), ""]
     tables = {t.id: t for t in rendered.tables} if rendered else {}
     for tid in exp.tables:
         key = (exp.name, tid)
@@ -192,19 +190,17 @@ def _section(exp, runs, rendered, error, doc: Document) -> tuple[list, list, lis
             into += doc.table(key, tables[tid], runs)
         elif doc.places[key] != "csv":
             into += [f'<a id="{anchor(*key)}"></a>',
-                     f"### Table {doc.numbers[key]}: no results yet", ""]
+                     say(PROSE, "no_table", number=doc.numbers[key]), ""]
     for finding in rendered.findings if rendered else []:
         main += [wrap(f"- {finding.text} ({doc.cite((exp.name, finding.table))})", "  ")]
     main += [""] if rendered and rendered.findings else []
     numbers = [doc.numbers[(exp.name, t)] for t in exp.tables
                if doc.places[(exp.name, t)] == "appendix"]
     listings = [t for t in exp.tables if doc.places[(exp.name, t)] == "csv"]
-    more = ([f"[Table{'s' * (len(numbers) > 1)} {span(f'{n}' for n in numbers)}]"
-             f"({APPENDIX}#{anchor(exp.name, 'appendix')})"] if numbers else []) + (
-        [f"{len(listings)} CSV listing{'s' * (len(listings) > 1)} ([index]({APPENDIX}#tables))"]
-        if listings else [])
-    if more:
-        main += [wrap(f"More: {' and '.join(more)}."), ""]
+    if numbers or listings:
+        main += [wrap(say(PROSE, "more", numbers=numbers, listings=len(listings),
+                          section=f"{APPENDIX}#{anchor(exp.name, 'appendix')}",
+                          index=f"{APPENDIX}#tables")), ""]
     failed = _failed(runs)
     if failed:
         main += [wrap(say(PROSE, "failed", count=len(failed))), ""]
@@ -245,8 +241,8 @@ def _provenance(runs: list[Run], notes: list[str]) -> list[str]:
     for r in runs:
         if r.provenance.get("cuda_absent"):
             absent.setdefault(r.provenance["cuda_absent"], set()).add(r.tag)
-    lines += [wrap(f"- **{span(tags)}**: {reason}: no GPU numbers from this host and release.",
-                   "  ") for reason, tags in sorted(absent.items())]
+    lines += [wrap(say(PROSE, "no_gpu", runs=span(tags), reason=reason), "  ")
+              for reason, tags in sorted(absent.items())]
     return lines + [wrap(f"- Duplicate resolved: {note}.", "  ") for note in notes] + [""]
 
 
@@ -274,14 +270,8 @@ def _settings(p: dict) -> str:
 def _jax_backend(p: dict) -> str:
     """The run's JAX backend, and the host's default where that differs. Provenance written
     before it recorded both (no jax_default_backend) recorded the host's default alone."""
-    recorded, default = p.get("jax_backend", "—"), p.get("jax_default_backend")
-    if default is None and p["device"] == "cpu" and recorded not in ("cpu", "—"):
-        return (f"JAX backend {recorded} as recorded: this host's default backend, which "
-                f"provenance then recorded in place of the run's (cpu); where a cpu case still "
-                f"computed on the default, reports/errata.json withdraws its cells")
-    if default and default != recorded:
-        return f"JAX backend {recorded} (the host's default: {default})"
-    return f"JAX backend {recorded}"
+    return say(PROSE, "jax_backend", recorded=p.get("jax_backend", "—"),
+               default=p.get("jax_default_backend"), device=p["device"])
 
 
 def _index(experiments, doc: Document) -> list[str]:
@@ -293,16 +283,12 @@ def _index(experiments, doc: Document) -> list[str]:
         link = f"#{a}" if where == "appendix" else f"REPORT.md#{a}"
         lines.append(f"| [{n}]({link}) | {doc.titles.get(key, 'no results yet')} | "
                      f"{'appendix' if where == 'appendix' else 'report'} | {files} |")
-    lines += ["", "CSV listings, one row per measured cell:", ""]
+    lines += ["", say(PROSE, "listings"), ""]
     lines += [f"- [{anchor(*k)}.csv](tables/{anchor(*k)}.csv): {doc.titles[k]}"
               for k, where in doc.places.items() if where == "csv" and k in doc.titles]
-    extra = {"failed-cases.csv": "every case that raised or an erratum withdrew, with why",
-             "cpu-vs-gpu-cells.csv":
-                 "every cell that differs between CPU and GPU on one machine and release",
-             "reproduction-differences.csv":
-                 "every cell of a rerun that differs from the reference"}
-    return lines + [f"- [{name}](tables/{name}): {what}" for name, what in extra.items()
-                    if f"tables/{name}" in doc.files] + [""]
+    extra = ("failed-cases.csv", "cpu-vs-gpu-cells.csv", "reproduction-differences.csv")
+    return lines + [f"- [{name}](tables/{name}): {say(PROSE, 'listed', file=name)}"
+                    for name in extra if f"tables/{name}" in doc.files] + [""]
 
 
 def render(runs: list[Run], notes: list[str], experiments, references: list[Run] | None = None,
@@ -340,7 +326,7 @@ def render_document(runs: list[Run], notes: list[str], experiments,
     doc.files["tables/failed-cases.csv"] = csv(Table("failed", "", "", frame(
         _failed(runs), ["experiment", "run", "case", "why"])))
     devices, device_appendix = comparisons.devices_section(runs, experiments, doc)
-    head = ["# ReLU gradient rules in PyTorch and JAX", "",
+    head = [say(PROSE, "title"), "",
             wrap(say(PROSE, "head", code=code, cited=_newest_result(runs))), ""]
     doc.files["REPORT.md"] = "\n".join(
         head + _answers(answers, doc) + _legend(runs) + body

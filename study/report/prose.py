@@ -4,7 +4,8 @@ file beside its report module, as macros that take the summary's facts.
     >>> say(macros("experiments/two_layer/prose.j2"), "answer_net", fact=...)
 
 Numbers in prose go through the one formatter (`|fmt`, 3 significant figures; `|fmt(4)` to
-quote a table's cell as printed there).
+quote a table's cell as printed there). Text quoted as it came (an error line) goes through
+`|verbatim`: `say` keeps its spacing and punctuation.
 """
 import os
 import re
@@ -26,10 +27,17 @@ def _fmt(value, figures: int = PROSE_FIGURES) -> str:
     return text(value, figures)
 
 
+_HIDDEN = 0xF0000  # a verbatim value's whitespace, moved to a private-use plane until `say` ends
+
+
+def _verbatim(value) -> str:
+    return re.sub(r"\s", lambda m: chr(_HIDDEN + ord(m.group())), str(value))
+
+
 ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(REPO_ROOT),
                          undefined=jinja2.StrictUndefined, extensions=["jinja2.ext.do"],
                          autoescape=False)
-ENV.filters.update(fmt=_fmt, names=names, span=span)
+ENV.filters.update(fmt=_fmt, names=names, span=span, verbatim=_verbatim)
 
 
 def macros(path: str):
@@ -41,7 +49,8 @@ def say(module, name: str, **facts) -> str:
     """One macro's text on one line."""
     _quoted.clear()
     words = " ".join(str(getattr(module, name)(**facts)).split())
-    return re.sub(r" ([,.;:)])", r"\1", words)  # a template's line breaks before punctuation
+    words = re.sub(r" ([,.;:)])", r"\1", words)  # a template's line breaks before punctuation
+    return re.sub("[\U000F0000-\U000FFFFF]", lambda m: chr(ord(m.group()) - _HIDDEN), words)
 
 
 def answer(module, question: str, tables: tuple[str, ...], **facts) -> Answer:
