@@ -197,3 +197,16 @@ def test_a_run_of_other_releases_is_new_not_a_failed_reproduction():
     assert (reproduction.matching_reference(other_release, [ref])
             == (None, reproduction.REPRODUCTION))
     assert reproduction.matching_reference(same_release, [ref])[0] is ref
+
+
+def test_a_report_names_runs_of_new_releases_apart_from_its_reruns():
+    exps = experiments.all_experiments()
+    ref = Run("nonscalar_backward", PROV, [{"framework": "torch", "step": "s", "result": [2.0]}],
+              "reference/nonscalar_backward/vm.json")
+    newer = Run("nonscalar_backward", {**PROV, "torch": "3", "utc": "2027-01-01T00:00:00+00:00"},
+                [{"framework": "torch", "step": "s", "result": [0.0]}],
+                "results/nonscalar_backward/vm-torch3.json")
+    text = report.render([ref, newer], [], exps, [ref], figures=False)["REPORT.md"]
+    section = text.split("## Reproduction", 1)[1].split("\n## ", 1)[0]
+    assert "C2: releases no reference holds" in " ".join(section.split())
+    assert "| nonscalar_backward |" not in section  # a new result is no failed reproduction

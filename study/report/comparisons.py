@@ -2,7 +2,7 @@
 (study.reproduction) and each cuda run against its cpu partner (study.device_comparison)."""
 from study.report.format import shorten, wrap
 from study.report.prose import macros, say
-from study.report.runs import label_order
+from study.report.runs import label_order, span
 from study.report.table import Table, csv, frame, markdown
 
 DEVICES = "cpu_vs_gpu"
@@ -42,12 +42,14 @@ def reproduction_section(runs, references, experiments, files) -> list[str]:
         diffs, ["experiment", "comparison", "your file", "reference file", "cell", "yours",
                 "reference"])))
     by_run: dict[str, list] = {}
-    for c in reruns:
+    for c in (c for c in reruns if c.reference is not None):
         by_run.setdefault(c.run.tag, []).append(c)
     counts = [(label, sum(c.reproduced for c in cs), len(cs)) for label, cs in
               sorted(by_run.items(), key=lambda kv: label_order(kv[0]))]
-    shown = Table("", "", "", frame([row for row, c in zip(rows, comps) if not c.reproduced]))
-    return lines + [wrap(say(PROSE, "reproduced", counts=counts)), ""] + (
+    new = span(sorted({c.run.tag for c in reruns if c.reference is None}, key=label_order))
+    shown = Table("", "", "", frame([row for row, c in zip(rows, comps)
+                                     if c.reference is not None and not c.reproduced]))
+    return lines + [wrap(say(PROSE, "reproduced", counts=counts, new=new)), ""] + (
         [markdown(shown), ""] if len(shown.frame) else [])
 
 
