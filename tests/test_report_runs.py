@@ -97,3 +97,15 @@ def test_the_reproduction_count_says_experiments_of_which_run():
                ref.records, "results/nonscalar_backward/alice.json")
     text = render([ref, mine], [], experiments.all_experiments(), [ref], figures=False)
     assert "**1 of 1 experiments of C2 reproduce the committed reference**" in text["REPORT.md"]
+
+
+def test_a_release_history_is_one_legend_row_and_two_runs_stay_two():
+    # four runs alike but for torch's release (a history) read as one row, releases as versions
+    # (2.9.1 before 2.10.0); the other runs keep a row each
+    history = [run(torch=v, git_commit="abc1234", utc=f"2026-11-26T0{i}:00:00+00:00")
+               for i, v in enumerate(["2.4.1", "2.9.1", "2.10.0", "2.15.0"])]
+    rows = legend_rows([run()] + history)
+    assert len(rows) == 2
+    assert "2.4.1 … 2.15.0 (4)" in rows[1] and rows[1].startswith("| C2–C5 (one run per release")
+    pair = legend_rows([run(), *history[:2]])
+    assert len(pair) == 3

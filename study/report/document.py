@@ -130,8 +130,38 @@ def _legend(runs: list[Run]) -> list[str]:
                      "scope": group[0].scope,
                      "experiments": ", ".join(sorted(r.experiment for r in group)),
                      "commit": _commits(group), "older code": ", ".join(older) or "—"})
-    table = Table("runs", "Runs", "", frame(rows))
+    table = Table("runs", "Runs", "", frame(_releases_merged(rows, list(_by_label(runs)))))
     return ["## Runs", "", wrap(say(PROSE, "legend")), "", markdown(table), ""]
+
+
+def _releases_merged(rows: list[dict], labels: list[str]) -> list[dict]:
+    """Three or more runs alike but for their releases (a release history) as one row: their
+    labels, and each framework's releases from the oldest to the newest (every run's own row
+    is in the appendix's provenance)."""
+    alike: dict[tuple, list[int]] = {}
+    for i, row in enumerate(rows):
+        key = tuple(v for k, v in row.items() if k not in ("run", "torch", "jax"))
+        alike.setdefault(key, []).append(i)
+    out = []
+    for i, row in enumerate(rows):
+        group = next(g for g in alike.values() if i in g)
+        if len(group) < 3:
+            out.append(row)
+        elif i == group[0]:
+            merged = {k: ", ".join(_version_range([rows[j][k] for j in group]))
+                      if k in ("torch", "jax") else v for k, v in row.items()}
+            out.append({**merged, "run": say(PROSE, "legend_releases",
+                                             runs=span(labels[j] for j in group))})
+    return out
+
+
+def _version_range(versions: list[str]) -> list[str]:
+    from packaging.version import InvalidVersion, Version
+    try:
+        ordered = sorted(set(versions), key=lambda v: Version(v))
+    except InvalidVersion:
+        ordered = sorted(set(versions))
+    return ordered if len(ordered) < 3 else [f"{ordered[0]} … {ordered[-1]} ({len(ordered)})"]
 
 
 def _answers(answers, doc: Document) -> list[str]:
