@@ -1,7 +1,5 @@
 """study check's measurements: each finding kind triggered by a small rule of our own that has
 the behaviour, asserting the finding, its severity and where it was seen."""
-import jax
-import jax.numpy as jnp
 import numpy as np
 import torch
 
@@ -9,137 +7,9 @@ from study.check import _probe, _sections
 from study.check._findings import Finding, exit_code
 from study.check._load import as_rule
 from study.custom_rules import MyReLU, jax_relu_with_convention, torch_relu_with_convention
-
-
-# --- rules of our own, each with one behaviour ------------------------------------------------
-
-class AlphaAtZero(torch.autograd.Function):
-    """A value assigned at x == 0 whatever the incoming gradient, as copied from a repository."""
-
-    @staticmethod
-    def forward(ctx, input):
-        ctx.save_for_backward(input)
-        return input.clamp(min=0)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        input, = ctx.saved_tensors
-        grad_input = grad_output.clone()
-        grad_input[input < 0] = 0
-        grad_input[input == 0] = 0.5
-        return grad_input
-
-
-class GuidedBackprop(torch.autograd.Function):
-    """Guided backprop: the gradient is zeroed where it is negative, and where x <= 0."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x.clamp(min=0)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        return grad_output.clamp(min=0) * (x > 0).to(grad_output.dtype)
-
-
-class RandomAtZero(torch.autograd.Function):
-    """A backward that draws its derivative at 0 at random."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x.clamp(min=0)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        at_zero = torch.rand(x.shape, dtype=x.dtype) * grad_output
-        return torch.where(x > 0, grad_output, torch.where(x == 0, at_zero, 0 * grad_output))
-
-
-def addcmul_relu(x):
-    """max(x, 0) as 0 + x * (x > 0): -inf * 0 is NaN at -inf."""
-    return torch.addcmul(torch.zeros_like(x), x, (x > 0).to(x.dtype))
-
-
-class NaNBelowZero(torch.autograd.Function):
-    """A backward dividing by the mask: 0 / 0 where x < 0."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x.clamp(min=0)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        return grad_output * (x > 0).to(x.dtype) / (x >= 0).to(x.dtype)
-
-
-def where_relu(x):
-    return torch.where(x > 0, x, 0.0)  # NaN > 0 is false: NaN in, 0 out
-
-
-class TwiceTheSlope(torch.autograd.Function):
-    """Linear in the cotangent, but the derivative is 2 where x > 0."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x.clamp(min=0)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        return 2 * grad_output * (x > 0).to(x.dtype)
-
-
-class WrongJvp(torch.autograd.Function):
-    """A correct backward with a jvp staticmethod that triples the tangent."""
-
-    @staticmethod
-    def forward(x):
-        return x.clamp(min=0)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0])
-        ctx.save_for_forward(inputs[0])
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        return grad_output * (x > 0).to(x.dtype)
-
-    @staticmethod
-    def jvp(ctx, tangent):
-        x, = ctx.saved_tensors
-        return 3 * tangent * (x > 0).to(x.dtype)
-
-
-class WritesGradOutput(MyReLU):
-    """MyReLU without its clone: zeroes grad_output itself."""
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        input, = ctx.saved_tensors
-        grad_output[input < 0] = 0
-        return grad_output
-
-
-def mixes_elements(x):
-    return x - x.sum()
-
-
-@jax.custom_vjp
-def jax_guided(x):
-    return jnp.maximum(x, 0)
-
-
-jax_guided.defvjp(lambda x: (jnp.maximum(x, 0), x),
-                  lambda x, g: (jnp.where(x > 0, jnp.maximum(g, 0), 0.0),))
+from tests.rules_with_findings import (AlphaAtZero, GuidedBackprop, NaNBelowZero, RandomAtZero,
+                                       TwiceTheSlope, WritesGradOutput, WrongJvp, addcmul_relu,
+                                       jax_guided, mixes_elements, where_relu)
 
 
 def _rule(fn, framework=None):
