@@ -20,5 +20,5 @@ EXPERIMENT = Experiment(
                                       "what"),
                           tolerance=records.REPRODUCTION_TOLERANCE,
                           derived_cells=records.comparable_cells),
-    appendix=("nets", "compile", "parts", "probes"), methodology=("harness",),
+    appendix=("harness", "nets", "compile", "parts", "probes"),
     listings=("rules", "kept", "fresh", "copies", "ways", "cross", "torch_vs_jax", "bandwidth"))

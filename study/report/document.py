@@ -243,6 +243,11 @@ def _section(exp, runs, rendered, error, doc: Document) -> tuple[list, list, lis
     return main, appendix, method
 
 
+def _questions(experiments) -> list[str]:
+    return (['<a id="questions"></a>', "## What each experiment asks", ""]
+            + [wrap(say(PROSE, "experiment_question", exp=e), "  ") for e in experiments] + [""])
+
+
 def _methodology(tables: list[str]) -> list[str]:
     return ["## Methodology", "", wrap(say(PROSE, "methodology_pointer")), ""] + tables
 
@@ -364,7 +369,8 @@ def render_document(runs: list[Run], notes: list[str], experiments,
         + devices + _methodology(method)).rstrip() + "\n"
     doc.files[APPENDIX] = "\n".join(
         ["# Appendix", "", wrap(say(PROSE, "appendix_head")), ""]
-        + _index(experiments, doc) + appendix + device_appendix + _methodology_notes(runs)
+        + _questions(experiments) + _index(experiments, doc) + appendix + device_appendix
+        + _methodology_notes(runs)
         + _provenance(runs, notes)).rstrip() + "\n"
     doc.files[LABELS] = labels_json(labels)
     return doc
