@@ -51,7 +51,7 @@ def matrix(s: Summary) -> Table:
             marks = {c["transformation"]: _mark(c, codes) for _, c in style.iterrows()}
             rows.append({"run": run, "#": number, "style": style.iloc[0]["style"], **marks,
                          "how to make it work": fixes.get((run, number), "—")})
-    notes = ["Errors: " + "; ".join(f"{code}: {shorten(d, 100)}" for d, code in codes.items())
+    notes = ["Errors: " + "; ".join(f"{code}: {shorten(d, 110)}" for d, code in codes.items())
              ] if codes else []
     return Table("matrix", say(PROSE, "title_matrix"),
                  say(PROSE, "caption", backends=s.backends),
