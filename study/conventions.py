@@ -57,6 +57,6 @@ def probe_inputs(dtype: str, kinks) -> list[tuple[str, float]]:
                 (f"{k:g}+ulp", float(np.nextafter(kd, np.asarray(np.inf, nd))))]
     tiny = float(fi.smallest_subnormal)
     out += [("-min_subnormal", -tiny), ("-0.0", -0.0), ("+0.0", 0.0), ("+min_subnormal", tiny),
-            ("min_normal", float(fi.smallest_normal)), ("nan", float("nan")),
+            ("min_normal", float(fi.smallest_normal)), ("+nan", float("nan")),
             ("+inf", float("inf")), ("-inf", float("-inf"))]
     return out

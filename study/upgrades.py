@@ -33,6 +33,9 @@ def _zero_point(rec: dict) -> dict:
     # eager atlas records before compiled ones
     if rec.get("part") == "atlas" and "modes" not in rec:
         filled["modes"] = ["value", "reverse", "forward", "second"]
+    # the NaN probe was labelled "nan" until 2026-11-26: a label pandas reads as a missing value
+    if rec.get("part") == "atlas" and "nan" in rec.get("inputs", ()):
+        filled["inputs"] = ["+nan" if label == "nan" else label for label in rec["inputs"]]
     return filled
 
 

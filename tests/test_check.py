@@ -86,7 +86,7 @@ def test_a_backward_dividing_by_its_mask_is_reverse_not_finite_below_zero(cpu):
 
 def test_where_swallows_nan_as_information(cpu):
     rows = _probe.conventions(_rule(where_relu), "float32", (0.0,), cpu, ("packed",), (), ())
-    f = _one(_probe.finiteness_findings(rows), "nan_swallowed", input="nan")
+    f = _one(_probe.finiteness_findings(rows), "nan_swallowed", input="+nan")
     assert f.severity == "info" and exit_code([f]) == 0
 
 
@@ -194,7 +194,7 @@ def test_a_placement_dependent_builtin_is_still_linear(cpu):
 
 def test_compiled_forward_mode_where_eager_raises_is_held_to_the_reverse_derivative():
     def row(execution, forward, reverse):
-        return {"dtype": "float32", "input": "nan", "x": float("nan"), "bits": "0x7fc00000",
+        return {"dtype": "float32", "input": "+nan", "x": float("nan"), "bits": "0x7fc00000",
                 "execution": execution, "placement": "fill", "value": float("nan"),
                 "reverse": reverse, "forward": forward}
     raises = "RuntimeError: In order to use an autograd.Function with functorch transforms"

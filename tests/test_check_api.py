@@ -136,7 +136,7 @@ def test_a_rule_matching_no_builtin_names_the_nearest_and_the_cells(cpu):
         pytest.skip("no committed atlas in reports/results")
     assert not found["matches"]
     # MyReLU: slope 1 at ±0 and at NaN; the nearest built-in differs in few cells, NaN among them
-    assert any(d["input"] == "nan" and d["mode"] == "reverse" and d["rule"] == 1.0
+    assert any(d["input"] == "+nan" and d["mode"] == "reverse" and d["rule"] == 1.0
                for d in found["nearest"]["differing"])
     assert found["run"]["label"] == "C1" and found["run"]["torch"]
 
@@ -172,7 +172,7 @@ def test_exit_1_on_a_finding_and_0_with_fail_on_elsewhere(rules_file, capsys):
     # the twin sets 0.5 at 0 too, but JAX flushes a subnormal x to 0 (where the rule gives
     # 0.5), torch does not; and at NaN torch's clone passes the gradient, JAX's where does not
     twin = [f for f in data["findings"] if f["kind"] == "convention_differs_from_twin"]
-    assert {f["where"]["input"] for f in twin} == {"-min_subnormal", "+min_subnormal", "nan"}
+    assert {f["where"]["input"] for f in twin} == {"-min_subnormal", "+min_subnormal", "+nan"}
     code, out, _ = _run_cli([f"{rules_file}:jax_alpha_at_zero", "--quick",
                              "--fail-on", "not_deterministic"], capsys)
     assert code == 0 and out.startswith("# study check:")
@@ -246,7 +246,7 @@ def test_the_markdown_and_json_of_a_hand_made_result():
         cost={"elements": 10, "builtin": "torch.relu",
               "ratios": {"eager": Estimate(1.5, 1.25, 2.0, 20), "compiled": "Unsupported: x"},
               "bytes_per_element": {"rule": 4.0, "builtin": 4.0}},
-        findings=[Finding("nan_swallowed", Where("conventions", input="nan"), "value [0]")])
+        findings=[Finding("nan_swallowed", Where("conventions", input="+nan"), "value [0]")])
     md = r.to_markdown()
     assert r.ok and "**ok**" in md and "| -0.0 | 0x80000000 | -0 | 1.0 | 0 |" in md
     assert "forward raises at every input: RuntimeError: no jvp" in md

@@ -210,7 +210,7 @@ def test_an_op_given_to_the_experiment_appears_in_the_atlas_with_no_other_change
     assert list(cell["value"]) == [2 * clamp_at_0] * 2  # derived from this torch's own clamp
 
 
-def op_with(forward: list, reverse: list, labels=("-1", "1", "+0.0", "nan")):
+def op_with(forward: list, reverse: list, labels=("-1", "1", "+0.0", "+nan")):
     """A hand-made atlas op at kink 0, with the given forward and reverse cells."""
     modes = {"value": [0.0] * len(labels), "reverse": reverse, "forward": forward,
              "second": [0.0] * len(labels)}
@@ -263,11 +263,11 @@ def test_compiled_forward_mode_that_ignores_the_rule_is_flagged_and_eager_agreem
 
 def test_probe_labels_sort_by_value_with_zero_probes_in_place():
     # given out of order, with a kink beside its ulps (sorted() alone would keep "3+ulp" first)
-    labels = ["nan", "3+ulp", "+0.0", "3", "-3", "min_normal", "-min_subnormal", "-0.0",
+    labels = ["+nan", "3+ulp", "+0.0", "3", "-3", "min_normal", "-min_subnormal", "-0.0",
               "3-ulp", "-0.5-ulp", "-inf", "+min_subnormal", "+inf"]
     assert sorted(labels, key=zp_atlas.label_order) == [
         "-3", "-0.5-ulp", "-min_subnormal", "-0.0", "+0.0", "+min_subnormal", "min_normal",
-        "3-ulp", "3", "3+ulp", "nan", "+inf", "-inf"]
+        "3-ulp", "3", "3+ulp", "+nan", "+inf", "-inf"]
 
 
 def test_every_look_alike_pair_is_measured_at_the_same_inputs_and_at_both_kinks(sample_run):

@@ -37,14 +37,14 @@ def pair(name, kinks, torch_reverse: dict, jax_reverse: dict) -> list[dict]:
 
 # Five pairs, one of each kind: their d/dx differ at +0 (and -0); at the kink 6 only; only at
 # 3 - 1 ulp; only at NaN; nowhere.
-RECORDS = (pair("zero", [0.0], {"-0.0": 0.0, "+0.0": 0.0, "1": 1.0, "nan": NAN},
-                {"-0.0": 1.0, "+0.0": 1.0, "1": 1.0, "nan": NAN})
-           + pair("six", [0.0, 6.0], {"+0.0": 0.0, "6-ulp": 1.0, "6": 1.0, "nan": NAN},
-                  {"+0.0": 0.0, "6-ulp": 1.0, "6": 0.5, "nan": NAN})
-           + pair("ulp", [3.0], {"3-ulp": 1.5, "3": 1.0, "nan": NAN},
-                  {"3-ulp": 1.0, "3": 1.0, "nan": NAN})
-           + pair("nan", [0.0], {"+0.0": 0.0, "nan": 1.0}, {"+0.0": 0.0, "nan": 0.0})
-           + pair("same", [0.0], {"+0.0": 1.0, "nan": NAN}, {"+0.0": 1.0, "nan": NAN}))
+RECORDS = (pair("zero", [0.0], {"-0.0": 0.0, "+0.0": 0.0, "1": 1.0, "+nan": NAN},
+                {"-0.0": 1.0, "+0.0": 1.0, "1": 1.0, "+nan": NAN})
+           + pair("six", [0.0, 6.0], {"+0.0": 0.0, "6-ulp": 1.0, "6": 1.0, "+nan": NAN},
+                  {"+0.0": 0.0, "6-ulp": 1.0, "6": 0.5, "+nan": NAN})
+           + pair("ulp", [3.0], {"3-ulp": 1.5, "3": 1.0, "+nan": NAN},
+                  {"3-ulp": 1.0, "3": 1.0, "+nan": NAN})
+           + pair("nan", [0.0], {"+0.0": 0.0, "+nan": 1.0}, {"+0.0": 0.0, "+nan": 0.0})
+           + pair("same", [0.0], {"+0.0": 1.0, "+nan": NAN}, {"+0.0": 1.0, "+nan": NAN}))
 
 
 def rendered(runs):
@@ -74,7 +74,7 @@ def test_every_count_the_answer_prints_is_the_rows_of_the_table_it_names():
         assert all(name in said for name in rows), (rows, said)
     listing = tables["pairs"].frame
     differs = listing[(listing["execution"] == "eager") & (listing["why"] == "differs")]
-    for label, group in (("3-ulp", "only 1 ulp beside a kink"), ("nan", "only at NaN or ±inf")):
+    for label, group in (("3-ulp", "only 1 ulp beside a kink"), ("+nan", "only at NaN or ±inf")):
         (torch_op, jax_op), = set(zip(*[differs[differs["input"] == label][c]
                                         for c in ("torch op", "JAX op")]))
         assert f"{group} in 1 (zero-point-pairs.csv: {torch_op} vs {jax_op}" in said, said
@@ -147,8 +147,8 @@ def test_the_subnormal_table_names_the_runs_that_hold_no_probe():
 
 def test_the_compiled_table_gives_the_values_compiling_changes():
     # Table 12 promised what compiling changes and gave only counts: it gives the values
-    compiled = atlas_record("t_nan", "torch", "j_nan", [0.0], {"+0.0": 0.0, "nan": 1.0},
-                            value={"nan": 0.0}, execution="compiled")
+    compiled = atlas_record("t_nan", "torch", "j_nan", [0.0], {"+0.0": 0.0, "+nan": 1.0},
+                            value={"+nan": 0.0}, execution="compiled")
     eager_nan = {**RECORDS[6], "value": [0.0, NAN]}
     records = [r for r in RECORDS if r["rule"] != "t_nan"] + [eager_nan, compiled]
     run = replace(Run("zero_point", PROV, records, "x.json"), tag="C1")

@@ -136,7 +136,7 @@ def subnormal_label(label: str) -> bool:
 
 
 # inputs that are not kinks: a disagreement there is NaN/inf handling
-SPECIAL = ("nan", "+inf", "-inf")
+SPECIAL = ("+nan", "+inf", "-inf")
 
 
 def forward_disagrees(op) -> list[str]:

@@ -19,6 +19,7 @@ from study.provenance import REPO_ROOT
 from study.results import identity
 from study.report.prose import say
 from study.rules import Rule
+from study.upgrades import upgrade
 from study.stats import paired_ratio
 from study.timing import time_interleaved
 
@@ -28,7 +29,7 @@ ATLAS_DIR = os.path.join(REPO_ROOT, "reports", "results", "zero_point")
 LABELS_FILE = os.path.join(REPO_ROOT, "reports", "labels.json")
 ATLAS_RUN = "C1"
 MATCHED_MODES = ("value", "reverse")
-NOT_KINKS = {"min_normal", "nan", "+inf", "-inf"}  # probe inputs that are no kink's
+NOT_KINKS = {"min_normal", "+nan", "+inf", "-inf"}  # probe inputs that are no kink's
 COST_ELEMENTS = 10 ** 6
 SAVED_BYTES_ELEMENTS = 1024  # a multiple of 8: a bit mask packs without padding
 BUILTIN_RELU = {"torch": ("torch.relu", torch.relu), "jax": ("jax.nn.relu", jax.nn.relu)}
@@ -186,7 +187,9 @@ def atlas_run(atlas_dir: str = ATLAS_DIR, labels_file: str = LABELS_FILE,
         with open(path, encoding="utf-8") as f:
             run = json.load(f)
         if "|".join(map(str, identity(run["provenance"]))) == configuration:
-            return {**run, "path": path, "label": label}
+            # read in today's record shapes, as the report reads it (probe labels included)
+            return {**run, "records": upgrade("zero_point", run["records"]), "path": path,
+                    "label": label}
     return None
 
 

@@ -13,9 +13,8 @@ A missing cell (None, pd.NA, or a NaN) is '—' in markdown and LaTeX and an emp
 as pandas' own to_csv writes it: pandas fills a value a row lacks with NaN, so a frame cannot
 tell a NaN it was given from one pandas inserted, and a table follows pandas. A NaN that was
 measured (a derivative at a NaN input) is shown by the cell type that measured it
-(study.cells.Value), or the listing says so in another column. Read a CSV back with
-`pd.read_csv(path, keep_default_na=False, na_values=[""])`: only empty cells are missing, and an
-input labelled "nan" stays text.
+(study.cells.Value), or the listing says so in another column. `pd.read_csv(path)` reads a CSV
+back: no label is one of pandas' missing-value strings (the NaN probe is "+nan", not "nan").
 """
 import csv as _csv
 import io
