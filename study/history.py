@@ -125,12 +125,18 @@ def local_wheel_dirs(pip_config: str) -> list[str]:
     return found
 
 
+# torch 2.9 and 2.10's inductor imports setuptools, which a uv venv lacks: without it every
+# compiled cell of those releases is "InductorError: ModuleNotFoundError", an env's fault
+INDUCTOR_NEEDS = ("setuptools",)
+
+
 def install_command(release: Release, python: str, constraints_file: str,
                     wheel_dirs: list[str]) -> list[str]:
     pins = [f"{p}=={v}" for p, v in release.pins.items()]
     find_links = [arg for folder in wheel_dirs for arg in ("--find-links", folder)]
     return [sys.executable, "-m", "uv", "pip", "install", "--quiet", "--python", python,
-            "-c", constraints_file, *find_links, *pins, *project_requirements()]
+            "-c", constraints_file, *find_links, *pins, *project_requirements(),
+            *INDUCTOR_NEEDS]
 
 
 def _pip_config() -> str:

@@ -126,9 +126,9 @@ def shorten(value, width: int) -> str:
 
 
 def names(items, most: int | None = None) -> str:
-    """'a, b and c' (or 'a, b and 3 more' past `most`): a list of names in prose."""
+    """'a, b and c' (or 'a, b and 3 more' past `most`, never 'and 1 more'): names in prose."""
     items = list(dict.fromkeys(items))
-    if most is not None and len(items) > most:
+    if most is not None and len(items) > most + 1:
         items = items[:most] + [f"{len(items) - most} more"]
     if not items:
         return "none"
