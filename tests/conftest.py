@@ -101,3 +101,4 @@ def committed_document(committed_runs):
 @pytest.fixture(scope="session")
 def committed(committed_document):
     return committed_document.files
+

@@ -159,17 +159,15 @@ def test_one_cell_comparison_counts_equal_different_and_one_sided_cells():
     assert compare_cells(ours, theirs, tolerance=0.5).different == []  # 2.1 x 1.5 = 3.15
 
 
-def test_every_cell_of_every_committed_run_is_typed_and_no_error_hides_as_a_value():
+def test_every_cell_of_every_committed_run_is_typed_and_no_error_hides_as_a_value(
+        committed_runs):
     # every experiment's cells, over every committed result file (reference and results, cuda
     # and older runs included): a Cell, a Value holds a scalar, a Placed cell holds Values and
     # Errors; and no Value holds a string that reads as an error line (conftest's
     # pattern, the independent check that every recorded error was typed as one)
-    from study import results
     from study.cells import Placed
     from tests.conftest import looks_like_error
-    known = set(experiments.NAMES)
-    runs = [r for root in (results.RESULTS_DIR, results.REFERENCE_DIR)
-            for r in results.ready(results.load_runs([root], known)[0], results.load_errata())]
+    runs = committed_runs[0] + committed_runs[1]  # the report's result files and the reference
     seen, problems = set(), []
     for r in runs:
         exp = experiments.load(r.experiment)
@@ -183,7 +181,7 @@ def test_every_cell_of_every_committed_run_is_typed_and_no_error_hides_as_a_valu
                     isinstance(c.value, str) and looks_like_error(c.value))) for c in inner):
                 problems.append((r.path, name, cell))
     assert not problems, problems[:3]
-    assert {e for e, _ in seen} == known
+    assert {e for e, _ in seen} == set(experiments.NAMES)
     # the experiments that record errors have them typed as Errors
     assert {("zero_point", "Error"), ("zero_point", "Placed"), ("transforms", "Error"),
             ("nonscalar_backward", "Error")} <= seen
