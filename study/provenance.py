@@ -28,12 +28,15 @@ def _git(*args: str) -> str | None:
     return out.stdout.strip()
 
 
+RENDERING_CODE = ("study", "experiments", "pyproject.toml", "constraints.txt")
+
+
 def code_commit() -> dict | None:
-    """The newest commit that changed the code (anything outside reports/) and its commit date:
-    what a rendered report names as the code that rendered it. Committing a re-rendered report
-    leaves it unchanged, so a report stays a pure function of its result files and this code.
-    None outside a git checkout."""
-    out = _git("log", "-1", "--format=%H %cI", "--", ".", ":(exclude)reports")
+    """The newest commit that changed the code that renders (study/, experiments/ and the pins)
+    and its commit date: what a rendered report names as the code that rendered it. Committing a
+    re-rendered report, a README or a test leaves it unchanged, so a report stays a pure
+    function of its result files and this code. None outside a git checkout."""
+    out = _git("log", "-1", "--format=%H %cI", "--", *RENDERING_CODE)
     if not out:
         return None
     commit, date = out.split()

@@ -22,6 +22,7 @@ from study.results import Run
 APPENDIX = "APPENDIX.md"
 GENERATED_FOLDERS = ("tables", "figures")  # everything in them is rewritten by each render
 LABELS = "labels.json"
+TEX_LEGEND_RUNS = 6
 PROSE = macros("study/report/document.j2")
 
 
@@ -81,7 +82,10 @@ class Document:
             + [wrap(note) + "\n" for note in table.notes]
             + [wrap(f"Runs: {legend}."), "",
                wrap(f"Source: {', '.join(r.path for r in runs)}.")]) + "\n"
-        self.files[f"tables/{a}.tex"] = latex(table, n, a, f"Runs: {legend}." if legend else "")
+        # a caption past a few runs overflows TeX's box sizes: the .tex names the labels only
+        short = (legend if len(_by_label(runs)) <= TEX_LEGEND_RUNS else
+                 say(PROSE, "tex_legend", runs=span(r.tag for r in runs)))
+        self.files[f"tables/{a}.tex"] = latex(table, n, a, f"Runs: {short}." if legend else "")
         return ([f'<a id="{a}"></a>', f"### Table {n}: {table.title}", "",
                  wrap(f"*{table.caption}*"), "", body, ""]
                 + [wrap(note) + "\n" for note in table.notes])
