@@ -201,3 +201,11 @@ def test_the_study_own_pins_are_one_environment_run_once():
     assert "torch-2.13.0" in names and "jax-0.10.2" not in names and len(names) == 12 + 7 - 1
     only_jax = [r.name for r in history.distinct(history.releases("jax"), CONSTRAINTS)]
     assert only_jax == [f"jax-{v}" for v in history.JAX_RELEASES]
+
+
+def test_every_env_installs_what_torch_inductor_imports():
+    # torch 2.4-2.6, 2.9 and 2.10's inductor import setuptools: an env without it recorded every
+    # compiled cell as BackendCompilerFailed, a fault of the env and not of the release
+    release = history.releases("torch")[0]
+    command = history.install_command(release, "/env/bin/python", "c.txt", [])
+    assert "setuptools" in command
