@@ -1,11 +1,11 @@
-"""The experiment registry: each experiment defines EXPERIMENT, a `study.experiment.Experiment`
+"""The experiment registry: each experiment defines EXPERIMENT, a `study.runs.experiment.Experiment`
 (cases, run_case, summarise, render and how reruns are compared), checked when loaded here.
 
 Report order (and so table numbering) follows NAMES: append new experiments at the end.
 """
 import importlib
 
-from study.experiment import Experiment, register
+from study.runs.experiment import Experiment, register
 
 NAMES = ("two_layer", "zero_point", "transforms", "clone_hazard", "nonscalar_backward",
          "training", "bifurcation", "timing")

@@ -4,7 +4,8 @@ Importing `study` sets one thing, which must be set before JAX starts: both fram
 one GPU, and JAX would otherwise take 75% of its memory at start-up, so
 XLA_PYTHON_CLIENT_PREALLOCATE=false (unless already set; recorded in every result's
 provenance). Everything else is explicit: `python -m study` checks the packages it needs
-(study.requirements) before importing torch or JAX, and `study.frameworks.use_shared_settings()`
+(study.runs.requirements) before importing torch or JAX, and
+`study.measure.frameworks.use_shared_settings()`
 applies the numeric settings every experiment shares.
 """
 import os

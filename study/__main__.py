@@ -1,6 +1,6 @@
 import sys
 
-from study.requirements import exit_if_missing
+from study.runs.requirements import exit_if_missing
 
 exit_if_missing()  # one line naming what is missing, before torch or JAX is imported
 

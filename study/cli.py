@@ -10,11 +10,13 @@ import sys
 from tabulate import tabulate
 
 import experiments
-from study import atomic, provenance, report, reproduction, results, runner
-from study.devices import DEVICE_CHOICES, resolve_devices
+from study.runs import atomic, provenance, results, runner
+from study import report
+from study.compare import reproduction
+from study.measure.devices import DEVICE_CHOICES, resolve_devices
 from study.errors import IncompleteReport, StudyError, first_error_line
-from study.frameworks import use_shared_settings
-from study.provenance import REPO_ROOT
+from study.measure.frameworks import use_shared_settings
+from study.runs.provenance import REPO_ROOT
 from study.report.document import render_document
 
 REPORTS_DIR = os.path.join(REPO_ROOT, "reports")
@@ -126,8 +128,8 @@ def _check_engine_flags(args) -> None:
 
 
 def _run_on_engine(chosen: list, scope: str, chunk, args, progress) -> None:
-    """Each experiment as shards on Ray (study.engine): one, or --chunks N of its cases."""
-    from study import engine
+    """Each experiment as shards on Ray (study.runs.engine): one, or --chunks N of its cases."""
+    from study.runs import engine
     shards = []
     for exp in chosen:
         if args.chunks:
@@ -149,7 +151,7 @@ def _run_on_engine(chosen: list, scope: str, chunk, args, progress) -> None:
 
 def _merge_finished_chunks(paths: list[str], progress) -> None:
     """After `study run NAME --cases I:J`: the result file, once every chunk of it is in."""
-    from study.checkpoint import merge_chunks, result_name_of_chunk
+    from study.runs.checkpoint import merge_chunks, result_name_of_chunk
     for path in paths:
         folder, name = os.path.dirname(path), result_name_of_chunk(path)
         siblings = [os.path.join(folder, f) for f in sorted(os.listdir(folder))

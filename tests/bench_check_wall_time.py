@@ -1,4 +1,5 @@
-"""Wall time of `study check` on study.custom_rules.MyReLU, with and without --quick, each from
+"""Wall time of `study check` on study.measure.custom_rules.MyReLU, with and without --quick, each
+from
 an empty inductor cache (targets: 90 s and 30 s on the project's 2-core machine).
 
     .venv/bin/python tests/bench_check_wall_time.py   # or: make bench-check
@@ -15,7 +16,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TARGET = "study.custom_rules:MyReLU"
+TARGET = "study.measure.custom_rules:MyReLU"
 TARGETS_S = {"full": 90.0, "quick": 30.0}
 OUT = os.path.join(ROOT, "reports", "benchmarks", "check-wall-time.json")
 

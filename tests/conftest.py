@@ -10,8 +10,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import study  # noqa: E402,F401  sets XLA_PYTHON_CLIENT_PREALLOCATE before JAX starts
-from study.devices import Device  # noqa: E402
-from study.frameworks import use_shared_settings  # noqa: E402
+from study.measure.devices import Device  # noqa: E402
+from study.measure.frameworks import use_shared_settings  # noqa: E402
 
 use_shared_settings()  # x64 and full-precision matmuls, as the CLI sets them
 jax.config.update("jax_numpy_dtype_promotion", "strict")
@@ -32,7 +32,8 @@ def assert_close(actual, expected, dtype: str) -> None:
 
 def looks_like_error(text: str) -> bool:
     """Whether a string reads as an error line as study.errors.first_error_line writes it: the
-    check that every recorded error was typed as one (study.cells.Error), never how one is found."""
+    check that every recorded error was typed as one (study.compare.cells.Error), never how one is
+    found."""
     import re
     return bool(re.match(r"^[A-Z]\w*(Error|Exception|Escape|Exit)\b", text))
 
@@ -47,7 +48,7 @@ def listed_result_files(report_text: str) -> list[str]:
 def load_listed(paths: list[str], reports_dir: str):
     """Runs of exactly these files (paths relative to reports_dir), errata applied."""
     import experiments
-    from study import results
+    from study.runs import results
     known = set(experiments.NAMES)
     runs = [results._load_one(os.path.join(reports_dir, p), p, known) for p in paths]
     errata = results.load_errata(os.path.join(reports_dir, "errata.json"))
@@ -58,7 +59,7 @@ def reference_runs():
     """The study's committed reference, errata applied: what tests read instead of whatever
     happens to be in reports/results/."""
     import experiments
-    from study import results
+    from study.runs import results
     runs, _ = results.load_runs([results.REFERENCE_DIR], set(experiments.NAMES))
     return results.ready(runs, results.load_errata())
 
@@ -91,7 +92,7 @@ def committed_document(committed_runs):
     """The committed report rendered once per session (a study.report.document.Document: its
     files, and each experiment's tables and answers)."""
     import experiments
-    from study.provenance import code_commit
+    from study.runs.provenance import code_commit
     from study.report.document import render_document
     runs, refs = committed_runs
     return render_document(runs, [], experiments.all_experiments(), refs, committed_labels(),

@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import torch
 
-from study.custom_rules import MyReLU
+from study.measure.custom_rules import MyReLU
 
 
 # --- rules of our own, each with one behaviour ------------------------------------------------

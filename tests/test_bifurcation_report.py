@@ -9,8 +9,8 @@ import pytest
 
 from experiments.bifurcation import report, summary
 from study.report import csv
-from study.results import Run
-from study.stats import Estimate
+from study.runs.results import Run
+from study.compare.stats import Estimate
 
 HEADLINE = {"width": 256, "depth": 3, "batch": 100}
 PAPER = {"part": "paper", "sweep": "batch", "precision": 32, "inits": 1000, "images": 2000}

@@ -1,5 +1,6 @@
-"""The one cell comparison (study.cells.equal) on hand-made cells: what counts as the same."""
-from study.cells import Error, Placed, Value, Withdrawn, equal, pair_texts
+"""The one cell comparison (study.compare.cells.equal) on hand-made cells: what counts as the
+same."""
+from study.compare.cells import Error, Placed, Value, Withdrawn, equal, pair_texts
 
 
 def test_values_compare_exactly_with_nan_equal_and_the_zero_sign_only_when_asked():
@@ -31,7 +32,7 @@ def test_two_cells_that_differ_print_differently():
 
 
 def test_a_stored_cell_is_typed_once_with_its_values_and_where_they_sit():
-    from study.cells import as_cell
+    from study.compare.cells import as_cell
     assert as_cell(-0.0) == Value(-0.0) and as_cell("ValueError: x") == Error("ValueError: x")
     stored = {"values": [0.0, 1.0], "where": {"fill": [[0, "0-63"], [1, "64-66"]],
                                                "0-d": [[1, "0"]]}}
@@ -46,8 +47,8 @@ def test_a_stored_cell_is_typed_once_with_its_values_and_where_they_sit():
 
 
 def test_restricting_a_placed_cell_reads_it_at_those_placements_only():
-    from study.cells import as_cell
-    from study.placement import restrict
+    from study.compare.cells import as_cell
+    from study.measure.placement import restrict
     cell = as_cell({"values": [0.0, 1.0], "where": {"fill": [[0, "0-63"], [1, "64-66"]],
                                                      "2-D rows": [[0, "0-66"]]}})
     assert restrict(cell, ("2-D rows",)) == Value(0.0)

@@ -6,7 +6,7 @@ import torch
 from study.check import _probe, _sections
 from study.check._findings import Finding, exit_code
 from study.check._load import as_rule
-from study.custom_rules import MyReLU, jax_relu_with_convention, torch_relu_with_convention
+from study.measure.custom_rules import MyReLU, jax_relu_with_convention, torch_relu_with_convention
 from tests.rules_with_findings import (AlphaAtZero, GuidedBackprop, NaNBelowZero, RandomAtZero,
                                        TwiceTheSlope, WritesGradOutput, WrongJvp, addcmul_relu,
                                        jax_guided, mixes_elements, where_relu)
@@ -187,7 +187,7 @@ def test_bits_are_the_inputs_exact_encoding():
 
 def test_a_placement_dependent_builtin_is_still_linear(cpu):
     # F.relu6's backward at NaN is 0 in the vectorised body, 1 in the scalar tail
-    # (study.placement): the mixed call is compared with cotangent 1 at the same positions
+    # (study.measure.placement): the mixed call is compared with cotangent 1 at the same positions
     rows, found = _probe.linearity(_rule(torch.nn.functional.relu6), "float32", (0.0, 6.0), cpu)
     assert not found and [r["differ"] for r in rows] == [0, 0, 0, 0]
 

@@ -11,9 +11,9 @@ import study
 from study import cli
 from study.check import _probe, _sections
 from study.check._load import as_rule
-from study.custom_rules import MyReLU, jax_relu_custom_jvp, jax_relu_with_convention
-from study.cells import Placed, as_cell, equal
-from study.rules import by_key
+from study.measure.custom_rules import MyReLU, jax_relu_custom_jvp, jax_relu_with_convention
+from study.compare.cells import Placed, as_cell, equal
+from study.measure.rules import by_key
 
 RULES_FILE = '''
 import jax
@@ -231,7 +231,7 @@ def test_study_check_of_a_registry_rule_gives_its_atlas_row_and_matches_it():
 
 def test_the_markdown_and_json_of_a_hand_made_result():
     from study.check import CheckResult, Finding, Where
-    from study.stats import Estimate
+    from study.compare.stats import Estimate
     row = {"dtype": "float32", "input": "-0.0", "x": -0.0, "bits": "0x80000000",
            "execution": "eager", "placement": "packed", "value": -0.0, "reverse": 1.0,
            "forward": "RuntimeError: no jvp", "second": 0.0}

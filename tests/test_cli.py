@@ -7,8 +7,8 @@ import sys
 import pytest
 
 from study.cli import main
-from study.devices import cuda_absence_reason
-from study.provenance import REPO_ROOT
+from study.measure.devices import cuda_absence_reason
+from study.runs.provenance import REPO_ROOT
 
 
 def run_cli(capsys, *argv):

@@ -1,13 +1,13 @@
-"""study.compiled against eager measurements made here: the compiled atlas's plumbing (one
+"""study.measure.compiled against eager measurements made here: the compiled atlas's plumbing (one
 shared graph, split when an op breaks it, outputs read back per op) must return, for ops whose
 compiled kernels cannot differ from eager on finite inputs away from ties, exactly the eager
 values, and must put a compile failure on the op that causes it alone."""
 import numpy as np
 import pytest
 
-from study.compiled import COMPILED_MODES, measure_compiled
-from study.devices import Device
-from study.rules import Rule, by_key
+from study.measure.compiled import COMPILED_MODES, measure_compiled
+from study.measure.devices import Device
+from study.measure.rules import Rule, by_key
 
 VALUES = [-2.0, -0.5, 0.5, 2.0]  # no kink, no tie: every correct relu-family rule agrees here
 

@@ -11,7 +11,7 @@ import study.conformance
 from study.conformance import (ClarkeStatus, DocumentedRule, changed_cells, first_releases,
                                judge, judge_tie, kink_shape, minimum_norm)
 from study.conformance import _history, _limits, _verdicts
-from study.stats import Estimate
+from study.compare.stats import Estimate
 
 
 def relu(x):
@@ -268,7 +268,7 @@ def test_a_forward_that_does_not_compute_in_float64_is_refused():
 def test_a_registry_rule_is_read_through_its_own_float64_forward(key):
     # relu6 at 6: slopes 1 then 0 on linear sides, so locally concave, least-norm element 0
     from study.conformance import float64_forward
-    from study.rules import by_key
+    from study.measure.rules import by_key
     j = judge(float64_forward(by_key(key)), 6.0, 0.0)
     np.testing.assert_allclose(limits(j.shape), (1.0, 0.0), atol=1e-9)
     assert (j.documented.rule, j.documented.follows) == (DocumentedRule.CONCAVE, True)

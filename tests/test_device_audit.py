@@ -22,12 +22,12 @@ import torch
 from jax._src import array as jax_array
 
 import experiments
-from study import runner
-from study.cells import Error
-from study.devices import Device, DeviceEscape
+from study.runs import runner
+from study.compare.cells import Error
+from study.measure.devices import Device, DeviceEscape
 from study.errors import first_error_line
-from study.reproduction import name_text, record_cells
-from study.rules import by_key, written
+from study.compare.reproduction import name_text, record_cells
+from study.measure.rules import by_key, written
 from tests.conftest import looks_like_error
 
 

@@ -1,6 +1,6 @@
 """Grouping a cell that differs between CPU and GPU: hand-made cells, one per group."""
-from study.cells import Error, Placed, Value
-from study.device_comparison import group_of
+from study.compare.cells import Error, Placed, Value
+from study.compare.device_comparison import group_of
 
 
 def cell(**fields):

@@ -1,4 +1,4 @@
-"""study.engine: shards on one local Ray cluster (started once for this file, on 2 CPUs), two
+"""study.runs.engine: shards on one local Ray cluster (started once for this file, on 2 CPUs), two
 small experiments in this environment, checked against a plain `study run` of the same."""
 import io
 import json
@@ -10,9 +10,10 @@ import time
 import pytest
 
 import experiments
-from study import engine, report, results
-from study.checkpoint import chunk_path, merge_chunks, write_chunk
-from study.runner import Progress
+from study.runs import engine, results
+from study import report
+from study.runs.checkpoint import chunk_path, merge_chunks, write_chunk
+from study.runs.runner import Progress
 
 # Ray starts its processes with fork and exec, which JAX's warning about fork cannot tell apart
 pytestmark = pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")

@@ -7,9 +7,10 @@ import pytest
 import torch
 
 import study
-from study import custom_rules, history, rules, runner
-from study.custom_rules import NotInRelease, api_or_missing
-from study.devices import resolve_devices
+from study.measure import custom_rules, rules
+from study.runs import history, runner
+from study.measure.custom_rules import NotInRelease, api_or_missing
+from study.measure.devices import resolve_devices
 
 
 def test_api_the_release_has_is_the_api_itself():
@@ -123,8 +124,8 @@ def test_disk_bytes_counts_a_hardlinked_file_once(tmp_path):
 
 def test_specs_are_the_engines_shards():
     if not os.path.exists(os.path.join(os.path.dirname(history.__file__), "engine.py")):
-        pytest.skip("study.engine is on branch engine until it is merged")
-    from study import engine
+        pytest.skip("study.runs.engine is on branch engine until it is merged")
+    from study.runs import engine
     spec = history.shard_specs(history.releases("torch")[:1], results_dir="/r")[0]
     assert engine.Shard(**spec).argv()[:9] == history.study_run_command(spec)
 
@@ -143,8 +144,8 @@ def test_engine_failures_come_back_named(monkeypatch):
 
     fake = types.SimpleNamespace(Shard=Shard, run_shards=run_shards,
                                  failed=lambda outcomes: [o for o in outcomes if o.error])
-    monkeypatch.setitem(sys.modules, "study.engine", fake)
-    monkeypatch.setattr(study, "engine", fake, raising=False)
+    monkeypatch.setitem(sys.modules, "study.runs.engine", fake)
+    monkeypatch.setattr(study.runs, "engine", fake, raising=False)
     specs = history.shard_specs([history.Release("jax", "0.4.38")], root="/h")
     assert history.run_on_engine(specs, None) == [
         "two_layer (/h/jax-0.4.38/bin/python): exit status 1"]

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from experiments.zero_point import EXPERIMENT
 from study.report.figures import history_map
-from study.results import Run
+from study.runs.results import Run
 
 PROV = {"utc": "t", "host": "h", "device": "cpu", "scope": "standard"}
 

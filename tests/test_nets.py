@@ -13,9 +13,9 @@ Hand derivation with seed 001's numbers:
 import numpy as np
 import pytest
 
-from study.conventions import reverse_derivative
-from study.nets import seed_two_layer_data, two_layer_gradients
-from study.rules import RULES, by_key, relu_rules
+from study.measure.conventions import reverse_derivative
+from study.workloads.nets import seed_two_layer_data, two_layer_gradients
+from study.measure.rules import RULES, by_key, relu_rules
 
 SEED_DIFF_W1 = np.array([[0, 0], [0, 0], [0, -38]], np.float32)  # from the derivation above
 

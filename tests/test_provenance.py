@@ -9,8 +9,8 @@ import sys
 import pytest
 import torch
 
-from study import provenance
-from study.devices import Device, cuda_absence_reason
+from study.runs import provenance
+from study.measure.devices import Device, cuda_absence_reason
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NO_GPU = cuda_absence_reason()

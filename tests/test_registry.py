@@ -12,9 +12,9 @@ import experiments.transforms.measure as transforms
 import experiments.two_layer.measure as two_layer
 import experiments.zero_point.measure as zero_point
 from experiments.timing.harness import timed_rules, twin_pairs
-from study.conventions import reverse_derivative
-from study.results import Run
-from study.rules import RULES, Rule, by_key, read_back, related, written
+from study.measure.conventions import reverse_derivative
+from study.runs.results import Run
+from study.measure.rules import RULES, Rule, by_key, read_back, related, written
 
 PROV = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "quick"}
 

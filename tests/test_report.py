@@ -18,14 +18,15 @@ import pandas as pd
 import pytest
 
 import experiments
-from study import report, results
-from study.provenance import code_commit
+from study import report
+from study.runs import results
+from study.runs.provenance import code_commit
 from study.report import Table, csv, frame, latex, markdown, side_by_side
 from study.report.document import number_tables
 from study.report.format import latex_escape, shorten, text
 from study.report.runs import assign_labels, configuration
-from study.cells import Value, pair_texts
-from study.stats import Estimate
+from study.compare.cells import Value, pair_texts
+from study.compare.stats import Estimate
 from tests.conftest import committed_inputs, committed_labels
 
 REPORTS = os.path.join(results.REPO_ROOT, "reports")
@@ -290,8 +291,10 @@ class Poison:
 
 # The rendering layer's own form (line width, significant figures, which atlas inputs are
 # columns, the 95% level of an interval), and the comparison's fixed labels: not data.
-RENDERING_LAYER = ("study.report", "study.reproduction", "study.stats", "study.device_comparison",
-                   "study.results", "study.provenance", "study.experiment", "study.cells")
+RENDERING_LAYER = ("study.report", "study.compare.reproduction", "study.compare.stats",
+                   "study.compare.device_comparison",
+                   "study.runs.results", "study.runs.provenance", "study.runs.experiment",
+                   "study.compare.cells")
 
 
 def measurement_constants():

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import pandas as pd
 import pytest
 
-from study.cells import Placed, Value
+from study.compare.cells import Placed, Value
 from study.report import Table, csv, frame, markdown, text
 
 # a dataclass or named tuple printed with its field names: Name(a=..., b=...), or a field =None

@@ -6,7 +6,7 @@ import os
 import re
 import tomllib
 
-from study.provenance import REPO_ROOT, code_commit
+from study.runs.provenance import REPO_ROOT, code_commit
 from study.report.document import render
 
 

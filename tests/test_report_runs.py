@@ -3,7 +3,7 @@ run and what sets it apart, and a run's identity tells machines apart by their c
 from study.report.document import _jax_backend, _legend, _provenance
 from study.report.runs import assign_labels, configuration, labelled, side_by_side, title
 from study.report.table import frame
-from study.results import Run, result_filename
+from study.runs.results import Run, result_filename
 
 C1 = {"utc": "2026-11-24T04:00:00+00:00", "host": "vm", "device": "cpu", "cpu": "AMD EPYC",
       "cpu_count": 2, "torch_cpu_capability": "AVX2", "gpu": None, "torch": "2.13.0+cpu",

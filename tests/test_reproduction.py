@@ -6,10 +6,11 @@ from types import SimpleNamespace
 import numpy as np
 
 import experiments
-from study import report, reproduction
-from study.cells import Error, Value, Withdrawn
-from study.experiment import Comparison
-from study.results import Run
+from study import report
+from study.compare import reproduction
+from study.compare.cells import Error, Value, Withdrawn
+from study.runs.experiment import Comparison
+from study.runs.results import Run
 
 PROV = {"utc": "2026-01-01T00:00:00+00:00", "host": "vm", "device": "cpu", "torch": "1",
         "jax": "2", "scope": "standard"}
@@ -104,7 +105,8 @@ def test_a_timing_ratio_reproduces_when_the_95_percent_intervals_meet_within_the
     timing = experiments.load("timing")
 
     def rule(name, times):
-        # the statistics every rule record carries (study.timing): median, quartiles, IQR, n
+        # the statistics every rule record carries (study.workloads.timing): median, quartiles,
+        # IQR, n
         stats = {"median": float(np.median(times)), "q1": min(times), "q3": max(times),
                  "iqr": max(times) - min(times), "n": len(times)}
         return {"part": "rule", "framework": "jax", "mode": "jit", "rule": name, "n": 10,
@@ -146,7 +148,7 @@ def test_a_rerun_on_the_reference_host_is_told_apart_by_its_date():
 
 
 def test_one_cell_comparison_counts_equal_different_and_one_sided_cells():
-    from study.reproduction import compare_cells
+    from study.compare.reproduction import compare_cells
     a = (("x", 1),)
     b, c, d, e = (("x", 2),), (("x", 3),), (("x", 4),), (("x", 5),)
     ours = {a: Value(1.0), b: Value(2.0, 1.9, 2.1), c: Error("ValueError: x"), e: Withdrawn("w")}
@@ -165,7 +167,7 @@ def test_every_cell_of_every_committed_run_is_typed_and_no_error_hides_as_a_valu
     # and older runs included): a Cell, a Value holds a scalar, a Placed cell holds Values and
     # Errors; and no Value holds a string that reads as an error line (conftest's
     # pattern, the independent check that every recorded error was typed as one)
-    from study.cells import Placed
+    from study.compare.cells import Placed
     from tests.conftest import looks_like_error
     runs = committed_runs[0] + committed_runs[1]  # the report's result files and the reference
     seen, problems = set(), []

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from study.errors import StudyError
-from study.results import load_runs, promote_to_reference, result_filename, write_run
+from study.runs.results import load_runs, promote_to_reference, result_filename, write_run
 
 PROV = {"utc": "2026-01-01T00:00:00+00:00", "host": "h", "device": "cpu", "torch": "1",
         "jax": "2", "scope": "standard"}
@@ -49,7 +49,7 @@ def test_a_file_without_a_known_scope_is_named_as_malformed(tmp_path):
 
 
 def test_an_erratum_withdraws_the_records_or_fields_it_names_and_says_why():
-    from study.results import Run, apply_errata
+    from study.runs.results import Run, apply_errata
     run = Run("timing", {**PROV, "git_commit": "abc", "device": "cuda"},
               [{"part": "rule", "mode": "compile", "v": 1},
                {"part": "rule", "mode": "eager", "v": 2},

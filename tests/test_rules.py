@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from conftest import assert_close
-from study.conventions import reverse_derivative
-from study.devices import Device
-from study.rules import RULES, by_key, reference_of, related, relu_rules
+from study.measure.conventions import reverse_derivative
+from study.measure.devices import Device
+from study.measure.rules import RULES, by_key, reference_of, related, relu_rules
 
 
 CUSTOM = [r for r in RULES if r.kind == "custom"]
@@ -99,7 +99,8 @@ def test_relu_rules_are_exactly_the_zero_kink_relu_like_ones():
 
 
 def test_every_rule_key_a_committed_result_records_still_names_a_rule(committed_runs):
-    # result files name rules by key: renaming one in study/rules.py would orphan their records
+    # result files name rules by key: renaming one in study/measure/rules.py would orphan their
+    # records
     results, reference = committed_runs
     recorded = {rec["rule"] for run in results + reference for rec in run.records
                 if isinstance(rec.get("rule"), str)

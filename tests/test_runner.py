@@ -4,8 +4,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from study.devices import Device
-from study.runner import Progress, cases_of, run_cases
+from study.measure.devices import Device
+from study.runs.runner import Progress, cases_of, run_cases
 
 
 def test_a_failing_case_is_recorded_with_its_error_and_the_run_goes_on():
@@ -45,7 +45,7 @@ def test_a_bug_in_the_experiments_code_stops_the_run_instead_of_becoming_a_resul
 def test_a_failed_case_shows_in_its_experiments_section():
     import experiments
     from study import report
-    from study.results import Run
+    from study.runs.results import Run
     prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "standard"}
     failed = {"dataset": "seed", "rule": "torch_relu", "device": "cpu",
               "case_error": "RuntimeError: planted"}
@@ -58,7 +58,7 @@ def test_a_failed_case_shows_in_its_experiments_section():
 
 
 def test_an_interrupted_run_resumes_from_the_cases_it_finished(tmp_path):
-    from study.runner import run_experiment
+    from study.runs.runner import run_experiment
     calls = []
 
     def run_case(device, k):
@@ -88,8 +88,8 @@ def test_an_interrupted_run_resumes_from_the_cases_it_finished(tmp_path):
 def test_cases_that_hold_rules_are_written_down_by_key_and_resume(tmp_path):
     import json
 
-    from study.rules import by_key
-    from study.runner import run_experiment
+    from study.measure.rules import by_key
+    from study.runs.runner import run_experiment
     relu, c0 = by_key("torch_relu"), by_key("torch_custom_c0")
     calls = []
 
@@ -126,7 +126,7 @@ def test_cases_that_hold_rules_are_written_down_by_key_and_resume(tmp_path):
 
 
 def test_rules_given_to_the_runner_reach_an_experiments_cases_and_only_one_that_takes_them():
-    from study.rules import by_key
+    from study.measure.rules import by_key
     relu = by_key("torch_relu")
     takes = SimpleNamespace(name="takes", counts_inits=False,
                             cases=lambda scope, rules=(): [{"rule": r} for r in rules])
@@ -139,9 +139,9 @@ def test_rules_given_to_the_runner_reach_an_experiments_cases_and_only_one_that_
 def test_chunks_of_a_run_write_what_the_whole_run_writes_once_merged(tmp_path, monkeypatch):
     import json
 
-    from study.checkpoint import merge_chunks
-    from study.provenance import ENGINE_ENV, NODE_ENV
-    from study.runner import run_experiment
+    from study.runs.checkpoint import merge_chunks
+    from study.runs.provenance import ENGINE_ENV, NODE_ENV
+    from study.runs.runner import run_experiment
     experiment = SimpleNamespace(name="fake", seed=None, counts_inits=False,
                                  run_case=lambda device, k: [{"k": k, "device": device.name}],
                                  cases=lambda scope: [{"k": k} for k in range(5)])
@@ -166,7 +166,7 @@ def test_chunks_of_a_run_write_what_the_whole_run_writes_once_merged(tmp_path, m
 
 def test_a_chunk_past_the_last_case_is_a_one_line_error(tmp_path):
     from study.errors import StudyError
-    from study.runner import case_slice, run_experiment
+    from study.runs.runner import case_slice, run_experiment
     experiment = SimpleNamespace(name="fake", seed=None, counts_inits=False,
                                  run_case=lambda device, k: [], cases=lambda scope: [{"k": 0}])
     with pytest.raises(StudyError, match="fake has 1 cases"):

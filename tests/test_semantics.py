@@ -4,8 +4,8 @@ import numpy as np
 import experiments.clone_hazard.measure as hazard
 import experiments.nonscalar_backward.measure as nonscalar
 import experiments.transforms.measure as transforms
-from study.custom_rules import torch_relu_slope_times
-from study.rules import MyReLU, torch_relu_with_convention
+from study.measure.custom_rules import torch_relu_slope_times
+from study.measure.rules import MyReLU, torch_relu_with_convention
 
 
 def test_hazard_flags_the_in_place_rule_and_clears_the_cloning_rule(cpu):
@@ -61,7 +61,7 @@ def test_nonscalar_numbers_follow_the_chain_rule_on_a_fresh_random_a(cpu):
 def test_transform_matrix_codes_errors_with_a_legend_and_keeps_full_detail_in_the_csv(cpu):
     from experiments.transforms import EXPERIMENT as exp
     from study.report import csv
-    from study.results import Run
+    from study.runs.results import Run
     prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "quick"}
     rec = {"style": "s", "rule": "r", "name": "n", "framework": "torch", "kind": "custom",
            "convention": 0.0,

@@ -6,10 +6,10 @@ import jax.numpy as jnp
 import pytest
 import torch
 
-from study.memory import jax_residual_bytes, torch_saved_bytes
-from study.rules import by_key
-from study.stats import Estimate, median_interval, paired_ratio, unpaired_ratio
-from study.timing import quartiles, time_thunk
+from study.workloads.memory import jax_residual_bytes, torch_saved_bytes
+from study.measure.rules import by_key
+from study.compare.stats import Estimate, median_interval, paired_ratio, unpaired_ratio
+from study.workloads.timing import quartiles, time_thunk
 
 
 def test_harness_synchronises_so_dispatch_is_shorter_than_the_synchronised_time():
@@ -71,7 +71,7 @@ def test_bandwidth_fraction_counts_the_bytes_the_work_must_move():
     # element in 1.5 T runs at 12n / 1.5T = 8n / T: exactly the copy's rate, a fraction of 1.
     from experiments.timing import records as timing_summary
     from experiments.timing import targets as timing_targets
-    from study.results import Run
+    from study.runs.results import Run
     n, t = 10 ** 6, 1e-3
     recs = [{"part": "plan", "reference_rules": {"torch": "torch_relu", "jax": "jax_relu"}},
             {"part": "machine", "what": "copy torch", "into": "preallocated", "bytes": 8 * n,
@@ -86,7 +86,7 @@ def test_bandwidth_fraction_counts_the_bytes_the_work_must_move():
 
 
 def test_interleaved_timing_runs_the_thunks_round_by_round():
-    from study.timing import time_interleaved
+    from study.workloads.timing import time_interleaved
     calls = []
     thunks = {name: ((lambda name=name: calls.append(name)), lambda _: None) for name in "abc"}
     t = time_interleaved(thunks, rounds=3, warmup=1)
@@ -125,7 +125,7 @@ def test_a_fresh_process_that_fails_is_named_in_one_line(cpu):
 def test_in_run_over_fresh_is_the_ratio_of_the_two_medians():
     from experiments.timing import records as timing_summary
     from experiments.timing import targets as timing_targets
-    from study.results import Run
+    from study.runs.results import Run
     rec = {"part": "rule", "framework": "jax", "mode": "jit", "rule": "jax_relu", "name": "r",
            "n": 10, "bytes_per_element": 12, "stats": _stats(3e-6), "dispatch": _stats(1e-6),
            "first_call_s": 1.0, "interleaved_with": ["jax_relu"]}

@@ -15,10 +15,10 @@ from experiments.timing.records import (COMPILED, EAGER, VECTOR_OFF, Timing, com
                                         over)
 from experiments.timing.summary import summarise
 from experiments.timing.targets import probe_fact
-from study.devices import Device
-from study.rules import RULES
+from study.measure.devices import Device
+from study.measure.rules import RULES
 from study.report import macros, say
-from study.results import Run
+from study.runs.results import Run
 
 
 PROV = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "quick",
@@ -50,7 +50,7 @@ def test_the_machines_copy_is_the_fastest_copy_into_an_existing_buffer():
 
 def test_copies_from_runs_before_the_into_field_keep_what_they_measured():
     # the old harness copied torch with out.copy_(x) and JAX with jit(x + 0.0)
-    from study.upgrades import upgrade
+    from study.runs.upgrades import upgrade
     recs = [{"part": "machine", "what": "copy torch", "n": 8, "bytes": 64,
              "stats": {"median": 1.0}},
             {"part": "machine", "what": "copy jax", "n": 8, "bytes": 64, "stats": {"median": 1.0}},
@@ -188,7 +188,7 @@ def test_the_harness_counts_each_calls_page_faults_a_new_buffer_faults_an_existi
     # 64 MiB written on each call (above glibc's largest mmap threshold, 32 MiB, so each new
     # array is a fresh mapping that faults when first written, a page or a huge page at a
     # time); a buffer written before is already mapped
-    from study.timing import time_interleaved
+    from study.workloads.timing import time_interleaved
     src = np.ones(1 << 24, np.float32)
     dst = np.empty_like(src)
     np.copyto(dst, src)

@@ -11,7 +11,7 @@ from matplotlib.text import Text
 from experiments.timing.report import render
 from experiments.timing.summary import summarise
 from study.report import csv, figures, markdown
-from study.results import Run
+from study.runs.results import Run
 
 MILLION = 10 ** 6
 AGAIN = "same ratio, rule cases (another measurement)"  # the second place's other measurement

@@ -6,10 +6,10 @@ import torch
 
 import experiments.bifurcation.fits as bif_summary
 import experiments.bifurcation.measure as bif_exp
-from study import bifurcation as bif
-from study.nets import seed_two_layer_data
-from study.rules import by_key
-from study.training import (cast, count_zeros, digits_data, first_divergence, init_mlp,
+from study.workloads import bifurcation as bif
+from study.workloads.nets import seed_two_layer_data
+from study.measure.rules import by_key
+from study.workloads.training import (cast, count_zeros, digits_data, first_divergence, init_mlp,
                             train_jax, train_torch)
 
 TRAIN = {"torch": train_torch, "jax": train_jax}

@@ -7,7 +7,7 @@ import re
 
 from experiments.transforms import report, summary
 from study.report import csv
-from study.results import Run
+from study.runs.results import Run
 
 PROV = {"utc": "2026-01-01T00:00:00+00:00", "host": "h", "device": "cpu", "torch": "t",
         "jax": "j", "scope": "standard"}

@@ -10,8 +10,8 @@ import pytest
 from experiments.two_layer import measure, report, summary
 from study.report import csv, markdown
 from study.report.format import row_texts
-from study.results import Run
-from study.rules import by_key
+from study.runs.results import Run
+from study.measure.rules import by_key
 
 PROV = {"utc": "2026-01-01T00:00:00+00:00", "host": "h", "device": "cpu", "torch": "t",
         "jax": "j", "scope": "standard"}

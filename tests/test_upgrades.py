@@ -1,8 +1,8 @@
-"""Older result files brought to today's record shapes in one place (study.upgrades),
+"""Older result files brought to today's record shapes in one place (study.runs.upgrades),
 on hand-made records in the shapes older code wrote."""
-from study.upgrades import upgrade
-from study import reproduction
-from study.results import Run, ready
+from study.runs.upgrades import upgrade
+from study.compare import reproduction
+from study.runs.results import Run, ready
 
 PROV = {"utc": "2026-01-01T00:00:00+00:00", "host": "vm", "device": "cuda", "torch": "1",
         "jax": "2", "scope": "standard", "git_commit": "old"}

@@ -15,12 +15,12 @@ import experiments.zero_point.atlas as zp_atlas
 import experiments.zero_point.compiled as zp_compiled
 import experiments.zero_point.measure as zp
 from experiments.zero_point import EXPERIMENT
-import study.rules as rules_module
-from study.conventions import DTYPES, probe_inputs, reverse_derivative
-from study.cells import Placed, Value, as_cell, equal
-from study.placement import ALL_PLACEMENTS, FILL_LENGTH, collapse, measure
-from study.results import Run
-from study.rules import RULES, Rule, by_key
+import study.measure.rules as rules_module
+from study.measure.conventions import DTYPES, probe_inputs, reverse_derivative
+from study.compare.cells import Placed, Value, as_cell, equal
+from study.measure.placement import ALL_PLACEMENTS, FILL_LENGTH, collapse, measure
+from study.runs.results import Run
+from study.measure.rules import RULES, Rule, by_key
 
 CUSTOM = [r for r in RULES if r.kind == "custom"]
 
@@ -45,7 +45,7 @@ SAMPLE = sorted(r.key for r in RULES if r.look_alike)
 @pytest.fixture(scope="module")
 def sample_run():
     """A quick zero_point run of every look-alike op, made in this interpreter."""
-    from study.devices import Device
+    from study.measure.devices import Device
     device = Device("cpu")
     records = [rec for case in zp.cases("quick", [by_key(k) for k in SAMPLE])
                if case["part"] == "atlas" for rec in zp.run_case(device, **case)]

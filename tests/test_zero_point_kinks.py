@@ -8,7 +8,7 @@ import experiments.zero_point.measure as zp
 from experiments.zero_point.conformance import shape_of
 from experiments.zero_point.kinks import joint_gradient, kink_records
 from study.conformance import DocumentedRule, documented_verdict
-from study.rules import Rule, by_key
+from study.measure.rules import Rule, by_key
 
 
 def test_clamp_min0_at_0_is_a_convex_kink_whose_documented_value_is_0(cpu):

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from experiments.zero_point import EXPERIMENT
 from study.report import csv
-from study.results import Run
+from study.runs.results import Run
 
 PROV = {"utc": "t", "host": "h", "device": "cpu", "torch": "2.0", "jax": "0.1", "scope": "quick"}
 NAN = float("nan")
@@ -158,7 +158,7 @@ def test_the_compiled_table_gives_the_values_compiling_changes():
 
 
 def test_a_sign_of_zero_is_equal_in_the_atlas_and_a_change_between_releases():
-    # One equality (study.cells.equal): -0 equals +0 for a porting user, a pair and compiled
+    # One equality (study.compare.cells.equal): -0 equals +0 for a porting user, a pair and compiled
     # code against eager; with zero_sign, between releases, a flipped zero is a change
     torch_grad = {"-1": -0.0, "+0.0": 1.0, "1": 1.0}
     signed = pair("sign", [0.0], torch_grad, {"-1": 0.0, "+0.0": 1.0, "1": 1.0})

@@ -5,7 +5,7 @@
                                              # and the headline over a permuted data order
 """
 from experiments.bifurcation import measure, report, summary
-from study.experiment import Comparison, Experiment
+from study.runs.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
     name="bifurcation",

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from functools import cache
 
-from study.stats import to_figures
+from study.compare.stats import to_figures
 
 def _likelihood(events: list[tuple[int, int]], censored_at: list[int]):
     """The interval-censored exponential's log-likelihood as a function of the rate alone (an

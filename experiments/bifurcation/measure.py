@@ -5,8 +5,8 @@ import csv
 import os
 import time
 
-from study.provenance import REPO_ROOT
-from study.bifurcation import (device_batches, init_params, layer_probe, layer_sizes,
+from study.runs.provenance import REPO_ROOT
+from study.workloads.bifurcation import (device_batches, init_params, layer_probe, layer_sizes,
                                minibatch_edges, mnist_5k, run_init)
 
 SEED = 0

@@ -4,7 +4,7 @@ import pandas as pd
 
 from experiments.bifurcation.summary import (ONE_RATE_REJECTED_BELOW, Summary, merged_verdict,
                                              setting_text)
-from study.experiment import Finding, Rendered
+from study.runs.experiment import Finding, Rendered
 from study.report import Table, answer, frame, macros, say
 from study.report.figures import count_bars
 

@@ -9,7 +9,7 @@ import pandas as pd
 from experiments.bifurcation.counts import (ONE_RATE_REJECTED_BELOW, PREDICTED_FIGURES,
                                             Agreement, Pass, SettingCount, batch_overlaps,
                                             independence, rate_checks, read)
-from study.stats import Estimate, binomial, to_figures
+from study.compare.stats import Estimate, binomial, to_figures
 
 
 @dataclass(frozen=True)

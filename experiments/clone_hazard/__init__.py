@@ -7,7 +7,7 @@ else also reads (fan-out, skip connections, expanded gradients of sum/mean), and
 in-place rule and the cloning seed rule with the built-in.
 """
 from experiments.clone_hazard import measure, report, summary
-from study.experiment import Comparison, Experiment
+from study.runs.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
     name="clone_hazard",

@@ -4,10 +4,10 @@ import jax.numpy as jnp
 import numpy as np
 import torch
 
-from study.clone_hazard import (CASES, DTYPE, X, W, caught_by_detect_anomaly,  # noqa: F401
+from study.workloads.clone_hazard import (CASES, DTYPE, X, W, caught_by_detect_anomaly,  # noqa: F401
                                 caught_by_gradcheck, graphs, torch_grad)
-from study.conventions import reverse_derivative
-from study.rules import MyReLU, by_key
+from study.measure.conventions import reverse_derivative
+from study.measure.rules import MyReLU, by_key
 
 
 class InPlaceReLU(MyReLU):

@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.clone_hazard.summary import BUILTIN, SEED_RULE, Summary
-from study.experiment import Rendered
+from study.runs.experiment import Rendered
 from study.report import Table, answer, frame, macros, say, side_by_side
 
 PROSE = macros("experiments/clone_hazard/prose.j2")

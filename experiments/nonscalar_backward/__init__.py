@@ -3,7 +3,7 @@
     python -m study run nonscalar_backward
 """
 from experiments.nonscalar_backward import measure, report, summary
-from study.experiment import Comparison, Experiment
+from study.runs.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
     name="nonscalar_backward",

@@ -2,7 +2,7 @@
 import numpy as np
 
 from experiments.nonscalar_backward.summary import Summary
-from study.experiment import Finding, Rendered
+from study.runs.experiment import Finding, Rendered
 from study.report import Table, frame, macros, say, shorten, side_by_side
 
 PROSE = macros("experiments/nonscalar_backward/prose.j2")

@@ -5,7 +5,7 @@
     python -m study run timing --full     # up to 10^8, the large net, SGD steps
 """
 from experiments.timing import harness, measure, records, report, summary
-from study.experiment import Comparison, Experiment
+from study.runs.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
     name="timing", description="time and memory of each rule and of the net, eager and compiled",

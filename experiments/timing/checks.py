@@ -15,8 +15,8 @@ from jax import lax
 from experiments.timing import harness as timing
 from experiments.timing import inductor_bool_mask
 from experiments.timing.harness import inputs, interleaved, jax_sync, rule_thunks, timed, torch_sync
-from study.rules import REFERENCE_RELU, by_key
-from study.timing import quartiles
+from study.measure.rules import REFERENCE_RELU, by_key
+from study.workloads.timing import quartiles
 
 # --- the eager cost taken apart -------------------------------------------------------------
 
@@ -107,7 +107,7 @@ def _builtin_pieces(framework: str, x, g):
 def with_faults(timings: dict) -> dict:
     """Each timing with its minor page faults a call: the median over its timed calls (a
     fresh output buffer the allocator takes from the kernel faults once a page when first
-    written; study.timing counts each call's faults outside the timed window)."""
+    written; study.workloads.timing counts each call's faults outside the timed window)."""
     return {k: {**t, "minor_faults_per_call": float(np.median(t["minor_faults"]))}
             for k, t in timings.items()}
 

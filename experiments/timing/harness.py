@@ -17,10 +17,10 @@ import jax.numpy as jnp
 import numpy as np
 import torch
 
-from study.memory import jax_residual_bytes, torch_saved_bytes
-from study.rules import REFERENCE_RELU
-from study.stats import MIN_BOOTSTRAP
-from study.timing import first_calls, quartiles, time_interleaved, time_thunk, warm_up
+from study.workloads.memory import jax_residual_bytes, torch_saved_bytes
+from study.measure.rules import REFERENCE_RELU
+from study.compare.stats import MIN_BOOTSTRAP
+from study.workloads.timing import first_calls, quartiles, time_interleaved, time_thunk, warm_up
 
 SEED = 0
 

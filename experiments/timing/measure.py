@@ -18,9 +18,9 @@ from experiments.timing.harness import (BUDGET_S, BYTES_PER_ELEMENT, COMPILED, F
                                         _dynamo_counts, _prepared, memory_record, net_thunk,
                                         set_equal_threads, timed, timed_rules, twin_pairs)
 from experiments.timing.processes import Child, Worker, merge_processes
-from study.devices import Device
-from study.rules import REFERENCE_RELU, RULES, by_key, read_back, registered, written
-from study.timing import quartiles, timed_rounds
+from study.measure.devices import Device
+from study.measure.rules import REFERENCE_RELU, RULES, by_key, read_back, registered, written
+from study.workloads.timing import quartiles, timed_rounds
 
 
 def time_rules(framework: str, mode: str, n: int, device, rules,
@@ -78,7 +78,7 @@ class FreshProcess(Child):
 def serve_fresh() -> None:
     """The fresh process: prepare the case named on the command line, say so with its first
     calls, then time a block of rounds for each request on stdin until stdin closes."""
-    from study.frameworks import use_shared_settings
+    from study.measure.frameworks import use_shared_settings
     use_shared_settings()
     device_name, framework, mode, n, rules = sys.argv[1:6]
     device = Device(device_name)
@@ -231,7 +231,7 @@ def net_records(base: dict, device, framework: str, mode: str, rule, net: str,
 def serve_parts() -> None:
     """A worker (experiments.timing.processes.Worker): for each request on stdin, a part's
     records on this device as one JSON line."""
-    from study.frameworks import use_shared_settings
+    from study.measure.frameworks import use_shared_settings
     use_shared_settings()
     device = Device(sys.argv[1])
     with device.as_default():

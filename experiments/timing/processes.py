@@ -3,7 +3,7 @@
 A case's time moves more between processes than between rounds of one process (and a rerun
 is another process), so the checks that take a case apart time a share of their rounds in
 each of several processes; their records are merged round for round, with the number of
-rounds each process took, which a two-level bootstrap (study.timing) needs.
+rounds each process took, which a two-level bootstrap (study.workloads.timing) needs.
 """
 import atexit
 import json
@@ -13,8 +13,8 @@ import tempfile
 
 import numpy as np
 
-from study.provenance import REPO_ROOT
-from study.timing import quartiles
+from study.runs.provenance import REPO_ROOT
+from study.workloads.timing import quartiles
 
 
 class Child:

@@ -9,9 +9,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from study.cells import Value
-from study.results import Run
-from study.stats import MIN_BOOTSTRAP, Estimate, median_interval, paired_ratio, unpaired_ratio
+from study.compare.cells import Value
+from study.runs.results import Run
+from study.compare.stats import (MIN_BOOTSTRAP, Estimate, median_interval, paired_ratio,
+                                 unpaired_ratio)
 
 # A rerun's ratio reproduces ours when the two 95% intervals overlap or lie within
 # 25% of each other; see the README for how two runs on this machine compare.
@@ -68,7 +69,7 @@ def paired_spread(value: float, a: tuple, b: tuple) -> Estimate:
 
 def kept(m: dict) -> float | None:
     """Bytes a rule keeps for backward per element: torch's saved tensors, or the residuals
-    of a jitted jax.vjp (study.memory)."""
+    of a jitted jax.vjp (study.workloads.memory)."""
     field = "torch_saved" if m["framework"] == "torch" else "jax_jit_vjp"
     return per_element(m, field)
 
@@ -98,7 +99,7 @@ class Timing:
         self.parts: dict[str, list[dict]] = {}
         for r in run.ok_records():
             self.parts.setdefault(r.get("part"), []).append(r)
-        plan = next(iter(self.part("plan")), {})  # study.upgrades gives older runs theirs
+        plan = next(iter(self.part("plan")), {})  # study.runs.upgrades gives older runs theirs
         self.references = plan.get("reference_rules", {})
         self.pairs = [tuple(p) for p in plan.get("torch_jax_pairs", [])]
         self.targets = plan.get("targets", [])

@@ -4,7 +4,7 @@ import pandas as pd
 
 from experiments.timing.records import COMPILED_MODES, size_label as _size
 from experiments.timing.summary import Summary
-from study.experiment import Finding, Rendered
+from study.runs.experiment import Finding, Rendered
 from study.report import Table, answer, frame, macros, say, text
 from study.report.figures import ratio_panels
 

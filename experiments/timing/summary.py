@@ -13,7 +13,7 @@ from experiments.timing.records import (COMPILED, COMPILED_MODES, EAGER, Timing,
                                         unpaired_spread)
 from experiments.timing.targets import (ProbeFact, block_ratios, fractions, harness_ratios,
                                         probe_fact, target_values)
-from study.stats import Estimate
+from study.compare.stats import Estimate
 
 
 @dataclass(frozen=True)

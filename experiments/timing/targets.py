@@ -9,7 +9,7 @@ import numpy as np
 from experiments.timing.records import (COMPILED, COMPILED_MODES, EAGER, VECTOR_OFF, Timing, median,
                                         over, rule_cases_compiled_over_eager, size_label, times,
                                         unpaired_spread)
-from study.stats import Estimate
+from study.compare.stats import Estimate
 
 
 def kernel_bytes(r: dict) -> float | None:

@@ -3,7 +3,7 @@
     python -m study run training
 """
 from experiments.training import measure, report, summary
-from study.experiment import Comparison, Experiment
+from study.runs.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
     name="training",

@@ -2,10 +2,10 @@
 
 import numpy as np
 
-from study.conventions import DTYPES
-from study.nets import seed_two_layer_data
-from study.rules import RULES
-from study.training import (accuracy, cast, digits_data, first_divergence, init_mlp,
+from study.measure.conventions import DTYPES
+from study.workloads.nets import seed_two_layer_data
+from study.measure.rules import RULES
+from study.workloads.training import (accuracy, cast, digits_data, first_divergence, init_mlp,
                             train_jax, train_torch)
 
 SEED = 0

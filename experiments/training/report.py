@@ -1,6 +1,6 @@
 """Training in the report: when ReLU'(0) makes runs diverge, per precision (Q4)."""
 from experiments.training.summary import Summary
-from study.experiment import Rendered
+from study.runs.experiment import Rendered
 from study.report import Table, answer, macros, say, side_by_side
 
 PROSE = macros("experiments/training/prose.j2")

@@ -3,7 +3,7 @@
     python -m study run transforms
 """
 from experiments.transforms import measure, report, summary
-from study.experiment import Comparison, Experiment
+from study.runs.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
     name="transforms", description="which transformations each custom-rule style survives",

@@ -2,10 +2,10 @@
 
 import numpy as np
 
-from study import transformations
-from study.conventions import reverse_derivative
-from study.rules import RULES
-from study.transformations import COLUMNS
+from study.workloads import transformations
+from study.measure.conventions import reverse_derivative
+from study.measure.rules import RULES
+from study.workloads.transformations import COLUMNS
 
 X, W, V, XB = transformations.X, transformations.W, transformations.V, transformations.XB
 

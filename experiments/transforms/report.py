@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.transforms.summary import Summary
-from study.experiment import Rendered
+from study.runs.experiment import Rendered
 from study.report import Table, answer, frame, macros, say, shorten, side_by_side
 
 PROSE = macros("experiments/transforms/prose.j2")

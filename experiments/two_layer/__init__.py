@@ -6,7 +6,7 @@ loss = sum((act(x @ w1) @ w2 - 1)^2) in float32, with seed 001's exact x, w1, w2
 seeded random variants: one with no exact-zero pre-activation, one with many forced.
 """
 from experiments.two_layer import measure, report, summary
-from study.experiment import Comparison, Experiment
+from study.runs.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
     name="two_layer",

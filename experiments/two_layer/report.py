@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.two_layer.summary import ARITHMETIC, Summary
-from study.experiment import Answer, Rendered
+from study.runs.experiment import Answer, Rendered
 from study.report import Table, answer, frame, label_order, macros, say, shorten, side_by_side, span
 
 PROSE = macros("experiments/two_layer/prose.j2")

@@ -1,15 +1,16 @@
 """The atlas read from its records: every op's cells typed once, as they are read
-(study.cells: a Value, an Error or a Placed), one RunAtlas per run, and what a rerun is
-compared on (comparable_cells). Every comparison of two cells is study.cells.equal; the cells
+(study.compare.cells: a Value, an Error or a Placed), one RunAtlas per run, and what a rerun is
+compared on (comparable_cells). Every comparison of two cells is study.compare.cells.equal; the
+cells
 that change between releases are zero_point.history's.
 """
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from study.cells import Cell, Error, Placed, Value, as_cell, equal
-from study.conventions import numpy_dtype
-from study.results import Run
+from study.compare.cells import Cell, Error, Placed, Value, as_cell, equal
+from study.measure.conventions import numpy_dtype
+from study.runs.results import Run
 
 
 @dataclass
@@ -26,7 +27,7 @@ class OpAtlas:
     modes: dict[str, list[Cell] | Error]  # mode -> a cell per input, or one Error for all
     look_alike: str | None  # the other framework's op a porting user would take as this one
     withdrawn: tuple[str, ...] = ()  # modes an erratum withdrew: not results, never compared
-    placements: tuple[str, ...] = ()  # where each input was measured (study.placement)
+    placements: tuple[str, ...] = ()  # where each input was measured (study.measure.placement)
     compiler: str | None = None  # None: eager; else torch.compile(...) or jax.jit
     # (kink, derivative) its docstring declares; None: the run did not read docstrings
     documented: tuple[tuple[float, float], ...] | None = None
@@ -37,7 +38,7 @@ class OpAtlas:
 
 
 def flushes(arithmetic: dict) -> bool:
-    """Whether the framework on the device flushes subnormals (study.arithmetic): subnormal
+    """Whether the framework on the device flushes subnormals (study.measure.arithmetic): subnormal
     inputs read as 0, or subnormal results flushed to 0."""
     return not arithmetic["subnormal_is_positive"] or arithmetic["half_min_normal"] == 0
 
@@ -103,7 +104,7 @@ def cell_rows(c: Cell) -> list[dict]:
 
 
 def equal_unless_placed(a: Cell, b: Cell) -> bool | None:
-    """study.cells.equal, or None where either cell depends on placement: one value against
+    """study.compare.cells.equal, or None where either cell depends on placement: one value against
     several is neither."""
     if isinstance(a, Placed) or isinstance(b, Placed):
         return None
@@ -178,7 +179,7 @@ def same_after_rounding(a: Cell, b: Cell, dtype: str) -> bool:
 
 def comparable_cells(run: Run) -> dict:
     """Every atlas cell by (op, dtype, mode, input), every numeric check by (rule, x, what),
-    and every failed case, typed (study.cells); fields an erratum withdrew are left out."""
+    and every failed case, typed (study.compare.cells); fields an erratum withdrew are left out."""
     out = {}
     for rec in run.records:
         if "case_error" in rec:

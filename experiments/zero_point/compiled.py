@@ -5,8 +5,8 @@ from dataclasses import dataclass
 
 from experiments.zero_point.atlas import (OpAtlas, RunAtlas, equal_unless_placed, input_kind,
                                           subnormal_label)
-from study.cells import Cell, Error, Placed, Value, equal
-from study.placement import restrict
+from study.compare.cells import Cell, Error, Placed, Value, equal
+from study.measure.placement import restrict
 
 @dataclass(frozen=True)
 class CompiledChange:
@@ -40,7 +40,7 @@ def _shares(label: str, eager: Cell, compiled: Cell) -> str:
 
 def compiled_changes(a: RunAtlas) -> list[CompiledChange]:
     """Every cell where the compiled op differs from the eager one, the eager cell read at the
-    compiled op's placements (study.placement.restrict)."""
+    compiled op's placements (study.measure.placement.restrict)."""
     eager = {(op.rule, op.dtype): op for op in a.atlas()}
     out = []
     for c in a.compiled:

@@ -8,7 +8,7 @@ import pandas as pd
 
 from experiments.zero_point.history import in_version_order
 from study.conformance import KinkShape, clarke_verdict, documented_verdict
-from study.stats import Estimate
+from study.compare.stats import Estimate
 
 
 # the listing's columns: the kink, the judgement's operands, the limits (Estimates: value and

@@ -6,9 +6,9 @@ import pandas as pd
 from packaging.version import InvalidVersion, Version
 
 from experiments.zero_point.atlas import RunAtlas, cell_rows
-from study.cells import Error, Placed, Value
+from study.compare.cells import Error, Placed, Value
 from study.conformance import changed_cells
-from study.device_comparison import machine
+from study.compare.device_comparison import machine
 
 FRAMEWORKS = ("torch", "jax")
 CELL = ("op", "dtype", "input", "mode", "execution")  # a cell, as changed_cells reads one

@@ -14,9 +14,9 @@ from typing import Callable
 import numpy as np
 
 from study.conformance import KinkShape, float64_forward, kink_shape
-from study.conventions import reverse_derivative
+from study.measure.conventions import reverse_derivative
 from study.errors import first_error_line
-from study.stats import Estimate
+from study.compare.stats import Estimate
 
 # how the record was measured (study.conformance.kink_shape's docstring gives the stencil)
 METHOD = ("kink_shape: a second-order one-sided stencil on the float64 forward, off k; "

@@ -4,11 +4,11 @@ import numpy as np
 import torch
 from jax.test_util import check_grads
 
-from study.conventions import DTYPES, MODES, probe_inputs, reverse_derivative
-from study.arithmetic import subnormal_arithmetic
-from study.compiled import COMPILED_MODES, COMPILERS, measure_compiled
-from study.placement import ALL_PLACEMENTS, FILL_LENGTH, collapse, measure
-from study.rules import RULES, documented_derivatives, related
+from study.measure.conventions import DTYPES, MODES, probe_inputs, reverse_derivative
+from study.measure.arithmetic import subnormal_arithmetic
+from study.measure.compiled import COMPILED_MODES, COMPILERS, measure_compiled
+from study.measure.placement import ALL_PLACEMENTS, FILL_LENGTH, collapse, measure
+from study.measure.rules import RULES, documented_derivatives, related
 
 from experiments.zero_point.kinks import MEASURED_DTYPE, kink_records
 
@@ -77,7 +77,8 @@ def _base(r, part: str, dtype: str, device) -> dict:
 
 
 def _atlas_record(r, dtype, device, inputs, execution, measured, modes) -> dict:
-    """One op's atlas record: per mode, one collapsed cell per input (study.placement.collapse)."""
+    """One op's atlas record: per mode, one collapsed cell per input
+    (study.measure.placement.collapse)."""
     rec = {**_base(r, "atlas", dtype, device), "execution": execution,
            "inputs": [label for label, _ in inputs], "x": [v for _, v in inputs],
            "placements": sorted({p for cells in measured["value"] for p in cells}),
@@ -91,7 +92,8 @@ def _atlas_record(r, dtype, device, inputs, execution, measured, modes) -> dict:
 
 
 def _compiled(device, framework: str, dtype: str, scope: str, rules) -> list[dict]:
-    """The framework's ops among `rules` compiled (study.compiled), one atlas record per op."""
+    """The framework's ops among `rules` compiled (study.measure.compiled), one atlas record per
+    op."""
     rules = [r for r in rules if r.framework == framework]
     inputs = [probe_inputs(dtype, probed_kinks(r)) for r in rules]
     placements = COMPILED[scope][1][framework]

@@ -3,7 +3,7 @@ compiling and releases change, placement, subnormal flushing and the custom rule
 import pandas as pd
 
 from experiments.zero_point.summary import Summary
-from study.experiment import Finding, Rendered
+from study.runs.experiment import Finding, Rendered
 from study.report import Table, answer, frame, macros, names, say, side_by_side
 from study.report.figures import convention_map, history_map
 from study.report.format import distinct_figures, shorten, text

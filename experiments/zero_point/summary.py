@@ -2,7 +2,8 @@
 compiling and releases change, placement-dependent cells, subnormal flushing and the custom
 rules; and the facts the answer states. Pure functions of loaded runs.
 
-The atlas's cells are typed when read (study.cells); a frame holds a cell's number, its error
+The atlas's cells are typed when read (study.compare.cells); a frame holds a cell's number, its
+error
 line, or the Placed cell where its value depends on where the element sits, until the
 formatter prints it. Every frame has a `run` column of legend labels.
 """
@@ -20,7 +21,7 @@ from experiments.zero_point.compiled import (changed_by_compiling, compiled_chan
 from experiments.zero_point.conformance import COLUMNS, conformance_rows, rule_breakers
 from experiments.zero_point.history import (CELL, Release, history, history_cells,
                                             history_marks, release_runs, segments)
-from study.cells import Placed, Value
+from study.compare.cells import Placed, Value
 from study.report import frame
 
 

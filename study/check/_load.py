@@ -1,4 +1,5 @@
-"""From what a user names (MODULE_OR_FILE:ATTR, or a Python object) to a study.rules.Rule."""
+"""From what a user names (MODULE_OR_FILE:ATTR, or a Python object) to a
+study.measure.rules.Rule."""
 import ast
 import importlib
 import importlib.util
@@ -11,7 +12,7 @@ import numpy as np
 import torch
 
 from study.errors import StudyError, first_error_line
-from study.rules import Rule
+from study.measure.rules import Rule
 
 FRAMEWORKS = ("torch", "jax")
 _SHAPE_PROBE = np.array([-1.5, -0.25, 0.5, 2.0], np.float32)

@@ -1,6 +1,7 @@
 """The rule at the inputs where rules differ: probes, kinks, conventions, linearity, determinism
-and gradcheck, each measured with the study's own code (study.conventions, study.placement,
-study.compiled) and turned into rows and findings."""
+and gradcheck, each measured with the study's own code (study.measure.conventions,
+study.measure.placement,
+study.measure.compiled) and turned into rows and findings."""
 import random
 
 import jax
@@ -10,14 +11,14 @@ from jax.test_util import check_grads
 
 from study.check._findings import PROSE, Finding, Where, merged
 from study.check._load import UsageError
-from study.compiled import measure_compiled
-from study.conventions import finfo, numpy_dtype, probe_inputs, torch_dtype
+from study.measure.compiled import measure_compiled
+from study.measure.conventions import finfo, numpy_dtype, probe_inputs, torch_dtype
 from study.errors import first_error_line
-from study.cells import as_cell, equal
-from study.placement import as_host, collapse, measure
+from study.compare.cells import as_cell, equal
+from study.measure.placement import as_host, collapse, measure
 from study.report.format import text
 from study.report.prose import say
-from study.rules import Rule
+from study.measure.rules import Rule
 
 SCAN = np.arange(-1024, 1025) / 128  # [-8, 8] in exact steps of 1/128
 SCAN_STEP = 2.0 ** -20  # one-sided derivatives are taken this far either side of a scan point
@@ -180,7 +181,7 @@ def _same(x, y) -> bool:
 
 
 def compiled_findings(rows: list[dict]) -> list[Finding]:
-    """Compiled against eager at the same dtype, input and placement, by study.cells.equal
+    """Compiled against eager at the same dtype, input and placement, by study.compare.cells.equal
     (±0 equal, NaN equal); a difference in the sign of zero alone is compiled_zero_sign.
     Where eager forward mode raises (an old-style Function) and compiled forward mode returns
     numbers, they are compared with the eager reverse derivative: for an elementwise rule,

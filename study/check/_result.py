@@ -5,12 +5,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from study.cells import as_cell
+from study.compare.cells import as_cell
 from study.check._findings import FAILING, PROSE, Finding, exit_code
-from study.conventions import MODES
+from study.measure.conventions import MODES
 from study.report.format import shorten, text
 from study.report.prose import say
-from study.stats import Estimate
+from study.compare.stats import Estimate
 
 ERROR_WIDTH = 60  # an error line in a table; the JSON keeps it whole
 

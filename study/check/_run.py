@@ -8,17 +8,17 @@ import jax
 import numpy as np
 import torch
 
-from study import provenance
+from study.runs import provenance
 from study.check import _probe, _sections
 from study.check._findings import FAILING, PROSE, Finding
 from study.check._load import UsageError, as_rule
 from study.check._result import CheckResult
-from study.conventions import DTYPES
-from study.devices import resolve_devices
-from study.frameworks import use_shared_settings
-from study.placement import ALL_PLACEMENTS
+from study.measure.conventions import DTYPES
+from study.measure.devices import resolve_devices
+from study.measure.frameworks import use_shared_settings
+from study.measure.placement import ALL_PLACEMENTS
 from study.report.prose import say
-from study.transformations import COLUMNS, COMPILING_COLUMNS
+from study.workloads.transformations import COLUMNS, COMPILING_COLUMNS
 
 QUICK_DTYPES = ("float32", "float64")
 EAGER_PLACEMENTS = {"torch": ALL_PLACEMENTS, "jax": ("packed", "2-D rows")}

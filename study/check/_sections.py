@@ -8,20 +8,20 @@ import jax
 import numpy as np
 import torch
 
-from study import clone_hazard, transformations
+from study.workloads import clone_hazard, transformations
 from study.check._findings import PROSE, Finding, Where
 from study.check._probe import SMOOTH_MARGIN, vjp
 from study.errors import first_error_line
-from study.memory import jax_residual_bytes, torch_saved_bytes
-from study.nets import DATASETS, two_layer_dataset, two_layer_gradients
-from study.cells import Placed, as_cell, equal
-from study.provenance import REPO_ROOT
-from study.results import identity
+from study.workloads.memory import jax_residual_bytes, torch_saved_bytes
+from study.workloads.nets import DATASETS, two_layer_dataset, two_layer_gradients
+from study.compare.cells import Placed, as_cell, equal
+from study.runs.provenance import REPO_ROOT
+from study.runs.results import identity
 from study.report.prose import say
-from study.rules import Rule
-from study.upgrades import upgrade
-from study.stats import paired_ratio
-from study.timing import time_interleaved
+from study.measure.rules import Rule
+from study.runs.upgrades import upgrade
+from study.compare.stats import paired_ratio
+from study.workloads.timing import time_interleaved
 
 SECOND_ORDER_STEP = 1e-5  # central difference of the eager reverse derivative
 SECOND_ORDER_ATOL = 1e-6  # its truncation and round-off stay far below this at smooth points
@@ -110,7 +110,8 @@ def _net_differences(a: Rule, b: Rule, data: dict, device) -> tuple[list[str], d
 
 
 def twin_nets(rule: Rule, twin: Rule, device) -> tuple[list[dict], list[Finding]]:
-    """Seed 001's net and the random nets (study.nets) under the rule and its twin: loss and
+    """Seed 001's net and the random nets (study.workloads.nets) under the rule and its twin: loss
+    and
     both gradients, bit for bit. Where the same net with the identity for activation already
     differs between the two frameworks (float32 matmuls round differently), a difference
     says nothing about the rule, and is shown but not judged."""
@@ -134,7 +135,7 @@ def twin_nets(rule: Rule, twin: Rule, device) -> tuple[list[dict], list[Finding]
 
 
 def twin_conventions(rows: list[dict], twin_rows: list[dict]) -> list[Finding]:
-    """The eager packed cells of rule and twin at each probe input, by study.cells.equal."""
+    """The eager packed cells of rule and twin at each probe input, by study.compare.cells.equal."""
     theirs = {(r["dtype"], r["input"]): r for r in twin_rows
               if r["execution"] == "eager" and r["placement"] == "packed"}
     found = []
@@ -155,7 +156,7 @@ def twin_conventions(rows: list[dict], twin_rows: list[dict]) -> list[Finding]:
 
 def _cells_equal(a, b) -> bool:
     """Cells, or lists of cells (one per placement), taking the same values, by
-    study.cells.equal (±0 equal, NaN equal), wherever they sit."""
+    study.compare.cells.equal (±0 equal, NaN equal), wherever they sit."""
     va = [v for c in (a if isinstance(a, list) else [a]) for v in _values(as_cell(c))]
     vb = [v for c in (b if isinstance(b, list) else [b]) for v in _values(as_cell(c))]
     return (all(any(equal(x, y) for y in vb) for x in va)
@@ -265,8 +266,8 @@ def _forward_and_backward(fn, framework: str, compiled: bool, x_host: np.ndarray
 
 def cost(rule: Rule, device, rounds: int = 20) -> dict:
     """Time of a forward and backward ÷ the framework's built-in ReLU's at 10^6 elements,
-    eager and compiled, timed round by round (study.timing) with the ratio's 95% interval
-    (study.stats); and the bytes an element keeps for backward (study.memory)."""
+    eager and compiled, timed round by round (study.workloads.timing) with the ratio's 95% interval
+    (study.compare.stats); and the bytes an element keeps for backward (study.workloads.memory)."""
     name, builtin = BUILTIN_RELU[rule.framework]
     x_host = np.random.default_rng(0).standard_normal(COST_ELEMENTS).astype(np.float32)
     out = {"elements": COST_ELEMENTS, "builtin": name, "ratios": {}}

@@ -6,12 +6,12 @@ import numpy as np
 from study.conformance._limits import Forward
 
 if TYPE_CHECKING:  # importing the registry starts torch and JAX; the verdicts need neither
-    from study.rules import Rule
+    from study.measure.rules import Rule
 
 
 def float64_forward(rule: "Rule") -> Forward:
     """The rule's forward on float64 arrays, without autodiff. JAX computes in float64 only
-    with x64 on (study.frameworks.use_shared_settings); otherwise `kink_shape` raises."""
+    with x64 on (study.measure.frameworks.use_shared_settings); otherwise `kink_shape` raises."""
     if rule.framework == "torch":
         import torch
 

@@ -5,7 +5,7 @@ from typing import Callable
 
 import numpy as np
 
-from study.stats import Estimate
+from study.compare.stats import Estimate
 
 FORWARD_ULPS = 4  # an op's float64 forward is taken to be within this many ulps of f
 SLOPE_STEP = 2.0 ** -17  # h, for the value and slope limits (times the kink's scale)

@@ -6,7 +6,7 @@ from enum import Enum
 import numpy as np
 
 from study.conformance._limits import Forward, KinkShape, bounded, differ, error_of, kink_shape
-from study.stats import Estimate
+from study.compare.stats import Estimate
 
 # the unit roundoff of each dtype a measured derivative may come in
 UNIT_ROUNDOFF = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -24,

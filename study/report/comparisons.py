@@ -1,5 +1,6 @@
 """The Reproduction and CPU-against-GPU sections: each rerun against the committed reference
-(study.reproduction) and each cuda run against its cpu partner (study.device_comparison)."""
+(study.compare.reproduction) and each cuda run against its cpu partner
+(study.compare.device_comparison)."""
 from study.report.format import shorten, wrap
 from study.report.prose import macros, say
 from study.report.runs import label_order, span
@@ -17,8 +18,8 @@ def _name(run, everyone) -> str:
 
 def reproduction_section(runs, references, experiments, files) -> list[str]:
     # the compare layer prints its cells with this package's formatter
-    from study import reproduction
-    from study.cells import pair_texts
+    from study.compare import reproduction
+    from study.compare.cells import pair_texts
     lines = ["## Reproduction", ""]
     comps = reproduction.comparisons(runs, references, experiments) if references else []
     if not comps:
@@ -54,8 +55,8 @@ def reproduction_section(runs, references, experiments, files) -> list[str]:
 
 
 def devices_section(runs, experiments, doc) -> tuple[list[str], list[str]]:
-    from study import device_comparison, reproduction
-    from study.cells import pair_texts
+    from study.compare import device_comparison, reproduction
+    from study.compare.cells import pair_texts
     pairs = device_comparison.pairs(runs, experiments)
     main = ["## CPU against GPU", ""]
     if not pairs:

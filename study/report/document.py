@@ -10,14 +10,14 @@ import os
 from dataclasses import dataclass, field, replace
 
 from study.errors import first_error_line
-from study.experiment import QUESTIONS, Rendered
+from study.runs.experiment import QUESTIONS, Rendered
 from study.report import comparisons
 from study.report.format import wrap
 from study.report.prose import macros, say
 from study.report.runs import (assign_labels, label_order, labelled, labels_json, machine_name,
                                main_run, span, title)
 from study.report.table import Table, csv, frame, latex, markdown
-from study.results import Run
+from study.runs.results import Run
 
 APPENDIX = "APPENDIX.md"
 GENERATED_FOLDERS = ("tables", "figures")  # everything in them is rewritten by each render
@@ -335,7 +335,7 @@ def render(runs: list[Run], notes: list[str], experiments, references: list[Run]
            code: dict | None = None) -> dict[str, str | bytes]:
     """{path under reports/: text or bytes}: REPORT.md, APPENDIX.md, labels.json and every
     table and figure file (figures=False: no PNG drawn). `code`: the commit and date of the code
-    that renders (study.provenance.code_commit), which REPORT.md states under its title."""
+    that renders (study.runs.provenance.code_commit), which REPORT.md states under its title."""
     return render_document(runs, notes, experiments, references, labels, figures, code).files
 
 
@@ -382,7 +382,7 @@ def render_document(runs: list[Run], notes: list[str], experiments,
 
 def write_report(files: dict[str, str | bytes], reports_dir: str) -> None:
     """Write every file atomically, then drop table and figure files that no longer exist."""
-    from study.atomic import write_text_atomically
+    from study.runs.atomic import write_text_atomically
     for sub in GENERATED_FOLDERS:
         os.makedirs(os.path.join(reports_dir, sub), exist_ok=True)
     for rel, content in files.items():

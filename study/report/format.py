@@ -13,7 +13,7 @@ import textwrap
 
 import numpy as np
 
-from study.stats import Estimate
+from study.compare.stats import Estimate
 
 TABLE_FIGURES = 4
 PROSE_FIGURES = 3
@@ -60,9 +60,9 @@ def text(value, figures: int | None = TABLE_FIGURES) -> str:
         return str(int(value))
     if isinstance(value, (list, tuple, np.ndarray)):
         return "[" + ", ".join(text(v, figures) for v in value) + "]"
-    if hasattr(value, "values_text"):  # a study.cells.Placed: its values, marked as placement's
+    if hasattr(value, "values_text"):  # a Placed cell: its values, marked as placement's
         return value.values_text()
-    if hasattr(value, "numbers") and callable(getattr(value, "text", None)):  # a study.cells cell
+    if hasattr(value, "numbers") and callable(getattr(value, "text", None)):  # a study cell
         return value.text(figures)
     if dataclasses.is_dataclass(value) or isinstance(value, dict):  # never print a repr
         raise TypeError(f"no text form for a {type(value).__name__} cell: format its fields")
@@ -106,7 +106,7 @@ def csv_value(value):
         return number(float(value), None)
     if isinstance(value, (list, tuple, dict)):
         return json.dumps(value)
-    if hasattr(value, "numbers") and callable(getattr(value, "text", None)):  # a study.cells cell
+    if hasattr(value, "numbers") and callable(getattr(value, "text", None)):  # a study cell
         return value.text(None)
     if dataclasses.is_dataclass(value):
         raise TypeError(f"no CSV form for a {type(value).__name__} cell: give its fields columns")

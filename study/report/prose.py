@@ -12,11 +12,11 @@ import re
 
 import jinja2
 
-from study.experiment import Answer
-from study.provenance import REPO_ROOT
+from study.runs.experiment import Answer
+from study.runs.provenance import REPO_ROOT
 from study.report.format import PROSE_FIGURES, names, text
 from study.report.runs import span
-from study.stats import Estimate
+from study.compare.stats import Estimate
 
 _quoted: list = []  # every number `|fmt` printed since the last `say`
 

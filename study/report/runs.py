@@ -11,13 +11,13 @@ from dataclasses import replace
 import pandas as pd
 
 from study.report.format import text
-from study.results import IDENTITY, Run
+from study.runs.results import IDENTITY, Run
 
 DEVICE_PREFIX = {"cpu": "C", "cuda": "G"}
 
 
 def configuration(run: Run) -> str:
-    """What a label names: the run's identity (study.results.IDENTITY: device, host, CPU model,
+    """What a label names: the run's identity (study.runs.results.IDENTITY: device, host, CPU model,
     kernels and cores, GPU model, releases, scope)."""
     return "|".join(map(str, run.identity))
 

@@ -13,7 +13,8 @@ A missing cell (None, pd.NA, or a NaN) is '—' in markdown and LaTeX and an emp
 as pandas' own to_csv writes it: pandas fills a value a row lacks with NaN, so a frame cannot
 tell a NaN it was given from one pandas inserted, and a table follows pandas. A NaN that was
 measured (a derivative at a NaN input) is shown by the cell type that measured it
-(study.cells.Value), or the listing says so in another column. `pd.read_csv(path)` reads a CSV
+(study.compare.cells.Value), or the listing says so in another column. `pd.read_csv(path)` reads a
+CSV
 back: no label is one of pandas' missing-value strings (the NaN probe is "+nan", not "nan").
 """
 import csv as _csv
@@ -25,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from study.report.format import csv_value, latex_escape, row_texts
-from study.stats import Estimate
+from study.compare.stats import Estimate
 
 
 @dataclass

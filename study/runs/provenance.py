@@ -12,10 +12,10 @@ import jaxlib
 import numpy as np
 import torch
 
-from study.devices import Device, cuda_absence_reason
-from study.frameworks import matmul_settings
+from study.measure.devices import Device, cuda_absence_reason
+from study.measure.frameworks import matmul_settings
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SCOPES = ("quick", "standard", "full")
 
 
@@ -100,7 +100,7 @@ def gpu_details(device: Device) -> dict | None:
 
 
 CONCURRENT_ENV = "STUDY_CONCURRENT_WITH"
-# set by study.engine for a shard's process: the engine ("ray 2.60.0") and the node it ran on
+# set by study.runs.engine for a shard's process: the engine ("ray 2.60.0") and the node it ran on
 ENGINE_ENV, NODE_ENV = "STUDY_ENGINE", "STUDY_ENGINE_NODE"
 
 

@@ -8,7 +8,7 @@ each other; <machine> is a 6-hex-digit hash of its CPU model, CPU kernels, core 
 model.
 
 reports/reference/ holds the study's published runs in the same layout: the report compares
-every other run with them (study.reproduction).
+every other run with them (study.compare.reproduction).
 """
 import hashlib
 import json
@@ -19,9 +19,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from study.atomic import write_text_atomically
+from study.runs.atomic import write_text_atomically
 from study.errors import StudyError
-from study.provenance import REPO_ROOT, SCOPES
+from study.runs.provenance import REPO_ROOT, SCOPES
 
 RESULTS_DIR = os.path.join(REPO_ROOT, "reports", "results")
 REFERENCE_DIR = os.path.join(REPO_ROOT, "reports", "reference")
@@ -90,7 +90,7 @@ def result_filename(p: dict) -> str:
 
 
 def partial_path(root: str, experiment: str, provenance: dict) -> str:
-    """Where a run in progress keeps its finished cases (study.checkpoint)."""
+    """Where a run in progress keeps its finished cases (study.runs.checkpoint)."""
     return os.path.join(root, experiment, ".partial-" + result_filename(provenance) + "l")
 
 
@@ -229,8 +229,8 @@ def apply_errata(runs: list[Run], errata: list[dict]) -> list[Run]:
 
 def ready(runs: list[Run], errata: list[dict]) -> list[Run]:
     """Loaded runs as the study reads them: errata applied to the records as stored, then
-    older record shapes brought up to date (study.upgrades)."""
-    from study.upgrades import upgrade
+    older record shapes brought up to date (study.runs.upgrades)."""
+    from study.runs.upgrades import upgrade
     return [replace(run, records=upgrade(run.experiment, run.records))
             for run in apply_errata(runs, errata)]
 

@@ -1,4 +1,4 @@
-"""The custom ReLU rules the registry (study.rules) lists: torch autograd.Functions in each
+"""The custom ReLU rules the registry (study.measure.rules) lists: torch autograd.Functions in each
 style, torch.library custom ops, and JAX custom_vjp / custom_jvp rules, each with a declared
 convention c, the factor its backward applies to the incoming gradient at exactly x == 0.
 """

@@ -5,11 +5,11 @@ import sys
 import time
 import traceback
 
-from study import provenance, results
-from study.checkpoint import Checkpoint, chunk_path, code_fingerprint, write_chunk
-from study.devices import Device
+from study.runs import provenance, results
+from study.runs.checkpoint import Checkpoint, chunk_path, code_fingerprint, write_chunk
+from study.measure.devices import Device
 from study.errors import StudyError, first_error_line
-from study.rules import written
+from study.measure.rules import written
 
 
 class Progress:
@@ -103,7 +103,7 @@ def run_experiment(experiment, devices: list[Device], scope: str, progress: Prog
                    root: str = results.RESULTS_DIR, inits: int | None = None,
                    rules=None, chunk: tuple[int, int] | None = None) -> list[str]:
     """Run and write one result file per device; with `chunk` (I, J), only cases I to J - 1,
-    written as a chunk file (study.checkpoint.write_chunk) for merge_chunks to join."""
+    written as a chunk file (study.runs.checkpoint.write_chunk) for merge_chunks to join."""
     paths = []  # the caller checked that root is writable (study.cli, before any work)
     for device in devices:
         prov = provenance.collect(device, experiment.seed, scope)

@@ -4,9 +4,10 @@ A cell is one leaf value of one record, named by the record's identifying fields
 experiment's `comparison.record_key`) and its path inside the record; fields the comparison
 names as not compared (wall-clock seconds), and fields an erratum withdrew, are left out. An
 experiment whose raw values are not comparable across machines (timing) derives its cells
-instead: ratios measured within the run, each with its interval (a study.cells.Value with lo
+instead: ratios measured within the run, each with its interval (a study.compare.cells.Value with lo
 and hi: for timing, the 95% bootstrap interval of the per-round ratio), compared within the
-experiment's tolerance. Every cell is typed (study.cells): a failed case's line, and a string
+experiment's tolerance. Every cell is typed (study.compare.cells): a failed case's line, and a
+string
 in a field the experiment's comparison names as an error field, are Errors.
 
 A run is compared with the reference run of its own device. Where the reference has none of
@@ -15,8 +16,8 @@ differs then is a property of the devices, not a failed reproduction.
 """
 from dataclasses import dataclass, field
 
-from study.cells import Cell, Error, Value, Withdrawn, equal
-from study.results import Run
+from study.compare.cells import Cell, Error, Value, Withdrawn, equal
+from study.runs.results import Run
 
 ALWAYS_IGNORED = ("device", "threads", "withdrawn_fields", "upgraded_fields")
 REPRODUCTION, DEVICE_COMPARISON = "reproduction", "device comparison"
@@ -86,7 +87,7 @@ class CellComparison:
 
 
 def compare_cells(ours: dict, theirs: dict, tolerance: float = 0.0) -> CellComparison:
-    """Every cell named on both sides, equal (study.cells.equal) or different, and those on
+    """Every cell named on both sides, equal (study.compare.cells.equal) or different, and those on
     one. A withdrawn cell is left out, as if it were not there."""
     ours = {k: v for k, v in ours.items() if not isinstance(v, Withdrawn)}
     theirs = {k: v for k, v in theirs.items() if not isinstance(v, Withdrawn)}

@@ -3,8 +3,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from study.devices import Device
-from study.rules import Rule
+from study.measure.devices import Device
+from study.measure.rules import Rule
 
 
 def seed_two_layer_data() -> dict[str, np.ndarray]:

@@ -13,8 +13,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from study.conventions import finfo, numpy_dtype, torch_dtype
-from study.devices import Device
+from study.measure.conventions import finfo, numpy_dtype, torch_dtype
+from study.measure.devices import Device
 
 
 def _inputs(dtype: str) -> np.ndarray:

@@ -19,7 +19,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Callable
 
-from study.provenance import SCOPES
+from study.runs.provenance import SCOPES
 
 
 @dataclass(frozen=True)
@@ -55,11 +55,11 @@ class Rendered:
 
 @dataclass(frozen=True)
 class Comparison:
-    """How a rerun is compared with the reference, cell by cell (study.reproduction)."""
+    """How a rerun is compared with the reference, cell by cell (study.compare.reproduction)."""
     record_key: tuple[str, ...]  # the record fields that name a cell
     not_compared: tuple[str, ...] = ()  # fields that vary with the machine, not the result
     tolerance: float = 0.0  # relative, for derived cells
-    derived_cells: Callable | None = None  # run -> {name: study.cells.Cell}, not record leaves
+    derived_cells: Callable | None = None  # run -> {name: Cell}, not record leaves
     error_fields: tuple[str, ...] = ()  # record fields whose string values are error lines
 
 

@@ -3,7 +3,8 @@
 Each cuda run is paired with a cpu run of the same experiment and scope: of the same releases
 and machine (host and CPU model) where there is one, else the closest (same torch, then the
 newest), marked as differing in releases or machine. Cells are compared by
-study.reproduction.compare_cells, as a rerun is (timing is left out: its numbers are compared
+study.compare.reproduction.compare_cells, as a rerun is (timing is left out: its numbers are
+compared
 within a run, never across devices). Each differing cell
 is put in a group by what it shows, a pure function of its name and its two values:
 
@@ -17,10 +18,10 @@ import math
 from dataclasses import dataclass
 from functools import cache
 
-from study.cells import Cell, Error, Placed, Value
-from study.conventions import finfo
-from study.reproduction import CellComparison, cells_of, compare_cells
-from study.results import Run
+from study.compare.cells import Cell, Error, Placed, Value
+from study.measure.conventions import finfo
+from study.compare.reproduction import CellComparison, cells_of, compare_cells
+from study.runs.results import Run
 
 NOT_ACROSS_DEVICES = ("timing",)
 ULPS = 4  # "last bits": within this many units in the last place

@@ -17,11 +17,11 @@ import jax
 import jax.numpy as jnp
 import torch
 
-from study.conventions import torch_dtype
-from study.devices import Device
+from study.measure.conventions import torch_dtype
+from study.measure.devices import Device
 from study.errors import first_error_line
-from study.placement import as_host, placed_arrays, read_placed
-from study.rules import Rule
+from study.measure.placement import as_host, placed_arrays, read_placed
+from study.measure.rules import Rule
 
 COMPILERS = {"torch": "torch.compile(backend='inductor', fullgraph=True)", "jax": "jax.jit"}
 PASSES = {"train": ("value", "reverse"), "forward": ("forward",)}

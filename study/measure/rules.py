@@ -1,6 +1,6 @@
 """The ReLU rule registry: built-ins and custom gradient rules of both frameworks.
 
-    >>> from study.rules import RULES, by_key
+    >>> from study.measure.rules import RULES, by_key
     >>> by_key("torch_relu").fn(torch.tensor([-1.0, 2.0]))
     tensor([0., 2.])
 
@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from jax import lax
 
-from study.custom_rules import (MyReLU, ReLUSavesBitMask, ReLUSavesBoolMask, api_or_missing,
+from study.measure.custom_rules import (MyReLU, ReLUSavesBitMask, ReLUSavesBoolMask, api_or_missing,
                                 jax_relu_custom_jvp,
                                 jax_relu_nondiff_convention, jax_relu_saves_bit_mask,
                                 jax_relu_saves_bool_mask, jax_relu_torch_nan,

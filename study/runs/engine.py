@@ -2,7 +2,7 @@
 own interpreter, inside a Ray task; a failed shard is retried once, then recorded, and a rerun
 resumes from the shards that finished.
 
-    from study.engine import Shard, run_shards
+    from study.runs.engine import Shard, run_shards
     outcomes = run_shards([Shard("zero_point", python=".history/torch-2.15.0/bin/python"),
                            Shard("two_layer", cases=(0, 4)), Shard("two_layer", cases=(4, 8))])
 
@@ -10,9 +10,11 @@ Without `address` (and with Ray not yet started in this process) a local cluster
 machine, bound to 127.0.0.1, without a dashboard, and stops at the end. With `address`, the
 shards go to that cluster; every node needs this repository at the same path and the shards'
 interpreters. The shard's `study run` names the engine and the node in its provenance
-(study.provenance.ENGINE_ENV, NODE_ENV). Chunks of one run write chunk files that are merged into
-its result file once all of them are in (study.checkpoint.merge_chunks). Which shards finished
-is kept in `<results dir>/.engine-shards.json`, for this code (study.checkpoint.code_fingerprint):
+(study.runs.provenance.ENGINE_ENV, NODE_ENV). Chunks of one run write chunk files that are merged
+into
+its result file once all of them are in (study.runs.checkpoint.merge_chunks). Which shards finished
+is kept in `<results dir>/.engine-shards.json`, for this code
+(study.runs.checkpoint.code_fingerprint):
 a rerun skips them while the files they wrote exist; `fresh=True` measures every shard again.
 """
 import json
@@ -23,12 +25,12 @@ import warnings
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 
-from study import results
-from study.atomic import write_text_atomically
-from study.checkpoint import code_fingerprint, merge_chunks, result_name_of_chunk
+from study.runs import results
+from study.runs.atomic import write_text_atomically
+from study.runs.checkpoint import code_fingerprint, merge_chunks, result_name_of_chunk
 from study.errors import StudyError, first_error_line
-from study.provenance import ENGINE_ENV, NODE_ENV, REPO_ROOT
-from study.runner import SHARD_OUTPUT_MARKER, Progress
+from study.runs.provenance import ENGINE_ENV, NODE_ENV, REPO_ROOT
+from study.runs.runner import SHARD_OUTPUT_MARKER, Progress
 
 LEDGER = ".engine-shards.json"
 RETRIES = 1  # a failed shard runs at most twice

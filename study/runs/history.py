@@ -1,9 +1,9 @@
 """Release history: one environment per torch or JAX release, each running the study as shards.
 
-    python -m study.history                      # build missing envs, run every shard here
-    python -m study.history --engine ray         # the same shards on a local Ray cluster
-    python -m study.history --only jax --engine ray --address HOST:6379 --chunks 8
-    python -m study.history --build-only         # only build (and time) the environments
+    python -m study.runs.history                      # build missing envs, run every shard here
+    python -m study.runs.history --engine ray         # the same shards on a local Ray cluster
+    python -m study.runs.history --only jax --engine ray --address HOST:6379 --chunks 8
+    python -m study.runs.history --build-only         # only build (and time) the environments
 
 Each release gets a venv under .history/ (git-ignored), installed once by uv from a cache shared
 by every release and checkout (uv's default, ~/.cache/uv, or $UV_CACHE_DIR), so CUDA libraries
@@ -24,10 +24,10 @@ import time
 import tomllib
 from dataclasses import dataclass
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HISTORY_DIR = os.path.join(REPO_ROOT, ".history")
 CONSTRAINTS = os.path.join(REPO_ROOT, "constraints.txt")
-RESULTS_DIR = os.path.join(REPO_ROOT, "reports", "results")  # study.results.RESULTS_DIR
+RESULTS_DIR = os.path.join(REPO_ROOT, "reports", "results")  # study.runs.results.RESULTS_DIR
 CACHE_LIMIT_BYTES = 50 * 2**30  # stop building past this: the disk is shared
 # every minor release at its last patch, as PyPI served them for Python 3.11 in November 2026
 TORCH_RELEASES = ("2.4.1", "2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1", "2.10.0", "2.11.0",
@@ -226,7 +226,7 @@ def shard_env(release: Release) -> dict[str, str]:
 
 def shard_specs(chosen: list[Release], root: str = HISTORY_DIR, results_dir: str = RESULTS_DIR,
                 chunks: dict | None = None) -> list[dict]:
-    """One shard per (release, experiment, chunk), as study.engine.Shard's fields. `chunks`
+    """One shard per (release, experiment, chunk), as study.runs.engine.Shard's fields. `chunks`
     maps an experiment to its case ranges [(i, j), ...]; one without is one shard of all."""
     chunks = chunks or {}
     return [dict(python=env_python(r, root), experiment=name, scope=scope, device=DEVICE,
@@ -237,7 +237,7 @@ def shard_specs(chosen: list[Release], root: str = HISTORY_DIR, results_dir: str
 
 def case_count(python: str, experiment: str, scope: str) -> int:
     """How many cases `experiment` has in `scope`, as that env's study lists them."""
-    code = (f"import experiments; from study.frameworks import use_shared_settings; "
+    code = (f"import experiments; from study.measure.frameworks import use_shared_settings; "
             f"use_shared_settings(); print(len(experiments.load({experiment!r}).cases({scope!r})))")
     out = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": REPO_ROOT}).stdout
@@ -249,7 +249,7 @@ def chunked(chosen: list[Release], parts: int) -> dict:
     case list, counted in the first release's env (the registry is the same in every one)."""
     if parts <= 1 or not chosen:
         return {}
-    from study.engine import chunks_of
+    from study.runs.engine import chunks_of
     count = case_count(env_python(chosen[0]), "zero_point", dict(SHARD_EXPERIMENTS)["zero_point"])
     return {"zero_point": chunks_of(count, parts)}
 
@@ -275,15 +275,15 @@ def run_here(specs: list[dict], say=print) -> list[str]:
 
 
 def run_on_engine(specs: list[dict], address: str | None) -> list[str]:
-    """The shards on Ray (study.engine: retried once, resumable); returns the failures, each
+    """The shards on Ray (study.runs.engine: retried once, resumable); returns the failures, each
     named with its error."""
-    from study import engine  # Ray is imported only where it is asked for
+    from study.runs import engine  # Ray is imported only where it is asked for
     outcomes = engine.run_shards([engine.Shard(**spec) for spec in specs], address=address)
     return [f"{o.shard.label}: {o.error}" for o in engine.failed(outcomes)]
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m study.history", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m study.runs.history", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--engine", choices=("ray",), help="run the shards on this engine")
     parser.add_argument("--address", help="the engine's cluster (default: a local one)")

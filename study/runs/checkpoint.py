@@ -10,10 +10,10 @@ import hashlib
 import json
 import os
 
-from study.atomic import write_text_atomically
-from study.provenance import REPO_ROOT
-from study.results import jsonable, write_run
-from study.rules import written
+from study.runs.atomic import write_text_atomically
+from study.runs.provenance import REPO_ROOT
+from study.runs.results import jsonable, write_run
+from study.measure.rules import written
 
 CODE_FOLDERS = ("study", "experiments")
 

@@ -1,13 +1,13 @@
 """Result files written by older code, brought to today's record shapes in one place.
 
-study.results.ready applies `upgrade(experiment, records)` to every loaded run after its errata
+study.runs.results.ready applies `upgrade(experiment, records)` to every loaded run after its errata
 (which name records as they were stored), so summaries, comparisons and the report read one
 shape. Each step fills in only what the older code left implicit, with the value that code
 used, and lists the fields it filled under "upgraded_fields" (never compared as cells); it
 never changes a measured number. Failed and withdrawn records are left as stored. The files on
 disk keep what was measured.
 """
-from study.rules import by_key
+from study.measure.rules import by_key
 
 # timing before its plan record: each framework's relu was the reference, and these pairs were
 # compared across frameworks

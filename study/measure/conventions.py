@@ -5,7 +5,7 @@
 
 Every registry op is elementwise, so element i of d(sum f(x))/dx is f'(x_i): one call per
 (rule, dtype, mode, placement) measures every element. Where an element sits can still change
-its value (a kernel's vectorised body and its scalar tail may disagree), so study.placement
+its value (a kernel's vectorised body and its scalar tail may disagree), so study.measure.placement
 probes each input at several placements.
 """
 import jax
@@ -13,8 +13,8 @@ import ml_dtypes
 import numpy as np
 import torch
 
-from study.devices import Device
-from study.rules import Rule
+from study.measure.devices import Device
+from study.measure.rules import Rule
 
 DTYPES = ("float16", "bfloat16", "float32", "float64")
 MODES = ("value", "reverse", "forward", "second")

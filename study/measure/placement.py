@@ -12,23 +12,23 @@ is measured
     strided     all inputs in a stride-2 view (x = base[:, 0] of an (n, 2) tensor; torch only)
     2-D rows    row i of an (n, FILL_LENGTH) batch filled with input i, every position read
 
-eagerly (study.compiled measures compiled code at the same placements).
+eagerly (study.measure.compiled measures compiled code at the same placements).
 
     >>> m = measure(by_key("torch_hardtanh"), [float("nan")], "float32", Device("cpu"), ("fill",))
     >>> collapse(m["reverse"][0])   # e.g. {"values": [0.0, 1.0], "where": {...}}
 
-A record stores the collapsed cell; study.cells.as_cell types it when the record is read.
+A record stores the collapsed cell; study.compare.cells.as_cell types it when the record is read.
 """
 import jax
 import jax.numpy as jnp
 import numpy as np
 import torch
 
-from study.cells import Cell, Placed, as_cell, equal
-from study.conventions import MODES, numpy_dtype, torch_dtype
-from study.devices import Device
+from study.compare.cells import Cell, Placed, as_cell, equal
+from study.measure.conventions import MODES, numpy_dtype, torch_dtype
+from study.measure.devices import Device
 from study.errors import first_error_line
-from study.rules import Rule
+from study.measure.rules import Rule
 
 # > 64, the widest chunk a torch CPU loop takes in one step (2 vectors of 32 half-precision
 # lanes on AVX512), and no multiple of any chunk: positions 0-63 run in the vectorised body
@@ -127,7 +127,7 @@ def _run(thunk, device: Device):
 def measure(rule: Rule, values: list[float], dtype: str, device: Device,
             placements: tuple[str, ...]) -> dict:
     """{mode: [per input: {placement: [value per position] or error text}]}, eagerly
-    (study.compiled measures compiled code)."""
+    (study.measure.compiled measures compiled code)."""
     n = len(values)
     out = {m: [{} for _ in range(n)] for m in MODES}
     if rule.framework == "torch":
@@ -152,7 +152,8 @@ def measure(rule: Rule, values: list[float], dtype: str, device: Device,
 # --- summaries ----------------------------------------------------------------------------
 
 def _same(a, b) -> bool:
-    """Two measured values (or error lines) alike, by the one cell equality (study.cells)."""
+    """Two measured values (or error lines) alike, by the one cell equality
+    (study.compare.cells)."""
     return equal(as_cell(a), as_cell(b))
 
 

@@ -2,11 +2,12 @@
 
     Value      a number, a flag or a label; a ratio carries its 95% interval (lo, hi)
     Error      the first line of what a mode or a case raised (study.errors.first_error_line)
-    Placed     values that depend on where the element sits (study.placement), and where
+    Placed     values that depend on where the element sits (study.measure.placement), and where
     Withdrawn  a cell an erratum withdrew, and why; never compared
 
 Result files keep their JSON shapes; the experiment that wrote a record turns its leaves into
-cells once, when it reads them (as_cell, study.reproduction.record_cells, or an experiment's own
+cells once, when it reads them (as_cell, study.compare.reproduction.record_cells, or an
+experiment's own
 derived cells). Two cells are compared by `equal` and by nothing else.
 """
 import math
@@ -51,7 +52,7 @@ class Error:
 class Placed:
     values: tuple  # each a Value or an Error, in the order the placements first show them
     where: str  # which value at which placement and position: '0 at fill 0-63; 1 at 0-d'
-    # per placement, its runs of (index into values, positions), as study.placement.collapse
+    # per placement, its runs of (index into values, positions), as study.measure.placement.collapse
     # stores them: what `where` says, kept so that the cell can be read at fewer placements
     positions: tuple = field(default=(), compare=False)
 
@@ -66,7 +67,7 @@ class Placed:
         return out
 
     def stored(self) -> dict:
-        """The cell as a record stores it (study.placement.collapse)."""
+        """The cell as a record stores it (study.measure.placement.collapse)."""
         return {"values": [v.line if isinstance(v, Error) else v.value for v in self.values],
                 "where": {p: [list(r) for r in runs] for p, runs in self.positions}}
 
@@ -99,7 +100,8 @@ Cell = Value | Error | Placed | Withdrawn
 
 def as_cell(stored) -> Cell:
     """A measured value as a record stores it, typed: a string is an error line, a {"values",
-    "where"} dict a placement-dependent cell (study.placement.collapse), anything else a Value."""
+    "where"} dict a placement-dependent cell (study.measure.placement.collapse), anything else a
+    Value."""
     if isinstance(stored, str):
         return Error(stored)
     if not isinstance(stored, dict):
