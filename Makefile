@@ -54,7 +54,7 @@ clean:
 HISTORY_ARGS ?=
 history: $(BOOTSTRAP)
 	$(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet -c constraints.txt uv
-	$(PYTHON) -m study.runs.history --engine ray $(HISTORY_ARGS)
+	$(PYTHON) -m study history --engine ray $(HISTORY_ARGS)
 	$(PYTHON) -m study report
 
 # Wall time of `study check` on MyReLU, with and without --quick, from an empty inductor cache

@@ -2,7 +2,7 @@ import sys
 
 from study.runs.requirements import exit_if_missing
 
-exit_if_missing()  # one line naming what is missing, before torch or JAX is imported
+exit_if_missing(sys.argv[1] if len(sys.argv) > 1 else None)  # one line, before any framework
 
 from study.cli import main  # noqa: E402
 

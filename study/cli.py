@@ -1,23 +1,17 @@
 """Command line: `python -m study list | run NAME... | report | compare DIR | reference |
-check MODULE_OR_FILE:ATTR`."""
+history | check MODULE_OR_FILE:ATTR`.
+
+The experiments (and with them both frameworks) are imported by the commands that run or render
+them; `check` imports only the framework of the rule it checks."""
 import argparse
 import json
-import subprocess
-import time
 import os
 import sys
 
-from tabulate import tabulate
-
-import experiments
-from study.runs import atomic, provenance, results, runner
-from study import report
-from study.compare import reproduction
-from study.measure.devices import DEVICE_CHOICES, resolve_devices
 from study.errors import IncompleteReport, StudyError, first_error_line
-from study.measure.frameworks import use_shared_settings
+from study.measure.devices import DEVICE_CHOICES, resolve_devices
+from study.runs import atomic, provenance, results
 from study.runs.provenance import REPO_ROOT
-from study.report.document import render_document
 
 REPORTS_DIR = os.path.join(REPO_ROOT, "reports")
 
@@ -25,6 +19,20 @@ REPORTS_DIR = os.path.join(REPO_ROOT, "reports")
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, not argparse's usage block
         raise StudyError(message)
+
+
+class _Experiments:
+    """The experiment registry, imported on first use: the study's commands need it, `check`
+    does not (it imports one framework, the registry both)."""
+
+    def __getattr__(self, name):
+        import experiments
+        from study.measure.frameworks import use_shared_settings
+        use_shared_settings()
+        return getattr(experiments, name)
+
+
+experiments = _Experiments()
 
 
 def _experiments_named(names: list[str]) -> list:
@@ -38,11 +46,25 @@ def _experiments_named(names: list[str]) -> list:
 
 
 def cmd_list(args) -> None:
+    if args.cases:
+        from study.runs import runner
+        exp, = _experiments_named([args.cases])
+        print(len(runner.cases_of(exp, args.scope)))
+        return
     for exp in experiments.all_experiments():
         print(f"{exp.name:<20} {exp.description}")
 
 
+def cmd_history(args) -> None:
+    from study.runs import history
+    code = history.main(args.rest, [(e.name, e.history_scope)
+                                    for e in experiments.all_experiments() if e.history_scope])
+    if code:
+        raise IncompleteReport("the release history has failed shards (listed above)")
+
+
 def cmd_run(args) -> None:
+    from study.runs import runner
     chosen = _experiments_named(args.names)
     if args.quick and args.full:
         raise StudyError("--quick and --full exclude each other")
@@ -88,31 +110,25 @@ def cmd_run(args) -> None:
 
 
 def _run_side_by_side(chosen: list, args) -> None:
-    """Experiments that measure no time, args.jobs processes at once (each `study run NAME`
-    with the same options; their progress lines name them). Each records in its provenance
-    the experiments that ran beside it."""
-    flags = ["--device", args.device, "--results-dir", args.results_dir]
-    flags += ["--quick"] * args.quick + ["--full"] * args.full + ["--quiet"] * args.quiet
-    flags += ["--inits", str(args.inits)] if args.inits is not None else []
-    waiting, running, failed = list(chosen), [], []
-    while waiting or running:
-        while waiting and len(running) < args.jobs:
-            exp = waiting.pop(0)
-            others = ",".join(e.name for e in chosen if e is not exp)
-            # idle OpenMP threads sleep instead of spinning, so that processes sharing the
-            # cores do not burn each other's time (no arithmetic changes)
-            env = {**os.environ, provenance.CONCURRENT_ENV: f"{args.jobs}:{others}",
-                   "OMP_WAIT_POLICY": "passive"}
-            running.append((exp.name, subprocess.Popen(
-                [sys.executable, "-m", "study", "run", exp.name, *flags], env=env)))
-        time.sleep(0.2)
-        for name, proc in list(running):
-            if proc.poll() is not None:
-                running.remove((name, proc))
-                if proc.returncode:
-                    failed.append(f"{name} (exit {proc.returncode})")
+    """Experiments that measure no time, args.jobs at once, as shards on a local Ray cluster of
+    args.jobs CPUs (study.runs.engine: the one way the study runs processes side by side), each
+    measured afresh. Each records in its provenance the experiments that ran beside it."""
+    from study.runs import engine
+    scope = "quick" if args.quick else "full" if args.full else "standard"
+    # idle OpenMP threads sleep instead of spinning, so that processes sharing the cores do not
+    # burn each other's time (no arithmetic changes)
+    shards = [engine.Shard(exp.name, scope=scope, device=args.device,
+                           results_dir=args.results_dir, inits=args.inits,
+                           env={provenance.CONCURRENT_ENV: f"{args.jobs}:" + ",".join(
+                               e.name for e in chosen if e is not exp),
+                                "OMP_WAIT_POLICY": "passive"})
+              for exp in chosen]
+    outcomes = engine.run_shards(shards, progress=engine.Progress(quiet=args.quiet), fresh=True,
+                                 num_cpus=args.jobs)
+    failed = [f"{o.shard.experiment} ({o.error})" for o in engine.failed(outcomes)]
     if failed:
-        raise StudyError(f"failed: {', '.join(failed)}; the others' result files are complete")
+        raise engine.ShardsFailed(f"failed: {', '.join(failed)}; the others' result files are "
+                                  f"complete")
 
 
 def _check_engine_flags(args) -> None:
@@ -129,6 +145,7 @@ def _check_engine_flags(args) -> None:
 
 def _run_on_engine(chosen: list, scope: str, chunk, args, progress) -> None:
     """Each experiment as shards on Ray (study.runs.engine): one, or --chunks N of its cases."""
+    from study.runs import runner
     from study.runs import engine
     shards = []
     for exp in chosen:
@@ -163,7 +180,8 @@ def _merge_finished_chunks(paths: list[str], progress) -> None:
 
 def _load(folders: list[str], errata_file: str) -> tuple[list, list[str]]:
     runs, notes = results.load_runs(folders, set(experiments.NAMES))
-    return results.ready(runs, results.load_errata(errata_file)), notes
+    return results.ready(runs, results.load_errata(errata_file),
+                         experiments.all_experiments()), notes
 
 
 def _references(folder: str | None, errata_file: str) -> list:
@@ -174,6 +192,7 @@ def _references(folder: str | None, errata_file: str) -> list:
 
 def _labels(out: str) -> dict[str, str]:
     """The run labels given so far (reports/labels.json), so that no run is renamed."""
+    from study import report
     path = os.path.join(out, report.LABELS)
     if not os.path.exists(path):
         return {}
@@ -188,6 +207,8 @@ def _labels(out: str) -> dict[str, str]:
 
 
 def cmd_report(args) -> None:
+    from study import report
+    from study.report.document import render_document
     runs, notes = _load(args.results or [results.RESULTS_DIR], args.errata)
     doc = render_document(runs, notes, experiments.all_experiments(),
                           _references(args.reference, args.errata), _labels(args.out),
@@ -203,6 +224,10 @@ def cmd_report(args) -> None:
 
 
 def cmd_compare(args) -> None:
+    from tabulate import tabulate
+
+    from study.compare import reproduction
+    from study.report.format import cell_text
     runs, _ = _load(args.results, args.errata)
     references = _references(args.reference, args.errata)
     if not references:
@@ -219,7 +244,7 @@ def cmd_compare(args) -> None:
     for c in comps:
         for name, a, b in c.different[:args.show]:
             print(f"{c.run.experiment}: {reproduction.name_text(name)}: "
-                  f"{a.text(None)} vs {b.text(None)}")
+                  f"{cell_text(a, None)} vs {cell_text(b, None)}")
     if args.strict and not all(c.reproduced for c in comps if c.kind == reproduction.REPRODUCTION):
         sys.exit(1)
 
@@ -279,7 +304,14 @@ def _write_json(path: str, text: str) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m study", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    sub.add_parser("list", help="experiments, one line each").set_defaults(func=cmd_list)
+    listing = sub.add_parser("list", help="experiments, one line each")
+    listing.add_argument("--cases", metavar="NAME", help="print how many cases NAME has")
+    listing.add_argument("--scope", default="standard", help="the scope --cases counts")
+    listing.set_defaults(func=cmd_list)
+    history = sub.add_parser("history", add_help=False,
+                             help="each torch and JAX release in its own env (make history)")
+    history.add_argument("rest", nargs=argparse.REMAINDER)
+    history.set_defaults(func=cmd_history)
     _add_run(sub)
     _add_report_compare_reference(sub)
     _add_check(sub)
@@ -361,8 +393,11 @@ def _add_check(sub) -> None:
 
 
 def main(argv=None) -> int:
-    use_shared_settings()
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
+        if argv[:1] == ["history"]:  # its own options, parsed by study.runs.history
+            cmd_history(argparse.Namespace(rest=argv[1:]))
+            return 0
         args = build_parser().parse_args(argv)
         args.func(args)
     except StudyError as e:

@@ -1,6 +1,5 @@
 """Wall time of `study check` on study.measure.custom_rules.MyReLU, with and without --quick, each
-from
-an empty inductor cache (targets: 90 s and 30 s on the project's 2-core machine).
+from an empty inductor cache (targets: 90 s and 30 s on the project's 2-core machine).
 
     .venv/bin/python tests/bench_check_wall_time.py   # or: make bench-check
 

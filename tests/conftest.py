@@ -52,7 +52,8 @@ def load_listed(paths: list[str], reports_dir: str):
     known = set(experiments.NAMES)
     runs = [results._load_one(os.path.join(reports_dir, p), p, known) for p in paths]
     errata = results.load_errata(os.path.join(reports_dir, "errata.json"))
-    return results.ready(sorted(runs, key=lambda r: (r.experiment, r.label)), errata)
+    return results.ready(sorted(runs, key=lambda r: (r.experiment, r.label)), errata,
+                         experiments.all_experiments())
 
 
 def reference_runs():
@@ -61,7 +62,7 @@ def reference_runs():
     import experiments
     from study.runs import results
     runs, _ = results.load_runs([results.REFERENCE_DIR], set(experiments.NAMES))
-    return results.ready(runs, results.load_errata())
+    return results.ready(runs, results.load_errata(), experiments.all_experiments())
 
 
 REPORTS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "reports")

@@ -6,6 +6,7 @@ import torch
 from study.check import _probe, _sections
 from study.check._findings import Finding, exit_code
 from study.check._load import as_rule
+from study.compare.cells import Error, Value
 from study.measure.custom_rules import MyReLU, jax_relu_with_convention, torch_relu_with_convention
 from tests.rules_with_findings import (AlphaAtZero, GuidedBackprop, NaNBelowZero, RandomAtZero,
                                        TwiceTheSlope, WritesGradOutput, WrongJvp, addcmul_relu,
@@ -164,7 +165,8 @@ def test_a_rule_mixing_elements_is_not_elementwise(cpu):
 def test_compiled_against_eager_by_the_one_equal():
     def row(execution, value):
         return {"dtype": "float32", "input": "-0.0", "x": -0.0, "bits": "0x80000000",
-                "execution": execution, "placement": "fill", "value": value, "reverse": 1.0}
+                "execution": execution, "placement": "fill", "value": Value(value),
+                "reverse": Value(1.0)}
     zero_sign = _probe.compiled_findings([row("eager", -0.0), row("compiled", 0.0)])
     assert [(f.kind, f.severity, f.where.transformation) for f in zero_sign] == [
         ("compiled_zero_sign", "info", "value")]
@@ -195,12 +197,13 @@ def test_a_placement_dependent_builtin_is_still_linear(cpu):
 def test_compiled_forward_mode_where_eager_raises_is_held_to_the_reverse_derivative():
     def row(execution, forward, reverse):
         return {"dtype": "float32", "input": "+nan", "x": float("nan"), "bits": "0x7fc00000",
-                "execution": execution, "placement": "fill", "value": float("nan"),
-                "reverse": reverse, "forward": forward}
-    raises = "RuntimeError: In order to use an autograd.Function with functorch transforms"
+                "execution": execution, "placement": "fill", "value": Value(float("nan")),
+                "reverse": Value(reverse), "forward": forward}
+    raises = Error("RuntimeError: In order to use an autograd.Function with functorch transforms")
     # MyReLU: eager jvp raises; compiled jvp differentiates clamp instead (0 at NaN), where
     # the rule's own backward gives 1
-    found = _probe.compiled_findings([row("eager", raises, 1.0), row("compiled", 0.0, 1.0)])
+    found = _probe.compiled_findings([row("eager", raises, 1.0),
+                                      row("compiled", Value(0.0), 1.0)])
     assert [(f.kind, f.where.transformation) for f in found] == [("compiled_differs", "forward")]
     assert "eager reverse (eager forward mode raises) [1.0]" in found[0].detail
 

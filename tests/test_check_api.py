@@ -9,11 +9,12 @@ import torch
 
 import study
 from study import cli
-from study.check import _probe, _sections
+from study.check import _atlas, _probe, _sections
 from study.check._load import as_rule
+from study.compare.cells import Error, Placed, Value, equal
 from study.measure.custom_rules import MyReLU, jax_relu_custom_jvp, jax_relu_with_convention
-from study.compare.cells import Placed, as_cell, equal
 from study.measure.rules import by_key
+from study.runs.provenance import torch_cpu_capability
 
 RULES_FILE = '''
 import jax
@@ -102,41 +103,52 @@ def test_myrelu_quick_is_ok_and_the_users_settings_come_back():
     assert minus_zero[0]["value"] == "-0.0" and minus_zero[0]["reverse"] == "1.0"
 
 
-def _values(stored) -> list:
-    cell = as_cell(stored)
-    return list(cell.values) if isinstance(cell, Placed) else [cell]
+def committed_atlas():
+    """The committed atlas the check reads for the releases installed here (errata applied),
+    or a skip where this checkout has none."""
+    installed = {"torch": torch.__version__, "jax": jax.__version__}
+    atlas = _atlas.committed_atlas(installed, "torch", "cpu", torch_cpu_capability())
+    if isinstance(atlas, str):
+        pytest.skip(atlas)
+    return atlas
 
 
-def test_a_registry_rule_gives_the_cells_of_its_committed_atlas_row(cpu):
+def atlas_row(atlas, rule, dtype: str):
+    """The rule's eager atlas record in the committed run, typed as the report reads it."""
+    from experiments.zero_point.atlas import _op
+    return _op(next(rec for rec in atlas.run.ok_records() if rec.get("part") == "atlas"
+                    and rec["rule"] == rule.key and rec["dtype"] == dtype
+                    and rec["execution"] == "eager"))
+
+
+def test_a_registry_rule_gives_exactly_the_cells_of_its_committed_atlas_row(cpu):
+    # Oracle: the committed run of these releases and this CPU's kernels, errata applied. The
+    # check's cells at each placement are the atlas cell read at that placement, exactly:
+    # values, errors, and where a placement-dependent value sits.
     rule = by_key("torch_hardtanh")  # kinks at ±1, and a placement-dependent cell at NaN
-    run = _sections.atlas_run()
-    if run is None:
-        pytest.skip("no committed atlas in reports/results")
-    atlas = next(r for r in run["records"] if r.get("part") == "atlas"
-                 and r["rule"] == rule.key and r["dtype"] == "float32"
-                 and r["execution"] == "eager")
-    rows = _probe.conventions(rule, "float32", rule.kinks, cpu, tuple(atlas["placements"]),
-                              (), ())
-    for i, label in enumerate(atlas["inputs"]):
-        mine = [row for row in rows if row["input"] == label]
-        for mode in ("value", "reverse", "forward", "second"):
-            theirs = _values(atlas[mode][i])
-            ours = [v for row in mine for v in _values(row[mode])]
-            assert all(any(equal(a, b) for b in theirs) for a in ours), (label, mode)
-            assert all(any(equal(a, b) for a in ours) for b in theirs), (label, mode)
-    found = _sections.matches(rows, "torch", run)
+    atlas = committed_atlas()
+    if not atlas.same_releases:
+        pytest.skip(f"no committed run of the releases installed here ({atlas.run.path})")
+    op = atlas_row(atlas, rule, "float32")
+    rows = _probe.conventions(rule, "float32", rule.kinks, cpu, op.placements, (), ())
+    for label in op.inputs:
+        for row in (r for r in rows if r["input"] == label):
+            for mode in ("value", "reverse", "forward", "second"):
+                theirs = op.cell(mode, label)
+                theirs = theirs.at([row["placement"]]) if isinstance(theirs, Placed) else theirs
+                assert equal(row[mode], theirs), (label, row["placement"], mode)
+    assert any(isinstance(op.cell("reverse", label), Placed) for label in op.inputs)
+    found = _sections.matches(rows, "torch", atlas)
     assert rule.name in [m["name"] for m in found["matches"]]
 
 
 def test_a_rule_matching_no_builtin_names_the_nearest_and_the_cells(cpu):
     rule = as_rule(MyReLU)[0]
     rows = _probe.conventions(rule, "float32", (0.0,), cpu, ("packed",), (), ())
-    found = _sections.matches(rows, "torch", _sections.atlas_run())
-    if found["run"] is None:
-        pytest.skip("no committed atlas in reports/results")
+    found = _sections.matches(rows, "torch", committed_atlas())
     assert not found["matches"]
     # MyReLU: slope 1 at ±0 and at NaN; the nearest built-in differs in few cells, NaN among them
-    assert any(d["input"] == "+nan" and d["mode"] == "reverse" and d["rule"] == 1.0
+    assert any(d["input"] == "+nan" and d["mode"] == "reverse" and d["rule"] == [Value(1.0)]
                for d in found["nearest"]["differing"])
     assert found["run"]["label"] == "C1" and found["run"]["torch"]
 
@@ -165,7 +177,7 @@ def test_exit_1_on_a_finding_and_0_with_fail_on_elsewhere(rules_file, capsys):
     code, out, _ = _run_cli([f"{rules_file}:jax_alpha_at_zero", "--quick", "--json", "-",
                              "--kinks", "0.25", "--twin", f"{rules_file}:AlphaAtZero"], capsys)
     data = json.loads(out)
-    assert code == 1 and data["exit_code"] == 1 and data["schema_version"] == 1
+    assert code == 1 and data["exit_code"] == 1 and data["schema_version"] == 2
     assert {"vjp_not_linear", "transform_wrong"} <= {f["kind"] for f in data["findings"]}
     assert data["kinks"]["given"] == ["0.25"] and "0.25" in data["kinks"]["probed"]
     assert {"0.25-ulp", "0.25", "0.25+ulp"} <= {row["input"] for row in data["conventions"]}
@@ -212,19 +224,17 @@ def test_a_bug_of_the_check_is_exit_3_in_one_line(rules_file, capsys, monkeypatc
 
 def test_study_check_of_a_registry_rule_gives_its_atlas_row_and_matches_it():
     rule = by_key("jax_relu")
-    run = _sections.atlas_run()
-    if run is None:
-        pytest.skip("no committed atlas in reports/results")
+    atlas = committed_atlas()
     r = study.check(rule, quick=True)
+    assert r.matches["run"]["file"] == atlas.run.path
     for dtype in ("float32", "float64"):
-        atlas = next(rec for rec in run["records"] if rec.get("part") == "atlas"
-                     and rec["rule"] == rule.key and rec["dtype"] == dtype
-                     and rec["execution"] == "eager")
-        ours = {row["input"]: row for row in r.conventions if row["dtype"] == dtype
-                and row["execution"] == "eager" and row["placement"] in atlas["placements"]}
-        for i, label in enumerate(atlas["inputs"]):
+        op = atlas_row(atlas, rule, dtype)
+        for row in (row for row in r.conventions if row["dtype"] == dtype
+                    and row["execution"] == "eager" and row["placement"] in op.placements):
             for mode in ("value", "reverse", "forward", "second"):
-                assert _sections._cells_equal(ours[label][mode], atlas[mode][i]), (label, mode)
+                theirs = op.cell(mode, row["input"])
+                theirs = theirs.at([row["placement"]]) if isinstance(theirs, Placed) else theirs
+                assert equal(row[mode], theirs), (row["input"], mode)
     assert "jax.nn.relu" in [m["name"] for m in r.matches["matches"]]
     assert r.ok, r.to_markdown()
 
@@ -233,8 +243,8 @@ def test_the_markdown_and_json_of_a_hand_made_result():
     from study.check import CheckResult, Finding, Where
     from study.compare.stats import Estimate
     row = {"dtype": "float32", "input": "-0.0", "x": -0.0, "bits": "0x80000000",
-           "execution": "eager", "placement": "packed", "value": -0.0, "reverse": 1.0,
-           "forward": "RuntimeError: no jvp", "second": 0.0}
+           "execution": "eager", "placement": "packed", "value": Value(-0.0),
+           "reverse": Value(1.0), "forward": Error("RuntimeError: no jvp"), "second": Value(0.0)}
     r = CheckResult(
         target="t", framework="torch", style="callable", device="cpu",
         scope={"quick": False, "skipped": [], "dtypes": ["float32"], "placements": ["packed"],
@@ -255,6 +265,7 @@ def test_the_markdown_and_json_of_a_hand_made_result():
     assert "| seed | — | ValueError: net | no |" in md
     data = json.loads(json.dumps(r.to_json()))
     assert data["conventions"][0]["value"] == "-0.0" and data["conventions"][0]["x"] == "-0.0"
+    assert data["conventions"][0]["forward"] == {"error": "RuntimeError: no jvp"}
     assert data["cost"]["ratios"]["eager"] == {"value": "1.5", "lo": "1.25", "hi": "2.0",
                                                "n": 20}
     assert data["findings"][0]["severity"] == "info" and data["exit_code"] == 0

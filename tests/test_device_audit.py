@@ -24,6 +24,7 @@ from jax._src import array as jax_array
 import experiments
 from study.runs import runner
 from study.compare.cells import Error
+from study.report.format import cell_text
 from study.measure.devices import Device, DeviceEscape
 from study.errors import first_error_line
 from study.compare.reproduction import name_text, record_cells
@@ -92,7 +93,7 @@ def errors_in(records: list[dict], key: tuple[str, ...] = ("rule",)) -> dict[str
     """Every error a run recorded: failed cases, and any leaf that reads as an error line,
     in whichever field it landed (the audit looks for errors nothing declared)."""
     cells = record_cells(records, key)
-    return {name: cell.text() for name, cell in cells.items()
+    return {name: cell_text(cell) for name, cell in cells.items()
             if isinstance(cell, Error)
             or isinstance(cell.value, str) and looks_like_error(cell.value)}
 

@@ -14,7 +14,7 @@ def test_each_differing_cell_lands_in_the_group_its_name_and_values_show():
     assert group_of(cell(op="relu", input="-min_subnormal", dtype="float32"), one, Value(0.0)) \
         == "subnormal"
     assert group_of(f32, Value(2.0 ** -130), Value(0.0)) == "subnormal"
-    placed = Placed((Value(0.0), Value(1.0)), "0 at fill 0-63; 1 at 0-d")
+    placed = Placed((Value(0.0), Value(1.0)), (("fill", ((0, "0-63"),)), ("0-d", ((1, "0"),))))
     assert group_of(f32, placed, one) == "placement"
     # one unit in the last place of float32 at 1 is 2^-23: within the 4 ulps of "last bits"
     assert group_of(f32, one, Value(1.0 + 2.0 ** -23)) == "last bits"

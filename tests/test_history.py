@@ -92,9 +92,19 @@ def test_pins_rejected_are_those_uv_names():
     assert history.pins_rejected(uv_error, constraints) == {"sympy"}
 
 
+# what the cli passes: the experiments whose Experiment has a history_scope
+HISTORY = [("zero_point", "standard"), ("two_layer", "standard")]
+
+
+def test_the_history_runs_the_experiments_that_declare_a_history_scope():
+    import experiments
+    assert [(e.name, e.history_scope) for e in experiments.all_experiments()
+            if e.history_scope] == sorted(HISTORY, key=lambda e: experiments.NAMES.index(e[0]))
+
+
 def test_one_shard_per_release_and_experiment(tmp_path):
     chosen = history.releases("jax")[:2]
-    specs = history.shard_specs(chosen, root=str(tmp_path), results_dir="/r")
+    specs = history.shard_specs(chosen, HISTORY, root=str(tmp_path), results_dir="/r")
     assert [(os.path.relpath(s["python"], tmp_path), s["experiment"], s["scope"]) for s in specs] \
         == [("jax-0.4.38/bin/python", "zero_point", "standard"),
             ("jax-0.4.38/bin/python", "two_layer", "standard"),
@@ -126,7 +136,7 @@ def test_specs_are_the_engines_shards():
     if not os.path.exists(os.path.join(os.path.dirname(history.__file__), "engine.py")):
         pytest.skip("study.runs.engine is on branch engine until it is merged")
     from study.runs import engine
-    spec = history.shard_specs(history.releases("torch")[:1], results_dir="/r")[0]
+    spec = history.shard_specs(history.releases("torch")[:1], HISTORY, results_dir="/r")[0]
     assert engine.Shard(**spec).argv()[:9] == history.study_run_command(spec)
 
 
@@ -146,13 +156,13 @@ def test_engine_failures_come_back_named(monkeypatch):
                                  failed=lambda outcomes: [o for o in outcomes if o.error])
     monkeypatch.setitem(sys.modules, "study.runs.engine", fake)
     monkeypatch.setattr(study.runs, "engine", fake, raising=False)
-    specs = history.shard_specs([history.Release("jax", "0.4.38")], root="/h")
+    specs = history.shard_specs([history.Release("jax", "0.4.38")], HISTORY, root="/h")
     assert history.run_on_engine(specs, None) == [
         "two_layer (/h/jax-0.4.38/bin/python): exit status 1"]
 
 
 def test_a_chunked_experiment_is_a_shard_per_chunk():
-    specs = history.shard_specs([history.Release("torch", "2.15.0")], root="/h",
+    specs = history.shard_specs([history.Release("torch", "2.15.0")], HISTORY, root="/h",
                                 chunks={"zero_point": [(0, 5), (5, 9)]})
     assert [(s["experiment"], s["cases"]) for s in specs] == [
         ("zero_point", (0, 5)), ("zero_point", (5, 9)), ("two_layer", None)]

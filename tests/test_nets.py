@@ -13,7 +13,7 @@ Hand derivation with seed 001's numbers:
 import numpy as np
 import pytest
 
-from study.measure.conventions import reverse_derivative
+from study.measure.probe import reverse_derivative
 from study.workloads.nets import seed_two_layer_data, two_layer_gradients
 from study.measure.rules import RULES, by_key, relu_rules
 

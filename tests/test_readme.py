@@ -16,8 +16,8 @@ HEAVY = {  # each is covered elsewhere or needs what CI does not have
     "python3 -m study run two_layer --device cuda": "needs a GPU",
     "make history": "builds 19 release envs (46 GB of uv cache), runs them; test_history.py",
     'make history HISTORY_ARGS="--release torch-2.4.1"': "installs a 5.5 GB torch build",
-    ".venv/bin/python -m study.runs.history --build-only": "installs 19 torch and JAX builds",
-    ".venv/bin/python -m study.runs.history --engine ray --only jax --address HOST:6379 --chunks 8":
+    ".venv/bin/python -m study history --build-only": "installs 19 torch and JAX builds",
+    ".venv/bin/python -m study history --engine ray --only jax --address HOST:6379 --chunks 8":
         "needs a Ray cluster",
     ".venv/bin/python -m study run two_layer": "tests/test_cli.py runs it end to end",
     ".venv/bin/python -m study run clone_hazard": "tests/test_semantics.py and the device audit",

@@ -12,9 +12,10 @@ import experiments.transforms.measure as transforms
 import experiments.two_layer.measure as two_layer
 import experiments.zero_point.measure as zero_point
 from experiments.timing.harness import timed_rules, twin_pairs
-from study.measure.conventions import reverse_derivative
+from study.measure.probe import reverse_derivative
 from study.runs.results import Run
-from study.measure.rules import RULES, Rule, by_key, read_back, related, written
+from study.measure.rule import SourceError
+from study.measure.rules import RULES, Rule, by_key, received, related, sent, written
 
 PROV = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "quick"}
 
@@ -92,14 +93,17 @@ def test_a_relation_to_a_key_the_registry_lacks_says_so():
         related(replace(CLAMP, look_alike="jax_nothing"), "look_alike")
 
 
-def test_a_written_case_names_rules_by_key_and_reads_back_to_the_same_rules():
+def test_a_written_case_names_rules_by_key_and_one_sent_to_a_process_comes_back_whole():
+    from tests.outside_rules import OUTSIDE
     relu, c0 = by_key("torch_relu"), by_key("torch_custom_c0")
-    case = {"part": "rules", "rule": relu, "rules": (relu, c0), "n": 8}
-    text = json.dumps(written(case))
-    assert json.loads(text) == {"part": "rules", "rule": "torch_relu",
-                                "rules": ["torch_relu", "torch_custom_c0"], "n": 8}
-    back = read_back(json.loads(text))
-    assert back["rule"] is relu and back["rules"] == (relu, c0) and back["n"] == 8
+    case = {"part": "rules", "rule": relu, "rules": (relu, c0, OUTSIDE), "n": 8}
+    assert written(case)["rules"] == ("torch_relu", "torch_custom_c0", OUTSIDE.key)
+    text = json.dumps(sent(case))  # the registry's by key, another by where it is defined
+    assert json.loads(text)["rules"] == ["torch_relu", "torch_custom_c0",
+                                         {"key": OUTSIDE.key, "source": OUTSIDE.source}]
+    back = received(json.loads(text))
+    assert back["rule"] is relu and back["rules"][:2] == (relu, c0) and back["n"] == 8
+    assert back["rules"][2].key == OUTSIDE.key and back["rules"][2].name == OUTSIDE.name
 
 
 def test_timing_pairs_a_torch_rule_with_its_twin_only_where_both_are_timed():
@@ -133,10 +137,22 @@ def test_two_layer_swaps_in_only_the_relu_like_rules_it_is_given():
     assert {c["rule"].key for c in two_layer.cases("quick", given)} == {"torch_relu", CLAMP.key}
 
 
-def test_timing_takes_a_rule_outside_the_registry_in_its_quick_scope_only():
-    # the standard scope's checks rebuild a case's rules from their keys in fresh processes
+def test_timing_times_a_rule_outside_the_registry_in_a_fresh_process(cpu, monkeypatch):
+    # the standard scope's checks time a case's rules again in fresh processes, which load a
+    # rule outside the registry from its source; one that names none is refused in one line
+    from experiments.timing import harness
+    from tests.outside_rules import OUTSIDE
     assert timing.cases("quick", WITH_CLAMP)
-    with pytest.raises(ValueError, match="know only the registry's rules, not torch_test_clamp"):
+    with pytest.raises(SourceError, match="'torch_test_clamp' is not the registry's and names no"):
         timing.cases("standard", WITH_CLAMP)
-    nets_only = replace(by_key("torch_custom_c0"), timed=False)  # never sent to a process
-    assert timing.cases("standard", [nets_only if r.key == nets_only.key else r for r in RULES])
+    assert timing.cases("standard", RULES + (OUTSIDE,))
+    monkeypatch.setattr(timing, "BUDGET_S", 0.001)
+    monkeypatch.setattr(harness, "WARMUP_S", 0.0)
+    rules = (by_key("jax_relu"), OUTSIDE)
+    fresh = timing.FreshProcess("cpu", "jax", "jit", 1000, rules)
+    try:
+        timings = timing.time_rules("jax", "jit", 1000, cpu, rules, fresh)
+    finally:
+        fresh.close()
+    assert set(timings) == {"jax_relu", OUTSIDE.key} and fresh.proc.returncode == 0
+    assert timings[OUTSIDE.key]["fresh"]["stats"]["median"] > 0  # timed there too

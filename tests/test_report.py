@@ -25,7 +25,8 @@ from study.report import Table, csv, frame, latex, markdown, side_by_side
 from study.report.document import number_tables
 from study.report.format import latex_escape, shorten, text
 from study.report.runs import assign_labels, configuration
-from study.compare.cells import Value, pair_texts
+from study.compare.cells import Value
+from study.report.format import pair_texts
 from study.compare.stats import Estimate
 from tests.conftest import committed_inputs, committed_labels
 
@@ -292,9 +293,8 @@ class Poison:
 # The rendering layer's own form (line width, significant figures, which atlas inputs are
 # columns, the 95% level of an interval), and the comparison's fixed labels: not data.
 RENDERING_LAYER = ("study.report", "study.compare.reproduction", "study.compare.stats",
-                   "study.compare.device_comparison",
-                   "study.runs.results", "study.runs.provenance", "study.runs.experiment",
-                   "study.compare.cells")
+                   "study.compare.device_comparison", "study.runs.results",
+                   "study.runs.provenance", "study.runs.experiment", "study.compare.cells")
 
 
 def measurement_constants():

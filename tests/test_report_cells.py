@@ -86,7 +86,8 @@ def test_a_cell_type_prints_its_text_and_a_bare_dataclass_refuses_to_print():
     class Pair:
         a: float
         b: float
-    placed = Placed((Value(0.0), Value(-1.401298464324817e-45)), "0 at fill 0-63")
+    placed = Placed((Value(0.0), Value(-1.401298464324817e-45)),
+                    (("fill", ((0, "0-63"), (1, "64-66"))),))
     t = Table("t", "T", "", frame([{"cell": Value(float("nan")), "placed": placed}]))
     assert markdown(t).splitlines()[2] == "| NaN | -1.401e-45 or 0 (placement) |"
     assert not bad_markdown_cells(markdown(t))

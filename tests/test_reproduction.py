@@ -9,6 +9,7 @@ import experiments
 from study import report
 from study.compare import reproduction
 from study.compare.cells import Error, Value, Withdrawn
+from study.report.format import cell_text
 from study.runs.experiment import Comparison
 from study.runs.results import Run
 
@@ -105,8 +106,8 @@ def test_a_timing_ratio_reproduces_when_the_95_percent_intervals_meet_within_the
     timing = experiments.load("timing")
 
     def rule(name, times):
-        # the statistics every rule record carries (study.workloads.timing): median, quartiles,
-        # IQR, n
+        # the statistics every rule record carries (study.workloads.timing): median, quartiles, IQR,
+        # n
         stats = {"median": float(np.median(times)), "q1": min(times), "q3": max(times),
                  "iqr": max(times) - min(times), "n": len(times)}
         return {"part": "rule", "framework": "jax", "mode": "jit", "rule": name, "n": 10,
@@ -124,7 +125,7 @@ def test_a_timing_ratio_reproduces_when_the_95_percent_intervals_meet_within_the
     tight = Run("timing", {**PROV, "host": "b"},
                 [PLAN, rule("jax_relu", ones), rule("jax_custom_c0", [1.3] * 20)], "y")
     (_, mine, theirs), = reproduction.compare(timing, tight, ours).different
-    assert mine.text() == "1.3 [1.3, 1.3]" and theirs.value == 1.0
+    assert cell_text(mine) == "1.3 [1.3, 1.3]" and theirs.value == 1.0
 
 
 def test_wall_clock_seconds_are_not_a_cell_of_the_bifurcation_count():

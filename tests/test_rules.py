@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from conftest import assert_close
-from study.measure.conventions import reverse_derivative
+from study.measure.probe import reverse_derivative
 from study.measure.devices import Device
 from study.measure.rules import RULES, by_key, reference_of, related, relu_rules
 

@@ -50,12 +50,12 @@ def test_the_machines_copy_is_the_fastest_copy_into_an_existing_buffer():
 
 def test_copies_from_runs_before_the_into_field_keep_what_they_measured():
     # the old harness copied torch with out.copy_(x) and JAX with jit(x + 0.0)
-    from study.runs.upgrades import upgrade
+    from experiments.timing.upgrade import upgrade
     recs = [{"part": "machine", "what": "copy torch", "n": 8, "bytes": 64,
              "stats": {"median": 1.0}},
             {"part": "machine", "what": "copy jax", "n": 8, "bytes": 64, "stats": {"median": 1.0}},
             {"part": "machine", "what": "matmul torch", "flops": 1, "stats": {"median": 1.0}}]
-    assert [c["into"] for c in upgrade("timing", recs) if "bytes" in c] == \
+    assert [c["into"] for c in upgrade(recs) if "bytes" in c] == \
         ["preallocated", "new buffer"]
 
 

@@ -1,8 +1,13 @@
-"""Older result files brought to today's record shapes in one place (study.runs.upgrades),
-on hand-made records in the shapes older code wrote."""
-from study.runs.upgrades import upgrade
+"""Older result files brought to today's record shapes when loaded, by each experiment's own
+upgrade (study.runs.upgrades), on hand-made records in the shapes older code wrote."""
+import experiments
 from study.compare import reproduction
 from study.runs.results import Run, ready
+from study.runs.upgrades import upgrade as by_experiment
+
+
+def upgrade(name: str, records: list[dict]) -> list[dict]:
+    return by_experiment(experiments.load(name), records)
 
 PROV = {"utc": "2026-01-01T00:00:00+00:00", "host": "vm", "device": "cuda", "torch": "1",
         "jax": "2", "scope": "standard", "git_commit": "old"}
@@ -25,6 +30,8 @@ def test_fields_older_code_left_implicit_are_filled_and_listed_and_nothing_measu
     failed = {"rule": "torch_relu", "case_error": "RuntimeError: x"}
     withdrawn = {"rule": "torch_relu", "withdrawn": "why"}
     assert upgrade("zero_point", [today]) == [today]
+    assert upgrade("zero_point", [{**today, "inputs": ["a"], "value": [0.5]}]) == \
+        [{**today, "inputs": ["a"], "value": [0.5]}]
     assert upgrade("transforms", [failed, withdrawn]) == [failed, withdrawn]
     assert upgrade("clone_hazard", [failed]) == [failed]
 
@@ -46,8 +53,22 @@ def test_errata_match_records_as_stored_and_filled_fields_are_never_cells():
                "records": {"rule": "torch_custom_c0", "reference_rule": None}, "why": "w"}]
     # the erratum names the record by a field it lacked when stored (reference_rule: None):
     # applied before the upgrade, it matches
-    run, = ready([Run("two_layer", PROV, [stored], "x")], errata)
+    two_layer = [experiments.load("two_layer")]
+    run, = ready([Run("two_layer", PROV, [stored], "x")], errata, two_layer)
     assert run.records[0]["withdrawn"] == "w"
-    run, = ready([Run("two_layer", PROV, [stored], "x")], [])
+    run, = ready([Run("two_layer", PROV, [stored], "x")], [], two_layer)
     cells = reproduction.record_cells(run.records, ("dataset", "rule", "dtype"))
     assert {dict(name)["path"] for name in cells} == {"framework", "loss"}
+
+
+def test_older_atlas_cells_are_read_in_the_one_stored_form():
+    # older code stored an error as a bare string, and one string for a mode where every input
+    # raised; a placement-dependent cell's values held bare strings too
+    placed = {"values": [0.0, "E: tail"], "where": {"fill": [[0, "0-63"], [1, "64-66"]]}}
+    old = {"part": "atlas", "rule": "r", "look_alike": None, "modes": ["value", "forward"],
+           "inputs": ["+0.0", "+nan"], "value": [0.0, placed], "forward": "E: every input"}
+    got, = upgrade("zero_point", [old])
+    assert got["value"] == [0.0, {"values": [0.0, {"error": "E: tail"}],
+                                  "where": placed["where"]}]
+    assert got["forward"] == [{"error": "E: every input"}] * 2
+    assert upgrade("zero_point", [got]) == [got]  # today's form stays as it is

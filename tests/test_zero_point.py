@@ -16,9 +16,10 @@ import experiments.zero_point.compiled as zp_compiled
 import experiments.zero_point.measure as zp
 from experiments.zero_point import EXPERIMENT
 import study.measure.rules as rules_module
-from study.measure.conventions import DTYPES, probe_inputs, reverse_derivative
-from study.compare.cells import Placed, Value, as_cell, equal
-from study.measure.placement import ALL_PLACEMENTS, FILL_LENGTH, collapse, measure
+from study.compare.cells import Error, Placed, Value, collapse, equal
+from study.measure.inputs import DTYPES, probe_inputs
+from study.measure.placement import ALL_PLACEMENTS, FILL_LENGTH
+from study.measure.probe import measure, reverse_derivative
 from study.runs.results import Run
 from study.measure.rules import RULES, Rule, by_key
 
@@ -26,13 +27,16 @@ CUSTOM = [r for r in RULES if r.kind == "custom"]
 
 
 def alike(a, b) -> bool:
-    """Two measured values (or error lines) alike by the atlas's one equality."""
-    return equal(as_cell(a), as_cell(b))
+    """Two measured cells alike by the atlas's one equality."""
+    return equal(a, b)
 
 
-def typed(stored):
-    """A mode's cells as the atlas reads them from a record."""
-    return zp_atlas._typed(stored)
+def typed(cells):
+    """A mode's cells as the atlas reads them from a record: numbers, a {"values", "where"}
+    dict, or one error line for every input."""
+    from experiments.zero_point.upgrade import stored_cell
+    return zp_atlas._typed([{"error": cells}] if isinstance(cells, str)
+                           else [stored_cell(c) for c in cells])
 PROV = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "quick"}
 
 
@@ -57,20 +61,19 @@ def sample_run():
 def test_custom_rules_return_their_convention_at_zero_everywhere(cpu, rule, dtype):
     placements = ALL_PLACEMENTS if rule.framework == "torch" else ("0-d",)
     out = measure(rule, [0.0, -0.0], dtype, cpu, placements)
-    for cells in out["reverse"]:
-        assert collapse(cells) == rule.convention, cells
+    for cell in out["reverse"]:
+        assert cell == Value(rule.convention), cell
     # forward mode: what the rule's definition promises (its jvp's convention, or the error the
     # framework raises for a rule without one); a torch.library.custom_op has no forward rule
     # of ours at all, so what torch does there is measured (the transform matrix), not asserted
     if "custom_op" in rule.key:
         return
     promised = forward_mode_promise(rule)
-    for cells in out["forward"]:
-        c = collapse(cells)
+    for c in out["forward"]:
         if isinstance(promised, str):
-            assert isinstance(c, str) and promised in c, c
+            assert isinstance(c, Error) and promised in c.line, c
         else:
-            assert c == promised, c
+            assert c == Value(promised), c
 
 
 def forward_mode_promise(rule: Rule):
@@ -124,7 +127,7 @@ def test_porting_guide_and_pairs_hold_on_0d_measurements(cpu, sample_run):
         rule = by_key(key)
         inputs = probe_inputs("float32", zp.probed_kinks(rule))
         out = measure(rule, [v for _, v in inputs], "float32", cpu, ("0-d",))
-        return {m: [collapse(c) for c in out[m]] for m in ("value", "reverse")}
+        return {m: out[m] for m in ("value", "reverse")}
 
     names = {r.name: r.key for r in RULES}
     tables = tables_of([sample_run])
@@ -170,21 +173,20 @@ def test_a_planted_placement_dependence_is_found_and_reported(cpu):
             return g * (1.0 if ctx.rank == 0 else 0.5)
 
     rule = Rule("torch_by_rank", "torch", "by rank", "custom", ByRank.apply, 0.5)
-    out = measure(rule, [2.0], "float32", cpu, ALL_PLACEMENTS)
-    cell = collapse(out["reverse"][0])
-    assert isinstance(cell, dict) and sorted(cell["values"]) == [0.5, 1.0]
-    assert cell["where"]["0-d"] == [[cell["values"].index(1.0), "0"]]
-    assert as_cell(cell).where.count(" at ") == 2
+    cell = measure(rule, [2.0], "float32", cpu, ALL_PLACEMENTS)["reverse"][0]
+    assert isinstance(cell, Placed) and sorted(v.value for v in cell.values) == [0.5, 1.0]
+    assert dict(cell.positions)["0-d"] == ((cell.values.index(Value(1.0)), "0"),)
+    assert cell.where.count(" at ") == 2
 
 
 def test_position_runs_are_reported_as_ranges():
-    vals = [0.0] * 64 + [1.0] * (FILL_LENGTH - 64)
-    cell = collapse({"fill": vals, "0-d": [1.0]})
-    assert cell["values"] == [0.0, 1.0]
-    assert cell["where"]["fill"] == [[0, "0-63"], [1, f"64-{FILL_LENGTH - 1}"]]
-    assert as_cell(cell).where == f"0 at fill 0-63; 1 at fill 64-{FILL_LENGTH - 1}, 0-d"
-    nan_cell = collapse({"a": [math.nan, math.nan], "b": [math.nan]})
-    assert math.isnan(nan_cell)
+    vals = [Value(0.0)] * 64 + [Value(1.0)] * (FILL_LENGTH - 64)
+    cell = collapse({"fill": vals, "0-d": [Value(1.0)]})
+    assert cell.values == (Value(0.0), Value(1.0))
+    assert dict(cell.positions)["fill"] == ((0, "0-63"), (1, f"64-{FILL_LENGTH - 1}"))
+    assert cell.where == f"0 at fill 0-63; 1 at fill 64-{FILL_LENGTH - 1}, 0-d"
+    nan_cell = collapse({"a": [Value(math.nan)] * 2, "b": [Value(math.nan)]})
+    assert isinstance(nan_cell, Value) and math.isnan(nan_cell.value)
 
 
 def test_probe_inputs_are_exact_neighbours_of_each_kink():

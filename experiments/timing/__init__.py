@@ -4,10 +4,11 @@
     python -m study run timing --quick    # 10^3 and 10^6 (compiled: 10^6), no self-checks
     python -m study run timing --full     # up to 10^8, the large net, SGD steps
 """
-from experiments.timing import harness, measure, records, report, summary
+from experiments.timing import harness, measure, records, report, summary, upgrade
 from study.runs.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
+    upgrade=upgrade.upgrade, across_devices=False,
     name="timing", description="time and memory of each rule and of the net, eager and compiled",
     question="What does a custom ReLU rule cost in time and memory against the built-in, eager and "
              "compiled, in each framework, and how close does it come to the machine's limits?",

@@ -15,7 +15,8 @@ from jax import lax
 from experiments.timing import harness as timing
 from experiments.timing import inductor_bool_mask
 from experiments.timing.harness import inputs, interleaved, jax_sync, rule_thunks, timed, torch_sync
-from study.measure.rules import REFERENCE_RELU, by_key
+from study.measure.rule import REFERENCE_RELU
+from study.measure.rules import by_key
 from study.workloads.timing import quartiles
 
 # --- the eager cost taken apart -------------------------------------------------------------
@@ -178,7 +179,7 @@ def eager_part_thunks(framework: str, n: int, device, rules) -> dict:
         xg, g = device.to_jax(x_np), device.to_jax(g_np)
         xs = {"random": xg, "sorted": device.to_jax(np.sort(x_np))}
         pieces_of = _jax_pieces
-    ref = REFERENCE_RELU[framework]
+    ref = REFERENCE_RELU[framework].key
     label, over = OVER_BUILTIN[framework]
     fns = {ref: by_key(ref).fn, label: over} | {
         r.key: r.fn for r in rules if r.key != ref and pieces_of(r.fn, xs["random"], g)}
@@ -199,7 +200,7 @@ def eager_parts_records(base: dict, device, framework: str, n: int, rules, proce
     timings = with_faults(interleaved(thunks, timing.CHECK_BUDGET_S, processes))
     names = {r.key: r.name for r in rules}
     return [{**base, "rule": rule, "name": names.get(rule, rule), "piece": piece,
-             "reference": REFERENCE_RELU[framework], "over_builtin": OVER_BUILTIN[framework][0],
+             "reference": REFERENCE_RELU[framework].key, "over_builtin": OVER_BUILTIN[framework][0],
              "stats": quartiles(t["times_s"]), "budget_s": timing.CHECK_BUDGET_S, **t}
             for (rule, piece), t in timings.items()]
 
@@ -243,7 +244,7 @@ def cross_check(base: dict, device, n: int) -> list[dict]:
     """Our harness and torch.utils.benchmark.Timer on the same thunk, alternated round by
     round so that the machine's drift hits both alike."""
     import torch.utils.benchmark as benchmark
-    key = REFERENCE_RELU["torch"]
+    key = REFERENCE_RELU["torch"].key
     made = rule_thunks("torch", "eager", [by_key(key)], n, device)[key]
     thunk, sync = made.call, made.sync
     ours, theirs = [], []

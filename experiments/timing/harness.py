@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from study.workloads.memory import jax_residual_bytes, torch_saved_bytes
-from study.measure.rules import REFERENCE_RELU
+from study.measure.rule import REFERENCE_RELU
 from study.compare.stats import MIN_BOOTSTRAP
 from study.workloads.timing import first_calls, quartiles, time_interleaved, time_thunk, warm_up
 
@@ -117,8 +117,8 @@ def timed_rules(rules, framework: str, net: str | None = None) -> tuple:
     is read as a ratio to it."""
     chosen = tuple(r for r in rules if r.framework == framework
                    and (net in r.timed_in_nets if net else r.timed))
-    if chosen and REFERENCE_RELU[framework] not in [r.key for r in chosen]:
-        raise ValueError(f"timing needs {REFERENCE_RELU[framework]} among the {framework} "
+    if chosen and REFERENCE_RELU[framework].key not in [r.key for r in chosen]:
+        raise ValueError(f"timing needs {REFERENCE_RELU[framework].key} among the {framework} "
                          f"rules it times{f' in the {net} net' if net else ''}")
     return chosen
 

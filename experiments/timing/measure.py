@@ -19,7 +19,8 @@ from experiments.timing.harness import (BUDGET_S, BYTES_PER_ELEMENT, COMPILED, F
                                         set_equal_threads, timed, timed_rules, twin_pairs)
 from experiments.timing.processes import Child, Worker, merge_processes
 from study.measure.devices import Device
-from study.measure.rules import REFERENCE_RELU, RULES, by_key, read_back, registered, written
+from study.measure.rule import REFERENCE_RELU
+from study.measure.rules import RULES, by_key, received, sent, written
 from study.workloads.timing import quartiles, timed_rounds
 
 
@@ -65,7 +66,7 @@ class FreshProcess(Child):
 
     def __init__(self, device_name: str, framework: str, mode: str, n: int, rules):
         super().__init__("serve_fresh", device_name, framework, mode, str(n),
-                         ",".join(written(tuple(rules))))  # keys: read back in the registry
+                         json.dumps(sent(list(rules))))  # keys, or where each is defined
         self.first_calls: dict = {}
 
     def ready(self) -> None:
@@ -85,7 +86,7 @@ def serve_fresh() -> None:
     set_equal_threads()
     with device.as_default():
         thunks, timings, _ = _prepared(framework, mode, int(n), device,
-                                       [by_key(key) for key in rules.split(",")])
+                                       list(received({"rules": json.loads(rules)})["rules"]))
         print(json.dumps({"first_call_s": {k: t["first_call_s"] for k, t in timings.items()}}),
               flush=True)
         for i, line in enumerate(sys.stdin):
@@ -137,10 +138,8 @@ def cases(scope: str, rules=RULES) -> list[dict]:
     checks = scope != "quick"
     timed_alone = {fw: timed_rules(rules, fw) for fw in MODES}
     timed_alone = {fw: chosen for fw, chosen in timed_alone.items() if chosen}
-    foreign = [r.key for chosen in timed_alone.values() for r in chosen if not registered(r)]
-    if checks and foreign:
-        raise ValueError(f"timing's checks time rules in fresh processes, which know only the "
-                         f"registry's rules, not {', '.join(foreign)}: time them with --quick")
+    if checks:  # fresh processes load each rule from where it is defined: fail before timing
+        sent([r for chosen in timed_alone.values() for r in chosen])
     out = [{"part": "plan", "scope": scope,
             "rules": tuple(r for chosen in timed_alone.values() for r in chosen)}] + [
         {"part": "machine", "n": n, "matmul": checks and n == sizes[-1]}
@@ -171,7 +170,8 @@ def cases(scope: str, rules=RULES) -> list[dict]:
     out += [{"part": "page_faults", "n": n} for n in (10 ** 6, sizes[-1])]
     out.append({"part": "cross_check", "n": 10 ** 6})
     out.append({"part": "probes", "n": 10 ** 6, "processes": PROCESSES})
-    out.append({"part": "shared_dynamic", "rule": by_key(REFERENCE_RELU["torch"]), "n": 10 ** 6})
+    out.append({"part": "shared_dynamic", "rule": by_key(REFERENCE_RELU["torch"].key),
+                "n": 10 ** 6})
     return out
 
 
@@ -180,7 +180,7 @@ def _plan_records(base: dict, device, scope: str, rules=RULES) -> list[dict]:
     each framework's rules are measured against, the pairs, the targets and the limits."""
     frameworks = dict.fromkeys(r.framework for r in rules if r.timed)
     return [{**base, "targets": TARGETS,
-             "reference_rules": {fw: REFERENCE_RELU[fw] for fw in frameworks},
+             "reference_rules": {fw: REFERENCE_RELU[fw].key for fw in frameworks},
              "torch_jax_pairs": twin_pairs(rules), "harness_limit": HARNESS_LIMIT,
              "min_rounds": MIN_ROUNDS, "skipped": _skipped(scope)}]
 
@@ -206,7 +206,7 @@ def run_case(device, part: str, **case) -> list[dict]:
     if case.get("processes", 1) > 1:
         shares = [_part_records(device, part, case)]
         workers = Worker.started(device.name, case["processes"] - 1)
-        return merge_processes(shares + [w.records(part, written(case)) for w in workers])
+        return merge_processes(shares + [w.records(part, sent(case)) for w in workers])
     return _part_records(device, part, case)
 
 
@@ -237,5 +237,5 @@ def serve_parts() -> None:
     with device.as_default():
         for line in sys.stdin:
             request = json.loads(line)
-            print(json.dumps(_part_records(device, request["part"], read_back(request["case"]))),
+            print(json.dumps(_part_records(device, request["part"], received(request["case"]))),
                   flush=True)

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from study.measure.conventions import DTYPES
+from study.measure.inputs import DTYPES
 from study.workloads.nets import seed_two_layer_data
 from study.measure.rules import RULES
 from study.workloads.training import (accuracy, cast, digits_data, first_divergence, init_mlp,

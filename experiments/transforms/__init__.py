@@ -2,10 +2,11 @@
 
     python -m study run transforms
 """
-from experiments.transforms import measure, report, summary
+from experiments.transforms import measure, report, summary, upgrade
 from study.runs.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
+    upgrade=upgrade.upgrade,
     name="transforms", description="which transformations each custom-rule style survives",
     question="Which transformations (compile, export, vmap, per-sample gradients, higher order, "
              "forward mode) does each way of writing a custom ReLU rule survive?",

@@ -3,7 +3,7 @@
 import numpy as np
 
 from study.workloads import transformations
-from study.measure.conventions import reverse_derivative
+from study.measure.probe import reverse_derivative
 from study.measure.rules import RULES
 from study.workloads.transformations import COLUMNS
 

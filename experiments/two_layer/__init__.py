@@ -5,10 +5,12 @@
 loss = sum((act(x @ w1) @ w2 - 1)^2) in float32, with seed 001's exact x, w1, w2, plus two
 seeded random variants: one with no exact-zero pre-activation, one with many forced.
 """
-from experiments.two_layer import measure, report, summary
+from experiments.two_layer import measure, report, summary, upgrade
 from study.runs.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
+    history_scope="standard",
+    upgrade=upgrade.upgrade,
     name="two_layer",
     description="seed 001's net: gradients of every ReLU rule, the −38, torch vs JAX",
     question="Does seed 001's net get the same gradients under every ReLU rule of both frameworks, "

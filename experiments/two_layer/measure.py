@@ -3,7 +3,7 @@ rule alone on one array of pre-activations, the same float32 array in both frame
 import jax
 import numpy as np
 
-from study.measure.conventions import reverse_derivative
+from study.measure.probe import reverse_derivative
 from study.workloads.nets import DATASETS, SEED, ZERO_X_ROWS, two_layer_gradients
 from study.workloads.nets import two_layer_dataset as make_dataset
 from study.measure.rules import RULES, reference_of, relu_rules

@@ -8,14 +8,15 @@
 Each op is probed at its own kinks and its look-alike's (k, k ± 1 ulp), at signed zeros, the
 smallest subnormals and normal, NaN and ±inf, in value, reverse, forward and second-order mode,
 at several placements (study.measure.placement), eagerly and compiled (study.measure.compiled); and
-each
-built-in's shape at its own kinks is read off its float64 forward (zero_point.kinks), so that
+each built-in's shape at its own kinks is read off its float64 forward (zero_point.kinks), so that
 the report judges its derivative there by PyTorch's documented rule and by Clarke's.
 """
-from experiments.zero_point import atlas, measure, report, summary
+from experiments.zero_point import atlas, measure, report, summary, upgrade
 from study.runs.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
+    history_scope="standard",
+    upgrade=upgrade.upgrade, builtin_cells=atlas.builtin_cells,
     name="zero_point",
     description="the atlas: every op at its kinks, all dtypes, modes and placements",
     question="What does each built-in and custom rule return at exactly x = 0 and at its other "

@@ -1,15 +1,14 @@
 """The atlas read from its records: every op's cells typed once, as they are read
 (study.compare.cells: a Value, an Error or a Placed), one RunAtlas per run, and what a rerun is
 compared on (comparable_cells). Every comparison of two cells is study.compare.cells.equal; the
-cells
-that change between releases are zero_point.history's.
+cells that change between releases are zero_point.history's.
 """
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from study.compare.cells import Cell, Error, Placed, Value, as_cell, equal
-from study.measure.conventions import numpy_dtype
+from study.compare.cells import Cell, Error, Placed, Value, Withdrawn, decode, equal
+from study.measure.inputs import numpy_dtype
 from study.runs.results import Run
 
 
@@ -58,9 +57,16 @@ class RunAtlas:
         """The eager ops."""
         return [op for op in self.ops if dtype is None or op.dtype == dtype]
 
-def _typed(stored) -> list[Cell] | Error:
-    """A mode's stored cells typed; a mode-wide error is stored once, as one line."""
-    return Error(stored) if isinstance(stored, str) else [as_cell(c) for c in stored]
+
+def _typed(stored) -> list[Cell] | Error | Withdrawn:
+    """A mode's stored cells (study.compare.cells.decode), or one Error where every input
+    raised it: the mode raised, whatever the input; Withdrawn where an erratum withdrew it."""
+    if isinstance(stored, str):  # study.runs.results.withdraw wrote "withdrawn: why"
+        return Withdrawn(stored)
+    cells = [decode(c) for c in stored]
+    if cells and isinstance(cells[0], Error) and all(c == cells[0] for c in cells):
+        return cells[0]
+    return cells
 
 
 def _op(rec: dict) -> OpAtlas:
@@ -195,10 +201,31 @@ def comparable_cells(run: Run) -> dict:
         elif rec.get("part") == "gradcheck" and "withdrawn" not in rec:
             for what in ("analytic", "finite_difference", "passed"):
                 out[(("rule", rec["name"]), ("x", rec["point"]), ("path", what))] = \
-                    as_cell(rec[what])
+                    Value(rec[what])
         elif rec.get("part") == "arithmetic" and "withdrawn" not in rec:
             for what in ("subnormal_is_positive", "subnormal_times_one", "half_min_normal"):
                 out[(("probe", "subnormal arithmetic"), ("framework", rec["framework"]),
                      ("exec", rec["exec"]), ("dtype", rec["dtype"]), ("path", what))] = \
                     Value(rec[what])
     return out
+
+
+@dataclass(frozen=True)
+class BuiltinCells:
+    """One eager built-in of one dtype in a run, as `study check` matches a rule with it: every
+    mode's cell at every probe input (the Experiment contract's `builtin_cells`)."""
+    rule: str
+    name: str
+    framework: str
+    dtype: str
+    cells: dict  # (mode, input label) -> Cell
+
+
+def builtin_cells(run: Run) -> list[BuiltinCells]:
+    """The run's eager built-ins, typed (its errata applied and records upgraded by the loader)."""
+    return [BuiltinCells(op.rule, op.name, op.framework, op.dtype,
+                         {(mode, label): op.cell(mode, label) for mode in op.modes
+                          if mode not in op.withdrawn for label in op.inputs})
+            for op in (_op(r) for r in run.ok_records()
+                       if r.get("part") == "atlas" and r.get("kind") == "builtin"
+                       and r.get("execution", "eager") == "eager")]

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from experiments.zero_point.atlas import (OpAtlas, RunAtlas, equal_unless_placed, input_kind,
                                           subnormal_label)
 from study.compare.cells import Cell, Error, Placed, Value, equal
-from study.measure.placement import restrict
 
 @dataclass(frozen=True)
 class CompiledChange:
@@ -40,7 +39,7 @@ def _shares(label: str, eager: Cell, compiled: Cell) -> str:
 
 def compiled_changes(a: RunAtlas) -> list[CompiledChange]:
     """Every cell where the compiled op differs from the eager one, the eager cell read at the
-    compiled op's placements (study.measure.placement.restrict)."""
+    compiled op's placements (Placed.at)."""
     eager = {(op.rule, op.dtype): op for op in a.atlas()}
     out = []
     for c in a.compiled:
@@ -59,7 +58,8 @@ def compiled_changes(a: RunAtlas) -> list[CompiledChange]:
                                               c.cell(mode, "+0.0"), shares))
                 continue
             for label in (lab for lab in c.inputs if lab in e.inputs):
-                before = restrict(e.cell(mode, label), c.placements)
+                before = e.cell(mode, label)
+                before = before.at(c.placements) if isinstance(before, Placed) else before
                 after = c.cell(mode, label)
                 if not equal(before, after):
                     out.append(CompiledChange(c.framework, c.rule, c.name, c.kind, c.dtype, mode,

@@ -9,6 +9,7 @@ from experiments.zero_point.atlas import RunAtlas, cell_rows
 from study.compare.cells import Error, Placed, Value
 from study.conformance import changed_cells
 from study.compare.device_comparison import machine
+from study.report.format import cell_text
 
 FRAMEWORKS = ("torch", "jax")
 CELL = ("op", "dtype", "input", "mode", "execution")  # a cell, as changed_cells reads one
@@ -78,7 +79,7 @@ def _outcome(c) -> tuple:
     if isinstance(c, Error):
         return None, c.line
     if isinstance(c, Placed):
-        return None, f"placement: {c.text(None)}"
+        return None, f"placement: {cell_text(c, None)}"
     raise TypeError(f"an atlas cell cannot be {type(c).__name__}")
 
 

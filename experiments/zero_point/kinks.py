@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from study.conformance import KinkShape, float64_forward, kink_shape
-from study.measure.conventions import reverse_derivative
+from study.measure.probe import reverse_derivative
 from study.errors import first_error_line
 from study.compare.stats import Estimate
 

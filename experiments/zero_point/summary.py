@@ -3,8 +3,7 @@ compiling and releases change, placement-dependent cells, subnormal flushing and
 rules; and the facts the answer states. Pure functions of loaded runs.
 
 The atlas's cells are typed when read (study.compare.cells); a frame holds a cell's number, its
-error
-line, or the Placed cell where its value depends on where the element sits, until the
+error line, or the Placed cell where its value depends on where the element sits, until the
 formatter prints it. Every frame has a `run` column of legend labels.
 """
 from dataclasses import dataclass, replace

@@ -3,16 +3,12 @@ study.measure.rules.Rule."""
 import ast
 import importlib
 import importlib.util
-import os
 import sys
 
-import jax
-import jax.numpy as jnp
 import numpy as np
-import torch
 
 from study.errors import StudyError, first_error_line
-from study.measure.rules import Rule
+from study.measure.rule import Rule, SourceError, load
 
 FRAMEWORKS = ("torch", "jax")
 _SHAPE_PROBE = np.array([-1.5, -0.25, 0.5, 2.0], np.float32)
@@ -23,44 +19,15 @@ class UsageError(StudyError):
 
 
 def load_target(spec: str) -> tuple[object, str]:
-    """(object, display name) for 'package.module:attr' or 'path/to/file.py:attr'; a file is
-    imported with its folder on sys.path, so that it can import its neighbours."""
-    where, sep, attr = spec.rpartition(":")
-    if not sep or not where or not attr:
-        raise UsageError(f"{spec!r} is not MODULE_OR_FILE:ATTR")
-    module = _import(where)
-    obj = module
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise UsageError(f"{where} has no attribute {attr!r}") from None
-    if not callable(obj):
+    """(object, display name) for 'package.module:attr' or 'path/to/file.py:attr'
+    (study.measure.rule.load)."""
+    try:
+        obj = load(spec)
+    except SourceError as exc:
+        raise UsageError(str(exc)) from None
+    if not callable(obj) and not isinstance(obj, Rule):
         raise UsageError(f"{spec} is a {type(obj).__name__}, not callable")
     return obj, spec
-
-
-def _import(where: str):
-    if where.endswith(".py") or os.sep in where:
-        path = os.path.abspath(where)
-        if not os.path.isfile(path):
-            raise UsageError(f"no such file: {where}")
-        folder = os.path.dirname(path)
-        if folder not in sys.path:
-            sys.path.insert(0, folder)
-        name = os.path.splitext(os.path.basename(path))[0]
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules.setdefault(name, module)
-        try:
-            spec.loader.exec_module(module)
-        except Exception as exc:  # noqa: BLE001  whatever the user's file raises
-            raise UsageError(f"{where} does not import: {first_error_line(exc)}") from None
-        return module
-    try:
-        return importlib.import_module(where)
-    except Exception as exc:  # noqa: BLE001
-        raise UsageError(f"{where} does not import: {first_error_line(exc)}") from None
 
 
 def parse_args(text: str | None) -> tuple:
@@ -76,7 +43,11 @@ def parse_args(text: str | None) -> tuple:
 
 
 def _torch_callable(obj):
-    """(callable of x, style) when obj's type says it is a torch rule, else None."""
+    """(callable of x, style) when obj's type says it is a torch rule, else None (and None
+    where torch is not imported: then no object is torch's)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
     if isinstance(obj, type) and issubclass(obj, torch.autograd.Function):
         modern = obj.setup_context is not torch.autograd.Function.setup_context
         return obj.apply, ("autograd.Function (setup_context)" if modern
@@ -97,6 +68,9 @@ def _torch_callable(obj):
 
 
 def _jax_callable(obj):
+    jax = sys.modules.get("jax")
+    if jax is None:
+        return None
     if isinstance(obj, jax.custom_vjp):
         return obj, "jax.custom_vjp"
     if isinstance(obj, jax.custom_jvp):
@@ -106,13 +80,23 @@ def _jax_callable(obj):
 
 def _answers(fn, framework: str) -> bool:
     """Whether fn maps a framework array to one of the same shape."""
-    x = torch.from_numpy(_SHAPE_PROBE) if framework == "torch" else jnp.asarray(_SHAPE_PROBE)
+    module = importlib.import_module(framework)
+    if framework == "torch":
+        x, kind = module.from_numpy(_SHAPE_PROBE), module.Tensor
+    else:
+        x, kind = module.numpy.asarray(_SHAPE_PROBE), module.Array
     try:
         y = fn(x)
     except Exception:  # noqa: BLE001  the question is only whether it answers
         return False
-    kind = torch.Tensor if framework == "torch" else jax.Array
     return isinstance(y, kind) and tuple(y.shape) == _SHAPE_PROBE.shape
+
+
+def _candidates() -> list[str]:
+    """The frameworks a plain callable may be of: those already imported (the user's module
+    imported its own), else those installed. A torch user's check never imports JAX."""
+    imported = [fw for fw in FRAMEWORKS if fw in sys.modules]
+    return imported or [fw for fw in FRAMEWORKS if importlib.util.find_spec(fw) is not None]
 
 
 def detect(obj, framework: str | None, args: tuple = ()) -> tuple[object, str, str]:
@@ -129,7 +113,7 @@ def detect(obj, framework: str | None, args: tuple = ()) -> tuple[object, str, s
     fn = _with_args(obj, args)
     if framework is not None:
         return fn, framework, "callable"
-    answering = [fw for fw in FRAMEWORKS if _answers(fn, fw)]
+    answering = [fw for fw in _candidates() if _answers(fn, fw)]
     if len(answering) != 1:
         how = ("both a torch tensor and a JAX array" if answering
                else "neither a torch tensor nor a JAX array to one of its shape")

@@ -1,24 +1,19 @@
-"""The rule at the inputs where rules differ: probes, kinks, conventions, linearity, determinism
-and gradcheck, each measured with the study's own code (study.measure.conventions,
-study.measure.placement,
-study.measure.compiled) and turned into rows and findings."""
+"""The rule at the inputs where rules differ and at ordinary ones: conventions, linearity,
+determinism and gradcheck, each measured by the study's one probe (study.measure.probe) and
+turned into rows and findings."""
 import random
 
-import jax
 import numpy as np
-import torch
-from jax.test_util import check_grads
 
 from study.check._findings import PROSE, Finding, Where, merged
 from study.check._load import UsageError
-from study.measure.compiled import measure_compiled
-from study.measure.conventions import finfo, numpy_dtype, probe_inputs, torch_dtype
+from study.compare.cells import Cell, Error, Placed, Value, equal, same_values, values_of
 from study.errors import first_error_line
-from study.compare.cells import as_cell, equal
-from study.measure.placement import as_host, collapse, measure
+from study.measure.inputs import finfo, numpy_dtype, ordinary_inputs, probe_inputs
+from study.measure.probe import evaluate, measure, measure_compiled, numeric_check
+from study.measure.rule import Rule
 from study.report.format import text
 from study.report.prose import say
-from study.measure.rules import Rule
 
 SCAN = np.arange(-1024, 1025) / 128  # [-8, 8] in exact steps of 1/128
 SCAN_STEP = 2.0 ** -20  # one-sided derivatives are taken this far either side of a scan point
@@ -26,7 +21,6 @@ KINK_JUMP = 1e-3  # a jump in the derivative larger than this (relative) is a ki
 COTANGENTS = (1.0, 2.0, -1.0, 0.5)  # ± powers of two: u * g is exact unless it leaves the range
 SMOOTH_POINTS = (-2.75, -1.3, -0.6, -0.15, 0.35, 0.9, 1.6, 4.2, 7.1)
 SMOOTH_MARGIN = 1e-3  # a gradcheck point this close to a kink is not smooth
-FD_EPS = 1e-6
 
 
 def bits(value: float, dtype: str) -> str:
@@ -37,19 +31,12 @@ def bits(value: float, dtype: str) -> str:
 
 
 def vjp(rule: Rule, array: np.ndarray, dtype: str, cotangent, device) -> tuple:
-    """(value, reverse derivative with this cotangent) on the host as float64, eagerly;
-    `cotangent` is an array of x's shape or a number filling one."""
+    """(value, reverse derivative with this cotangent) on the host as float64, eagerly
+    (study.measure.probe.evaluate); `cotangent` is an array of x's shape or a number filling
+    one."""
     cot = np.broadcast_to(np.asarray(cotangent, np.float64), np.shape(array))
-    if rule.framework == "torch":
-        x = device.to_torch(array, requires_grad=True, dtype=torch_dtype(dtype))
-        y = rule.fn(x)
-        y.backward(device.to_torch(cot, dtype=y.dtype))
-        grad = torch.zeros_like(x) if x.grad is None else x.grad
-        return as_host(device, y), as_host(device, grad)
-    x = device.to_jax(np.asarray(array, np.float64).astype(numpy_dtype(dtype)))
-    y, pullback = jax.vjp(rule.fn, x)
-    grad, = pullback(device.to_jax(cot.astype(numpy_dtype(str(y.dtype)))))
-    return as_host(device, y), as_host(device, grad)
+    return (evaluate(rule, array, dtype, device, "value"),
+            evaluate(rule, array, dtype, device, "reverse", cot))
 
 
 ELEMENTWISE_PROBES = ([-1.5, -0.25, 0.5, 2.0, 3.25], [0.5, 2.0, 3.25], [-1.5, -0.25])
@@ -62,40 +49,44 @@ def _first_input_it_takes(rule: Rule, device) -> np.ndarray:
     for values in ELEMENTWISE_PROBES:
         x = np.array(values)
         try:
-            shape = _forward_shape(rule, x, device)
-            if shape == x.shape:
+            y = evaluate(rule, x, "float64", device)
+            if y.shape == x.shape:
                 vjp(rule, x, "float64", 1.0, device)
         except Exception as exc:  # noqa: BLE001  whatever the user's rule raises
             first_error = first_error or f"{x.tolist()}: {first_error_line(exc)}"
             continue
-        if shape != x.shape:
-            raise UsageError(f"the rule returns shape {list(shape)} for an input of shape "
+        if y.shape != x.shape:
+            raise UsageError(f"the rule returns shape {list(y.shape)} for an input of shape "
                              f"{list(x.shape)}")
         return x
     raise UsageError(f"the rule raises on every input tried, e.g. {first_error}")
 
 
+def mixing_entries(jacobian: np.ndarray) -> list[tuple[int, int]]:
+    """(i, j), j != i, where d y[i] / d x[j] says y[i] depends on x[j]: a finite non-zero
+    entry, or a NaN or infinite one where the diagonal d y[j] / d x[j] is finite. Row i is the
+    VJP with cotangent e_i, so entry j is 0 × f'(x[j]): NaN where f'(x[j]) is NaN or infinite
+    (square root below 0, log at 0), which is no dependence."""
+    diagonal = np.diag(jacobian)
+    return [(i, j) for i in range(len(jacobian)) for j in range(len(jacobian)) if j != i
+            and (np.isfinite(jacobian[i, j]) and jacobian[i, j] != 0
+                 or not np.isfinite(jacobian[i, j]) and np.isfinite(diagonal[j]))]
+
+
 def check_callable(rule: Rule, device) -> list[Finding]:
     """Usage errors (raises on every input, another shape) as UsageError; a Jacobian with
-    off-diagonal entries as a not_elementwise finding."""
+    off-diagonal entries (mixing_entries) as a not_elementwise finding."""
     x = _first_input_it_takes(rule, device)
-    found = []
-    for i in range(x.size):
-        _, row = vjp(rule, x, "float64", np.eye(x.size)[i], device)
-        off = [j for j in range(x.size) if j != i and row[j] != 0]
-        if off:
-            found.append(Finding("not_elementwise", Where("elementwise", "float64", "eager",
-                                                          input=f"{x[off[0]]:g}"),
-                                 f"d y[{i}] / d x[{off[0]}] = {text(row[off[0]], None)} at "
-                                 f"x = {text(x.tolist(), None)}"))
-            break
-    return found
-
-
-def _forward_shape(rule: Rule, x: np.ndarray, device) -> tuple:
-    if rule.framework == "torch":
-        return tuple(rule.fn(device.to_torch(x)).shape)
-    return tuple(rule.fn(device.to_jax(x)).shape)
+    jacobian = np.array([vjp(rule, x, "float64", np.eye(x.size)[i], device)[1]
+                         for i in range(x.size)])
+    off = mixing_entries(jacobian)
+    if not off:
+        return []
+    i, j = off[0]
+    return [Finding("not_elementwise",
+                    Where("elementwise", "float64", "eager", input=f"{x[j]:g}"),
+                    f"d y[{i}] / d x[{j}] = {text(jacobian[i, j], None)} at "
+                    f"x = {text(x.tolist(), None)}")]
 
 
 def scan_kinks(rule: Rule, device) -> tuple[float, ...] | str:
@@ -103,8 +94,8 @@ def scan_kinks(rule: Rule, device) -> tuple[float, ...] | str:
     more than KINK_JUMP relative: the kinks a scan of [-8, 8] in steps of 1/128 finds; the
     error line where the rule raises on the scan."""
     try:
-        _, left = vjp(rule, SCAN - SCAN_STEP, "float64", 1.0, device)
-        _, right = vjp(rule, SCAN + SCAN_STEP, "float64", 1.0, device)
+        left = evaluate(rule, SCAN - SCAN_STEP, "float64", device, "reverse")
+        right = evaluate(rule, SCAN + SCAN_STEP, "float64", device, "reverse")
     except Exception as exc:  # noqa: BLE001  reported beside the kinks; --kinks still works
         return first_error_line(exc)
     scale = np.maximum(1.0, np.maximum(np.abs(left), np.abs(right)))
@@ -122,33 +113,31 @@ def _row(dtype, label, x, execution, placement, cells: dict) -> dict:
             "execution": execution, "placement": placement, **cells}
 
 
+def _at(cell: Cell, placement: str) -> Cell:
+    return cell.at([placement]) if isinstance(cell, Placed) else cell
+
+
 def conventions(rule: Rule, dtype: str, kinks, device, placements, compiled_placements,
                 compiled_passes) -> list[dict]:
     """One row per input, execution and placement: value, reverse, forward (and, eagerly,
-    second): a number, an error line, or {"values", "where"} where positions disagree."""
+    second), each a cell (study.compare.cells) of the probe, read at that placement."""
     inputs = probes(dtype, kinks)
     values = [v for _, v in inputs]
-    rows = []
-    eager = measure(rule, values, dtype, device, placements)
-    for i, (label, x) in enumerate(inputs):
-        for p in eager["value"][i]:
-            rows.append(_row(dtype, label, x, "eager", p,
-                             {m: collapse({p: eager[m][i][p]}) for m in eager}))
+    measured = [p for p in placements if rule.framework == "torch" or p != "strided"]
+    eager = measure(rule, values, dtype, device, measured)
+    rows = [_row(dtype, label, x, "eager", p, {m: _at(eager[m][i], p) for m in eager})
+            for i, (label, x) in enumerate(inputs) for p in measured]
     if compiled_passes:
         got, = measure_compiled([rule], [values], dtype, device, compiled_placements,
                                 compiled_passes)
-        outcome = got["outcome"]
-        for i, (label, x) in enumerate(inputs):
-            for p in compiled_placements:
-                rows.append(_row(dtype, label, x, "compiled", p,
-                                 {m: collapse({p: outcome[m][p][i]}) for m in outcome
-                                  if p in outcome[m]}))
+        rows += [_row(dtype, label, x, "compiled", p,
+                      {m: _at(got["cells"][m][i], p) for m in got["cells"]})
+                 for i, (label, x) in enumerate(inputs) for p in compiled_placements]
     return rows
 
 
-def _numbers(cell) -> list:
-    return [v for v in (cell["values"] if isinstance(cell, dict) else [cell])
-            if not isinstance(v, str)]
+def _numbers(cell: Cell) -> list:
+    return [v.value for v in values_of(cell) if isinstance(v, Value)]
 
 
 def _where(row, section="conventions", **extra) -> Where:
@@ -160,7 +149,7 @@ def finiteness_findings(rows: list[dict]) -> list[Finding]:
     found = []
     for row in rows:
         x = row["x"]
-        values, reverse = _numbers(row.get("value")), _numbers(row.get("reverse"))
+        values, reverse = _numbers(row["value"]), _numbers(row["reverse"])
         if not np.isnan(x) and any(np.isnan(v) or (np.isinf(v) and np.isfinite(x))
                                    for v in values):
             found.append(Finding("forward_not_finite", _where(row), f"value {text(values, None)}"))
@@ -172,16 +161,12 @@ def finiteness_findings(rows: list[dict]) -> list[Finding]:
     return merged(found, "placement")
 
 
-def _signs(cell) -> list:
-    return [np.signbit(v) for v in _numbers(cell) if v == 0]
-
-
-def _same(x, y) -> bool:
-    return equal(as_cell(x), as_cell(y))  # NaN equals NaN, -0 equals +0
+def _signs(cell: Cell) -> list:
+    return sorted(bool(np.signbit(v)) for v in _numbers(cell) if v == 0)
 
 
 def compiled_findings(rows: list[dict]) -> list[Finding]:
-    """Compiled against eager at the same dtype, input and placement, by study.compare.cells.equal
+    """Compiled against eager at the same dtype, input and placement, by study.compare.cells
     (±0 equal, NaN equal); a difference in the sign of zero alone is compiled_zero_sign.
     Where eager forward mode raises (an old-style Function) and compiled forward mode returns
     numbers, they are compared with the eager reverse derivative: for an elementwise rule,
@@ -192,24 +177,24 @@ def compiled_findings(rows: list[dict]) -> list[Finding]:
     for row in (r for r in rows if r["execution"] == "compiled"):
         ref = eager.get((row["dtype"], row["input"], row["placement"]))
         for mode in ("value", "reverse", "forward"):
-            if ref is None or mode not in row or isinstance(row[mode], str):
+            if ref is None or mode not in row or isinstance(row[mode], Error):
                 continue  # an error compiled: the transforms row reports it
-            against = "reverse" if mode == "forward" and isinstance(ref[mode], str) else mode
-            if isinstance(ref[against], str):
+            against = "reverse" if mode == "forward" and isinstance(ref[mode], Error) else mode
+            if isinstance(ref[against], Error):
                 continue
             a, b = row[mode], ref[against]
-            same = all(any(_same(x, y) for y in _numbers(b)) for x in _numbers(a))
+            same = all(any(equal(x, y) for y in values_of(b)) for x in values_of(a))
             detail = _compiled_against_eager(a, b, against != mode)
-            if not same or isinstance(a, dict) != isinstance(b, dict):
+            if not same or isinstance(a, Placed) != isinstance(b, Placed):
                 found.append(Finding("compiled_differs", _where(row, transformation=mode),
                                      detail))
-            elif sorted(_signs(a)) != sorted(_signs(b)):
+            elif _signs(a) != _signs(b):
                 found.append(Finding("compiled_zero_sign", _where(row, transformation=mode),
                                      detail))
     return found
 
 
-def _compiled_against_eager(compiled, eager, against_reverse: bool) -> str:
+def _compiled_against_eager(compiled: Cell, eager: Cell, against_reverse: bool) -> str:
     return say(PROSE, "compiled_against_eager", compiled=text(_numbers(compiled), None),
                eager=text(_numbers(eager), None), against_reverse=against_reverse)
 
@@ -220,24 +205,40 @@ def _unjudged(want: float, dtype: str) -> bool:
                                        or 0 < abs(want) < float(fi.smallest_normal)))
 
 
-def linearity(rule: Rule, dtype: str, kinks, device) -> tuple[list[dict], list[Finding]]:
-    """Reverse derivative with uniform cotangents u against u times its value at u = 1, exactly
-    (u is ± a power of two), and one call with the cotangents mixed across elements."""
-    inputs = probes(dtype, kinks)
-    labels, values = [lab for lab, _ in inputs], np.array([v for _, v in inputs])
-    rows, found = [], []
-    try:
-        _, g1 = vjp(rule, values, dtype, 1.0, device)
-    except Exception as exc:  # noqa: BLE001
-        return [{"dtype": dtype, "cotangent": "1", "error": first_error_line(exc)}], []
+def judged_inputs(dtype: str, kinks) -> list[tuple[str, float]]:
+    """Where linearity and determinism are tried: the probe inputs, then ordinary points
+    (study.measure.inputs.ordinary_inputs), so that a fault everywhere is seen as one."""
+    return probes(dtype, kinks) + ordinary_inputs(dtype)
+
+
+def _linearity_calls(rule, dtype, values, device) -> tuple[np.ndarray, list, list[dict]]:
+    """The reverse derivative at u = 1, and the calls to hold against it: each uniform
+    cotangent, and one call with the cotangents mixed across copies of the inputs (its
+    reference measured at the same positions: a kernel's body and tail may differ)."""
+    _, g1 = vjp(rule, values, dtype, 1.0, device)
     n = len(values)
     calls = [(f"{u:g}", values, np.full(n, u), g1) for u in COTANGENTS[1:]]
+    errors = []
     tiled = np.tile(values, len(COTANGENTS))
-    try:  # the reference at the same positions: a kernel's body and tail may differ (placement)
+    try:
         _, g1_tiled = vjp(rule, tiled, dtype, 1.0, device)
         calls.append(("mixed", tiled, np.repeat(COTANGENTS, n), g1_tiled))
     except Exception as exc:  # noqa: BLE001
-        rows.append({"dtype": dtype, "cotangent": "mixed", "error": first_error_line(exc)})
+        errors.append({"dtype": dtype, "cotangent": "mixed", "error": first_error_line(exc)})
+    return g1, calls, errors
+
+
+def linearity(rule: Rule, dtype: str, kinks, device) -> tuple[list[dict], list[Finding]]:
+    """Reverse derivative with uniform cotangents u against u times its value at u = 1, exactly
+    (u is ± a power of two), and one call with the cotangents mixed across elements, at the
+    probe inputs and at ordinary points (judged_inputs)."""
+    inputs = judged_inputs(dtype, kinks)
+    labels, values = [lab for lab, _ in inputs], np.array([v for _, v in inputs])
+    try:
+        _, calls, rows = _linearity_calls(rule, dtype, values, device)
+    except Exception as exc:  # noqa: BLE001
+        return [{"dtype": dtype, "cotangent": "1", "error": first_error_line(exc)}], []
+    found, n = [], len(values)
     for name, x, cot, reference in calls:
         try:
             _, g = vjp(rule, x, dtype, cot, device)
@@ -250,7 +251,7 @@ def linearity(rule: Rule, dtype: str, kinks, device) -> tuple[list[dict], list[F
             if _unjudged(want, dtype):
                 continue
             judged += 1
-            if not _same(g[k], want):
+            if not equal(Value(float(g[k])), Value(float(want))):
                 differ += 1
                 found.append(Finding(
                     "vjp_not_linear",
@@ -264,22 +265,33 @@ def linearity(rule: Rule, dtype: str, kinks, device) -> tuple[list[dict], list[F
 
 
 def rng_states() -> tuple:
-    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else []
-    return (torch.get_rng_state(), np.random.get_state(), random.getstate(), cuda)
+    """The RNG states a call may draw from: Python's, numpy's, and torch's where torch is
+    imported (a JAX user's check imports no torch)."""
+    import sys
+    torch = sys.modules.get("torch")
+    torch_states = ((torch.get_rng_state(), torch.cuda.get_rng_state_all()
+                     if torch.cuda.is_available() else []) if torch else None)
+    return (torch_states, np.random.get_state(), random.getstate())
 
 
 def _same_rng(a: tuple, b: tuple) -> bool:
-    return (torch.equal(a[0], b[0]) and a[2] == b[2] and a[1][0] == b[1][0]
-            and np.array_equal(a[1][1], b[1][1]) and a[1][2:] == b[1][2:]
-            and len(a[3]) == len(b[3]) and all(map(torch.equal, a[3], b[3])))
+    import sys
+    torch = sys.modules.get("torch")
+    same_torch = (a[0] is None) == (b[0] is None) and (a[0] is None or (
+        torch.equal(a[0][0], b[0][0]) and len(a[0][1]) == len(b[0][1])
+        and all(map(torch.equal, a[0][1], b[0][1]))))
+    return (same_torch and a[2] == b[2] and a[1][0] == b[1][0]
+            and np.array_equal(a[1][1], b[1][1]) and a[1][2:] == b[1][2:])
 
 
 def restore_rng(states: tuple) -> None:
-    torch.set_rng_state(states[0])
+    if states[0] is not None:
+        import torch
+        torch.set_rng_state(states[0][0])
+        if states[0][1]:
+            torch.cuda.set_rng_state_all(states[0][1])
     np.random.set_state(states[1])
     random.setstate(states[2])
-    if states[3]:
-        torch.cuda.set_rng_state_all(states[3])
 
 
 def _bitwise_equal(a: np.ndarray, b: np.ndarray) -> bool:
@@ -288,10 +300,10 @@ def _bitwise_equal(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def determinism(rule: Rule, dtype: str, kinks, device) -> tuple[dict, list[Finding]]:
-    """Three forward-and-backward calls on fresh copies of the probe inputs, bit for bit; a
+    """Three forward-and-backward calls on fresh copies of the judged inputs, bit for bit; a
     call that draws from torch's, numpy's or Python's RNG is consumes_rng. The RNG states are
     restored afterwards."""
-    inputs = probes(dtype, kinks)
+    inputs = judged_inputs(dtype, kinks)
     values = np.array([v for _, v in inputs])
     before = rng_states()
     try:
@@ -317,13 +329,13 @@ def determinism(rule: Rule, dtype: str, kinks, device) -> tuple[dict, list[Findi
 
 
 def gradcheck(rule: Rule, kinks, device) -> tuple[list[dict], list[Finding]]:
-    """torch.autograd.gradcheck or jax.test_util.check_grads in float64, one point a call: at
-    smooth points (SMOOTH_MARGIN from every kink) a failure is a finding; at kinks it is run
-    and reported only."""
+    """The framework's numeric check (study.measure.probe.numeric_check) in float64, one point
+    a call: at smooth points (SMOOTH_MARGIN from every kink) a failure is a finding; at kinks
+    it is run and reported only."""
     smooth = [p for p in SMOOTH_POINTS if all(abs(p - k) >= SMOOTH_MARGIN for k in kinks)]
     rows, found = [], []
     for point, at_kink in [(p, False) for p in smooth] + [(k, True) for k in sorted(kinks)]:
-        outcome = _numeric_check(rule, point, device)
+        outcome = numeric_check(rule, point, device)
         rows.append({"x": point, "at_kink": at_kink, "outcome": outcome})
         if outcome == "failed" and not at_kink:  # a checker that raises says nothing
             found.append(Finding("gradcheck_fails",
@@ -332,18 +344,6 @@ def gradcheck(rule: Rule, kinks, device) -> tuple[list[dict], list[Finding]]:
     return rows, found
 
 
-def _numeric_check(rule: Rule, point: float, device) -> str:
-    try:
-        if rule.framework == "torch":
-            x = device.torch_tensor([point], dtype=torch.float64, requires_grad=True)
-            ok = torch.autograd.gradcheck(rule.fn, (x,), eps=FD_EPS, atol=1e-5,
-                                          raise_exception=False)
-            return "passed" if ok else "failed"
-        check_grads(rule.fn, (device.to_jax(np.array([point])),), order=1, modes=("rev",),
-                    eps=FD_EPS)
-        return "passed"
-    except AssertionError:
-        return "failed"
-    except Exception as exc:  # noqa: BLE001  the checker raising is reported as it is
-        return first_error_line(exc)
-
+def cells_equal(a: Cell, b: Cell) -> bool:
+    """Two cells taking the same values wherever they sit (study.compare.cells.same_values)."""
+    return same_values(a, b)

@@ -5,16 +5,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from study.compare.cells import as_cell
+from study.compare.cells import Error, Placed, Value, encode
 from study.check._findings import FAILING, PROSE, Finding, exit_code
-from study.measure.conventions import MODES
+from study.measure.probe import MODES
 from study.report.format import shorten, text
+from study.report.table import Table, frame, markdown
 from study.report.prose import say
 from study.compare.stats import Estimate
 
 ERROR_WIDTH = 60  # an error line in a table; the JSON keeps it whole
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: cells in the study's one stored form (study.compare.cells)
 
 
 @dataclass
@@ -74,7 +75,10 @@ def float_text(value: float) -> str:
 
 
 def as_json(value):
-    """Floats as strings (JSON has no NaN, and many readers lose -0.0); arrays as lists."""
+    """Floats as strings (JSON has no NaN, and many readers lose -0.0); arrays as lists; a
+    measured cell in the study's stored form (study.compare.cells.encode)."""
+    if isinstance(value, (Value, Error, Placed)):
+        return as_json(encode(value))
     if isinstance(value, Estimate):
         return {"value": float_text(value.value), "lo": as_json(value.lo),
                 "hi": as_json(value.hi), "n": value.n}
@@ -97,17 +101,23 @@ def as_json(value):
 
 def _cell(value) -> str:
     """A measured cell in full precision: a number, an error line, or values by placement."""
-    if isinstance(value, dict):
-        return shorten(as_cell(value).where, ERROR_WIDTH)
+    if isinstance(value, Placed):
+        return shorten(value.where, ERROR_WIDTH)
+    if isinstance(value, Error):
+        return shorten(value.line, ERROR_WIDTH)  # the full line is in the JSON
+    if isinstance(value, Value):
+        return text(value.value, None)
+    if isinstance(value, list):  # cells a rule takes across placements
+        return " or ".join(_cell(v) for v in value)
     if isinstance(value, str):
         return shorten(value, ERROR_WIDTH)  # the full line is in the JSON
     return text(value, None) if value is not None else "—"
 
 
 def _table(header: list[str], rows: list[list]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return out + ["| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ")
-                                    for c in row) + " |" for row in rows]
+    """Rows of text (the cells formatted above, in full precision) as the report's markdown."""
+    view = frame([dict(zip(header, row)) for row in rows], header)
+    return markdown(Table("check", "", "", view)).split("\n")
 
 
 def _say(name: str, **facts) -> str:
@@ -129,7 +139,8 @@ def _conventions(r: CheckResult) -> list[str]:
     for dtype in r.scope["dtypes"]:
         rows = [row for row in r.conventions if row["dtype"] == dtype
                 and row["execution"] == "eager" and row["placement"] == "packed"]
-        raising = {m: rows[0][m] for m in MODES if rows and isinstance(rows[0].get(m), str)
+        raising = {m: rows[0][m].line for m in MODES if rows
+                   and isinstance(rows[0].get(m), Error)
                    and all(row.get(m) == rows[0][m] for row in rows)}
         shown = [m for m in MODES if m not in raising]
         out += [f"**{dtype}**", ""]
@@ -180,7 +191,7 @@ def _matches(r: CheckResult) -> list[str]:
     if m is None:
         return out + [_say("not_compared"), ""]
     if m["run"] is None:
-        return out + [_say("no_atlas"), ""]
+        return out + [_say("no_atlas", why=m["why"]), ""]
     out += [_say("atlas", run=m["run"]), ""]
     if m["matches"]:
         out += [", ".join(f"`{o['name']}` ({o['framework']}; {', '.join(o['dtypes'])})"

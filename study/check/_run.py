@@ -1,63 +1,88 @@
-"""study.check: one function from a user's rule to a CheckResult."""
+"""study.check: one function from a user's rule to a CheckResult. Only the frameworks of the
+rule (and its twin) are imported."""
 import contextlib
 import os
 import platform
+import sys
 import warnings
 
-import jax
 import numpy as np
-import torch
 
-from study.runs import provenance
-from study.check import _probe, _sections
+from study.check import _atlas, _probe, _sections
 from study.check._findings import FAILING, PROSE, Finding
 from study.check._load import UsageError, as_rule
 from study.check._result import CheckResult
-from study.measure.conventions import DTYPES
 from study.measure.devices import resolve_devices
 from study.measure.frameworks import use_shared_settings
+from study.measure.inputs import DTYPES
 from study.measure.placement import ALL_PLACEMENTS
+from study.measure.probe import COMPILED_PLACEMENTS, COMPILERS
 from study.report.prose import say
-from study.workloads.transformations import COLUMNS, COMPILING_COLUMNS
+from study.runs import provenance
 
 QUICK_DTYPES = ("float32", "float64")
 EAGER_PLACEMENTS = {"torch": ALL_PLACEMENTS, "jax": ("packed", "2-D rows")}
 QUICK_PLACEMENTS = EAGER_PLACEMENTS  # eager placements are cheap; compiled ones are not
-COMPILED_PLACEMENTS = {"torch": ("fill",), "jax": ("2-D rows",)}  # as the atlas compiles
-COMPILERS = {"torch": "torch.compile (inductor)", "jax": "jax.jit"}
 QUICK_SKIPS = tuple(say(PROSE, "quick_skips").split(" | "))
 
 
-@contextlib.contextmanager
-def _user_state_restored():
-    """The settings a check changes (JAX's x64 and matmul precision, torch's matmul precision,
-    grad mode and default dtype, dynamo's config, the RNGs), put back as they were. dynamo's
-    compiled-code cache is emptied by each compile here: the user's compiled functions compile
-    again on their next call."""
-    saved = (jax.config.jax_enable_x64, jax.config.jax_default_matmul_precision,
-             torch.get_float32_matmul_precision(), torch.is_grad_enabled(),
-             torch.get_default_dtype(), torch._dynamo.config.get_config_copy(),
-             _probe.rng_states())
-    try:
-        use_shared_settings()
-        torch.set_grad_enabled(True)
-        yield
-    finally:
-        jax.config.update("jax_enable_x64", saved[0])
-        jax.config.update("jax_default_matmul_precision", saved[1])
-        torch.set_float32_matmul_precision(saved[2])
-        torch.set_grad_enabled(saved[3])
-        torch.set_default_dtype(saved[4])
+def _framework_state(frameworks) -> dict:
+    """What a check changes in each framework, to put back: JAX's x64 and matmul precision;
+    torch's matmul precision, grad mode, default dtype and dynamo's config."""
+    state = {}
+    if "jax" in frameworks:
+        import jax
+        state["jax"] = (jax.config.jax_enable_x64, jax.config.jax_default_matmul_precision)
+    if "torch" in frameworks:
+        import torch
+        state["torch"] = (torch.get_float32_matmul_precision(), torch.is_grad_enabled(),
+                          torch.get_default_dtype(), torch._dynamo.config.get_config_copy())
+    return state
+
+
+def _restore(state: dict) -> None:
+    if "jax" in state:
+        import jax
+        jax.config.update("jax_enable_x64", state["jax"][0])
+        jax.config.update("jax_default_matmul_precision", state["jax"][1])
+    if "torch" in state:
+        import torch
+        precision, grad, dtype, dynamo = state["torch"]
+        torch.set_float32_matmul_precision(precision)
+        torch.set_grad_enabled(grad)
+        torch.set_default_dtype(dtype)
         with warnings.catch_warnings():  # deprecated keys warn when set, even to themselves
             warnings.simplefilter("ignore")
-            torch._dynamo.config.load_config(saved[5])
-        _probe.restore_rng(saved[6])
+            torch._dynamo.config.load_config(dynamo)
+
+
+@contextlib.contextmanager
+def _user_state_restored(frameworks):
+    """The settings a check changes (_framework_state) and the RNGs, put back as they were.
+    dynamo's compiled-code cache is emptied by each compile here: the user's compiled functions
+    compile again on their next call."""
+    saved, rng = _framework_state(frameworks), _probe.rng_states()
+    try:
+        use_shared_settings(tuple(frameworks))
+        if "torch" in frameworks:
+            import torch
+            torch.set_grad_enabled(True)
+        yield
+    finally:
+        _restore(saved)
+        _probe.restore_rng(rng)
+
+
+def _release(framework: str) -> str | None:
+    module = sys.modules.get(framework)
+    return None if module is None else module.__version__
 
 
 def _environment() -> dict:
-    return {"torch": torch.__version__, "jax": jax.__version__, "numpy": np.__version__,
+    return {"torch": _release("torch"), "jax": _release("jax"), "numpy": np.__version__,
             "python": platform.python_version(), "cpu": provenance.cpu_model(),
-            "cpu_capability": provenance.torch_cpu_capability(), "cpu_count": os.cpu_count()}
+            "cpu_capability": provenance.torch_cpu_capability() if "torch" in sys.modules
+            else None, "cpu_count": os.cpu_count()}
 
 
 def check(fn, twin=None, *, framework: str | None = None, twin_framework: str | None = None,
@@ -76,9 +101,12 @@ def check(fn, twin=None, *, framework: str | None = None, twin_framework: str | 
     """
     if device not in ("cpu", "cuda"):
         raise UsageError(f"unknown device {device!r}; choose cpu or cuda")
-    dev, = resolve_devices(device)
-    with _user_state_restored(), dev.as_default():
-        rule, style = as_rule(fn, framework, tuple(args), name, tuple(kinks))
+    rule, style = as_rule(fn, framework, tuple(args), name, tuple(kinks))
+    twin_rule = None if twin is None else as_rule(twin, twin_framework, tuple(args), twin_name,
+                                                  tuple(kinks))[0]
+    frameworks = {rule.framework} | ({twin_rule.framework} if twin_rule else set())
+    dev, = resolve_devices(device, tuple(sorted(frameworks)))
+    with _user_state_restored(frameworks), dev.as_default():
         findings: list[Finding] = _probe.check_callable(rule, dev)
         scanned = _probe.scan_kinks(rule, dev) if not findings else ()
         probed = tuple(sorted(set(() if isinstance(scanned, str) else scanned) | set(kinks)
@@ -100,8 +128,7 @@ def check(fn, twin=None, *, framework: str | None = None, twin_framework: str | 
         if findings:  # not elementwise: no measurement here would mean what it says
             return result
         _measure(result, rule, dev, probed, quick, dtypes, placements)
-        if twin is not None:
-            twin_rule, _ = as_rule(twin, twin_framework, tuple(args), twin_name, tuple(kinks))
+        if twin_rule is not None:
             _compare_twin(result, rule, twin_rule, dev, probed, dtypes)
     return result
 
@@ -123,13 +150,16 @@ def _measure(result: CheckResult, rule, dev, kinks, quick: bool, dtypes, placeme
         found += more
     result.gradcheck, more = _probe.gradcheck(rule, kinks, dev)
     found += more
+    from study.workloads.transformations import COLUMNS, COMPILING_COLUMNS
     columns = [c for c in COLUMNS if not (quick and c in COMPILING_COLUMNS)]
     result.transforms, more = _sections.transforms(rule, kinks, dev, columns, "inductor")
     found += more
     if fw == "torch":
         result.clone_hazard, more = _sections.clone_hazards(rule, dev)
         found += more
-    result.matches = _sections.matches(result.conventions, fw, _sections.atlas_run())
+    installed = {f: _release(f) for f in ("torch", "jax") if f in sys.modules}
+    atlas = _atlas.committed_atlas(installed, fw, dev.name, result.environment["cpu_capability"])
+    result.matches = _sections.matches(result.conventions, fw, atlas)
     if not quick:
         result.cost = _sections.cost(rule, dev)
 

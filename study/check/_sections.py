@@ -1,38 +1,24 @@
 """The rule measured as the study measures its own: its row of the transforms matrix, the
-clone-hazard graphs, the two-layer nets against a twin, the atlas's matches, and its cost."""
-import glob
-import json
-import os
-
-import jax
+clone-hazard graphs, the two-layer nets against a twin, the atlas's matches, and its cost. Each
+framework's modules are imported where a rule of that framework needs them."""
 import numpy as np
-import torch
 
-from study.workloads import clone_hazard, transformations
+from study.check._atlas import Atlas
 from study.check._findings import PROSE, Finding, Where
-from study.check._probe import SMOOTH_MARGIN, vjp
-from study.errors import first_error_line
-from study.workloads.memory import jax_residual_bytes, torch_saved_bytes
-from study.workloads.nets import DATASETS, two_layer_dataset, two_layer_gradients
-from study.compare.cells import Placed, as_cell, equal
-from study.runs.provenance import REPO_ROOT
-from study.runs.results import identity
-from study.report.prose import say
-from study.measure.rules import Rule
-from study.runs.upgrades import upgrade
+from study.check._probe import SMOOTH_MARGIN, cells_equal, vjp
+from study.compare.cells import Cell, equal, values_of
 from study.compare.stats import paired_ratio
+from study.errors import first_error_line
+from study.measure.rule import Rule, reference_relu
+from study.report.prose import say
 from study.workloads.timing import time_interleaved
 
 SECOND_ORDER_STEP = 1e-5  # central difference of the eager reverse derivative
 SECOND_ORDER_ATOL = 1e-6  # its truncation and round-off stay far below this at smooth points
-ATLAS_DIR = os.path.join(REPO_ROOT, "reports", "results", "zero_point")
-LABELS_FILE = os.path.join(REPO_ROOT, "reports", "labels.json")
-ATLAS_RUN = "C1"
 MATCHED_MODES = ("value", "reverse")
 NOT_KINKS = {"min_normal", "+nan", "+inf", "-inf"}  # probe inputs that are no kink's
 COST_ELEMENTS = 10 ** 6
 SAVED_BYTES_ELEMENTS = 1024  # a multiple of 8: a bit mask packs without padding
-BUILTIN_RELU = {"torch": ("torch.relu", torch.relu), "jax": ("jax.nn.relu", jax.nn.relu)}
 
 
 # --- transforms ---------------------------------------------------------------------------
@@ -53,12 +39,14 @@ def own_reference(rule: Rule, kinks, device) -> dict:
         for k in kinks:
             near |= np.abs(np.asarray(a) - k) < SMOOTH_MARGIN
         return np.where(near, np.nan, out)
+    from study.workloads import transformations
     return transformations.expected_from(value, derivative, second)
 
 
 def transforms(rule: Rule, kinks, device, columns, backend: str) -> tuple[dict, list[Finding]]:
     """The rule's row of the transforms matrix, against its own eager reference; {"error":
     line} where that reference itself raises at transformations.X."""
+    from study.workloads import transformations
     atol = dict.fromkeys(transformations.SECOND_ORDER_COLUMNS, SECOND_ORDER_ATOL)
     try:
         reference = own_reference(rule, kinks, device)
@@ -81,6 +69,7 @@ def transforms(rule: Rule, kinks, device, columns, backend: str) -> tuple[dict, 
 def clone_hazards(rule: Rule, device) -> tuple[list[dict], list[Finding]]:
     """Each clone_hazard graph with the rule as it is and with its incoming gradient cloned
     first: where the two gradients differ, the backward writes into grad_output."""
+    from study.workloads import clone_hazard
     rows, found = [], []
     for case in clone_hazard.CASES:
         plain, warning, error = clone_hazard.torch_grad(rule.fn, case, device)
@@ -104,6 +93,7 @@ def _identity(framework: str) -> Rule:
 
 
 def _net_differences(a: Rule, b: Rule, data: dict, device) -> tuple[list[str], dict]:
+    from study.workloads.nets import two_layer_gradients
     ours, theirs = (two_layer_gradients(r, data, device) for r in (a, b))
     return [k for k in ("loss", "grad_w1", "grad_w2")
             if not np.array_equal(np.asarray(ours[k]), np.asarray(theirs[k]))], ours
@@ -111,10 +101,10 @@ def _net_differences(a: Rule, b: Rule, data: dict, device) -> tuple[list[str], d
 
 def twin_nets(rule: Rule, twin: Rule, device) -> tuple[list[dict], list[Finding]]:
     """Seed 001's net and the random nets (study.workloads.nets) under the rule and its twin: loss
-    and
-    both gradients, bit for bit. Where the same net with the identity for activation already
-    differs between the two frameworks (float32 matmuls round differently), a difference
-    says nothing about the rule, and is shown but not judged."""
+    and both gradients, bit for bit. Where the same net with the identity for activation already
+    differs between the two frameworks (float32 matmuls round differently), a difference says
+    nothing about the rule, and is shown but not judged."""
+    from study.workloads.nets import DATASETS, two_layer_dataset
     rows, found = [], []
     for dataset in DATASETS:
         data = two_layer_dataset(dataset)
@@ -144,103 +134,77 @@ def twin_conventions(rows: list[dict], twin_rows: list[dict]) -> list[Finding]:
         if row["execution"] != "eager" or row["placement"] != "packed" or other is None:
             continue
         for mode in MATCHED_MODES:
-            if not _cells_equal(row[mode], other[mode]):
+            if not cells_equal(row[mode], other[mode]):
                 found.append(Finding("convention_differs_from_twin",
                                      Where("twin", row["dtype"], "eager", "packed", row["input"],
                                            row["bits"], transformation=mode),
-                                     f"{row[mode]!r}, twin {other[mode]!r}"))
+                                     say(PROSE, "twin_cells", ours=row[mode],
+                                         theirs=other[mode])))
     return found
 
 
 # --- matches in the atlas -----------------------------------------------------------------
 
-def _cells_equal(a, b) -> bool:
-    """Cells, or lists of cells (one per placement), taking the same values, by
-    study.compare.cells.equal (±0 equal, NaN equal), wherever they sit."""
-    va = [v for c in (a if isinstance(a, list) else [a]) for v in _values(as_cell(c))]
-    vb = [v for c in (b if isinstance(b, list) else [b]) for v in _values(as_cell(c))]
-    return (all(any(equal(x, y) for y in vb) for x in va)
-            and all(any(equal(x, y) for y in va) for x in vb))
-
-
-def _values(cell) -> list:
-    return list(cell.values) if isinstance(cell, Placed) else [cell]
-
-
-def _distinct_values(cells: list):
-    """The values a list of cells takes: the value itself where there is one."""
-    out: list = []
-    for v in (v for c in cells for v in (c["values"] if isinstance(c, dict) else [c])):
-        if not any(equal(as_cell(v), as_cell(d)) for d in out):
+def _distinct(cells: list[Cell]) -> list[Cell]:
+    """The values a list of cells takes, each once (study.compare.cells.equal)."""
+    out: list[Cell] = []
+    for v in (v for c in cells for v in values_of(c)):
+        if not any(equal(v, d) for d in out):
             out.append(v)
-    return out[0] if len(out) == 1 else out
+    return out
 
 
-def atlas_run(atlas_dir: str = ATLAS_DIR, labels_file: str = LABELS_FILE,
-              label: str = ATLAS_RUN) -> dict | None:
-    """The committed zero_point result file of run `label`, or None where there is none."""
-    try:
-        with open(labels_file, encoding="utf-8") as f:
-            configuration = {v: k for k, v in json.load(f).items()}[label]
-    except (OSError, ValueError, KeyError):
-        return None
-    for path in sorted(glob.glob(os.path.join(atlas_dir, "*.json"))):
-        with open(path, encoding="utf-8") as f:
-            run = json.load(f)
-        if "|".join(map(str, identity(run["provenance"]))) == configuration:
-            # read in today's record shapes, as the report reads it (probe labels included)
-            return {**run, "records": upgrade("zero_point", run["records"]), "path": path,
-                    "label": label}
-    return None
-
-
-def _differing_cells(rec: dict, ours: dict) -> list[dict] | None:
-    """The cells of one atlas record (one op and dtype) that differ from ours; None where the
-    record was not probed at every one of our kinks at its dtype (nothing to compare)."""
-    ours_here = {label for dtype, label in ours if dtype == rec["dtype"]}
-    shared = [(i, label) for i, label in enumerate(rec["inputs"]) if label in ours_here]
-    if not ours_here or not ours_here - NOT_KINKS <= {label for _, label in shared}:
+def _differing_cells(op, ours: dict) -> list[dict] | None:
+    """The cells of one built-in (one dtype) that differ from ours; None where it was not
+    probed at every one of our kinks at its dtype (nothing to compare)."""
+    ours_here = {label for dtype, label in ours if dtype == op.dtype}
+    theirs = {label for _, label in op.cells}
+    shared = sorted(ours_here & theirs)
+    if not ours_here or not ours_here - NOT_KINKS <= theirs:
         return None
     differing = []
-    for i, label in shared:
-        for mode in MATCHED_MODES:
-            cell = rec[mode] if isinstance(rec[mode], str) else rec[mode][i]
-            mine = [row[mode] for row in ours[(rec["dtype"], label)]]
-            if not _cells_equal(mine, cell):
-                differing.append({"dtype": rec["dtype"], "input": label, "mode": mode,
-                                  "rule": _distinct_values(mine), "builtin": cell})
+    for label in shared:
+        for mode in (m for m in MATCHED_MODES if (m, label) in op.cells):
+            mine = _distinct([row[mode] for row in ours[(op.dtype, label)]])
+            builtin = op.cells[(mode, label)]
+            if not cells_equal_lists(mine, builtin):
+                differing.append({"dtype": op.dtype, "input": label, "mode": mode,
+                                  "rule": mine, "builtin": builtin})
     return differing
 
 
-def matches(rows: list[dict], framework: str, run: dict | None) -> dict:
-    """Built-ins whose committed atlas cells (value and reverse, eagerly, at run C1) equal the
-    rule's at every input both probe, the rule's kinks among them, in every dtype both
-    measured; where none does, the nearest (fewest differing cells; the rule's framework
-    first) and the cells that differ."""
-    if run is None:
-        return {"run": None, "matches": [], "nearest": None}
+def cells_equal_lists(mine: list[Cell], builtin: Cell) -> bool:
+    return all(any(equal(x, y) for y in values_of(builtin)) for x in mine) and \
+        all(any(equal(x, y) for x in mine) for y in values_of(builtin))
+
+
+def matches(rows: list[dict], framework: str, atlas: Atlas | str) -> dict:
+    """Built-ins whose committed atlas cells (value and reverse, eagerly) equal the rule's at
+    every input both probe, the rule's kinks among them, in every dtype both measured; where
+    none does, the nearest (fewest differing cells; the rule's framework first) and the cells
+    that differ. `atlas`: the committed run (study.check._atlas), or why there is none."""
+    if isinstance(atlas, str):
+        return {"run": None, "why": atlas, "matches": [], "nearest": None}
     ours: dict = {}
     for row in (r for r in rows if r["execution"] == "eager"):
         ours.setdefault((row["dtype"], row["input"]), []).append(row)
     ops: dict = {}
-    for rec in run["records"]:
-        if (rec.get("part"), rec.get("kind"), rec.get("execution")) != ("atlas", "builtin",
-                                                                         "eager"):
-            continue
-        differing = _differing_cells(rec, ours)
+    for op in atlas.ops:
+        differing = _differing_cells(op, ours)
         if differing is None:
             continue
-        op = ops.setdefault(rec["rule"], {"rule": rec["rule"], "name": rec["name"],
-                                          "framework": rec["framework"], "dtypes": [],
-                                          "differing": []})
-        op["dtypes"].append(rec["dtype"])
-        op["differing"] += differing
+        entry = ops.setdefault(op.rule, {"rule": op.rule, "name": op.name,
+                                         "framework": op.framework, "dtypes": [],
+                                         "differing": []})
+        entry["dtypes"].append(op.dtype)
+        entry["differing"] += differing
     ranked = sorted(ops.values(), key=lambda o: (len(o["differing"]),
                                                  o["framework"] != framework, o["rule"]))
     matching = [o for o in ranked if not o["differing"]]
-    provenance = run["provenance"]
-    return {"run": {"label": run["label"], "file": os.path.relpath(run["path"], REPO_ROOT),
-                    "torch": provenance["torch"], "jax": provenance["jax"]},
+    p = atlas.run.provenance
+    return {"run": {"label": atlas.label, "file": atlas.run.path, "torch": p["torch"],
+                    "jax": p["jax"], "device": p["device"],
+                    "same_releases": atlas.same_releases},
             "matches": matching, "nearest": ranked[0] if ranked and not matching else None}
 
 
@@ -249,6 +213,7 @@ def matches(rows: list[dict], framework: str, run: dict | None) -> dict:
 def _forward_and_backward(fn, framework: str, compiled: bool, x_host: np.ndarray, device):
     """(thunk, sync): one forward and backward of fn at x_host, as a training step runs it."""
     if framework == "torch":
+        import torch
         x = device.to_torch(x_host, requires_grad=True)
         ones = torch.ones_like(x)
         f = torch.compile(fn, backend="inductor") if compiled else fn
@@ -258,6 +223,7 @@ def _forward_and_backward(fn, framework: str, compiled: bool, x_host: np.ndarray
             f(x).backward(ones)
             return x.grad
         return step, lambda _: device.synchronize()
+    import jax
     x = device.to_jax(x_host)
     grad = jax.grad(lambda a: fn(a).sum())
     grad = jax.jit(grad) if compiled else grad
@@ -266,13 +232,16 @@ def _forward_and_backward(fn, framework: str, compiled: bool, x_host: np.ndarray
 
 def cost(rule: Rule, device, rounds: int = 20) -> dict:
     """Time of a forward and backward ÷ the framework's built-in ReLU's at 10^6 elements,
-    eager and compiled, timed round by round (study.workloads.timing) with the ratio's 95% interval
-    (study.compare.stats); and the bytes an element keeps for backward (study.workloads.memory)."""
-    name, builtin = BUILTIN_RELU[rule.framework]
+    eager and compiled, timed round by round (study.workloads.timing) with the ratio's 95%
+    interval (study.compare.stats); and the bytes an element keeps for backward
+    (study.workloads.memory)."""
+    reference = reference_relu(rule.framework)
+    name, builtin = reference.name, reference.fn
     x_host = np.random.default_rng(0).standard_normal(COST_ELEMENTS).astype(np.float32)
     out = {"elements": COST_ELEMENTS, "builtin": name, "ratios": {}}
     for execution in ("eager", "compiled"):
         if execution == "compiled" and rule.framework == "torch":
+            import torch
             torch._dynamo.reset()
         thunks = {who: _forward_and_backward(fn, rule.framework, execution == "compiled",
                                              x_host, device)
@@ -284,6 +253,7 @@ def cost(rule: Rule, device, rounds: int = 20) -> dict:
             continue
         out["ratios"][execution] = paired_ratio(times["rule"]["times_s"],
                                                 times["builtin"]["times_s"])
+    from study.workloads.memory import jax_residual_bytes, torch_saved_bytes
     sample = x_host[:SAVED_BYTES_ELEMENTS]
     if rule.framework == "torch":
         kept = [torch_saved_bytes(f, device.to_torch(sample)) for f in (rule.fn, builtin)]

@@ -1,22 +1,25 @@
-"""A cell, typed: what a rerun, a device pair and the report compare, never a sniffed string.
+"""A cell, typed: what the probe measures, a record stores, a rerun, a device pair and the report
+compare, never a sniffed string.
 
     Value      a number, a flag or a label; a ratio carries its 95% interval (lo, hi)
     Error      the first line of what a mode or a case raised (study.errors.first_error_line)
     Placed     values that depend on where the element sits (study.measure.placement), and where
     Withdrawn  a cell an erratum withdrew, and why; never compared
 
-Result files keep their JSON shapes; the experiment that wrote a record turns its leaves into
-cells once, when it reads them (as_cell, study.compare.reproduction.record_cells, or an
-experiment's own
-derived cells). Two cells are compared by `equal` and by nothing else.
+A record stores a cell in one tagged JSON form (`encode`), and one decoder reads it back
+(`decode`):
+
+    0.0, true, null                        a Value
+    {"error": "RuntimeError: ..."}         an Error
+    {"values": [cell, ...],                a Placed cell: its values (each a Value or an Error
+     "where": {placement: [[i, "0-63"]]}}  in this form), and per placement the runs of
+                                           positions that give values[i]
+
+Records written before this form are brought to it when loaded (each experiment's `upgrade`).
+Two cells are compared by `equal` and by nothing else. Text is the report's (study.report.format).
 """
 import math
-from dataclasses import dataclass, field
-
-from study.report.format import TABLE_FIGURES as MARKDOWN_DIGITS
-from study.report.format import distinct_figures as distinct_digits
-from study.report.format import shorten
-from study.report.format import text as format_cell
+from dataclasses import dataclass
 
 Scalar = float | int | bool | str | None
 
@@ -30,12 +33,6 @@ class Value:
     def numbers(self) -> tuple:
         return (self.value,) if self.lo is None else (self.value, self.lo, self.hi)
 
-    def text(self, digits: int | None = MARKDOWN_DIGITS) -> str:
-        if self.lo is None:
-            return format_cell(self.value, digits)
-        return (f"{format_cell(self.value, digits)} [{format_cell(self.lo, digits)}, "
-                f"{format_cell(self.hi, digits)}]")
-
 
 @dataclass(frozen=True)
 class Error:
@@ -44,17 +41,19 @@ class Error:
     def numbers(self) -> tuple:
         return ()
 
-    def text(self, digits: int | None = MARKDOWN_DIGITS) -> str:
-        return self.line
+
+# per placement, its runs of (index into values, positions): (("fill", ((0, "0-63"), (1,
+# "64-66"))), ("0-d", ((0, "0"),)))
+Positions = tuple[tuple[str, tuple[tuple[int, str], ...]], ...]
 
 
 @dataclass(frozen=True)
 class Placed:
     values: tuple  # each a Value or an Error, in the order the placements first show them
-    where: str  # which value at which placement and position: '0 at fill 0-63; 1 at 0-d'
-    # per placement, its runs of (index into values, positions), as study.measure.placement.collapse
-    # stores them: what `where` says, kept so that the cell can be read at fewer placements
-    positions: tuple = field(default=(), compare=False)
+    positions: Positions
+
+    def numbers(self) -> tuple:
+        return ()
 
     def places(self) -> list[list[str]]:
         """Per value, where it occurs: [["fill 0-63", "2-D rows"], ["fill 64-66", "0-d"]]; a
@@ -66,22 +65,24 @@ class Placed:
                 out[i].append(placement if len(runs) == 1 else f"{placement} {','.join(shown)}")
         return out
 
-    def stored(self) -> dict:
-        """The cell as a record stores it (study.measure.placement.collapse)."""
-        return {"values": [v.line if isinstance(v, Error) else v.value for v in self.values],
-                "where": {p: [list(r) for r in runs] for p, runs in self.positions}}
+    @property
+    def where(self) -> str:
+        """Which value at which placement and position: '0 at fill 0-63; 1 at fill 64-66, 0-d'
+        (every digit where 6 would print two values alike)."""
+        short = [v.line if isinstance(v, Error) else f"{v.value:g}" for v in self.values]
+        exact = len(set(short)) < len(short)
+        return "; ".join(f"{repr(v.value) if exact and isinstance(v, Value) else short[i]}"
+                         f" at {', '.join(places)}"
+                         for i, (v, places) in enumerate(zip(self.values, self.places())))
 
-    def numbers(self) -> tuple:
-        return ()
-
-    def values_text(self) -> str:
-        """'0 or 1 (placement)': each value, with as many figures as tell them apart."""
-        digits = distinct_digits([v.value for v in self.values if isinstance(v, Value)])
-        return " or ".join(sorted(v.text(digits) if isinstance(v, Value) else shorten(v.line, 30)
-                                  for v in self.values)) + " (placement)"
-
-    def text(self, digits: int | None = MARKDOWN_DIGITS) -> str:
-        return f"{self.values_text()} at {self.where}"
+    def at(self, placements) -> "Cell":
+        """The cell as measured at these placements only; the cell unchanged where it names
+        none of them."""
+        kept = [(p, runs) for p, runs in self.positions if p in placements]
+        if not kept:
+            return self
+        return collapse({p: [self.values[i] for i, pos in runs for _ in _positions(pos)]
+                         for p, runs in kept})
 
 
 @dataclass(frozen=True)
@@ -91,31 +92,71 @@ class Withdrawn:
     def numbers(self) -> tuple:
         return ()
 
-    def text(self, digits: int | None = MARKDOWN_DIGITS) -> str:
-        return f"withdrawn: {self.why}"
-
 
 Cell = Value | Error | Placed | Withdrawn
 
 
-def as_cell(stored) -> Cell:
-    """A measured value as a record stores it, typed: a string is an error line, a {"values",
-    "where"} dict a placement-dependent cell (study.measure.placement.collapse), anything else a
-    Value."""
-    if isinstance(stored, str):
-        return Error(stored)
+def _positions(pos: str) -> range:
+    """'64-66' -> range(64, 67); '3' -> range(3, 4); 'all' (an error) -> one position."""
+    if pos == "all":
+        return range(1)
+    first, _, last = pos.partition("-")
+    return range(int(first), int(last or first) + 1)
+
+
+def encode(cell: Cell):
+    """The cell in the stored form (the module's docstring)."""
+    if isinstance(cell, Value):
+        return cell.value
+    if isinstance(cell, Error):
+        return {"error": cell.line}
+    if isinstance(cell, Placed):
+        return {"values": [encode(v) for v in cell.values],
+                "where": {p: [[i, pos] for i, pos in runs] for p, runs in cell.positions}}
+    raise TypeError(f"a {type(cell).__name__} cell is never stored")
+
+
+def decode(stored) -> Cell:
+    """The one decoder of the stored form."""
     if not isinstance(stored, dict):
         return Value(stored)
-    values = tuple(as_cell(v) for v in stored["values"])
-    positions = tuple((p, tuple((i, pos) for i, pos in runs))
-                      for p, runs in stored["where"].items())
-    placed = Placed(values, "", positions)
-    short = [v.line if isinstance(v, Error) else f"{v.value:g}" for v in values]
-    exact = len(set(short)) < len(short)  # equal at 6 digits: show every digit
-    where = "; ".join(f"{repr(v.value) if exact and isinstance(v, Value) else short[i]}"
-                      f" at {', '.join(places)}"
-                      for i, (v, places) in enumerate(zip(values, placed.places())))
-    return Placed(values, where, positions)
+    if "error" in stored:
+        return Error(stored["error"])
+    return Placed(tuple(decode(v) for v in stored["values"]),
+                  tuple((p, tuple((i, pos) for i, pos in runs))
+                        for p, runs in stored["where"].items()))
+
+
+def _runs(cells: list) -> list[tuple[Cell, str]]:
+    """[(cell, "0-63"), (other, "64-66")]: maximal runs of equal cells by position."""
+    out, start = [], 0
+    for i in range(1, len(cells) + 1):
+        if i == len(cells) or not equal(cells[i], cells[start]):
+            out.append((cells[start], f"{start}" if i - 1 == start else f"{start}-{i - 1}"))
+            start = i
+    return out
+
+
+def collapse(by_placement: dict) -> Cell:
+    """One input's cells over placements (per placement: a cell per position, or one Error for
+    the whole placement), compactly: the one cell where every placement and position agrees,
+    else a Placed cell naming which value occurs where."""
+    flat = [c for cells in by_placement.values()
+            for c in ([cells] if isinstance(cells, Error) else cells)]
+    distinct: list[Cell] = []
+    for c in flat:
+        if not any(equal(c, d) for d in distinct):
+            distinct.append(c)
+    if len(distinct) == 1:
+        return distinct[0]
+
+    def index(c: Cell) -> int:
+        return next(i for i, d in enumerate(distinct) if equal(c, d))
+    positions = tuple(
+        (p, ((index(cells), "all"),) if isinstance(cells, Error)
+         else tuple((index(c), pos) for c, pos in _runs(cells)))
+        for p, cells in by_placement.items())
+    return Placed(tuple(distinct), positions)
 
 
 def _same_number(a, b, tolerance: float, zero_sign: bool) -> bool:
@@ -132,6 +173,10 @@ def _same_number(a, b, tolerance: float, zero_sign: bool) -> bool:
     return a == b
 
 
+def _same_positions(a: Positions, b: Positions) -> bool:
+    return dict(a) == dict(b)
+
+
 def equal(a: Cell, b: Cell, tolerance: float = 0.0, zero_sign: bool = False) -> bool:
     """Two cells say the same: values exactly (or within a relative tolerance), two intervals
     that overlap or lie within the tolerance of each other, the same error line, the same
@@ -146,12 +191,18 @@ def equal(a: Cell, b: Cell, tolerance: float = 0.0, zero_sign: bool = False) -> 
         return (a.lo is None) == (b.lo is None) and _same_number(a.value, b.value, tolerance,
                                                                   zero_sign)
     if isinstance(a, Placed):
-        return (a.where == b.where and len(a.values) == len(b.values)
+        return (len(a.values) == len(b.values) and _same_positions(a.positions, b.positions)
                 and all(equal(x, y, zero_sign=zero_sign) for x, y in zip(a.values, b.values)))
     return a == b
 
 
-def pair_texts(a: Cell, b: Cell) -> tuple[str, str]:
-    """Two cells that are compared, with as many figures as it takes to tell them apart."""
-    digits = distinct_digits([a.numbers(), b.numbers()])
-    return a.text(digits), b.text(digits)
+def values_of(cell: Cell) -> tuple:
+    """The cells a cell takes: its values where it depends on placement, else itself."""
+    return cell.values if isinstance(cell, Placed) else (cell,)
+
+
+def same_values(a: Cell, b: Cell) -> bool:
+    """Both take the same values (by `equal`), wherever they sit."""
+    va, vb = values_of(a), values_of(b)
+    return all(any(equal(x, y) for y in vb) for x in va) and \
+        all(any(equal(x, y) for y in va) for x in vb)

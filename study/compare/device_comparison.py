@@ -3,10 +3,10 @@
 Each cuda run is paired with a cpu run of the same experiment and scope: of the same releases
 and machine (host and CPU model) where there is one, else the closest (same torch, then the
 newest), marked as differing in releases or machine. Cells are compared by
-study.compare.reproduction.compare_cells, as a rerun is (timing is left out: its numbers are
-compared
-within a run, never across devices). Each differing cell
-is put in a group by what it shows, a pure function of its name and its two values:
+study.compare.reproduction.compare_cells, as a rerun is (an experiment whose `across_devices`
+is off, timing, is left out: its numbers are compared within a run, never across devices).
+Each differing cell is put in a group by what it shows, a pure function of its name and its two
+values:
 
 - subnormal: at ±min_subnormal, or a value that is subnormal in the cell's dtype;
 - placement: one device's value depends on where the element sits (a Placed cell);
@@ -19,11 +19,10 @@ from dataclasses import dataclass
 from functools import cache
 
 from study.compare.cells import Cell, Error, Placed, Value
-from study.measure.conventions import finfo
+from study.measure.inputs import finfo
 from study.compare.reproduction import CellComparison, cells_of, compare_cells
 from study.runs.results import Run
 
-NOT_ACROSS_DEVICES = ("timing",)
 ULPS = 4  # "last bits": within this many units in the last place
 
 
@@ -65,7 +64,7 @@ def pairs(runs: list[Run], experiments) -> list[DevicePair]:
         return cells[id(run)]
     out = []
     for cuda in (r for r in runs if r.provenance["device"] == "cuda"
-                 and r.experiment not in NOT_ACROSS_DEVICES and r.experiment in by_name):
+                 and r.experiment in by_name and by_name[r.experiment].across_devices):
         cpu = _partner(cuda, runs)
         if cpu is None:
             continue

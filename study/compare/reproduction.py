@@ -7,8 +7,7 @@ experiment whose raw values are not comparable across machines (timing) derives 
 instead: ratios measured within the run, each with its interval (a study.compare.cells.Value with lo
 and hi: for timing, the 95% bootstrap interval of the per-round ratio), compared within the
 experiment's tolerance. Every cell is typed (study.compare.cells): a failed case's line, and a
-string
-in a field the experiment's comparison names as an error field, are Errors.
+string in a field the experiment's comparison names as an error field, are Errors.
 
 A run is compared with the reference run of its own device. Where the reference has none of
 that device, it is compared with the other device's and labelled a device comparison: what

@@ -10,17 +10,12 @@ if TYPE_CHECKING:  # importing the registry starts torch and JAX; the verdicts n
 
 
 def float64_forward(rule: "Rule") -> Forward:
-    """The rule's forward on float64 arrays, without autodiff. JAX computes in float64 only
+    """The rule's value on float64 arrays on the CPU, by the study's one probe
+    (study.measure.probe.evaluate, mode "value": no autodiff). JAX computes in float64 only
     with x64 on (study.measure.frameworks.use_shared_settings); otherwise `kink_shape` raises."""
-    if rule.framework == "torch":
-        import torch
-
-        def forward(x: np.ndarray) -> np.ndarray:
-            with torch.no_grad():
-                return rule.fn(torch.from_numpy(x)).numpy()
-        return forward
-    import jax.numpy as jnp
+    from study.measure.devices import Device
+    from study.measure.probe import evaluate
 
     def forward(x: np.ndarray) -> np.ndarray:
-        return np.asarray(rule.fn(jnp.asarray(x)))
+        return evaluate(rule, x, "float64", Device("cpu"), "value")
     return forward

@@ -5,9 +5,9 @@
     custom_rules  the custom autograd.Functions, custom_ops and custom_vjp/jvp rules it lists
     probe         the one probe: a rule's value and derivatives at inputs, per dtype,
                   placement and execution, as typed cells
-    conventions   dtypes and the probe inputs (kinks, ±1 ulp, signed zeros, subnormals, NaN, inf)
-    placement     where an element sits (packed, 0-d, fill, strided, 2-D rows), measured eagerly
-    compiled      the same, compiled (torch.compile with inductor, jax.jit)
+    inputs        dtypes and the probe inputs (kinks, ±1 ulp, signed zeros, subnormals, NaN, inf)
+    placement     where an element sits (packed, 0-d, fill, strided, 2-D rows)
+    compiled      the probe's compiled half (torch.compile with inductor, jax.jit)
     devices       one code path for every device
     arithmetic    whether a device flushes subnormals
     frameworks    the numeric settings every measurement shares

@@ -9,11 +9,9 @@ framework on the device: s > 0 (false where inputs are flushed: denormals-are-ze
 where results are flushed: flush-to-zero). An op that sees a flushed input computes its value
 and gradient at 0, so these explain why an atlas cell at ±min_subnormal can equal the cell at 0.
 """
-import jax
-import jax.numpy as jnp
 import numpy as np
 
-from study.measure.conventions import finfo, numpy_dtype, torch_dtype
+from study.measure.inputs import finfo, numpy_dtype, torch_dtype
 from study.measure.devices import Device
 
 
@@ -28,6 +26,9 @@ def subnormal_arithmetic(framework: str, dtype: str, device: Device, jit: bool =
         x = device.to_torch(a.astype(np.float64), dtype=torch_dtype(dtype))
         out = (x[0] > 0, x[0] * 1, x[1] * 0.5)
     else:
+        import jax
+        import jax.numpy as jnp
+
         def probe(v):
             return v[0] > 0, v[0] * jnp.asarray(1, v.dtype), v[1] * jnp.asarray(0.5, v.dtype)
         out = (jax.jit(probe) if jit else probe)(device.to_jax(a))

@@ -1,8 +1,5 @@
-"""Measuring ops compiled: torch.compile (inductor, fullgraph) and jax.jit, at the kinks.
-
-    >>> got = measure_compiled([by_key("torch_relu")], [[0.0, 1.0]], "float32", Device("cpu"),
-    ...                        ("fill",))
-    >>> got[0]["outcome"]["reverse"]["fill"]   # [[0.0] * 67, [1.0] * 67]
+"""The probe's compiled half: torch.compile (inductor, fullgraph) and jax.jit, at the kinks.
+Callers measure through study.measure.probe.measure_compiled.
 
 Two compiled passes, as a user runs them: a training step (the compiled forward on inputs that
 require grad, then its compiled backward: "value" and "reverse") and forward mode (jvp inside
@@ -13,17 +10,13 @@ A graph that fails is split in halves until each failure is one op's own. A cust
 counts the graphs inductor compiled: a call that compiled nothing is an error, never eager
 numbers under a compiled label.
 """
-import jax
-import jax.numpy as jnp
-import torch
-
-from study.measure.conventions import torch_dtype
-from study.measure.devices import Device
+from study.compare.cells import Error
 from study.errors import first_error_line
-from study.measure.placement import as_host, placed_arrays, read_placed
-from study.measure.rules import Rule
+from study.measure.devices import Device
+from study.measure.inputs import torch_dtype
+from study.measure.placement import placed_arrays, read_placed
+from study.measure.rule import Rule
 
-COMPILERS = {"torch": "torch.compile(backend='inductor', fullgraph=True)", "jax": "jax.jit"}
 PASSES = {"train": ("value", "reverse"), "forward": ("forward",)}
 COMPILED_MODES = tuple(m for modes in PASSES.values() for m in modes)
 
@@ -43,6 +36,7 @@ def _counting_inductor(graphs: list):
 
 def _torch_batch(fns, compiled_pass: str):
     """call(arrays) -> per op, the pass's outputs (a tuple in PASSES order)."""
+    import torch
     graphs: list = []
     if compiled_pass == "forward":
         def body(*xs):
@@ -69,6 +63,9 @@ def _torch_batch(fns, compiled_pass: str):
 
 
 def _jax_batch(fns, compiled_pass: str):
+    import jax
+    import jax.numpy as jnp
+
     def train(f, x):
         y, pullback = jax.vjp(f, x)
         return y, pullback(jnp.ones_like(y))[0]
@@ -92,7 +89,7 @@ def _run_calls(batch, per_op_arrays: list[list], dtype: str, device: Device) -> 
         outs = batch([a[min(j, len(a) - 1)] for a in per_op_arrays], dtype, device)
         for k, out in enumerate(outs):
             if j < len(per_op_arrays[k]):
-                outputs[k].append(tuple(as_host(device, o) for o in out))
+                outputs[k].append(tuple(device.to_host(o) for o in out))
     return outputs
 
 
@@ -103,18 +100,18 @@ def _in_groups(make, fns, arrays, dtype: str, device: Device) -> list[tuple[list
         return [(r, len(fns)) for r in _run_calls(make(fns), arrays, dtype, device)]
     except Exception as exc:  # noqa: BLE001  a failure is a measured outcome, once it is one op's
         if len(fns) == 1:
-            return [(first_error_line(exc), 1)]
+            return [(Error(first_error_line(exc)), 1)]
     half = len(fns) // 2
     return (_in_groups(make, fns[:half], arrays[:half], dtype, device)
             + _in_groups(make, fns[half:], arrays[half:], dtype, device))
 
 
-def measure_compiled(rules: list[Rule], values: list[list[float]], dtype: str, device: Device,
-                     placements: tuple[str, ...], passes: tuple[str, ...] = tuple(PASSES)
-                     ) -> list[dict]:
-    """Per rule (all of one framework): {"outcome": {mode: {placement: [per input: values or
-    an error line]}}, "graph_ops": {mode: how many ops shared the op's compiled graph}}, for
-    the compiled passes asked for (PASSES: "train" and "forward")."""
+def compiled_outcomes(rules: list[Rule], values: list[list[float]], dtype: str, device: Device,
+                      placements: tuple[str, ...], passes: tuple[str, ...] = tuple(PASSES)
+                      ) -> list[dict]:
+    """Per rule (all of one framework): {"outcome": {mode: {placement: [per input: a Value
+    per position, or an Error]}}, "graph_ops": {mode: how many ops shared the op's compiled
+    graph}}, for the compiled passes asked for (PASSES: "train" and "forward")."""
     framework = rules[0].framework
     batch = _torch_batch if framework == "torch" else _jax_batch
     modes_measured = [m for p in passes for m in PASSES[p]]
@@ -127,7 +124,7 @@ def measure_compiled(rules: list[Rule], values: list[list[float]], dtype: str, d
                              arrays, dtype, device)
             for k, ((results, size), v) in enumerate(zip(got, values)):
                 for i, mode in enumerate(modes):
-                    per_call = ([results] * len(arrays[k]) if isinstance(results, str)
+                    per_call = ([results] * len(arrays[k]) if isinstance(results, Error)
                                 else [r[i] for r in results])
                     out[k]["outcome"][mode][placement] = read_placed(placement, per_call, len(v))
                     out[k]["graph_ops"][mode] = size

@@ -18,7 +18,6 @@ adding a rule is one entry here, or one `Rule` value passed in.
 """
 import functools
 import re
-from dataclasses import dataclass
 from typing import Callable, Iterable
 
 import jax
@@ -27,31 +26,14 @@ import torch
 import torch.nn.functional as F
 from jax import lax
 
-from study.measure.custom_rules import (MyReLU, ReLUSavesBitMask, ReLUSavesBoolMask, api_or_missing,
-                                jax_relu_custom_jvp,
-                                jax_relu_nondiff_convention, jax_relu_saves_bit_mask,
-                                jax_relu_saves_bool_mask, jax_relu_torch_nan,
-                                jax_relu_with_convention, jax_seed_relu, torch_custom_op_relu,
-                                torch_relu_style, torch_relu_with_convention)
-
-
-@dataclass(frozen=True)
-class Rule:
-    key: str  # stable identifier, unique across the registry
-    framework: str  # "torch" | "jax"
-    name: str  # display name, unique across the registry
-    kind: str  # "builtin" | "custom"
-    fn: Callable
-    convention: float | None = None  # declared d/dx at 0, custom rules only
-    kinks: tuple[float, ...] = (0.0,)
-    relu_like: bool = True  # equals max(x, 0) everywhere off its kinks
-    twin: str | None = None  # key: the same rule written in the other framework
-    look_alike: str | None = None  # key: the other framework's op a porting user takes as it
-    timed: bool = False  # timing times it alone, at every size and mode, and its saved bytes
-    timed_in_nets: tuple[str, ...] = ()  # the nets of timing (NETS) that time it in a step
-    paired_as: str | None = None  # timing's label for it beside its twin, where both are timed
-    trained: bool = False  # training runs SGD with it (a custom rule: one per convention)
-    transforms_style: str | None = None  # its row of the transforms matrix
+from study.measure.custom_rules import (MyReLU, ReLUSavesBitMask, ReLUSavesBoolMask,
+                                        api_or_missing, jax_relu_custom_jvp,
+                                        jax_relu_nondiff_convention, jax_relu_saves_bit_mask,
+                                        jax_relu_saves_bool_mask, jax_relu_torch_nan,
+                                        jax_relu_with_convention, jax_seed_relu,
+                                        torch_custom_op_relu, torch_relu_style,
+                                        torch_relu_with_convention)
+from study.measure.rule import REFERENCE_RELU, Rule, SourceError, load
 
 
 def _torch_zero(x):
@@ -297,12 +279,9 @@ def relu_rules(framework: str | None = None, rules: Iterable[Rule] = RULES) -> l
             and (framework is None or r.framework == framework)]
 
 
-REFERENCE_RELU = {"torch": "torch_relu", "jax": "jax_relu"}
-
-
 def reference_of(rule: Rule) -> Rule:
-    """The built-in a rule is measured against: its framework's relu."""
-    return by_key(REFERENCE_RELU[rule.framework])
+    """The built-in a rule is measured against: its framework's relu (study.measure.rule)."""
+    return by_key(REFERENCE_RELU[rule.framework].key)
 
 
 def written(value):
@@ -322,14 +301,42 @@ def registered(rule: Rule) -> bool:
     return _BY_KEY.get(rule.key) is rule
 
 
-def read_back(case: dict) -> dict:
-    """A written case (`written`) with its "rule" and "rules" keys resolved in the registry:
-    how another process gets the rules a case names."""
+def sent(value):
+    """A case's value as it goes to another process: each Rule as its key where it is the
+    registry's, else as {"key", "source"}, where the other process loads it from (its
+    `source`, study.measure.rule.load); a Rule with neither is refused in one line."""
+    if isinstance(value, Rule):
+        if registered(value):
+            return value.key
+        if value.source is None:
+            raise SourceError(f"the rule {value.key!r} is not the registry's and names no "
+                              f"source (Rule(..., source='module:ATTR')): another process "
+                              f"cannot load it")
+        return {"key": value.key, "source": value.source}
+    if isinstance(value, dict):
+        return {k: sent(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(sent(v) for v in value)
+    return value
+
+
+def _received_rule(ref) -> Rule:
+    if isinstance(ref, str):
+        return by_key(ref)
+    rule = load(ref["source"])
+    if not isinstance(rule, Rule) or rule.key != ref["key"]:
+        raise SourceError(f"{ref['source']} is not the rule {ref['key']!r}")
+    return rule
+
+
+def received(case: dict) -> dict:
+    """A case as `sent` wrote it, with its "rule" and "rules" resolved: by key in the registry,
+    or loaded from where they are defined."""
     out = dict(case)
-    if isinstance(case.get("rule"), str):
-        out["rule"] = by_key(case["rule"])
+    if "rule" in case and isinstance(case["rule"], (str, dict)):
+        out["rule"] = _received_rule(case["rule"])
     if "rules" in case:
-        out["rules"] = tuple(by_key(k) for k in case["rules"])
+        out["rules"] = tuple(_received_rule(r) for r in case["rules"])
     return out
 
 

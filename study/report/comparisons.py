@@ -1,7 +1,7 @@
 """The Reproduction and CPU-against-GPU sections: each rerun against the committed reference
 (study.compare.reproduction) and each cuda run against its cpu partner
 (study.compare.device_comparison)."""
-from study.report.format import shorten, wrap
+from study.report.format import cell_text, shorten, wrap
 from study.report.prose import macros, say
 from study.report.runs import label_order, span
 from study.report.table import Table, csv, frame, markdown
@@ -19,7 +19,7 @@ def _name(run, everyone) -> str:
 def reproduction_section(runs, references, experiments, files) -> list[str]:
     # the compare layer prints its cells with this package's formatter
     from study.compare import reproduction
-    from study.compare.cells import pair_texts
+    from study.report.format import pair_texts
     lines = ["## Reproduction", ""]
     comps = reproduction.comparisons(runs, references, experiments) if references else []
     if not comps:
@@ -35,7 +35,7 @@ def reproduction_section(runs, references, experiments, files) -> list[str]:
                  for n, a, b in c.different[:2]), 120) or None} for c in comps]
     diffs = [{"experiment": c.run.experiment, "comparison": c.kind, "your file": c.run.path,
               "reference file": c.reference.path, "cell": reproduction.name_text(n),
-              "yours": a.text(None), "reference": b.text(None)}
+              "yours": cell_text(a, None), "reference": cell_text(b, None)}
              for c in comps for n, a, b in c.different]
     table = Table("reproduction", "", "", frame(rows))
     files["tables/reproduction.csv"] = csv(table)
@@ -56,7 +56,7 @@ def reproduction_section(runs, references, experiments, files) -> list[str]:
 
 def devices_section(runs, experiments, doc) -> tuple[list[str], list[str]]:
     from study.compare import device_comparison, reproduction
-    from study.compare.cells import pair_texts
+    from study.report.format import pair_texts
     pairs = device_comparison.pairs(runs, experiments)
     main = ["## CPU against GPU", ""]
     if not pairs:

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 
+from study.compare.cells import Placed
 from study.report.format import shorten
 
 
@@ -52,9 +53,9 @@ def convention_map(rows: list[dict], title: str) -> bytes:
             v = r[side]
             error = isinstance(v, str)
             number = v if isinstance(v, float) else float("nan") if not error else 0.0
-            cat = category(number, error) if not hasattr(v, "values_text") else 3
+            cat = category(number, error) if not isinstance(v, Placed) else 3
             ax.add_patch(Rectangle((j, n - 1 - i), 1, 1, color=colours[cat]))
-            placed = cat == 3 and hasattr(v, "values_text")
+            placed = cat == 3 and isinstance(v, Placed)
             label = "error" if error else "placement" if placed else f"{number:.4g}"
             ax.text(j + 0.5, n - 0.5 - i, label, ha="center", va="center", fontsize=9,
                     color="white" if cat in (2, 4, 6) else "black")

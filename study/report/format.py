@@ -13,6 +13,7 @@ import textwrap
 
 import numpy as np
 
+from study.compare.cells import Error, Placed, Value, Withdrawn
 from study.compare.stats import Estimate
 
 TABLE_FIGURES = 4
@@ -60,13 +61,40 @@ def text(value, figures: int | None = TABLE_FIGURES) -> str:
         return str(int(value))
     if isinstance(value, (list, tuple, np.ndarray)):
         return "[" + ", ".join(text(v, figures) for v in value) + "]"
-    if hasattr(value, "values_text"):  # a Placed cell: its values, marked as placement's
-        return value.values_text()
-    if hasattr(value, "numbers") and callable(getattr(value, "text", None)):  # a study cell
-        return value.text(figures)
+    if isinstance(value, Placed):  # its values, marked as placement's
+        return placed_values_text(value)
+    if isinstance(value, (Value, Error, Withdrawn)):
+        return cell_text(value, figures)
     if dataclasses.is_dataclass(value) or isinstance(value, dict):  # never print a repr
         raise TypeError(f"no text form for a {type(value).__name__} cell: format its fields")
     return str(value)
+
+
+def cell_text(cell, figures: int | None = TABLE_FIGURES) -> str:
+    """A study cell (study.compare.cells) as text: a value with its interval where it has one,
+    an error's line, a placement-dependent cell's values and where each occurs."""
+    if isinstance(cell, Value):
+        if cell.lo is None:
+            return text(cell.value, figures)
+        return f"{text(cell.value, figures)} [{text(cell.lo, figures)}, {text(cell.hi, figures)}]"
+    if isinstance(cell, Error):
+        return cell.line
+    if isinstance(cell, Withdrawn):
+        return f"withdrawn: {cell.why}"
+    return f"{placed_values_text(cell)} at {cell.where}"
+
+
+def placed_values_text(cell: Placed) -> str:
+    """'0 or 1 (placement)': each value, with as many figures as tell them apart."""
+    digits = distinct_figures([v.value for v in cell.values if isinstance(v, Value)])
+    return " or ".join(sorted(cell_text(v, digits) if isinstance(v, Value) else shorten(v.line, 30)
+                              for v in cell.values)) + " (placement)"
+
+
+def pair_texts(a, b) -> tuple[str, str]:
+    """Two cells that are compared, with as many figures as it takes to tell them apart."""
+    digits = distinct_figures([a.numbers(), b.numbers()])
+    return cell_text(a, digits), cell_text(b, digits)
 
 
 def _floats(value) -> list[float]:
@@ -106,8 +134,8 @@ def csv_value(value):
         return number(float(value), None)
     if isinstance(value, (list, tuple, dict)):
         return json.dumps(value)
-    if hasattr(value, "numbers") and callable(getattr(value, "text", None)):  # a study cell
-        return value.text(None)
+    if isinstance(value, (Value, Error, Placed, Withdrawn)):
+        return cell_text(value, None)
     if dataclasses.is_dataclass(value):
         raise TypeError(f"no CSV form for a {type(value).__name__} cell: give its fields columns")
     return str(value)

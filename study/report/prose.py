@@ -1,7 +1,7 @@
 """Prose from templates: each experiment keeps its captions, findings and answer in one Jinja2
 file beside its report module, as macros that take the summary's facts.
 
-    >>> say(macros("experiments/two_layer/prose.j2"), "answer_net", fact=...)
+    >>> say(macros("study/check/check.j2"), "verdict", code=0)
 
 Numbers in prose go through the one formatter (`|fmt`, 3 significant figures; `|fmt(4)` to
 quote a table's cell as printed there). Text quoted as it came (an error line) goes through

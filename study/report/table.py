@@ -14,8 +14,7 @@ as pandas' own to_csv writes it: pandas fills a value a row lacks with NaN, so a
 tell a NaN it was given from one pandas inserted, and a table follows pandas. A NaN that was
 measured (a derivative at a NaN input) is shown by the cell type that measured it
 (study.compare.cells.Value), or the listing says so in another column. `pd.read_csv(path)` reads a
-CSV
-back: no label is one of pandas' missing-value strings (the NaN probe is "+nan", not "nan").
+CSV back: no label is one of pandas' missing-value strings (the NaN probe is "+nan", not "nan").
 """
 import csv as _csv
 import io

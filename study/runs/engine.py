@@ -3,17 +3,16 @@ own interpreter, inside a Ray task; a failed shard is retried once, then recorde
 resumes from the shards that finished.
 
     from study.runs.engine import Shard, run_shards
-    outcomes = run_shards([Shard("zero_point", python=".history/torch-2.15.0/bin/python"),
-                           Shard("two_layer", cases=(0, 4)), Shard("two_layer", cases=(4, 8))])
+    outcomes = run_shards([Shard(NAME, python=".history/torch-2.15.0/bin/python"),
+                           Shard(OTHER, cases=(0, 4)), Shard(OTHER, cases=(4, 8))])
 
 Without `address` (and with Ray not yet started in this process) a local cluster starts on this
 machine, bound to 127.0.0.1, without a dashboard, and stops at the end. With `address`, the
 shards go to that cluster; every node needs this repository at the same path and the shards'
 interpreters. The shard's `study run` names the engine and the node in its provenance
 (study.runs.provenance.ENGINE_ENV, NODE_ENV). Chunks of one run write chunk files that are merged
-into
-its result file once all of them are in (study.runs.checkpoint.merge_chunks). Which shards finished
-is kept in `<results dir>/.engine-shards.json`, for this code
+into its result file once all of them are in (study.runs.checkpoint.merge_chunks). Which shards
+finished is kept in `<results dir>/.engine-shards.json`, for this code
 (study.runs.checkpoint.code_fingerprint):
 a rerun skips them while the files they wrote exist; `fresh=True` measures every shard again.
 """
@@ -170,7 +169,7 @@ def run_shards(shards: list[Shard], address: str | None = None,
     process fails is retried once, then its outcome is "failed" with the error; the others go
     on. Chunks of one run are merged into its result file once all of them are done.
 
-    >>> outcomes = run_shards([Shard("nonscalar_backward", device="cpu")])
+    >>> outcomes = run_shards([Shard(NAME, device="cpu")])
     >>> [o.status for o in outcomes]
     ['done']
     """

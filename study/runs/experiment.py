@@ -10,7 +10,7 @@ An experiment measures, then summarises, then renders, in three separate steps:
     render(summary) -> Rendered            pure: tables, findings, answers and figures from the
                                            summary
 
-    >>> EXPERIMENT = Experiment(name="two_layer", ..., comparison=Comparison(("dataset", "rule")))
+    >>> EXPERIMENT = Experiment(name=NAME, ..., comparison=Comparison(("dataset", "rule")))
 
 `Comparison` declares how a rerun is compared with the reference: which record fields name a
 cell, which fields are machine noise, the tolerance, or derived cells (timing ratios) instead.
@@ -81,6 +81,13 @@ class Experiment:
     listings: tuple[str, ...] = ()  # tables written as CSV files only, named in the appendix
     methodology: tuple[str, ...] = ()  # tables shown in the report's Methodology section
     timed: bool = False  # measures wall time: never run beside another experiment (--jobs)
+    history_scope: str | None = None  # the release history runs it at this scope (None: not)
+    # records of older code -> today's shapes (study.runs.upgrades); None: none were older
+    upgrade: Callable | None = None
+    across_devices: bool = True  # its cells compare across devices (timing's are per device)
+    # a run -> its eager built-ins' cells at their probe inputs, (rule, dtype, mode, input) ->
+    # cell (study.compare.cells), what `study check` matches a rule with; None: it has none
+    builtin_cells: Callable | None = None
 
 
 class ContractError(TypeError):

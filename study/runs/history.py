@@ -1,9 +1,9 @@
 """Release history: one environment per torch or JAX release, each running the study as shards.
 
-    python -m study.runs.history                      # build missing envs, run every shard here
-    python -m study.runs.history --engine ray         # the same shards on a local Ray cluster
-    python -m study.runs.history --only jax --engine ray --address HOST:6379 --chunks 8
-    python -m study.runs.history --build-only         # only build (and time) the environments
+    python -m study history                      # build missing envs, run every shard here
+    python -m study history --engine ray         # the same shards on a local Ray cluster
+    python -m study history --only jax --engine ray --address HOST:6379 --chunks 8
+    python -m study history --build-only         # only build (and time) the environments
 
 Each release gets a venv under .history/ (git-ignored), installed once by uv from a cache shared
 by every release and checkout (uv's default, ~/.cache/uv, or $UV_CACHE_DIR), so CUDA libraries
@@ -11,7 +11,8 @@ common to several torch wheels are stored once and the venvs are hardlinks into 
 the envs must share a filesystem). Every pin but the release's own is
 constraints.txt's; a pin the release rejects is dropped, and the version uv chose is recorded in
 the env's release.json beside the build's wall time. The study is not installed: each shard
-runs with PYTHONPATH at this checkout. make history calls this.
+runs with PYTHONPATH at this checkout. The experiments it runs are those whose Experiment has a
+history_scope (study.cli passes them). make history calls this.
 """
 import argparse
 import json
@@ -33,7 +34,6 @@ CACHE_LIMIT_BYTES = 50 * 2**30  # stop building past this: the disk is shared
 TORCH_RELEASES = ("2.4.1", "2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1", "2.10.0", "2.11.0",
                   "2.12.1", "2.13.0", "2.14.1", "2.15.0")
 JAX_RELEASES = ("0.4.38", "0.5.3", "0.6.2", "0.7.2", "0.8.3", "0.9.2", "0.10.2")
-SHARD_EXPERIMENTS = (("zero_point", "standard"), ("two_layer", "standard"))
 DEVICE = "cpu"  # the history compares releases, not devices
 
 
@@ -224,34 +224,35 @@ def shard_env(release: Release) -> dict[str, str]:
     return {"PYTHONPATH": REPO_ROOT, "OMP_WAIT_POLICY": "passive"}
 
 
-def shard_specs(chosen: list[Release], root: str = HISTORY_DIR, results_dir: str = RESULTS_DIR,
+def shard_specs(chosen: list[Release], experiments: list[tuple[str, str]],
+                root: str = HISTORY_DIR, results_dir: str = RESULTS_DIR,
                 chunks: dict | None = None) -> list[dict]:
-    """One shard per (release, experiment, chunk), as study.runs.engine.Shard's fields. `chunks`
-    maps an experiment to its case ranges [(i, j), ...]; one without is one shard of all."""
+    """One shard per (release, experiment, chunk), as study.runs.engine.Shard's fields.
+    `experiments`: (name, scope) of those the history runs (each Experiment's history_scope).
+    `chunks` maps an experiment to its case ranges [(i, j), ...]; one without is one shard."""
     chunks = chunks or {}
     return [dict(python=env_python(r, root), experiment=name, scope=scope, device=DEVICE,
                  results_dir=results_dir, cases=cases, env=shard_env(r))
-            for r in chosen for name, scope in SHARD_EXPERIMENTS
+            for r in chosen for name, scope in experiments
             for cases in chunks.get(name, [None])]
 
 
 def case_count(python: str, experiment: str, scope: str) -> int:
-    """How many cases `experiment` has in `scope`, as that env's study lists them."""
-    code = (f"import experiments; from study.measure.frameworks import use_shared_settings; "
-            f"use_shared_settings(); print(len(experiments.load({experiment!r}).cases({scope!r})))")
-    out = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True,
+    """How many cases `experiment` has in `scope`, as that env's `study list --cases` says."""
+    out = subprocess.run([python, "-m", "study", "list", "--cases", experiment, "--scope", scope],
+                         capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": REPO_ROOT}).stdout
     return int(out.split()[-1])
 
 
-def chunked(chosen: list[Release], parts: int) -> dict:
-    """zero_point (the large one: about 360 cases, minutes a release) in `parts` chunks of its
-    case list, counted in the first release's env (the registry is the same in every one)."""
+def chunked(chosen: list[Release], parts: int, experiments: list[tuple[str, str]]) -> dict:
+    """Each experiment's case list in `parts` chunks (fewer where it has fewer cases), counted
+    in the first release's env (the registry is the same in every one)."""
     if parts <= 1 or not chosen:
         return {}
     from study.runs.engine import chunks_of
-    count = case_count(env_python(chosen[0]), "zero_point", dict(SHARD_EXPERIMENTS)["zero_point"])
-    return {"zero_point": chunks_of(count, parts)}
+    return {name: chunks_of(case_count(env_python(chosen[0]), name, scope), parts)
+            for name, scope in experiments}
 
 
 def study_run_command(spec: dict) -> list[str]:
@@ -282,8 +283,10 @@ def run_on_engine(specs: list[dict], address: str | None) -> list[str]:
     return [f"{o.shard.label}: {o.error}" for o in engine.failed(outcomes)]
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m study.runs.history", description=__doc__,
+def main(argv, experiments: list[tuple[str, str]]) -> int:
+    """`study history`: `experiments` are the (name, scope) the history runs (study.cli reads
+    them off each Experiment's history_scope)."""
+    parser = argparse.ArgumentParser(prog="python -m study history", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--engine", choices=("ray",), help="run the shards on this engine")
     parser.add_argument("--address", help="the engine's cluster (default: a local one)")
@@ -293,7 +296,7 @@ def main(argv=None) -> int:
     parser.add_argument("--build-only", action="store_true", help="build the envs, run nothing")
     parser.add_argument("--results-dir", default=RESULTS_DIR)
     parser.add_argument("--chunks", type=int, default=1, metavar="N",
-                        help="zero_point of each release as N shards, for a cluster (--engine)")
+                        help="each experiment of a release as N shards, for a cluster (--engine)")
     args = parser.parse_args(argv)
     chosen = [r for r in releases(args.only) if not args.release or r.name in args.release]
     if args.release and len(chosen) != len(set(args.release)):
@@ -306,14 +309,11 @@ def main(argv=None) -> int:
     build_missing(chosen)
     if args.build_only:
         return 0
-    specs = shard_specs(chosen, results_dir=args.results_dir,
-                        chunks=chunked(chosen, args.chunks) if args.engine else None)
+    specs = shard_specs(chosen, experiments, results_dir=args.results_dir,
+                        chunks=chunked(chosen, args.chunks, experiments) if args.engine else None)
     failed = run_on_engine(specs, args.address) if args.engine else run_here(specs)
     if failed:
         print(f"[history] failed: {'; '.join(map(str, failed))}", file=sys.stderr)
         return 1
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -7,10 +7,7 @@ import socket
 import subprocess
 import sys
 
-import jax
-import jaxlib
 import numpy as np
-import torch
 
 from study.measure.devices import Device, cuda_absence_reason
 from study.measure.frameworks import matmul_settings
@@ -58,8 +55,9 @@ def torch_cpu_capability() -> str | None:
     """The ATen CPU kernel set torch dispatches to (e.g. AVX2, AVX512): it decides which
     vectorised kernel bodies run, and so where a value's code path changes."""
     try:
+        import torch
         return torch.backends.cpu.get_cpu_capability()
-    except (AttributeError, RuntimeError):
+    except (ImportError, AttributeError, RuntimeError):  # no torch: a JAX user's check
         return None
 
 
@@ -86,6 +84,7 @@ def gpu_details(device: Device) -> dict | None:
     """GPU model, CUDA runtime, driver and cuDNN as torch and JAX see them; None on CPU."""
     if device.name != "cuda":
         return None
+    import torch
     props = torch.cuda.get_device_properties(0)
     jd = device.jax_device
     return {"name": torch.cuda.get_device_name(0),
@@ -113,6 +112,9 @@ def engine_fields() -> dict:
 
 def collect(device: Device, seed: int | None, scope: str) -> dict:
     """Provenance of one run of one experiment on one device."""
+    import jax
+    import jaxlib
+    import torch
     status = _git("status", "--porcelain", "--", ".", ":(exclude)reports")
     return {
         "utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

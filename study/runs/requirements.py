@@ -1,12 +1,16 @@
-"""The packages the study imports, checked before anything heavy is imported."""
+"""The packages a command imports, checked before anything heavy is imported: `check` needs the
+instrument's core and one framework; every other command needs the whole study."""
 import importlib.util
 import sys
 
 # import name -> pip name
-REQUIRED = {"torch": "torch", "jax": "jax", "jaxlib": "jaxlib", "numpy": "numpy",
-            "ml_dtypes": "ml_dtypes", "scipy": "scipy", "pandas": "pandas", "jinja2": "Jinja2",
-            "tabulate": "tabulate", "sklearn": "scikit-learn", "matplotlib": "matplotlib",
-            "mlxtend": "mlxtend", "flatbuffers": "flatbuffers"}
+CORE = {"numpy": "numpy", "ml_dtypes": "ml_dtypes", "jinja2": "Jinja2", "pandas": "pandas"}
+FRAMEWORKS = {"torch": "torch", "jax": "jax"}
+STUDY = {**CORE, "torch": "torch", "jax": "jax", "jaxlib": "jaxlib", "scipy": "scipy",
+         "tabulate": "tabulate", "sklearn": "scikit-learn", "matplotlib": "matplotlib",
+         "mlxtend": "mlxtend", "flatbuffers": "flatbuffers"}
+REQUIRED = STUDY
+INSTRUMENT_COMMANDS = ("check",)
 
 
 def _importable(module: str) -> bool:
@@ -16,15 +20,22 @@ def _importable(module: str) -> bool:
         return False
 
 
-def missing_packages() -> list[str]:
-    return [pip for module, pip in REQUIRED.items() if not _importable(module)]
+def missing_packages(command: str | None = None) -> list[str]:
+    """The pip names `command` needs that cannot be imported here."""
+    if command in INSTRUMENT_COMMANDS:
+        missing = [pip for module, pip in CORE.items() if not _importable(module)]
+        if not any(_importable(m) for m in FRAMEWORKS):
+            missing.append("torch or jax")
+        return missing
+    return [pip for module, pip in STUDY.items() if not _importable(module)]
 
 
-def exit_if_missing() -> None:
-    """Exit 2 with one line on stderr if a package the study needs cannot be imported."""
-    missing = missing_packages()
+def exit_if_missing(command: str | None = None) -> None:
+    """Exit 2 with one line on stderr if a package the command needs cannot be imported."""
+    missing = missing_packages(command)
     if missing:
-        print(f"error: {sys.executable} lacks the Python packages {', '.join(missing)}; install "
-              f"them (pip install {' '.join(missing)}) or use make without PY= to get .venv",
-              file=sys.stderr)
+        needs = "study check" if command in INSTRUMENT_COMMANDS else "the study"
+        print(f"error: {sys.executable} lacks the Python packages {', '.join(missing)} that "
+              f"{needs} needs; install them (pip install {' '.join(missing)}) or use make "
+              f"without PY= to get .venv", file=sys.stderr)
         sys.exit(2)

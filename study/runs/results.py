@@ -148,16 +148,18 @@ def _load_one(path: str, rel: str, known: set[str]) -> Run:
     return Run(experiment, prov, records, rel)
 
 
-def load_runs(roots: list[str], known: set[str]) -> tuple[list[Run], list[str]]:
-    """All runs under `roots`, newest per experiment and identity, plus
-    notes saying which duplicates were dropped. Order is deterministic."""
+def load_runs(roots: list[str], known: set[str], only: tuple[str, ...] | None = None
+              ) -> tuple[list[Run], list[str]]:
+    """All runs under `roots` (of the experiments `only` names, where given), newest per
+    experiment and identity, plus notes saying which duplicates were dropped. Order is
+    deterministic."""
     found = []
     for root in roots:
         if not os.path.isdir(root):
             raise StudyError(f"results folder not found: {root}")
         for experiment in sorted(os.listdir(root)):
             folder = os.path.join(root, experiment)
-            if not os.path.isdir(folder):
+            if not os.path.isdir(folder) or only is not None and experiment not in only:
                 continue
             for name in sorted(os.listdir(folder)):
                 if name.endswith(".json") and not name.startswith("."):
@@ -227,11 +229,12 @@ def apply_errata(runs: list[Run], errata: list[dict]) -> list[Run]:
     return out
 
 
-def ready(runs: list[Run], errata: list[dict]) -> list[Run]:
+def ready(runs: list[Run], errata: list[dict], experiments) -> list[Run]:
     """Loaded runs as the study reads them: errata applied to the records as stored, then
-    older record shapes brought up to date (study.runs.upgrades)."""
+    older record shapes brought up to date by each experiment's upgrade (study.runs.upgrades)."""
     from study.runs.upgrades import upgrade
-    return [replace(run, records=upgrade(run.experiment, run.records))
+    by_name = {e.name: e for e in experiments}
+    return [replace(run, records=upgrade(by_name[run.experiment], run.records))
             for run in apply_errata(runs, errata)]
 
 

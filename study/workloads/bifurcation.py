@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 from jax import lax
 
-from study.measure.conventions import numpy_dtype, torch_dtype
+from study.measure.inputs import numpy_dtype, torch_dtype
 from study.measure.devices import Device
 from study.measure.rules import jax_relu_with_convention, torch_relu_with_convention
 

@@ -1,10 +1,9 @@
-"""The seed 001 two-layer net, loss = sum((act(x @ w1) @ w2 - 1)^2), in both frameworks."""
-import jax
-import jax.numpy as jnp
+"""The seed 001 two-layer net, loss = sum((act(x @ w1) @ w2 - 1)^2), in both frameworks (each
+imported where a rule of it runs)."""
 import numpy as np
 
 from study.measure.devices import Device
-from study.measure.rules import Rule
+from study.measure.rule import Rule
 
 
 def seed_two_layer_data() -> dict[str, np.ndarray]:
@@ -44,6 +43,7 @@ def torch_two_layer_loss(act, x, w1, w2):
 
 
 def jax_two_layer_loss(w1, w2, x, act):
+    import jax.numpy as jnp
     return jnp.sum((act(x @ w1) @ w2 - 1) ** 2)
 
 
@@ -59,6 +59,7 @@ def two_layer_gradients(rule: Rule, data: dict[str, np.ndarray], device: Device)
         zeros = (x @ w1) == 0
         out = (loss, w1.grad, w2.grad)
     else:
+        import jax
         x, w1, w2 = (device.to_jax(data[k]) for k in ("x", "w1", "w2"))
         loss, (g1, g2) = jax.value_and_grad(jax_two_layer_loss, argnums=(0, 1))(w1, w2, x,
                                                                                 rule.fn)

@@ -11,7 +11,7 @@ thunk returns) and the synchronised time (after `sync` on its result).
 custom rule and its built-in see the same state of a noisy machine, and ratios taken between
 them within one run are steadier than ratios of times taken one after the other. Its steps
 (first_calls, warm_up, timed_rounds) can also be run in blocks that alternate with another
-process timing the same thunks (experiments/timing.py's fresh-process check).
+process timing the same thunks (the timing experiment's fresh-process check).
 """
 import gc
 import resource

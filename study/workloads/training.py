@@ -9,7 +9,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from study.measure.conventions import numpy_dtype, torch_dtype
+from study.measure.inputs import numpy_dtype, torch_dtype
 
 
 def digits_data() -> tuple[np.ndarray, np.ndarray]:

@@ -5,14 +5,10 @@ and comparing what comes back with what it should be.
     >>> cells["jvp"]   # {"status": "ok", "detail": [...]}
 
 Every thunk computes at X (a kink, 0.0, included), W and V in float64; `expected` gives, per
-column, the array it should return. experiments/transforms expects a ReLU with convention c;
+column, the array it should return. The transforms matrix expects a ReLU with convention c;
 study.check expects the rule's own eager value and reverse derivative.
 """
-import jax
-import jax.numpy as jnp
 import numpy as np
-import torch
-import torch.autograd.forward_ad as fwAD
 
 from study.errors import first_error_line
 
@@ -30,16 +26,25 @@ XB = np.array([[-1.5, 0.0, 0.7, 2.0], [0.0, 3.0, -2.0, 0.0], [1.0, -1.0, 0.0, 0.
 EXACT = 1e-12  # the absolute tolerance of a first-order cell: float64 round-off only
 
 
-class _Module(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
+def _module(fn):
+    """fn as a torch.nn.Module, which torch.export takes."""
+    import torch
 
-    def forward(self, x):
-        return self.fn(x)
+    class Module(torch.nn.Module):
+        def forward(self, x):
+            return fn(x)
+    return Module()
+
+
+def _forward_ad(fn, x, v):
+    import torch.autograd.forward_ad as fwAD
+    with fwAD.dual_level():
+        return fwAD.unpack_dual(fn(fwAD.make_dual(x, v))).tangent
 
 
 def torch_transforms(fn, compile_backend: str, device) -> dict:
+    import torch
+
     def t(a, grad=False):
         return device.torch_tensor(a, dtype=torch.float64, requires_grad=grad)
     w, v = t(W), t(V)
@@ -67,7 +72,7 @@ def torch_transforms(fn, compile_backend: str, device) -> dict:
 
     def exported():
         torch._dynamo.reset()
-        program = torch.export.export(_Module(fn), (t(X),))
+        program = torch.export.export(_module(fn), (t(X),))
         x = t(X, True)
         y = program.module()(x)
         (y * w).sum().backward()
@@ -83,10 +88,6 @@ def torch_transforms(fn, compile_backend: str, device) -> dict:
                                "it again")
         return torch.autograd.grad(g.sum(), x)[0]
 
-    def forward_ad():
-        with fwAD.dual_level():
-            return fwAD.unpack_dual(fn(fwAD.make_dual(t(X), v))).tangent
-
     return {"eager grad": eager, "compiled forward": lambda: compiled("forward"),
             "compiled grad": lambda: compiled("grad"),
             "grad of compiled": lambda: compiled("func.grad"),
@@ -96,11 +97,14 @@ def torch_transforms(fn, compile_backend: str, device) -> dict:
             "grad of grad": grad_of_grad,
             "HVP": lambda: torch.func.jvp(torch.func.grad(f), (t(X),), (v,))[1],
             "jvp": lambda: torch.func.jvp(fn, (t(X),), (v,))[1],
-            "jacfwd": lambda: torch.func.jacfwd(fn)(t(X)), "forward_ad": forward_ad,
+            "jacfwd": lambda: torch.func.jacfwd(fn)(t(X)),
+            "forward_ad": lambda: _forward_ad(fn, t(X), v),
             "jacrev": lambda: torch.func.jacrev(fn)(t(X))}
 
 
 def jax_transforms(fn, device) -> dict:
+    import jax
+    import jax.numpy as jnp
     x, xb, w, v = (device.to_jax(a) for a in (X, XB, W, V))
     f = lambda a: jnp.sum(fn(a) * w)  # noqa: E731
 

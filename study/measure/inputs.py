@@ -1,26 +1,23 @@
-"""Measuring what a rule's gradient is at a point, in the rule's own framework and device.
+"""The inputs a rule is probed at, exact in each dtype.
 
-    >>> reverse_derivative(by_key("torch_relu"), 0.0, "float32", Device("cpu"))
-    0.0
+    >>> probe_inputs("float32", (0.0, 6.0))[:3]
+    [('6-ulp', 5.999999523162842), ('6', 6.0), ('6+ulp', 6.000000476837158)]
 
-Every registry op is elementwise, so element i of d(sum f(x))/dx is f'(x_i): one call per
-(rule, dtype, mode, placement) measures every element. Where an element sits can still change
-its value (a kernel's vectorised body and its scalar tail may disagree), so study.measure.placement
-probes each input at several placements.
+Kinks exactly and 1 ulp either side, signed zeros, the smallest subnormals and normal, NaN and
+the infinities (`probe_inputs`): where rules differ. Ordinary points (`ordinary_inputs`): where
+every rule of x should already behave, so that a fault there is no edge case.
 """
-import jax
 import ml_dtypes
 import numpy as np
-import torch
-
-from study.measure.devices import Device
-from study.measure.rules import Rule
 
 DTYPES = ("float16", "bfloat16", "float32", "float64")
-MODES = ("value", "reverse", "forward", "second")
+ORDINARY_POINTS = (-3.0, -1.0, -0.5, 0.5, 1.0, 3.0)
+ORDINARY_DRAWS = 4  # seeded standard normal draws beside ORDINARY_POINTS
+ORDINARY_SEED = 0
 
 
-def torch_dtype(name: str) -> torch.dtype:
+def torch_dtype(name: str):
+    import torch
     return getattr(torch, name)
 
 
@@ -30,16 +27,6 @@ def numpy_dtype(dtype: str):
 
 def finfo(dtype: str):
     return ml_dtypes.finfo(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.finfo(dtype)
-
-
-def reverse_derivative(rule: Rule, x0: float, dtype: str, device: Device) -> float:
-    """d rule(x)/dx at the 0-d scalar x0, by reverse mode with a cotangent of 1."""
-    if rule.framework == "torch":
-        x = device.torch_tensor(x0, dtype=torch_dtype(dtype), requires_grad=True)
-        rule.fn(x).backward()
-        return float(device.to_numpy(x.grad))
-    x = device.to_jax(np.asarray(x0, dtype=numpy_dtype(dtype)))
-    return float(device.to_numpy(jax.grad(rule.fn)(x)).astype(np.float64))
 
 
 def probe_inputs(dtype: str, kinks) -> list[tuple[str, float]]:
@@ -60,3 +47,13 @@ def probe_inputs(dtype: str, kinks) -> list[tuple[str, float]]:
             ("min_normal", float(fi.smallest_normal)), ("+nan", float("nan")),
             ("+inf", float("inf")), ("-inf", float("-inf"))]
     return out
+
+
+def ordinary_inputs(dtype: str) -> list[tuple[str, float]]:
+    """(label, value): ±0.5, ±1, ±3 and ORDINARY_DRAWS seeded standard normal draws ("normal
+    draw 1", ...), each rounded to `dtype`."""
+    draws = np.random.default_rng(ORDINARY_SEED).standard_normal(ORDINARY_DRAWS)
+    points = [(f"{p:g}", p) for p in ORDINARY_POINTS]
+    points += [(f"normal draw {i + 1}", d) for i, d in enumerate(draws)]
+    nd = numpy_dtype(dtype)
+    return [(label, float(np.asarray(v).astype(nd))) for label, v in points]

@@ -1,0 +1,174 @@
+"""The one probe: what a rule gives at given inputs, as typed cells.
+
+    >>> cells = measure(by_key("torch_hardtanh"), [float("nan"), 0.0], "float32",
+    ...                 Device("cpu"), ("fill", "0-d"))
+    >>> cells["reverse"][0]      # Placed: 0 in fill's vector body, 1 in its tail and at 0-d
+
+For each input, mode and execution the probe measures every placement asked for
+(study.measure.placement) and collapses what each position gave into one cell
+(study.compare.cells: a Value, an Error, or a Placed cell where positions disagree); a caller
+that wants one placement reads `cell.at([placement])`. Modes:
+
+    value     f(x)
+    reverse   the vector-Jacobian product with a cotangent (1 unless given, per input)
+    forward   the Jacobian-vector product with a tangent of 1
+    second    d/dx of the reverse derivative's sum (eagerly only)
+
+Executions: eager, and compiled (torch.compile with inductor, fullgraph; jax.jit), where the
+ops of one framework are compiled together (study.measure.compiled). The atlas, `study check`
+and the conformance's one-sided limits all measure here; `numeric_check` is the one call of
+torch.autograd.gradcheck and jax's check_grads.
+
+Each framework is imported only when one of its rules is measured.
+"""
+import numpy as np
+
+from study.compare.cells import Cell, Error, collapse
+from study.errors import StudyError, first_error_line
+from study.measure.compiled import compiled_outcomes
+from study.measure.devices import Device
+from study.measure.inputs import numpy_dtype, torch_dtype
+from study.measure.placement import (TORCH_ONLY, placed_arrays, placed_cotangents,
+                                     read_placed)
+from study.measure.rule import Rule
+
+MODES = ("value", "reverse", "forward", "second")
+COMPILERS = {"torch": "torch.compile(backend='inductor', fullgraph=True)", "jax": "jax.jit"}
+# where compiled code is measured by default: the placement each framework's eager standard run
+# also measures, where every input fills a row of FILL_LENGTH (a vector body and a tail)
+COMPILED_PLACEMENTS = {"torch": ("fill",), "jax": ("2-D rows",)}
+FD_EPS = 1e-6  # the central difference's step, for numeric_check and finite_difference
+NUMERIC_ATOL = 1e-5  # gradcheck's absolute tolerance
+
+
+def _torch_mode(fn, array, dtype: str, device: Device, mode: str, cotangent, strided: bool):
+    import torch
+
+    def view(t):
+        return t[:, 0] if strided else t
+    x = device.to_torch(array, requires_grad=mode in ("reverse", "second"),
+                        dtype=torch_dtype(dtype))
+    if mode == "value":
+        return fn(view(x))
+    if mode == "forward":
+        return torch.func.jvp(lambda t: fn(view(t)), (x,), (torch.ones_like(x),))[1]
+    if mode == "reverse":
+        y = fn(view(x))
+        y.backward(torch.ones_like(y) if cotangent is None
+                   else device.to_torch(cotangent, dtype=y.dtype))
+        return view(torch.zeros_like(x) if x.grad is None else x.grad)
+    g, = torch.autograd.grad(fn(view(x)).sum(), x, create_graph=True)
+    if not g.requires_grad:  # the first derivative is a constant to autograd
+        return view(torch.zeros_like(g))
+    h, = torch.autograd.grad(view(g).sum(), x, allow_unused=True)
+    return view(torch.zeros_like(g) if h is None else h)
+
+
+def _jax_mode(fn, array, dtype: str, device: Device, mode: str, cotangent):
+    import jax
+    import jax.numpy as jnp
+    x = device.to_jax(np.asarray(array, np.float64).astype(numpy_dtype(dtype)))
+    if str(x.dtype) != dtype:  # JAX narrows float64 silently unless x64 is on
+        raise StudyError(f"JAX holds {dtype} as {x.dtype} here: jax_enable_x64 is off "
+                         f"(study.measure.frameworks.use_shared_settings turns it on)")
+    if mode == "value":
+        return fn(x)
+    if mode == "forward":
+        return jax.jvp(fn, (x,), (jnp.ones_like(x),))[1]
+    if mode == "reverse":
+        y, pullback = jax.vjp(fn, x)
+        cot = (jnp.ones_like(y) if cotangent is None
+               else device.to_jax(np.asarray(cotangent, np.float64).astype(y.dtype)))
+        return pullback(cot)[0]
+    grad = jax.grad(lambda v: jnp.sum(fn(v)))
+    return jax.grad(lambda v: jnp.sum(grad(v)))(x)
+
+
+def evaluate(rule: Rule, array, dtype: str, device: Device, mode: str = "value",
+             cotangent=None, strided: bool = False) -> np.ndarray:
+    """One eager call: the mode's result at `array` (cast to `dtype`) on the host, float64.
+    `cotangent`: the reverse mode's, an array of the output's shape (None: ones). `strided`:
+    the rule reads x[:, 0] of a 2-column array (torch). Raises what the rule raises."""
+    if rule.framework == "torch":
+        return device.to_host(_torch_mode(rule.fn, array, dtype, device, mode, cotangent,
+                                          strided))
+    return device.to_host(_jax_mode(rule.fn, array, dtype, device, mode, cotangent))
+
+
+def reverse_derivative(rule: Rule, x0: float, dtype: str, device: Device) -> float:
+    """d rule(x)/dx at the 0-d scalar x0, by reverse mode with a cotangent of 1."""
+    return float(evaluate(rule, np.asarray(x0, np.float64), dtype, device, "reverse"))
+
+
+def _outcome(rule, array, dtype, device, mode, cotangent, strided):
+    try:
+        return evaluate(rule, array, dtype, device, mode, cotangent, strided)
+    except StudyError:  # the study's setting, not the rule: never a measured outcome
+        raise
+    except Exception as exc:  # noqa: BLE001  a mode that raises is a measured outcome
+        return Error(first_error_line(exc))
+
+
+def measure(rule: Rule, values, dtype: str, device: Device, placements,
+            modes=MODES, cotangents=None) -> dict[str, list[Cell]]:
+    """{mode: a cell per input}, eagerly, each collapsed over `placements` and their
+    positions. `cotangents`: the reverse mode's, one per input (None: 1)."""
+    values = list(values)
+    n = len(values)
+    if rule.framework == "jax":
+        placements = [p for p in placements if p not in TORCH_ONLY]
+    measured = {m: [{} for _ in range(n)] for m in modes}
+    for placement in placements:
+        arrays = placed_arrays(placement, values, dtype)
+        cots = (placed_cotangents(placement, cotangents) if cotangents is not None
+                else [None] * len(arrays))
+        for mode in modes:
+            outputs = [_outcome(rule, a, dtype, device, mode, c if mode == "reverse" else None,
+                                placement == "strided") for a, c in zip(arrays, cots)]
+            for i, cells in enumerate(read_placed(placement, outputs, n)):
+                measured[mode][i][placement] = cells
+    return {m: [collapse(by_placement) for by_placement in measured[m]] for m in modes}
+
+
+def measure_compiled(rules: list[Rule], values: list, dtype: str, device: Device,
+                     placements, passes=("train", "forward")) -> list[dict]:
+    """Per rule (all of one framework), compiled together (study.measure.compiled): {"cells":
+    {mode: a cell per input, collapsed over placements}, "graph_ops": {mode: how many ops
+    shared the op's graph}}, for the compiled passes asked for ("train": value and reverse;
+    "forward": forward)."""
+    got = compiled_outcomes(rules, [list(v) for v in values], dtype, device, tuple(placements),
+                            tuple(passes))
+    return [{"cells": {m: [collapse({p: by_placement[p][i] for p in by_placement})
+                           for i in range(len(v))] for m, by_placement in g["outcome"].items()},
+             "graph_ops": g["graph_ops"]} for g, v in zip(got, values)]
+
+
+def finite_difference(rule: Rule, x0: float, device: Device, eps: float = FD_EPS) -> float:
+    """The central difference of the rule's float64 value at the 0-d point x0."""
+    def f(v: float) -> float:
+        return float(evaluate(rule, np.asarray(v, np.float64), "float64", device))
+    return (f(x0 + eps) - f(x0 - eps)) / (2 * eps)
+
+
+NUMERIC_CHECKERS = {"torch": "torch.autograd.gradcheck", "jax": "jax.test_util.check_grads"}
+
+
+def numeric_check(rule: Rule, point: float, device: Device) -> str:
+    """The framework's own numeric check (NUMERIC_CHECKERS) of the reverse derivative against
+    finite differences (step FD_EPS) at [point] in float64: "passed", "failed", or the line the
+    checker raised."""
+    try:
+        if rule.framework == "torch":
+            import torch
+            x = device.torch_tensor([point], dtype=torch.float64, requires_grad=True)
+            ok = torch.autograd.gradcheck(rule.fn, (x,), eps=FD_EPS, atol=NUMERIC_ATOL,
+                                          raise_exception=False)
+            return "passed" if ok else "failed"
+        from jax.test_util import check_grads
+        check_grads(rule.fn, (device.to_jax(np.array([point])),), order=1, modes=("rev",),
+                    eps=FD_EPS)
+        return "passed"
+    except AssertionError:
+        return "failed"
+    except Exception as exc:  # noqa: BLE001  the checker raising is reported as it is
+        return first_error_line(exc)

@@ -1,0 +1,100 @@
+"""A rule is a value: its function, its framework, what it declares and how it relates to others.
+
+The study's own rules are study.measure.rules's registry; a user's rule is built from their
+object by study.check. Defining a Rule imports no framework. A rule outside the registry that
+must cross into another process (timing's fresh processes) names where it is defined, its
+`source` ("package.module:ATTR" or "path/to/file.py:ATTR"), and is loaded there (`load`).
+"""
+import importlib
+import importlib.util
+import os
+import sys
+from dataclasses import dataclass
+from typing import Callable, NamedTuple
+
+from study.errors import StudyError, first_error_line
+
+
+@dataclass(frozen=True)
+class Rule:
+    key: str  # stable identifier, unique across the registry
+    framework: str  # "torch" | "jax"
+    name: str  # display name, unique across the registry
+    kind: str  # "builtin" | "custom"
+    fn: Callable
+    convention: float | None = None  # declared d/dx at 0, custom rules only
+    kinks: tuple[float, ...] = (0.0,)
+    relu_like: bool = True  # equals max(x, 0) everywhere off its kinks
+    twin: str | None = None  # key: the same rule written in the other framework
+    look_alike: str | None = None  # key: the other framework's op a porting user takes as it
+    timed: bool = False  # timing times it alone, at every size and mode, and its saved bytes
+    timed_in_nets: tuple[str, ...] = ()  # the nets of timing (NETS) that time it in a step
+    paired_as: str | None = None  # timing's label for it beside its twin, where both are timed
+    trained: bool = False  # training runs SGD with it (a custom rule: one per convention)
+    transforms_style: str | None = None  # its row of the transforms matrix
+    source: str | None = None  # where a Rule outside the registry is defined: module:ATTR
+
+
+class SourceError(StudyError):
+    """A rule's source cannot be loaded: the message says why, on one line."""
+
+
+def load(spec: str) -> object:
+    """The object `spec` names: 'package.module:attr' or 'path/to/file.py:attr' (a file is
+    imported with its folder on sys.path, so that it can import its neighbours)."""
+    where, sep, attr = spec.rpartition(":")
+    if not sep or not where or not attr:
+        raise SourceError(f"{spec!r} is not MODULE_OR_FILE:ATTR")
+    obj = _import(where)
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise SourceError(f"{where} has no attribute {attr!r}") from None
+    return obj
+
+
+def _import(where: str):
+    if where.endswith(".py") or os.sep in where:
+        path = os.path.abspath(where)
+        if not os.path.isfile(path):
+            raise SourceError(f"no such file: {where}")
+        folder = os.path.dirname(path)
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+        name = os.path.splitext(os.path.basename(path))[0]
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules.setdefault(name, module)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:  # noqa: BLE001  whatever the user's file raises
+            raise SourceError(f"{where} does not import: {first_error_line(exc)}") from None
+        return module
+    try:
+        return importlib.import_module(where)
+    except Exception as exc:  # noqa: BLE001
+        raise SourceError(f"{where} does not import: {first_error_line(exc)}") from None
+
+
+class Reference(NamedTuple):
+    key: str  # the registry's key
+    name: str  # as a reader sees it
+
+
+# the built-in each framework's rules are measured against: its relu
+REFERENCE_RELU = {"torch": Reference("torch_relu", "torch.relu"),
+                  "jax": Reference("jax_relu", "jax.nn.relu")}
+
+
+def reference_relu(framework: str) -> Rule:
+    """REFERENCE_RELU[framework] as a Rule, importing that framework alone (the registry's own
+    entry carries its relations too: study.measure.rules.reference_of)."""
+    if framework == "torch":
+        import torch
+        fn = torch.relu
+    else:
+        import jax
+        fn = jax.nn.relu
+    key, name = REFERENCE_RELU[framework]
+    return Rule(key, framework, name, "builtin", fn)
