@@ -96,7 +96,9 @@ def test_the_reproduction_count_says_experiments_of_which_run():
     mine = Run("nonscalar_backward", {**C1, "host": "alice", "utc": "2027-01-01T00:00:00+00:00"},
                ref.records, "results/nonscalar_backward/alice.json")
     text = render([ref, mine], [], experiments.all_experiments(), [ref], figures=False)
-    assert "**1 of 1 experiments of C2 reproduce the committed reference**" in text["REPORT.md"]
+    # the reference is C1, another host: named
+    assert ("**1 of 1 experiments of C2 reproduce the committed reference (C1)**"
+            in text["REPORT.md"])
 
 
 def test_a_release_history_is_one_legend_row_and_two_runs_stay_two():
@@ -109,3 +111,15 @@ def test_a_release_history_is_one_legend_row_and_two_runs_stay_two():
     assert "2.4.1 … 2.15.0 (4)" in rows[1] and rows[1].startswith("| C2–C5 (one run per release")
     pair = legend_rows([run(), *history[:2]])
     assert len(pair) == 3
+
+
+def test_a_cpu_run_names_the_gpu_host_it_ran_on_in_the_legend():
+    # the H100 host's CPU run (C5) and a CPU run of the H200 host shared every legend column
+    xeon = {"cpu": "Intel(R) Xeon(R) Processor", "cpu_count": 16, "torch_cpu_capability": "AVX512"}
+    on_h200 = run(**xeon, host_gpu="NVIDIA H200", utc="2026-11-27T00:00:00+00:00")
+    on_h100 = run(**xeon, host_gpu="NVIDIA H100 80GB HBM3", utc="2026-11-25T00:00:00+00:00")
+    rows = legend_rows([run(), on_h100, on_h200])
+    assert "| vm (the H100 host): Intel(R) Xeon(R) Processor, 16 cores, AVX512 |" in rows[1]
+    assert "| vm (the H200 host): Intel(R) Xeon(R) Processor, 16 cores, AVX512 |" in rows[2]
+    assert rows[1].startswith("| C2 (the H100 host, ")
+    assert rows[2].startswith("| C3 (the H200 host, ")

@@ -75,7 +75,7 @@ class Document:
         if self.places[key] == "csv":
             return []
         n = self.numbers[key]
-        legend = "; ".join(_legend_line(g) for g in _by_label(runs).values())
+        legend = "; ".join(_legend_line(g, self.runs) for g in _by_label(runs).values())
         body = markdown(table)
         self.files[f"tables/{a}.md"] = "\n".join(
             [f"# Table {n}: {table.title}", "", wrap(f"*{table.caption}*"), "", body, ""]
@@ -106,9 +106,15 @@ def _commits(group: list[Run]) -> str:
     return ", ".join(c + (" (dirty)" if dirty else "") for c, dirty in sorted(seen.items()))
 
 
-def _legend_line(group: list[Run]) -> str:
+def _host_gpu(group: list[Run], runs: list[Run]) -> str | None:
+    from study.compare.device_comparison import host_gpu
+    return next((g for g in (host_gpu(r, runs) for r in group) if g), None)
+
+
+def _legend_line(group: list[Run], runs: list[Run]) -> str:
     p = group[0].provenance
-    return (f"{group[0].tag}: {p['device']}, {machine_name(p)}, torch {p['torch']}, "
+    return (f"{group[0].tag}: {p['device']}, {machine_name(p, _host_gpu(group, runs))}, "
+            f"torch {p['torch']}, "
             f"jax {p['jax']}, {group[0].scope} run, commit {_commits(group)}")
 
 
@@ -130,7 +136,8 @@ def _legend(runs: list[Run]) -> list[str]:
         p = group[0].provenance
         older = sorted(r.experiment for r in group if _older(r, runs))
         rows.append({"run": group[0].title or title(group[0], main), "device": p["device"],
-                     "machine": machine_name(p), "torch": p["torch"], "jax": p["jax"],
+                     "machine": machine_name(p, _host_gpu(group, runs)), "torch": p["torch"],
+                     "jax": p["jax"],
                      "scope": group[0].scope,
                      "experiments": ", ".join(sorted(r.experiment for r in group)),
                      "commit": _commits(group), "older code": ", ".join(older) or "—"})
@@ -344,9 +351,11 @@ def render_document(runs: list[Run], notes: list[str], experiments,
                     figures: bool = True, code: dict | None = None) -> Document:
     """The rendered files (`.files`, as `render` returns them) and the experiments whose
     sections failed (`.errors`)."""
+    from study.compare.device_comparison import host_gpu
     references = references or []
     labels = assign_labels(runs + references, labels or {})
-    runs = labelled(runs, labels)
+    hosts = {r.path: host_gpu(r, runs) for r in runs if r.provenance["device"] == "cpu"}
+    runs = labelled(runs, labels, {k: v for k, v in hosts.items() if v})
     references = [replace(r, title=r.tag) for r in labelled(references, labels)]
     places = {(e.name, t): place(e, t) for e in experiments for t in e.tables}
     places[(comparisons.DEVICES, "devices")] = "appendix"
