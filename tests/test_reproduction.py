@@ -93,7 +93,7 @@ def test_a_report_over_a_rerun_says_whether_it_reproduced_the_reference():
                copy.deepcopy(ref.records), "results/nonscalar_backward/alice.json")
     text = report.render([ref, mine], [], exps, [ref], figures=False)["REPORT.md"]
     section = text.split("## Reproduction", 1)[1].split("\n## ", 1)[0]
-    assert "**1 of 1 experiments of C2 reproduce the committed reference (C1)**" in section
+    assert "C2: **1 of 1 experiments reproduce** (against C1)" in " ".join(section.split())
     files = report.render([ref, mine], [], exps, [ref], figures=False)
     assert "| reproduced |" not in section  # REPORT.md shows only what did not reproduce
     assert ",reproduced," in files["tables/reproduction.csv"]
@@ -237,7 +237,8 @@ def test_a_reference_measured_again_is_compared_with_the_earlier_reference_on_it
     (c,) = earlier_references([g1, g3], [exp])
     assert (c.run.tag, c.reference.tag, len(c.different)) == ("G3", "G1", 1)
     text = " ".join(reproduction_section([g1, g3], [g1, g3], [exp], {}))
-    assert "**0 of 1 experiments of G3 reproduce the earlier reference G1** (fake: only an" in text
+    assert ("G3: **0 of 1 experiments reproduce** (against the earlier reference G1), fake "
+            "differing only in error wording") in " ".join(text.split())
     assert "(error wording 1)" in text
     # a new H100 run is compared with the H100 reference, not the newer H200 one
     h100 = run([{"case": "a", "v": 1.0}], device="cuda", gpu={"name": "NVIDIA H100 80GB HBM3"},

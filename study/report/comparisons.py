@@ -1,6 +1,8 @@
 """The Reproduction and CPU-against-GPU sections: each rerun against the committed reference
 (study.compare.reproduction) and each cuda run against its cpu partner
 (study.compare.device_comparison)."""
+import re
+
 from study.report.format import shorten, wrap
 from study.report.prose import macros, say
 from study.report.runs import label_order, short_gpu, span
@@ -27,23 +29,29 @@ def cell_words(name) -> str:
 
 def input_words(label) -> str:
     """'at NaN' for the atlas's '+nan', 'at +0' for '+0.0': an input label as the prose says it
-    (the glossary defines the others, such as min_subnormal and 3−ulp)."""
+    (the glossary defines the others, such as min_subnormal and 3-ulp)."""
     words = {"+nan": "NaN", "-nan": "−NaN", "+0.0": "+0", "-0.0": "−0", "+inf": "+∞",
              "-inf": "−∞"}
     label = str(label)
-    return "at " + words.get(label, label.replace("-ulp", "−ulp"))
+    return "at " + words.get(label, label)
 
 
 def _against(comps, references) -> str:
-    """What a run's experiments were compared with: 'the committed reference', naming its runs
-    where their labels differ from the run's, or the earlier reference a reference run was
-    compared with."""
+    """What a run's experiments were compared with, where it is not the reference run of the
+    same label: 'against C1', or the earlier reference a reference run was compared with."""
     from study.compare.reproduction import is_reference_run
     tags = span({c.reference.tag for c in comps})
     if all(is_reference_run(c.run, references) for c in comps):
-        return f"the earlier reference {tags}"
-    same = {c.reference.tag for c in comps} == {comps[0].run.tag}
-    return "the committed reference" + ("" if same else f" ({tags})")
+        return f"against the earlier reference {tags}"
+    return "" if {c.reference.tag for c in comps} == {comps[0].run.tag} else f"against {tags}"
+
+
+def _cell_columns(side: str, cell) -> dict:
+    """A cell as CSV columns: a value with an interval as three numbers, anything else as its
+    text (a number and its interval never share a cell)."""
+    lo, hi = getattr(cell, "lo", None), getattr(cell, "hi", None)
+    value = cell.value if lo is not None else cell.text(None)
+    return {side: value, f"{side} lo": lo, f"{side} hi": hi}
 
 
 def _verdict(c) -> str:
@@ -87,19 +95,20 @@ def reproduction_section(runs, references, experiments, files) -> list[str]:
              "reference run": _name(c.reference, everyone) if c.reference else None,
              "equal": c.equal, "different": len(c.different), "only yours": len(c.only_ours),
              "only reference": len(c.only_theirs), "verdict": _verdict(c),
-             "first differences": shorten("; ".join(
+             "first differences": shorten(re.sub(r"(?<![+\-\w])nan\b", "NaN", "; ".join(
                  f"{cell_words(n)}: " + " against ".join(pair_texts(a, b))
-                 for n, a, b in c.different[:2]), 120) or None} for c in comps]
+                 for n, a, b in c.different[:2])), 120) or None} for c in comps]
     diffs = [{"experiment": c.run.experiment, "comparison": c.kind, "your file": c.run.path,
               "reference file": c.reference.path, "cell": reproduction.name_text(n),
               "difference": reproduction.difference_kind(a, b),
-              "yours": a.text(None), "reference": b.text(None)}
+              **_cell_columns("yours", a), **_cell_columns("reference", b)}
              for c in comps for n, a, b in c.different]
     table = Table("reproduction", "", "", frame(rows))
     files["tables/reproduction.csv"] = csv(table)
     files["tables/reproduction-differences.csv"] = csv(Table("", "", "", frame(
         diffs, ["experiment", "comparison", "your file", "reference file", "cell", "difference",
-                "yours", "reference"])))
+                "yours", "yours lo", "yours hi", "reference", "reference lo",
+                "reference hi"])))
     by_run: dict[str, list] = {}
     for c in (c for c in reruns if c.reference is not None):
         by_run.setdefault(c.run.tag, []).append(c)
@@ -152,5 +161,5 @@ def devices_section(runs, experiments, doc) -> tuple[list[str], list[str]]:
     key = (DEVICES, "devices")
     main += [wrap(say(PROSE, "devices", said=said, alone=alone, table=doc.cite(key),
                       listing=f"[{name}](tables/{name})")), ""]
-    heading = ['<a id="cpu-against-gpu-appendix"></a>', "## CPU against GPU", ""]
+    heading = ['## <a id="cpu-against-gpu-appendix"></a>CPU against GPU', ""]
     return main, heading + doc.table(key, table, [r for p in pairs for r in (p.cpu, p.cuda)])

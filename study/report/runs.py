@@ -6,6 +6,7 @@ adding a run never renames another. A table over several runs shows a row once w
 that give it, and a runs column only where more than one run is shown.
 """
 import json
+import re
 from dataclasses import replace
 
 import pandas as pd
@@ -84,6 +85,33 @@ def span(labels) -> str:
             spans.append([label])
     return ", ".join(s[0] if len(s) == 1 else ", ".join(s) if len(s) == 2 else f"{s[0]}–{s[-1]}"
                      for s in spans)
+
+
+def releases(runs: list[Run]) -> dict[str, tuple[str, str]]:
+    """label -> (torch, jax): the releases each run measured, for answers to name."""
+    return {run.tag: (run.provenance.get("torch"), run.provenance.get("jax")) for run in runs}
+
+
+def release_span(labels, by_label: dict[str, tuple[str, str]]) -> str:
+    """'torch 2.13.0+cpu, jax 0.10.2' for the runs named (a label, a list, or a span such as
+    'C2, C8–C24'); a framework measured at several releases by its oldest and newest."""
+    if isinstance(labels, str):
+        labels = [f"{p}{n}" for p, a, b in re.findall(r"\b([A-Z]+)(\d+)(?:–[A-Z]+(\d+))?",
+                                                     labels)
+                  for n in range(int(a), int(b or a) + 1)]
+    known = [by_label[label] for label in labels if label in by_label]
+    parts = []
+    for i, framework in enumerate(("torch", "jax")):
+        versions = sorted({k[i] for k in known if k[i]}, key=_version_key)
+        if versions:
+            parts.append(f"{framework} " + (versions[0] if len(versions) == 1 else
+                                            " and ".join(versions) if len(versions) == 2 else
+                                            f"{versions[0]} to {versions[-1]}"))
+    return ", ".join(parts)
+
+
+def _version_key(version: str) -> tuple:
+    return tuple(int(x) if x.isdigit() else 0 for x in re.split(r"[.+]", version)[:3])
 
 
 def cpu_name(p: dict) -> str:
