@@ -16,6 +16,16 @@ from study.errors import StudyError, first_error_line
 
 
 @dataclass(frozen=True)
+class Tie:
+    """At `kink`, x ties the operand `other` names; `fn(x, other)` is the call with that operand
+    free and every other argument as the rule passes it. Left of the kink (x < other) one
+    operand wins and right of it the other does, so the kink's normal is (1, -1)."""
+    kink: float
+    other: str
+    fn: Callable
+
+
+@dataclass(frozen=True)
 class Rule:
     key: str  # stable identifier, unique across the registry
     framework: str  # "torch" | "jax"
@@ -33,6 +43,16 @@ class Rule:
     trained: bool = False  # training runs SGD with it (a custom rule: one per convention)
     transforms_style: str | None = None  # its row of the transforms matrix
     source: str | None = None  # where a Rule outside the registry is defined: module:ATTR
+    # a built-in's kinks where x ties another operand the call takes as an array (maximum, a
+    # bound JAX promotes to an array): the conformance judges the gradient over both there
+    ties: tuple[Tie, ...] = ()
+    # several public calls, or a comparison's mask (torch.where(x > 0, x, 0)): the
+    # conformance measures it at its kinks but never judges it (no one op's rule to hold to)
+    composition: bool = False
+
+    def tie_at(self, kink: float) -> Tie | None:
+        """The tie at `kink`, or None where x alone varies there."""
+        return next((t for t in self.ties if t.kink == kink), None)
 
 
 class SourceError(StudyError):

@@ -11,10 +11,12 @@ gradient at exactly x == 0. A built-in's convention is measured, never declared 
 
 A rule also declares its relations where it is defined: its twin and its look-alike in the
 other framework (keys, since pairs name each other; `related` resolves them), and which
-experiments' designs take it (timed, trained, a row of the transforms matrix). The built-in it
-is measured against is its framework's relu (`reference_of`). Experiments take a collection of
-rules (`cases(scope, rules)`, this registry by default) and pick what these fields say, so that
-adding a rule is one entry here, or one `Rule` value passed in.
+experiments' designs take it (timed, trained, a row of the transforms matrix). A built-in also
+declares how the conformance reads it: `ties`, where x ties another operand the call takes as an
+array, and `composition`, several calls measured but never judged. The built-in it is measured
+against is its framework's relu (`reference_of`). Experiments take a collection of rules
+(`cases(scope, rules)`, this registry by default) and pick what these fields say, so that adding
+a rule is one entry here, or one `Rule` value passed in.
 """
 import functools
 import re
@@ -33,7 +35,7 @@ from study.measure.custom_rules import (MyReLU, ReLUSavesBitMask, ReLUSavesBoolM
                                         jax_relu_with_convention, jax_seed_relu,
                                         torch_custom_op_relu, torch_relu_style,
                                         torch_relu_with_convention)
-from study.measure.rule import REFERENCE_RELU, Rule, SourceError, load
+from study.measure.rule import REFERENCE_RELU, Rule, SourceError, Tie, load
 
 
 def _torch_zero(x):
@@ -60,15 +62,17 @@ def _torch_builtins() -> list[Rule]:
           look_alike="jax_clip0"),
         t("torch_clamp_min_fn", "torch.clamp_min(x, 0)", lambda x: torch.clamp_min(x, 0)),
         t("torch_maximum0", "torch.maximum(x, 0)", lambda x: torch.maximum(x, _torch_zero(x)),
-          look_alike="jax_maximum0"),
-        t("torch_max_zeros", "torch.max(x, zeros)", lambda x: torch.max(x, torch.zeros_like(x))),
+          look_alike="jax_maximum0", ties=(Tie(0.0, "other", torch.maximum),)),
+        t("torch_max_zeros", "torch.max(x, zeros)", lambda x: torch.max(x, torch.zeros_like(x)),
+          ties=(Tie(0.0, "other", torch.max),)),
         t("torch_where_gt", "torch.where(x > 0, x, 0)", lambda x: torch.where(x > 0, x, 0.0),
-          look_alike="jax_where_gt"),
+          look_alike="jax_where_gt", composition=True),
         t("torch_where_ge", "torch.where(x >= 0, x, 0)", lambda x: torch.where(x >= 0, x, 0.0),
-          look_alike="jax_where_ge"),
-        t("torch_mul_mask", "x * (x > 0)", lambda x: x * (x > 0), look_alike="jax_mul_mask"),
+          look_alike="jax_where_ge", composition=True),
+        t("torch_mul_mask", "x * (x > 0)", lambda x: x * (x > 0), look_alike="jax_mul_mask",
+          composition=True),
         t("torch_abs_average", "(x + x.abs()) / 2", lambda x: (x + x.abs()) / 2,
-          look_alike="jax_abs_average"),
+          look_alike="jax_abs_average", composition=True),
         t("torch_leaky_relu0", "F.leaky_relu(x, 0)", lambda x: F.leaky_relu(x, 0.0),
           look_alike="jax_leaky_relu0"),
         t("torch_clamp_0_6", "torch.clamp(x, 0, 6)", lambda x: torch.clamp(x, 0, 6), (0.0, 6.0),
@@ -120,32 +124,38 @@ def _jax_builtins() -> list[Rule]:
           timed=True, timed_in_nets=EVERY_NET, trained=True,
           transforms_style="jax reference: jax.nn.relu"),
         j("jax_maximum0", "jnp.maximum(x, 0)", lambda x: jnp.maximum(x, 0),
-          look_alike="torch_maximum0"),
-        j("jax_lax_max_zeros", "lax.max(x, zeros)", lambda x: lax.max(x, jnp.zeros_like(x))),
-        j("jax_clip0", "jnp.clip(x, 0)", lambda x: jnp.clip(x, 0), look_alike="torch_clamp_min0"),
+          look_alike="torch_maximum0", ties=(Tie(0.0, "y", jnp.maximum),)),
+        j("jax_lax_max_zeros", "lax.max(x, zeros)", lambda x: lax.max(x, jnp.zeros_like(x)),
+          ties=(Tie(0.0, "y", lax.max),)),
+        j("jax_clip0", "jnp.clip(x, 0)", lambda x: jnp.clip(x, 0), look_alike="torch_clamp_min0",
+          ties=(Tie(0.0, "min", lambda x, lo: jnp.clip(x, lo)),)),
         j("jax_where_gt", "jnp.where(x > 0, x, 0)", lambda x: jnp.where(x > 0, x, 0),
-          look_alike="torch_where_gt"),
+          look_alike="torch_where_gt", composition=True),
         j("jax_where_ge", "jnp.where(x >= 0, x, 0)", lambda x: jnp.where(x >= 0, x, 0),
-          look_alike="torch_where_ge"),
+          look_alike="torch_where_ge", composition=True),
         j("jax_mul_mask", "x * (x > 0).astype(x.dtype)", lambda x: x * (x > 0).astype(x.dtype),
-          look_alike="torch_mul_mask"),
+          look_alike="torch_mul_mask", composition=True),
         j("jax_abs_average", "(x + jnp.abs(x)) / 2", lambda x: (x + jnp.abs(x)) / 2,
-          look_alike="torch_abs_average"),
+          look_alike="torch_abs_average", composition=True),
         j("jax_leaky_relu0", "jax.nn.leaky_relu(x, 0)", lambda x: jax.nn.leaky_relu(x, 0.0),
           look_alike="torch_leaky_relu0"),
         j("jax_relu6", "jax.nn.relu6", _jax_nn("relu6"), (0.0, 6.0), False,
           look_alike="torch_relu6"),
         j("jax_clip_0_6", "jnp.clip(x, 0, 6)", lambda x: jnp.clip(x, 0, 6), (0.0, 6.0), False,
-          look_alike="torch_clamp_0_6"),
+          look_alike="torch_clamp_0_6",
+          ties=(Tie(0.0, "min", lambda x, lo: jnp.clip(x, lo, 6)),
+                Tie(6.0, "max", lambda x, hi: jnp.clip(x, 0, hi)))),
         j("jax_lax_clamp_0_6", "lax.clamp(0, x, 6)",
-          lambda x: lax.clamp(x.dtype.type(0), x, x.dtype.type(6)), (0.0, 6.0), False),
+          lambda x: lax.clamp(x.dtype.type(0), x, x.dtype.type(6)), (0.0, 6.0), False,
+          ties=(Tie(0.0, "min", lambda x, lo: lax.clamp(lo, x, x.dtype.type(6))),
+                Tie(6.0, "max", lambda x, hi: lax.clamp(x.dtype.type(0), x, hi)))),
         j("jax_hard_tanh", "jax.nn.hard_tanh", _jax_nn("hard_tanh"), (-1.0, 1.0), False,
           look_alike="torch_hardtanh"),
         j("jax_abs", "jnp.abs", jnp.abs, (0.0,), False, look_alike="torch_abs"),
         j("jax_leaky_relu001", "jax.nn.leaky_relu(x, 0.01)", lambda x: jax.nn.leaky_relu(x, 0.01),
           (0.0,), False, look_alike="torch_leaky_relu001"),
         j("jax_softplus100", "jax.nn.softplus(100x)/100",
-          lambda x: jax.nn.softplus(100 * x) / 100, (0.0,), False),
+          lambda x: jax.nn.softplus(100 * x) / 100, (0.0,), False, composition=True),
     ] + _jax_piecewise()
 
 
