@@ -44,18 +44,22 @@ the atlas cells that change between releases, and the first release with each ou
 from study.conformance._forward import float64_forward
 from study.conformance._history import (changed_cells, first_releases, in_version_order,
                                         public_release)
-from study.conformance._kinks import (MEASURED_DTYPE, joint_gradient, kink_records, shape_of,
-                                      shape_record)
+from study.conformance._kinks import (MEASURED_DTYPE, joint_gradient, kink_record, kink_records,
+                                      shape_of, shape_record)
+from study.conformance._known import Known, KnownFileError, committed_known, known_file, load_known
 from study.conformance._limits import KinkShape, kink_shape
-from study.conformance._listing import LISTING_COLUMNS, conformance_rows, rule_breakers
+from study.conformance._listing import LISTING_COLUMNS, conformance_rows, judgements, rule_breakers
+from study.conformance._suite import ConformanceResult, installed_release, judge_installed
 from study.conformance._verdicts import (ClarkeStatus, ClarkeVerdict, DocumentedRule,
                                          DocumentedVerdict, Judgement, TieJudgement,
                                          clarke_verdict, documented_verdict, judge, judge_tie,
                                          minimum_norm)
 
-__all__ = ["LISTING_COLUMNS", "MEASURED_DTYPE", "ClarkeStatus", "ClarkeVerdict", "DocumentedRule",
-           "DocumentedVerdict", "Judgement", "KinkShape", "TieJudgement", "changed_cells",
-           "clarke_verdict", "conformance_rows", "documented_verdict", "first_releases",
-           "float64_forward", "in_version_order", "joint_gradient", "judge", "judge_tie",
-           "kink_records", "kink_shape", "minimum_norm", "public_release", "rule_breakers",
-           "shape_of", "shape_record"]
+__all__ = ["LISTING_COLUMNS", "MEASURED_DTYPE", "ClarkeStatus", "ClarkeVerdict",
+           "ConformanceResult", "DocumentedRule", "DocumentedVerdict", "Judgement", "KinkShape",
+           "Known", "KnownFileError", "TieJudgement", "changed_cells", "clarke_verdict",
+           "committed_known", "conformance_rows", "documented_verdict", "first_releases",
+           "float64_forward", "in_version_order", "installed_release", "joint_gradient",
+           "judge", "judge_installed", "judge_tie", "judgements", "kink_record", "kink_records",
+           "kink_shape", "known_file", "load_known", "minimum_norm", "public_release",
+           "rule_breakers", "shape_of", "shape_record"]

@@ -25,13 +25,18 @@ MEASURED_DTYPE = "float64"
 
 
 def kink_records(rule: Rule, device) -> list[dict]:
-    """One record per kink of a built-in: its shape, the measured derivative, and at a tie the
-    joint shape and gradient. A kink whose shape cannot be read (an API the release lacks, a
-    limit that does not converge) is a record with `error`, the first line of what raised."""
-    return [{"part": "kinks", "framework": rule.framework, "rule": rule.key, "name": rule.name,
-             "kind": rule.kind, "dtype": MEASURED_DTYPE, "device": device.name, "point": k,
-             "judged": not rule.composition, "method": METHOD,
-             **_measured_kink(rule, k, rule.tie_at(k), device)} for k in rule.kinks]
+    """One record per kink of a built-in (`kink_record`)."""
+    return [kink_record(rule, k, device) for k in rule.kinks]
+
+
+def kink_record(rule: Rule, k: float, device) -> dict:
+    """A built-in at its kink k: its shape, the measured derivative, and at a tie the joint
+    shape and gradient. A kink whose shape cannot be read (an API the release lacks, a limit
+    that does not converge) is a record with `error`, the first line of what raised."""
+    return {"part": "kinks", "framework": rule.framework, "rule": rule.key, "name": rule.name,
+            "kind": rule.kind, "dtype": MEASURED_DTYPE, "device": device.name, "point": k,
+            "judged": not rule.composition, "method": METHOD,
+            **_measured_kink(rule, k, rule.tie_at(k), device)}
 
 
 def _measured_kink(rule: Rule, k: float, tie: Tie | None, device) -> dict:

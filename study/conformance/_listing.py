@@ -82,6 +82,23 @@ def _allowed(judgement: pd.DataFrame) -> tuple[tuple[float, ...], ...]:
     return (tuple(e.value for e in judgement["minimum-norm"]),)
 
 
+def judgements(listing: pd.DataFrame) -> list[dict]:
+    """The judgement that counts per op, kink and release (the joint one at a tie), in the
+    listing's order: `over`, the documented rule, the gradients it allows (`rule gives`), the
+    gradient measured, `follows`, and Clarke's status. A composition, or a kink whose derivative
+    raised, has none."""
+    out = []
+    for _, row in _governing(listing).iterrows():
+        key = {c: row[c] for c in ("framework", "op", "kink", "release")}
+        rows = listing[(listing["framework"] == row["framework"]) & (listing["op"] == row["op"])
+                       & (listing["kink"] == row["kink"]) & (listing["release"] == row["release"])
+                       & (listing["over"] == row["over"])]
+        out.append({**key, "over": row["over"], "documented rule": row["documented rule"],
+                    "rule gives": _allowed(rows), "measured": tuple(rows["measured"]),
+                    "follows": row["follows"], "clarke": row["clarke"]})
+    return out
+
+
 def rule_breakers(listing: pd.DataFrame) -> list[dict]:
     """The built-ins that break the documented rule in some release, one row per op and kink:
     the rule(s) that apply and the gradients they allow (`rule gives`), the gradients measured

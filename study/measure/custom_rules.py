@@ -10,39 +10,9 @@ import jax.numpy as jnp
 import numpy as np
 import torch
 
-
-class NotInRelease(Exception):
-    """The installed release lacks an API a rule is written with: a case that calls the rule
-    is recorded as "not in this release", never as a value and never as an import failure."""
-
-    def __init__(self, api: str, release: str):
-        super().__init__(f"{api} is not in {release}")
-        self.api, self.release = api, release
-
-
-def release_of(module) -> str:
-    """"torch 2.4.1", "jax 0.4.38": the release a missing API is missing from."""
-    return f"{module.__name__} {module.__version__}"
-
-
-def not_in_release(api: str, release: str) -> Callable:
-    """A stand-in for a rule the release cannot run: calling it raises NotInRelease."""
-    def missing(*args, **kwargs):
-        raise NotInRelease(api, release)
-    missing.__name__ = f"not_in_release({api})"
-    return missing
-
-
-def api_or_missing(module, path: str) -> Callable:
-    """`module.<path>` (dotted) where the installed release has it, else not_in_release's
-    stand-in naming it: jax.nn.sparse_plus came after jax 0.4.30, for one."""
-    found = module
-    for part in path.split("."):
-        found = getattr(found, part, None)
-        if found is None:
-            return not_in_release(f"{module.__name__}.{path}", release_of(module))
-    return found
-
+# a rule the release cannot run: defined beside the Rule (no framework), named here as well
+from study.measure.rule import (NotInRelease, api_or_missing, not_in_release,  # noqa: F401
+                                release_of)
 
 # --- torch custom rules --------------------------------------------------------------
 

@@ -22,23 +22,13 @@ import functools
 import re
 from typing import Callable, Iterable
 
-import jax
-import jax.numpy as jnp
-import torch
-import torch.nn.functional as F
-from jax import lax
+from study.measure.rule import REFERENCE_RELU, Rule, SourceError, Tie, api_or_missing, load
 
-from study.measure.custom_rules import (MyReLU, ReLUSavesBitMask, ReLUSavesBoolMask,
-                                        api_or_missing, jax_relu_custom_jvp,
-                                        jax_relu_nondiff_convention, jax_relu_saves_bit_mask,
-                                        jax_relu_saves_bool_mask, jax_relu_torch_nan,
-                                        jax_relu_with_convention, jax_seed_relu,
-                                        torch_custom_op_relu, torch_relu_style,
-                                        torch_relu_with_convention)
-from study.measure.rule import REFERENCE_RELU, Rule, SourceError, Tie, load
+FRAMEWORKS = ("torch", "jax")
 
 
 def _torch_zero(x):
+    import torch
     return torch.zeros((), dtype=x.dtype, device=x.device)
 
 
@@ -50,6 +40,8 @@ EVERY_NET = ("seed", "mid", "large")  # timing.NETS
 
 
 def _torch_builtins() -> list[Rule]:
+    import torch
+    import torch.nn.functional as F
     t = functools.partial(_builtin, "torch")
     return [
         t("torch_relu", "torch.relu", torch.relu, twin="jax_relu", look_alike="jax_relu",
@@ -91,6 +83,8 @@ def _torch_builtins() -> list[Rule]:
 def _torch_piecewise() -> list[Rule]:
     """torch.nn.functional's other piecewise activations, with their default parameters; kinks
     are where the definition switches branch (softplus: beta * x = threshold = 20)."""
+    import torch
+    import torch.nn.functional as F
     t = functools.partial(_builtin, "torch", relu_like=False)
     return [
         t("torch_hardswish", "F.hardswish", F.hardswish, (-3.0, 3.0), look_alike="jax_hard_silu"),
@@ -114,10 +108,14 @@ def _torch_piecewise() -> list[Rule]:
 
 def _jax_nn(name: str) -> Callable:
     """jax.nn's `name`, or a stand-in that raises NotInRelease where the release lacks it."""
+    import jax
     return api_or_missing(jax, f"nn.{name}")
 
 
 def _jax_builtins() -> list[Rule]:
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
     j = functools.partial(_builtin, "jax")
     return [
         j("jax_relu", "jax.nn.relu", _jax_nn("relu"), twin="torch_relu", look_alike="torch_relu",
@@ -163,6 +161,7 @@ def _jax_piecewise() -> list[Rule]:
     """jax.nn's other piecewise (or piecewise-looking) activations, default parameters.
     softplus and squareplus are smooth: softplus is probed at torch's switch to the linear
     branch (its look-alike's kink), squareplus at 0."""
+    import jax
     j = functools.partial(_builtin, "jax", relu_like=False)
     return [
         j("jax_hard_silu", "jax.nn.hard_silu (= hard_swish)", _jax_nn("hard_silu"), (-3.0, 3.0),
@@ -202,6 +201,9 @@ def _c(c: float) -> str:
 
 
 def _torch_customs() -> list[Rule]:
+    from study.measure.custom_rules import (MyReLU, ReLUSavesBitMask, ReLUSavesBoolMask,
+                                            torch_custom_op_relu, torch_relu_style,
+                                            torch_relu_with_convention)
     t = functools.partial(_custom, framework="torch")
     out = [t("torch_myrelu_seed", name="MyReLU (seed 000)", fn=MyReLU.apply, c=1.0,
              twin="jax_seed_relu", look_alike="jax_seed_relu", timed=True,
@@ -238,6 +240,10 @@ def _torch_customs() -> list[Rule]:
 
 
 def _jax_customs() -> list[Rule]:
+    from study.measure.custom_rules import (jax_relu_custom_jvp, jax_relu_nondiff_convention,
+                                            jax_relu_saves_bit_mask, jax_relu_saves_bool_mask,
+                                            jax_relu_torch_nan, jax_relu_with_convention,
+                                            jax_seed_relu)
     j = functools.partial(_custom, framework="jax")
     out = [j("jax_seed_relu", name="seed_relu (custom_vjp)", fn=jax_seed_relu, c=1.0,
              twin="torch_myrelu_seed", look_alike="torch_myrelu_seed")]
@@ -265,16 +271,45 @@ def _jax_customs() -> list[Rule]:
     return out
 
 
-RULES: tuple[Rule, ...] = tuple(_torch_builtins() + _torch_customs() + _jax_builtins()
-                                + _jax_customs())
-_BY_KEY = {r.key: r for r in RULES}
+@functools.cache
+def _builtins(framework: str) -> tuple[Rule, ...]:
+    if framework not in FRAMEWORKS:
+        raise ValueError(f"no framework {framework!r}; the registry's: {', '.join(FRAMEWORKS)}")
+    return tuple(_torch_builtins() if framework == "torch" else _jax_builtins())
+
+
+@functools.cache
+def _rules() -> tuple[Rule, ...]:
+    rules = (*_builtins("torch"), *_torch_customs(), *_builtins("jax"), *_jax_customs())
+    assert len({r.key for r in rules}) == len(rules), "rule keys must be unique"
+    assert len({r.name for r in rules}) == len(rules), "rule names must be unique"
+    return rules
+
+
+@functools.cache
+def _by_key() -> dict[str, Rule]:
+    return {r.key: r for r in _rules()}
+
+
+def __getattr__(name: str):
+    # RULES is built on first use: the whole registry imports both frameworks, where one
+    # framework's built-ins (builtins_of) import that framework alone
+    if name == "RULES":
+        return _rules()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def by_key(key: str) -> Rule:
     try:
-        return _BY_KEY[key]
+        return _by_key()[key]
     except KeyError:
         raise KeyError(f"no rule with key {key!r}") from None
+
+
+def builtins_of(framework: str) -> list[Rule]:
+    """The framework's built-ins, as the registry lists them (the same values as in RULES),
+    importing that framework alone: what `study conformance` judges."""
+    return list(_builtins(framework))
 
 
 def related(rule: Rule, relation: str) -> Rule | None:
@@ -283,9 +318,10 @@ def related(rule: Rule, relation: str) -> Rule | None:
     return None if key is None else by_key(key)
 
 
-def relu_rules(framework: str | None = None, rules: Iterable[Rule] = RULES) -> list[Rule]:
-    """Rules that equal max(x, 0) off x == 0: the ones a two-layer ReLU net can swap in."""
-    return [r for r in rules if r.relu_like and r.kinks == (0.0,)
+def relu_rules(framework: str | None = None, rules: Iterable[Rule] | None = None) -> list[Rule]:
+    """Rules that equal max(x, 0) off x == 0 (of `rules`, the registry's by default): the ones a
+    two-layer ReLU net can swap in."""
+    return [r for r in (_rules() if rules is None else rules) if r.relu_like and r.kinks == (0.0,)
             and (framework is None or r.framework == framework)]
 
 
@@ -308,7 +344,7 @@ def written(value):
 
 def registered(rule: Rule) -> bool:
     """Whether `rule` is the registry's own: what another process can read back by its key."""
-    return _BY_KEY.get(rule.key) is rule
+    return _by_key().get(rule.key) is rule
 
 
 def sent(value):
@@ -360,6 +396,3 @@ def documented_derivatives(rule: Rule) -> dict[float, float]:
     return {float(k): float(v)
             for k, v in _DOCUMENTED.findall(getattr(rule.fn, "__doc__", "") or "")}
 
-
-assert len(_BY_KEY) == len(RULES), "rule keys must be unique"
-assert len({r.name for r in RULES}) == len(RULES), "rule names must be unique"
