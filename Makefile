@@ -22,7 +22,7 @@ endif
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON3) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/bin/python -m pip install --quiet -c constraints.txt -e '.[test]'
+	$(VENV)/bin/python -m pip install --quiet -c constraints.txt -e '.[study,test]'
 	touch $@
 
 report: $(BOOTSTRAP)

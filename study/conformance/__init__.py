@@ -46,20 +46,21 @@ from study.conformance._history import (changed_cells, first_releases, in_versio
                                         public_release)
 from study.conformance._kinks import (MEASURED_DTYPE, joint_gradient, kink_record, kink_records,
                                       shape_of, shape_record)
-from study.conformance._known import Known, KnownFileError, committed_known, known_file, load_known
+from study.conformance._known import Known, KnownFileError, committed_known, load_known
 from study.conformance._limits import KinkShape, kink_shape
 from study.conformance._listing import LISTING_COLUMNS, conformance_rows, judgements, rule_breakers
-from study.conformance._suite import ConformanceResult, installed_release, judge_installed
+from study.conformance._suite import (SCHEMA_VERSION, ConformanceResult, builtins,
+                                      chosen_frameworks, installed_release, judge_installed)
 from study.conformance._verdicts import (ClarkeStatus, ClarkeVerdict, DocumentedRule,
                                          DocumentedVerdict, Judgement, TieJudgement,
                                          clarke_verdict, documented_verdict, judge, judge_tie,
                                          minimum_norm)
 
-__all__ = ["LISTING_COLUMNS", "MEASURED_DTYPE", "ClarkeStatus", "ClarkeVerdict",
+__all__ = ["LISTING_COLUMNS", "MEASURED_DTYPE", "SCHEMA_VERSION", "ClarkeStatus", "ClarkeVerdict",
            "ConformanceResult", "DocumentedRule", "DocumentedVerdict", "Judgement", "KinkShape",
-           "Known", "KnownFileError", "TieJudgement", "changed_cells", "clarke_verdict",
-           "committed_known", "conformance_rows", "documented_verdict", "first_releases",
-           "float64_forward", "in_version_order", "installed_release", "joint_gradient",
-           "judge", "judge_installed", "judge_tie", "judgements", "kink_record", "kink_records",
-           "kink_shape", "known_file", "load_known", "minimum_norm", "public_release",
-           "rule_breakers", "shape_of", "shape_record"]
+           "Known", "KnownFileError", "TieJudgement", "builtins", "changed_cells",
+           "chosen_frameworks", "clarke_verdict", "committed_known", "conformance_rows",
+           "documented_verdict", "first_releases", "float64_forward", "in_version_order",
+           "installed_release", "joint_gradient", "judge", "judge_installed", "judge_tie",
+           "judgements", "kink_record", "kink_records", "kink_shape", "load_known",
+           "minimum_norm", "public_release", "rule_breakers", "shape_of", "shape_record"]

@@ -64,11 +64,6 @@ def load_known(path: str) -> Known:
     return Known(out, f"the known file {path}")
 
 
-def known_file(known: list[dict]) -> dict:
-    """A known file's contents: entries (op, kink, reason) as `load_known` reads them."""
-    return {"known": [{"op": e["op"], "kink": e["kink"], "reason": e["reason"]} for e in known]}
-
-
 def _kink_runs(framework: str, release: str, results_dir: str) -> list[results.Run] | str:
     """The committed runs of `release` of `framework` that hold its kink records, or why none."""
     where = os.path.relpath(results_dir, REPO_ROOT)
@@ -119,7 +114,7 @@ def committed_known(framework: str, release: str, results_dir: str = results.RES
         listing = frame(conformance_rows(framework, release, name, records), LISTING_COLUMNS)
         for b in rule_breakers(listing):
             entries.setdefault((keys[b["op"]], float(b["kink"])),
-                               f"breaks in the committed run {name}")
+                               f"the committed run {name}")
     where = os.path.relpath(results_dir, REPO_ROOT)
     return Known(entries, f"the committed history of {framework} {release}: runs "
                           f"{', '.join(names)} in {where}")

@@ -45,6 +45,24 @@ def builtins(framework: str, ops: str | None = None) -> list:
     return chosen
 
 
+def chosen_frameworks(framework: str | None = None, ops: str | None = None) -> list[str]:
+    """`framework`, or each one installed; with `ops`, those with a built-in it matches."""
+    from study.runs.requirements import installed_frameworks
+    if framework:
+        return [framework]
+    installed = installed_frameworks()
+    if not installed:
+        raise StudyError("neither torch nor jax is installed here")
+    if ops is None:
+        return installed
+    def matches(fw: str) -> bool:
+        try:
+            return bool(builtins(fw, ops))
+        except StudyError:
+            return False
+    return [fw for fw in installed if matches(fw)] or installed[:1]  # [:1] says none matches
+
+
 def _status(record: dict, judged: dict | None, known: Known) -> tuple[str, str | None]:
     if "error" in record:
         kind = NOT_IN_RELEASE if record["error"].startswith("NotInRelease") else ERROR
@@ -136,7 +154,7 @@ def _gradient(g: tuple) -> str:
 
 
 def _verdict_text(v: dict) -> str:
-    return {FOLLOWS: "follows", KNOWN: f"breaks, known: {v['why']}",
+    return {FOLLOWS: "follows", KNOWN: f"breaks (known: {v['why']})",
             NEW: "**breaks: not a known break**", NOT_JUDGED: "not judged (composition)",
             NOT_IN_RELEASE: "not in this release", ERROR: f"**error**: {v['why']}"}[v["status"]]
 
