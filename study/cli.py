@@ -421,7 +421,8 @@ def _add_conformance(sub) -> None:
     con.add_argument("--framework", choices=("torch", "jax"),
                      help="the framework to judge (default: each one installed)")
     con.add_argument("--ops", metavar="PATTERN",
-                     help="only the built-ins whose registry key or name matches this glob")
+                     help="only the built-ins whose registry key or name matches this glob "
+                          "(several: comma-separated)")
     con.add_argument("--known", metavar="FILE",
                      help="the breaks you accept, each with its reason (default: the study's "
                           "committed history of the installed release)")

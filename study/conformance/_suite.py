@@ -35,10 +35,12 @@ def installed_release(framework: str) -> tuple[str, str]:
 
 
 def builtins(framework: str, ops: str | None = None) -> list:
-    """The registry's built-ins of `framework` whose key or name matches the glob `ops`."""
+    """The registry's built-ins of `framework` whose key or name matches the glob `ops` (or one
+    of several, comma-separated)."""
     from study.measure.rules import builtins_of
-    chosen = [r for r in builtins_of(framework) if ops is None
-              or fnmatch.fnmatchcase(r.key, ops) or fnmatch.fnmatchcase(r.name, ops)]
+    globs = [g.strip() for g in ops.split(",") if g.strip()] if ops is not None else None
+    chosen = [r for r in builtins_of(framework) if globs is None or any(
+        fnmatch.fnmatchcase(r.key, g) or fnmatch.fnmatchcase(r.name, g) for g in globs)]
     if not chosen:
         raise StudyError(f"no {framework} built-in matches --ops {ops!r} (a glob on the "
                          f"registry's key or name, as torch_clamp* or '*relu*')")

@@ -20,6 +20,7 @@ a rule is one entry here, or one `Rule` value passed in.
 """
 import functools
 import re
+import sys
 from typing import Callable, Iterable
 
 from study.measure.rule import REFERENCE_RELU, Rule, SourceError, Tie, api_or_missing, load
@@ -201,9 +202,9 @@ def _c(c: float) -> str:
 
 
 def _torch_customs() -> list[Rule]:
-    from study.measure.custom_rules import (MyReLU, ReLUSavesBitMask, ReLUSavesBoolMask,
-                                            torch_custom_op_relu, torch_relu_style,
-                                            torch_relu_with_convention)
+    from study.measure.custom_rules_torch import (MyReLU, ReLUSavesBitMask, ReLUSavesBoolMask,
+                                                  torch_custom_op_relu, torch_relu_style,
+                                                  torch_relu_with_convention)
     t = functools.partial(_custom, framework="torch")
     out = [t("torch_myrelu_seed", name="MyReLU (seed 000)", fn=MyReLU.apply, c=1.0,
              twin="jax_seed_relu", look_alike="jax_seed_relu", timed=True,
@@ -240,10 +241,11 @@ def _torch_customs() -> list[Rule]:
 
 
 def _jax_customs() -> list[Rule]:
-    from study.measure.custom_rules import (jax_relu_custom_jvp, jax_relu_nondiff_convention,
-                                            jax_relu_saves_bit_mask, jax_relu_saves_bool_mask,
-                                            jax_relu_torch_nan, jax_relu_with_convention,
-                                            jax_seed_relu)
+    from study.measure.custom_rules_jax import (jax_relu_custom_jvp,
+                                                jax_relu_nondiff_convention,
+                                                jax_relu_saves_bit_mask, jax_relu_saves_bool_mask,
+                                                jax_relu_torch_nan, jax_relu_with_convention,
+                                                jax_seed_relu)
     j = functools.partial(_custom, framework="jax")
     out = [j("jax_seed_relu", name="seed_relu (custom_vjp)", fn=jax_seed_relu, c=1.0,
              twin="torch_myrelu_seed", look_alike="torch_myrelu_seed")]
@@ -279,31 +281,50 @@ def _builtins(framework: str) -> tuple[Rule, ...]:
 
 
 @functools.cache
+def _framework_rules(framework: str) -> dict[str, Rule]:
+    """One framework's rules by key, built-ins first, importing that framework alone. Every key
+    starts with its framework's name, so that `by_key` builds one framework only."""
+    rules = (*_builtins(framework), *(_torch_customs() if framework == "torch"
+                                      else _jax_customs()))
+    assert all(r.key.startswith(f"{framework}_") and r.framework == framework for r in rules)
+    return {r.key: r for r in rules}
+
+
+@functools.cache
 def _rules() -> tuple[Rule, ...]:
-    rules = (*_builtins("torch"), *_torch_customs(), *_builtins("jax"), *_jax_customs())
+    rules = tuple(r for fw in FRAMEWORKS for r in _framework_rules(fw).values())
     assert len({r.key for r in rules}) == len(rules), "rule keys must be unique"
     assert len({r.name for r in rules}) == len(rules), "rule names must be unique"
     return rules
 
 
-@functools.cache
-def _by_key() -> dict[str, Rule]:
-    return {r.key: r for r in _rules()}
-
-
 def __getattr__(name: str):
     # RULES is built on first use: the whole registry imports both frameworks, where one
-    # framework's built-ins (builtins_of) import that framework alone
+    # framework's rules (builtins_of, by_key) import that framework alone
     if name == "RULES":
         return _rules()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def by_key(key: str) -> Rule:
-    try:
-        return _by_key()[key]
-    except KeyError:
-        raise KeyError(f"no rule with key {key!r}") from None
+    framework = key.split("_", 1)[0]
+    found = _framework_rules(framework).get(key) if framework in FRAMEWORKS else None
+    if found is None:
+        raise KeyError(f"no rule with key {key!r}")
+    return found
+
+
+def look_alike_of(key: str) -> str | None:
+    """by_key(key).look_alike, building the rules of a framework already imported where there
+    is one: look-alikes name each other (a test holds the registry to it), so the other
+    framework's rules give a key's look-alike as the rule that names it. Reading old records
+    (zero_point's upgrade) then imports no framework that a torch or JAX user's check does not."""
+    own = key.split("_", 1)[0]
+    other = next((fw for fw in FRAMEWORKS if fw != own), None)
+    if own in FRAMEWORKS and own not in sys.modules and other in sys.modules:
+        return next((r.key for r in _framework_rules(other).values() if r.look_alike == key),
+                    None)
+    return by_key(key).look_alike
 
 
 def builtins_of(framework: str) -> list[Rule]:
@@ -344,7 +365,8 @@ def written(value):
 
 def registered(rule: Rule) -> bool:
     """Whether `rule` is the registry's own: what another process can read back by its key."""
-    return _by_key().get(rule.key) is rule
+    framework = rule.key.split("_", 1)[0]
+    return framework in FRAMEWORKS and _framework_rules(framework).get(rule.key) is rule
 
 
 def sent(value):
