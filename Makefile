@@ -62,3 +62,18 @@ history: $(BOOTSTRAP)
 .PHONY: bench-check
 bench-check: $(BOOTSTRAP)
 	$(PYTHON) tests/bench_check_wall_time.py
+
+# Wall time of `study conformance --framework torch` and `--framework jax` (target 60 s each) and
+# their verdicts on every built-in against the committed listing of the same release (not part
+# of `make test`: a benchmark; writes reports/benchmarks/conformance.json, exits 1 on a
+# difference).
+.PHONY: bench-conformance
+bench-conformance: $(BOOTSTRAP)
+	$(PYTHON) tests/bench_conformance.py
+
+# The instrument installed as a user installs it: the project's wheel and one framework in a fresh
+# venv each, built by uv from its cache, running study check, study conformance and the pytest
+# plugin (tests/test_install.py; not part of `make test`: two venvs and four checks).
+.PHONY: test-install
+test-install: $(BOOTSTRAP)
+	$(PYTHON) -m pytest -m install tests/test_install.py
