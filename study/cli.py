@@ -324,7 +324,7 @@ def _write_json(path: str, text: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m study", description=__doc__)
+    parser = _Parser(prog="study", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     listing = sub.add_parser("list", help="experiments, one line each")
     listing.add_argument("--cases", metavar="NAME", help="print how many cases NAME has")

@@ -27,9 +27,14 @@ def installed_frameworks() -> list[str]:
     return [fw for fw in FRAMEWORKS if _importable(fw)]
 
 
+def _instrument_level(command: str | None) -> bool:
+    return command is None or command.startswith("-") or command in INSTRUMENT_COMMANDS
+
+
 def missing_packages(command: str | None = None) -> list[str]:
-    """The pip names `command` needs that cannot be imported here."""
-    if command in INSTRUMENT_COMMANDS:
+    """The pip names `command` needs that cannot be imported here (no command, or an option
+    such as --help, needs the instrument's)."""
+    if _instrument_level(command):
         missing = [pip for module, pip in CORE.items() if not _importable(module)]
         if not any(_importable(m) for m in FRAMEWORKS):
             missing.append("torch or jax")
@@ -41,7 +46,8 @@ def exit_if_missing(command: str | None = None) -> None:
     """Exit 2 with one line on stderr if a package the command needs cannot be imported."""
     missing = missing_packages(command)
     if missing:
-        needs = f"study {command}" if command in INSTRUMENT_COMMANDS else "the study"
+        needs = (f"study {command}" if command in INSTRUMENT_COMMANDS
+                 else "study" if _instrument_level(command) else "the study")
         print(f"error: {sys.executable} lacks the Python packages {', '.join(missing)} that "
               f"{needs} needs; install them (pip install {' '.join(missing)}) or use make "
               f"without PY= to get .venv", file=sys.stderr)
