@@ -77,3 +77,10 @@ bench-conformance: $(BOOTSTRAP)
 .PHONY: test-install
 test-install: $(BOOTSTRAP)
 	$(PYTHON) -m pytest -m install tests/test_install.py
+
+# The judges tested by their faults: mutmut over the conformance verdicts, each survivor with why
+# (tests/mutation.py; not part of `make test`; writes reports/benchmarks/mutation.json).
+.PHONY: mutation
+mutation: $(BOOTSTRAP)
+	$(PYTHON) -m mutmut --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet -c constraints.txt mutmut
+	$(PYTHON) tests/mutation.py
