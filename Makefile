@@ -22,7 +22,7 @@ endif
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON3) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/bin/python -m pip install --quiet -c constraints.txt -e '.[test]'
+	$(VENV)/bin/python -m pip install --quiet -c constraints.txt -e '.[study,test]'
 	touch $@
 
 report: $(BOOTSTRAP)
@@ -76,3 +76,25 @@ history: $(BOOTSTRAP)
 .PHONY: bench-check
 bench-check: $(BOOTSTRAP)
 	$(PYTHON) tests/bench_check_wall_time.py
+
+# Wall time of `study conformance --framework torch` and `--framework jax` (target 60 s each) and
+# their verdicts on every built-in against the committed listing of the same release (not part
+# of `make test`: a benchmark; writes reports/benchmarks/conformance.json, exits 1 on a
+# difference).
+.PHONY: bench-conformance
+bench-conformance: $(BOOTSTRAP)
+	$(PYTHON) tests/bench_conformance.py
+
+# The instrument installed as a user installs it: the project's wheel and one framework in a fresh
+# venv each, built by uv from its cache, running study check, study conformance and the pytest
+# plugin (tests/test_install.py; not part of `make test`: two venvs and four checks).
+.PHONY: test-install
+test-install: $(BOOTSTRAP)
+	$(PYTHON) -m pytest -m install tests/test_install.py
+
+# The judges tested by their faults: mutmut over the conformance verdicts, each survivor with why
+# (tests/mutation.py; not part of `make test`; writes reports/benchmarks/mutation.json).
+.PHONY: mutation
+mutation: $(BOOTSTRAP)
+	$(PYTHON) -m mutmut --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet -c constraints.txt mutmut
+	$(PYTHON) tests/mutation.py

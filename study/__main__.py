@@ -1,9 +1,15 @@
+"""`study COMMAND ...` (the console script) and `python -m study COMMAND ...`: the packages the
+command needs are checked first, in one line, before any framework is imported."""
 import sys
 
 from study.runs.requirements import exit_if_missing
 
-exit_if_missing(sys.argv[1] if len(sys.argv) > 1 else None)  # one line, before any framework
 
-from study.cli import main  # noqa: E402
+def main() -> int:
+    exit_if_missing(sys.argv[1] if len(sys.argv) > 1 else None)
+    from study.cli import main as run_command
+    return run_command()
 
-sys.exit(main())
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,8 +1,9 @@
-"""Command line: `python -m study list | run NAME... | report | compare DIR | reference |
-history | check MODULE_OR_FILE:ATTR`.
+"""Command line: `study list | run NAME... | report | compare DIR | reference | history |
+check MODULE_OR_FILE:ATTR | conformance` (`python -m study` runs the same).
 
 The experiments (and with them both frameworks) are imported by the commands that run or render
-them; `check` imports only the framework of the rule it checks."""
+them; `check` imports only the framework of the rule it checks, and `conformance` only the
+framework it judges."""
 import argparse
 import json
 import os
@@ -287,6 +288,27 @@ def cmd_check(args) -> None:
     raise SystemExit(result.exit_code)
 
 
+def cmd_conformance(args) -> None:
+    """Exit 0: every built-in judged follows PyTorch's documented rule, or breaks it as the
+    known list says; 1: a break the known list does not name, or a kink that could not be
+    measured; 2: usage (via StudyError)."""
+    from study import conformance
+    known = conformance.load_known(args.known) if args.known else None
+    outcomes = [conformance.judge_installed(fw, args.ops, known)
+                for fw in conformance.chosen_frameworks(args.framework, args.ops)]
+    code = max(o.exit_code for o in outcomes)
+    if args.json:
+        text = json.dumps({"schema_version": conformance.SCHEMA_VERSION, "exit_code": code,
+                           "frameworks": [o.to_json() for o in outcomes]}, indent=1) + "\n"
+        if args.json == "-":
+            sys.stdout.write(text)
+        else:
+            _write_json(args.json, text)
+    if args.json != "-":
+        sys.stdout.write("\n".join(o.to_markdown() for o in outcomes))
+    raise SystemExit(code)
+
+
 def _floats(text: str | None) -> tuple:
     try:
         return tuple(float(v) for v in (text or "").split(",") if v.strip())
@@ -302,7 +324,7 @@ def _write_json(path: str, text: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m study", description=__doc__)
+    parser = _Parser(prog="study", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     listing = sub.add_parser("list", help="experiments, one line each")
     listing.add_argument("--cases", metavar="NAME", help="print how many cases NAME has")
@@ -315,6 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run(sub)
     _add_report_compare_reference(sub)
     _add_check(sub)
+    _add_conformance(sub)
     return parser
 
 
@@ -390,6 +413,21 @@ def _add_check(sub) -> None:
                      help="comma-separated finding kinds that fail (exit 1) instead of the "
                           "default ones")
     chk.set_defaults(func=cmd_check)
+
+
+def _add_conformance(sub) -> None:
+    con = sub.add_parser("conformance", help="judge every built-in of the installed release at "
+                                             "every kink; exit 1 on a break not known")
+    con.add_argument("--framework", choices=("torch", "jax"),
+                     help="the framework to judge (default: each one installed)")
+    con.add_argument("--ops", metavar="PATTERN",
+                     help="only the built-ins whose registry key or name matches this glob "
+                          "(several: comma-separated)")
+    con.add_argument("--known", metavar="FILE",
+                     help="the breaks you accept, each with its reason (default: the study's "
+                          "committed history of the installed release)")
+    con.add_argument("--json", metavar="FILE|-", help="also write the verdicts as JSON")
+    con.set_defaults(func=cmd_conformance)
 
 
 def main(argv=None) -> int:

@@ -5,7 +5,7 @@ import experiments.clone_hazard.measure as hazard
 import experiments.nonscalar_backward.measure as nonscalar
 import experiments.transforms.measure as transforms
 from study.measure.custom_rules import torch_relu_slope_times
-from study.measure.rules import MyReLU, torch_relu_with_convention
+from study.measure.custom_rules import MyReLU, torch_relu_with_convention
 
 
 def test_hazard_flags_the_in_place_rule_and_clears_the_cloning_rule(cpu):

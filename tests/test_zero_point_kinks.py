@@ -1,13 +1,13 @@
-"""zero_point's kink records on real ops, against shapes derived by hand."""
+"""Kink records (study.conformance.kink_records, which zero_point stores) on real ops, against
+shapes derived by hand."""
 import json
 import math
 
 import torch
 
 import experiments.zero_point.measure as zp
-from experiments.zero_point.conformance import shape_of
-from experiments.zero_point.kinks import joint_gradient, kink_records
-from study.conformance import DocumentedRule, documented_verdict
+from study.conformance import (DocumentedRule, documented_verdict, joint_gradient, kink_records,
+                               shape_of)
 from study.measure.rules import Rule, by_key
 
 

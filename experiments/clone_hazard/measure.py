@@ -7,7 +7,8 @@ import torch
 from study.workloads.clone_hazard import (CASES, DTYPE, X, W, caught_by_detect_anomaly,  # noqa: F401
                                 caught_by_gradcheck, graphs, torch_grad)
 from study.measure.probe import reverse_derivative
-from study.measure.rules import MyReLU, by_key
+from study.measure.custom_rules import MyReLU
+from study.measure.rules import by_key
 
 
 class InPlaceReLU(MyReLU):

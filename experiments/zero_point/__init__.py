@@ -8,7 +8,7 @@
 Each op is probed at its own kinks and its look-alike's (k, k ± 1 ulp), at signed zeros, the
 smallest subnormals and normal, NaN and ±inf, in value, reverse, forward and second-order mode,
 at several placements (study.measure.placement), eagerly and compiled (study.measure.compiled); and
-each built-in's shape at its own kinks is read off its float64 forward (zero_point.kinks), so that
+each built-in's shape at its own kinks is read off its float64 forward (study.conformance), so that
 the report judges its derivative there by PyTorch's documented rule and by Clarke's.
 """
 from experiments.zero_point import atlas, measure, report, summary, upgrade

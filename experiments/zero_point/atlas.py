@@ -50,7 +50,7 @@ class RunAtlas:
     arithmetic: list[dict]  # arithmetic records: the subnormal probe
     compiled: list[OpAtlas] = field(default_factory=list)  # the same ops, compiled
     changes: list = field(default_factory=list)  # zero_point.compiled's CompiledChange, filled once
-    kinks: list[dict] = field(default_factory=list)  # kink records (zero_point.kinks); none in
+    kinks: list[dict] = field(default_factory=list)  # kink records (study.conformance); none in
     # runs measured before they existed
 
     def atlas(self, dtype: str | None = None) -> list[OpAtlas]:

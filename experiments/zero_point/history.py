@@ -3,11 +3,10 @@ between them with the first release of each outcome (study.conformance's history
 from dataclasses import dataclass
 
 import pandas as pd
-from packaging.version import InvalidVersion, Version
 
 from experiments.zero_point.atlas import RunAtlas, cell_rows
 from study.compare.cells import Error, Placed, Value
-from study.conformance import changed_cells
+from study.conformance import changed_cells, in_version_order, public_release
 from study.compare.device_comparison import machine
 from study.report.format import cell_text
 
@@ -21,20 +20,6 @@ class Release:
     framework: str
     release: str  # the public version: 2.14.1, whatever build (+cpu, +cu130) was measured
     atlas: RunAtlas
-
-
-def release_of(version: str) -> str:
-    """The public version (2.14.1 for 2.14.1+cu130). A name that is no version stays as it is:
-    it may stand alone, but ordering it against another raises (in_version_order)."""
-    try:
-        return Version(version).public
-    except InvalidVersion:
-        return version
-
-
-def in_version_order(releases: list[str]) -> list[str]:
-    """2.9 before 2.10; a release alone is not parsed."""
-    return list(releases) if len(releases) < 2 else sorted(releases, key=Version)
 
 
 def release_runs(atlases: list[RunAtlas], main: RunAtlas, with_kinks: bool = False
@@ -58,11 +43,11 @@ def _one_per_release(atlases: list[RunAtlas], main: RunAtlas) -> list[Release]:
         return (a.run.scope != main.run.scope, len(a.run.tag), a.run.tag)
     out = []
     for fw in FRAMEWORKS:
-        pin = release_of(main.run.provenance[_other(fw)])
+        pin = public_release(main.run.provenance[_other(fw)])
         chosen: dict[str, RunAtlas] = {}
-        for a in sorted((a for a in atlases if release_of(a.run.provenance[_other(fw)]) == pin),
-                        key=preference):
-            chosen.setdefault(release_of(a.run.provenance[fw]), a)
+        for a in sorted((a for a in atlases
+                         if public_release(a.run.provenance[_other(fw)]) == pin), key=preference):
+            chosen.setdefault(public_release(a.run.provenance[fw]), a)
         out += [Release(fw, r, chosen[r]) for r in in_version_order(list(chosen))]
     return out
 

@@ -2,6 +2,7 @@
 compiler (study.measure.probe), the numeric checks at the kink, and the subnormal-arithmetic
 probe. Each cell is stored in the one form study.compare.cells.encode writes."""
 from study.compare.cells import encode
+from study.conformance import MEASURED_DTYPE, kink_records
 from study.errors import StudyError
 from study.measure.arithmetic import subnormal_arithmetic
 from study.measure.compiled import COMPILED_MODES
@@ -10,8 +11,6 @@ from study.measure.placement import ALL_PLACEMENTS, FILL_LENGTH
 from study.measure.probe import (COMPILED_PLACEMENTS, COMPILERS, FD_EPS, NUMERIC_CHECKERS,
                                  finite_difference, measure, measure_compiled, numeric_check,
                                  reverse_derivative)
-
-from experiments.zero_point.kinks import MEASURED_DTYPE, kink_records
 
 GRADCHECK_POINTS = (-0.5, 0.0, 0.5)
 JAX_PLACEMENTS = {"quick": ("2-D rows",), "standard": ("2-D rows",),
@@ -42,7 +41,7 @@ def _registry(rules):
 
 def cases(scope: str, rules=None) -> list[dict]:
     """Every rule of `rules` (the registry unless given) in the atlas, each built-in's shape at
-    its kinks (zero_point.kinks), and each framework's rules compiled together."""
+    its kinks (study.conformance.kink_records), and each framework's rules compiled together."""
     rules = _registry(rules)
     dtypes = ("float32",) if scope == "quick" else DTYPES
     atlas = [{"part": "atlas", "rule": r, "dtype": d, "scope": scope}

@@ -17,10 +17,10 @@ from experiments.zero_point.atlas import (SPECIAL, OpAtlas, RunAtlas, cell_rows,
 from experiments.zero_point.compiled import (changed_by_compiling, compiled_changes,
                                              compiled_forward_wrong, look_alike_pairs,
                                              natural_pairs)
-from experiments.zero_point.conformance import COLUMNS, conformance_rows, rule_breakers
 from experiments.zero_point.history import (CELL, Release, history, history_cells,
                                             history_marks, release_runs, segments)
 from study.compare.cells import Placed, Value
+from study.conformance import LISTING_COLUMNS, conformance_rows, rule_breakers
 from study.report import frame, releases
 
 
@@ -84,7 +84,7 @@ class Summary:
     history_cells: pd.DataFrame  # the same, long: value, error, where per value
     history_marks: list[dict]  # the figure's: history.history_marks
     history_runs: list[Release]  # the run that stands for each release in the history
-    # every built-in at every kink in every release with kink records (zero_point.conformance)
+    # every built-in at every kink in every release with kink records (study.conformance)
     conformance: pd.DataFrame
     breakers: pd.DataFrame  # the built-ins that break the documented rule: rule_breakers
     conformance_runs: list[Release]  # the run that stands for each release in the listing
@@ -284,7 +284,7 @@ def _history_by_cell(changed: pd.DataFrame) -> list[dict]:
 
 def _conformance(releases: list[Release]) -> pd.DataFrame:
     return frame([row for r in releases for row in conformance_rows(
-        r.framework, r.release, r.atlas.run.tag, r.atlas.kinks)], COLUMNS)
+        r.framework, r.release, r.atlas.run.tag, r.atlas.kinks)], LISTING_COLUMNS)
 
 
 # --- what the answer and findings state ---------------------------------------------------------

@@ -7,13 +7,13 @@ ALL_MODES = ["value", "reverse", "forward", "second"]
 
 
 def _fill(rec: dict) -> dict:
-    from study.measure.rules import by_key
+    from study.measure.rules import look_alike_of
     more = {}
     if rec.get("part") == "atlas" and "look_alike" not in rec:
         # before atlas records named their look-alike (9aa9177 and earlier), the pairs were
         # those the registry declares today for that code's ops (the later pairs are of ops
         # it did not have)
-        more["look_alike"] = by_key(rec["rule"]).look_alike
+        more["look_alike"] = look_alike_of(rec["rule"])
     if rec.get("part") == "atlas" and "modes" not in rec:  # eager records before compiled ones
         more["modes"] = list(ALL_MODES)
     # the NaN probe was labelled "nan" until 2026-11-26: a label pandas reads as a missing value

@@ -35,17 +35,32 @@ an infinite slope: f is not locally Lipschitz there).
     ('locally convex', True, 'minimum-norm element')
 
 The one-sided limits come from the op's own float64 forward, never from autodiff
-(`kink_shape` states the method and steps). `changed_cells` and `first_releases` find the
-atlas cells that change between releases, and the first release with each outcome.
+(`kink_shape` states the method and steps). `kink_records` measures a built-in at its kinks
+(its shape, and the derivative autodiff gives; jointly where the Rule declares a tie), and
+`conformance_rows` and `rule_breakers` judge such records, as `study conformance` does for the
+installed release and the report for every release. `changed_cells` and `first_releases` find
+the atlas cells that change between releases, and the first release with each outcome.
 """
 from study.conformance._forward import float64_forward
-from study.conformance._history import changed_cells, first_releases
+from study.conformance._history import (changed_cells, first_releases, in_version_order,
+                                        public_release)
+from study.conformance._kinks import (MEASURED_DTYPE, joint_gradient, kink_record, kink_records,
+                                      shape_of, shape_record)
+from study.conformance._known import Known, KnownFileError, committed_known, load_known
 from study.conformance._limits import KinkShape, kink_shape
+from study.conformance._listing import LISTING_COLUMNS, conformance_rows, judgements, rule_breakers
+from study.conformance._suite import (SCHEMA_VERSION, ConformanceResult, builtins,
+                                      chosen_frameworks, installed_release, judge_installed)
 from study.conformance._verdicts import (ClarkeStatus, ClarkeVerdict, DocumentedRule,
                                          DocumentedVerdict, Judgement, TieJudgement,
                                          clarke_verdict, documented_verdict, judge, judge_tie,
                                          minimum_norm)
 
-__all__ = ["ClarkeStatus", "ClarkeVerdict", "DocumentedRule", "DocumentedVerdict", "Judgement",
-           "KinkShape", "TieJudgement", "changed_cells", "clarke_verdict", "documented_verdict",
-           "first_releases", "float64_forward", "judge", "judge_tie", "kink_shape", "minimum_norm"]
+__all__ = ["LISTING_COLUMNS", "MEASURED_DTYPE", "SCHEMA_VERSION", "ClarkeStatus", "ClarkeVerdict",
+           "ConformanceResult", "DocumentedRule", "DocumentedVerdict", "Judgement", "KinkShape",
+           "Known", "KnownFileError", "TieJudgement", "builtins", "changed_cells",
+           "chosen_frameworks", "clarke_verdict", "committed_known", "conformance_rows",
+           "documented_verdict", "first_releases", "float64_forward", "in_version_order",
+           "installed_release", "joint_gradient", "judge", "judge_installed", "judge_tie",
+           "judgements", "kink_record", "kink_records", "kink_shape", "load_known",
+           "minimum_norm", "public_release", "rule_breakers", "shape_of", "shape_record"]

@@ -2,9 +2,23 @@
 import math
 
 import pandas as pd
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 CELL = ("op", "dtype", "input", "mode", "execution")
+
+
+def public_release(version: str) -> str:
+    """The public version (2.14.1 for 2.14.1+cu130). A name that is no version stays as it is:
+    it may stand alone, but ordering it against another raises (in_version_order)."""
+    try:
+        return Version(version).public
+    except InvalidVersion:
+        return version
+
+
+def in_version_order(releases: list[str]) -> list[str]:
+    """2.9 before 2.10; a release alone is not parsed."""
+    return list(releases) if len(releases) < 2 else sorted(releases, key=Version)
 
 
 def changed_cells(rows: pd.DataFrame) -> pd.DataFrame:

@@ -16,6 +16,16 @@ from study.errors import StudyError, first_error_line
 
 
 @dataclass(frozen=True)
+class Tie:
+    """At `kink`, x ties the operand `other` names; `fn(x, other)` is the call with that operand
+    free and every other argument as the rule passes it. Left of the kink (x < other) one
+    operand wins and right of it the other does, so the kink's normal is (1, -1)."""
+    kink: float
+    other: str
+    fn: Callable
+
+
+@dataclass(frozen=True)
 class Rule:
     key: str  # stable identifier, unique across the registry
     framework: str  # "torch" | "jax"
@@ -33,6 +43,16 @@ class Rule:
     trained: bool = False  # training runs SGD with it (a custom rule: one per convention)
     transforms_style: str | None = None  # its row of the transforms matrix
     source: str | None = None  # where a Rule outside the registry is defined: module:ATTR
+    # a built-in's kinks where x ties another operand the call takes as an array (maximum, a
+    # bound JAX promotes to an array): the conformance judges the gradient over both there
+    ties: tuple[Tie, ...] = ()
+    # several public calls, or a comparison's mask (torch.where(x > 0, x, 0)): the
+    # conformance measures it at its kinks but never judges it (no one op's rule to hold to)
+    composition: bool = False
+
+    def tie_at(self, kink: float) -> Tie | None:
+        """The tie at `kink`, or None where x alone varies there."""
+        return next((t for t in self.ties if t.kink == kink), None)
 
 
 class SourceError(StudyError):
@@ -75,6 +95,39 @@ def _import(where: str):
         return importlib.import_module(where)
     except Exception as exc:  # noqa: BLE001
         raise SourceError(f"{where} does not import: {first_error_line(exc)}") from None
+
+
+class NotInRelease(Exception):
+    """The installed release lacks an API a rule is written with: a case that calls the rule
+    is recorded as "not in this release", never as a value and never as an import failure."""
+
+    def __init__(self, api: str, release: str):
+        super().__init__(f"{api} is not in {release}")
+        self.api, self.release = api, release
+
+
+def release_of(module) -> str:
+    """"torch 2.4.1", "jax 0.4.38": the release a missing API is missing from."""
+    return f"{module.__name__} {module.__version__}"
+
+
+def not_in_release(api: str, release: str) -> Callable:
+    """A stand-in for a rule the release cannot run: calling it raises NotInRelease."""
+    def missing(*args, **kwargs):
+        raise NotInRelease(api, release)
+    missing.__name__ = f"not_in_release({api})"
+    return missing
+
+
+def api_or_missing(module, path: str) -> Callable:
+    """`module.<path>` (dotted) where the installed release has it, else not_in_release's
+    stand-in naming it: jax.nn.sparse_plus came after jax 0.4.30, for one."""
+    found = module
+    for part in path.split("."):
+        found = getattr(found, part, None)
+        if found is None:
+            return not_in_release(f"{module.__name__}.{path}", release_of(module))
+    return found
 
 
 class Reference(NamedTuple):

@@ -11,32 +11,25 @@ gradient at exactly x == 0. A built-in's convention is measured, never declared 
 
 A rule also declares its relations where it is defined: its twin and its look-alike in the
 other framework (keys, since pairs name each other; `related` resolves them), and which
-experiments' designs take it (timed, trained, a row of the transforms matrix). The built-in it
-is measured against is its framework's relu (`reference_of`). Experiments take a collection of
-rules (`cases(scope, rules)`, this registry by default) and pick what these fields say, so that
-adding a rule is one entry here, or one `Rule` value passed in.
+experiments' designs take it (timed, trained, a row of the transforms matrix). A built-in also
+declares how the conformance reads it: `ties`, where x ties another operand the call takes as an
+array, and `composition`, several calls measured but never judged. The built-in it is measured
+against is its framework's relu (`reference_of`). Experiments take a collection of rules
+(`cases(scope, rules)`, this registry by default) and pick what these fields say, so that adding
+a rule is one entry here, or one `Rule` value passed in.
 """
 import functools
 import re
+import sys
 from typing import Callable, Iterable
 
-import jax
-import jax.numpy as jnp
-import torch
-import torch.nn.functional as F
-from jax import lax
+from study.measure.rule import REFERENCE_RELU, Rule, SourceError, Tie, api_or_missing, load
 
-from study.measure.custom_rules import (MyReLU, ReLUSavesBitMask, ReLUSavesBoolMask,
-                                        api_or_missing, jax_relu_custom_jvp,
-                                        jax_relu_nondiff_convention, jax_relu_saves_bit_mask,
-                                        jax_relu_saves_bool_mask, jax_relu_torch_nan,
-                                        jax_relu_with_convention, jax_seed_relu,
-                                        torch_custom_op_relu, torch_relu_style,
-                                        torch_relu_with_convention)
-from study.measure.rule import REFERENCE_RELU, Rule, SourceError, load
+FRAMEWORKS = ("torch", "jax")
 
 
 def _torch_zero(x):
+    import torch
     return torch.zeros((), dtype=x.dtype, device=x.device)
 
 
@@ -48,6 +41,8 @@ EVERY_NET = ("seed", "mid", "large")  # timing.NETS
 
 
 def _torch_builtins() -> list[Rule]:
+    import torch
+    import torch.nn.functional as F
     t = functools.partial(_builtin, "torch")
     return [
         t("torch_relu", "torch.relu", torch.relu, twin="jax_relu", look_alike="jax_relu",
@@ -60,15 +55,17 @@ def _torch_builtins() -> list[Rule]:
           look_alike="jax_clip0"),
         t("torch_clamp_min_fn", "torch.clamp_min(x, 0)", lambda x: torch.clamp_min(x, 0)),
         t("torch_maximum0", "torch.maximum(x, 0)", lambda x: torch.maximum(x, _torch_zero(x)),
-          look_alike="jax_maximum0"),
-        t("torch_max_zeros", "torch.max(x, zeros)", lambda x: torch.max(x, torch.zeros_like(x))),
+          look_alike="jax_maximum0", ties=(Tie(0.0, "other", torch.maximum),)),
+        t("torch_max_zeros", "torch.max(x, zeros)", lambda x: torch.max(x, torch.zeros_like(x)),
+          ties=(Tie(0.0, "other", torch.max),)),
         t("torch_where_gt", "torch.where(x > 0, x, 0)", lambda x: torch.where(x > 0, x, 0.0),
-          look_alike="jax_where_gt"),
+          look_alike="jax_where_gt", composition=True),
         t("torch_where_ge", "torch.where(x >= 0, x, 0)", lambda x: torch.where(x >= 0, x, 0.0),
-          look_alike="jax_where_ge"),
-        t("torch_mul_mask", "x * (x > 0)", lambda x: x * (x > 0), look_alike="jax_mul_mask"),
+          look_alike="jax_where_ge", composition=True),
+        t("torch_mul_mask", "x * (x > 0)", lambda x: x * (x > 0), look_alike="jax_mul_mask",
+          composition=True),
         t("torch_abs_average", "(x + x.abs()) / 2", lambda x: (x + x.abs()) / 2,
-          look_alike="jax_abs_average"),
+          look_alike="jax_abs_average", composition=True),
         t("torch_leaky_relu0", "F.leaky_relu(x, 0)", lambda x: F.leaky_relu(x, 0.0),
           look_alike="jax_leaky_relu0"),
         t("torch_clamp_0_6", "torch.clamp(x, 0, 6)", lambda x: torch.clamp(x, 0, 6), (0.0, 6.0),
@@ -87,6 +84,8 @@ def _torch_builtins() -> list[Rule]:
 def _torch_piecewise() -> list[Rule]:
     """torch.nn.functional's other piecewise activations, with their default parameters; kinks
     are where the definition switches branch (softplus: beta * x = threshold = 20)."""
+    import torch
+    import torch.nn.functional as F
     t = functools.partial(_builtin, "torch", relu_like=False)
     return [
         t("torch_hardswish", "F.hardswish", F.hardswish, (-3.0, 3.0), look_alike="jax_hard_silu"),
@@ -110,42 +109,52 @@ def _torch_piecewise() -> list[Rule]:
 
 def _jax_nn(name: str) -> Callable:
     """jax.nn's `name`, or a stand-in that raises NotInRelease where the release lacks it."""
+    import jax
     return api_or_missing(jax, f"nn.{name}")
 
 
 def _jax_builtins() -> list[Rule]:
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
     j = functools.partial(_builtin, "jax")
     return [
         j("jax_relu", "jax.nn.relu", _jax_nn("relu"), twin="torch_relu", look_alike="torch_relu",
           timed=True, timed_in_nets=EVERY_NET, trained=True,
           transforms_style="jax reference: jax.nn.relu"),
         j("jax_maximum0", "jnp.maximum(x, 0)", lambda x: jnp.maximum(x, 0),
-          look_alike="torch_maximum0"),
-        j("jax_lax_max_zeros", "lax.max(x, zeros)", lambda x: lax.max(x, jnp.zeros_like(x))),
-        j("jax_clip0", "jnp.clip(x, 0)", lambda x: jnp.clip(x, 0), look_alike="torch_clamp_min0"),
+          look_alike="torch_maximum0", ties=(Tie(0.0, "y", jnp.maximum),)),
+        j("jax_lax_max_zeros", "lax.max(x, zeros)", lambda x: lax.max(x, jnp.zeros_like(x)),
+          ties=(Tie(0.0, "y", lax.max),)),
+        j("jax_clip0", "jnp.clip(x, 0)", lambda x: jnp.clip(x, 0), look_alike="torch_clamp_min0",
+          ties=(Tie(0.0, "min", lambda x, lo: jnp.clip(x, lo)),)),
         j("jax_where_gt", "jnp.where(x > 0, x, 0)", lambda x: jnp.where(x > 0, x, 0),
-          look_alike="torch_where_gt"),
+          look_alike="torch_where_gt", composition=True),
         j("jax_where_ge", "jnp.where(x >= 0, x, 0)", lambda x: jnp.where(x >= 0, x, 0),
-          look_alike="torch_where_ge"),
+          look_alike="torch_where_ge", composition=True),
         j("jax_mul_mask", "x * (x > 0).astype(x.dtype)", lambda x: x * (x > 0).astype(x.dtype),
-          look_alike="torch_mul_mask"),
+          look_alike="torch_mul_mask", composition=True),
         j("jax_abs_average", "(x + jnp.abs(x)) / 2", lambda x: (x + jnp.abs(x)) / 2,
-          look_alike="torch_abs_average"),
+          look_alike="torch_abs_average", composition=True),
         j("jax_leaky_relu0", "jax.nn.leaky_relu(x, 0)", lambda x: jax.nn.leaky_relu(x, 0.0),
           look_alike="torch_leaky_relu0"),
         j("jax_relu6", "jax.nn.relu6", _jax_nn("relu6"), (0.0, 6.0), False,
           look_alike="torch_relu6"),
         j("jax_clip_0_6", "jnp.clip(x, 0, 6)", lambda x: jnp.clip(x, 0, 6), (0.0, 6.0), False,
-          look_alike="torch_clamp_0_6"),
+          look_alike="torch_clamp_0_6",
+          ties=(Tie(0.0, "min", lambda x, lo: jnp.clip(x, lo, 6)),
+                Tie(6.0, "max", lambda x, hi: jnp.clip(x, 0, hi)))),
         j("jax_lax_clamp_0_6", "lax.clamp(0, x, 6)",
-          lambda x: lax.clamp(x.dtype.type(0), x, x.dtype.type(6)), (0.0, 6.0), False),
+          lambda x: lax.clamp(x.dtype.type(0), x, x.dtype.type(6)), (0.0, 6.0), False,
+          ties=(Tie(0.0, "min", lambda x, lo: lax.clamp(lo, x, x.dtype.type(6))),
+                Tie(6.0, "max", lambda x, hi: lax.clamp(x.dtype.type(0), x, hi)))),
         j("jax_hard_tanh", "jax.nn.hard_tanh", _jax_nn("hard_tanh"), (-1.0, 1.0), False,
           look_alike="torch_hardtanh"),
         j("jax_abs", "jnp.abs", jnp.abs, (0.0,), False, look_alike="torch_abs"),
         j("jax_leaky_relu001", "jax.nn.leaky_relu(x, 0.01)", lambda x: jax.nn.leaky_relu(x, 0.01),
           (0.0,), False, look_alike="torch_leaky_relu001"),
         j("jax_softplus100", "jax.nn.softplus(100x)/100",
-          lambda x: jax.nn.softplus(100 * x) / 100, (0.0,), False),
+          lambda x: jax.nn.softplus(100 * x) / 100, (0.0,), False, composition=True),
     ] + _jax_piecewise()
 
 
@@ -153,6 +162,7 @@ def _jax_piecewise() -> list[Rule]:
     """jax.nn's other piecewise (or piecewise-looking) activations, default parameters.
     softplus and squareplus are smooth: softplus is probed at torch's switch to the linear
     branch (its look-alike's kink), squareplus at 0."""
+    import jax
     j = functools.partial(_builtin, "jax", relu_like=False)
     return [
         j("jax_hard_silu", "jax.nn.hard_silu (= hard_swish)", _jax_nn("hard_silu"), (-3.0, 3.0),
@@ -192,6 +202,9 @@ def _c(c: float) -> str:
 
 
 def _torch_customs() -> list[Rule]:
+    from study.measure.custom_rules_torch import (MyReLU, ReLUSavesBitMask, ReLUSavesBoolMask,
+                                                  torch_custom_op_relu, torch_relu_style,
+                                                  torch_relu_with_convention)
     t = functools.partial(_custom, framework="torch")
     out = [t("torch_myrelu_seed", name="MyReLU (seed 000)", fn=MyReLU.apply, c=1.0,
              twin="jax_seed_relu", look_alike="jax_seed_relu", timed=True,
@@ -228,6 +241,11 @@ def _torch_customs() -> list[Rule]:
 
 
 def _jax_customs() -> list[Rule]:
+    from study.measure.custom_rules_jax import (jax_relu_custom_jvp,
+                                                jax_relu_nondiff_convention,
+                                                jax_relu_saves_bit_mask, jax_relu_saves_bool_mask,
+                                                jax_relu_torch_nan, jax_relu_with_convention,
+                                                jax_seed_relu)
     j = functools.partial(_custom, framework="jax")
     out = [j("jax_seed_relu", name="seed_relu (custom_vjp)", fn=jax_seed_relu, c=1.0,
              twin="torch_myrelu_seed", look_alike="torch_myrelu_seed")]
@@ -255,16 +273,64 @@ def _jax_customs() -> list[Rule]:
     return out
 
 
-RULES: tuple[Rule, ...] = tuple(_torch_builtins() + _torch_customs() + _jax_builtins()
-                                + _jax_customs())
-_BY_KEY = {r.key: r for r in RULES}
+@functools.cache
+def _builtins(framework: str) -> tuple[Rule, ...]:
+    if framework not in FRAMEWORKS:
+        raise ValueError(f"no framework {framework!r}; the registry's: {', '.join(FRAMEWORKS)}")
+    return tuple(_torch_builtins() if framework == "torch" else _jax_builtins())
+
+
+@functools.cache
+def _framework_rules(framework: str) -> dict[str, Rule]:
+    """One framework's rules by key, built-ins first, importing that framework alone. Every key
+    starts with its framework's name, so that `by_key` builds one framework only."""
+    rules = (*_builtins(framework), *(_torch_customs() if framework == "torch"
+                                      else _jax_customs()))
+    assert all(r.key.startswith(f"{framework}_") and r.framework == framework for r in rules)
+    return {r.key: r for r in rules}
+
+
+@functools.cache
+def _rules() -> tuple[Rule, ...]:
+    rules = tuple(r for fw in FRAMEWORKS for r in _framework_rules(fw).values())
+    assert len({r.key for r in rules}) == len(rules), "rule keys must be unique"
+    assert len({r.name for r in rules}) == len(rules), "rule names must be unique"
+    return rules
+
+
+def __getattr__(name: str):
+    # RULES is built on first use: the whole registry imports both frameworks, where one
+    # framework's rules (builtins_of, by_key) import that framework alone
+    if name == "RULES":
+        return _rules()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def by_key(key: str) -> Rule:
-    try:
-        return _BY_KEY[key]
-    except KeyError:
-        raise KeyError(f"no rule with key {key!r}") from None
+    framework = key.split("_", 1)[0]
+    found = _framework_rules(framework).get(key) if framework in FRAMEWORKS else None
+    if found is None:
+        raise KeyError(f"no rule with key {key!r}")
+    return found
+
+
+def look_alike_of(key: str) -> str | None:
+    """by_key(key).look_alike, building the rules of a framework already imported where there
+    is one: look-alikes name each other (a test holds the registry to it), so the other
+    framework's rules give a key's look-alike as the rule that names it. Reading old records
+    (zero_point's upgrade) then imports no framework that a torch or JAX user's check does not."""
+    own = key.split("_", 1)[0]
+    other = next((fw for fw in FRAMEWORKS if fw != own), None)
+    if own in FRAMEWORKS and own not in sys.modules and other in sys.modules:
+        return next((r.key for r in _framework_rules(other).values() if r.look_alike == key),
+                    None)
+    return by_key(key).look_alike
+
+
+def builtins_of(framework: str) -> list[Rule]:
+    """The framework's built-ins, as the registry lists them (the same values as in RULES),
+    importing that framework alone: what `study conformance` judges."""
+    return list(_builtins(framework))
 
 
 def related(rule: Rule, relation: str) -> Rule | None:
@@ -273,9 +339,10 @@ def related(rule: Rule, relation: str) -> Rule | None:
     return None if key is None else by_key(key)
 
 
-def relu_rules(framework: str | None = None, rules: Iterable[Rule] = RULES) -> list[Rule]:
-    """Rules that equal max(x, 0) off x == 0: the ones a two-layer ReLU net can swap in."""
-    return [r for r in rules if r.relu_like and r.kinks == (0.0,)
+def relu_rules(framework: str | None = None, rules: Iterable[Rule] | None = None) -> list[Rule]:
+    """Rules that equal max(x, 0) off x == 0 (of `rules`, the registry's by default): the ones a
+    two-layer ReLU net can swap in."""
+    return [r for r in (_rules() if rules is None else rules) if r.relu_like and r.kinks == (0.0,)
             and (framework is None or r.framework == framework)]
 
 
@@ -298,7 +365,8 @@ def written(value):
 
 def registered(rule: Rule) -> bool:
     """Whether `rule` is the registry's own: what another process can read back by its key."""
-    return _BY_KEY.get(rule.key) is rule
+    framework = rule.key.split("_", 1)[0]
+    return framework in FRAMEWORKS and _framework_rules(framework).get(rule.key) is rule
 
 
 def sent(value):
@@ -350,6 +418,3 @@ def documented_derivatives(rule: Rule) -> dict[float, float]:
     return {float(k): float(v)
             for k, v in _DOCUMENTED.findall(getattr(rule.fn, "__doc__", "") or "")}
 
-
-assert len(_BY_KEY) == len(RULES), "rule keys must be unique"
-assert len({r.name for r in RULES}) == len(RULES), "rule names must be unique"

@@ -30,7 +30,7 @@ from jax import lax
 
 from study.measure.inputs import numpy_dtype, torch_dtype
 from study.measure.devices import Device
-from study.measure.rules import jax_relu_with_convention, torch_relu_with_convention
+from study.measure.custom_rules import jax_relu_with_convention, torch_relu_with_convention
 
 
 ORDERS = ("mlxtend", "permuted")

@@ -1,34 +1,21 @@
-"""Reading the kink records (zero_point.kinks) back: each stored shape as a KinkShape, both
-verdicts of study.conformance on the derivative the run measured, and the built-ins that break
-the documented rule in some release. No op is called here: the report reads result files only.
+"""Reading kink records (study.conformance._kinks) back: each stored shape as a KinkShape, both
+verdicts on the derivative the run measured, and the built-ins that break the documented rule in
+some release. No op is called here: the rows are a function of the records.
 
 PyTorch's documented rule is applied to both frameworks (JAX documents none). An op judged
 jointly (a tie) is judged by its joint row; its "x" row is shown beside it."""
 import pandas as pd
 
-from experiments.zero_point.history import in_version_order
-from study.conformance import KinkShape, clarke_verdict, documented_verdict
-from study.compare.stats import Estimate
+from study.conformance._history import in_version_order
+from study.conformance._kinks import shape_of
+from study.conformance._verdicts import clarke_verdict, documented_verdict
 
 
 # the listing's columns: the kink, the judgement's operands, the limits (Estimates: value and
 # error bounds), the measured value, and both verdicts
-COLUMNS = ["framework", "release", "run", "op", "kink", "over", "operand", "f'(k−)", "f'(k+)",
-           "f'' sign (k−)", "f'' sign (k+)", "jump", "measured", "error", "judged",
-           "documented rule", "follows", "clarke", "minimum-norm"]
-
-
-def _estimate(stored) -> Estimate:
-    return Estimate(*(float(v) for v in stored))
-
-
-def shape_of(stored: dict) -> KinkShape:
-    """The KinkShape a kink record stored (zero_point.kinks.shape_record)."""
-    return KinkShape(tuple(stored["point"]), tuple(stored["normal"]), float(stored["value"]),
-                     _estimate(stored["value_left"]), _estimate(stored["value_right"]),
-                     tuple(_estimate(g) for g in stored["gradient_left"]),
-                     tuple(_estimate(g) for g in stored["gradient_right"]),
-                     tuple(stored["curvature_left"]), tuple(stored["curvature_right"]))
+LISTING_COLUMNS = ["framework", "release", "run", "op", "kink", "over", "operand", "f'(k−)",
+                   "f'(k+)", "f'' sign (k−)", "f'' sign (k+)", "jump", "measured", "error",
+                   "judged", "documented rule", "follows", "clarke", "minimum-norm"]
 
 
 def _judged(key: dict, operands: list[str], stored: dict, measured, judged: bool,
@@ -93,6 +80,23 @@ def _allowed(judgement: pd.DataFrame) -> tuple[tuple[float, ...], ...]:
     if rule is None or rule == "undefined input":
         return ()
     return (tuple(e.value for e in judgement["minimum-norm"]),)
+
+
+def judgements(listing: pd.DataFrame) -> list[dict]:
+    """The judgement that counts per op, kink and release (the joint one at a tie), in the
+    listing's order: `over`, the documented rule, the gradients it allows (`rule gives`), the
+    gradient measured, `follows`, and Clarke's status. A composition, or a kink whose derivative
+    raised, has none."""
+    out = []
+    for _, row in _governing(listing).iterrows():
+        key = {c: row[c] for c in ("framework", "op", "kink", "release")}
+        rows = listing[(listing["framework"] == row["framework"]) & (listing["op"] == row["op"])
+                       & (listing["kink"] == row["kink"]) & (listing["release"] == row["release"])
+                       & (listing["over"] == row["over"])]
+        out.append({**key, "over": row["over"], "documented rule": row["documented rule"],
+                    "rule gives": _allowed(rows), "measured": tuple(rows["measured"]),
+                    "follows": row["follows"], "clarke": row["clarke"]})
+    return out
 
 
 def rule_breakers(listing: pd.DataFrame) -> list[dict]:

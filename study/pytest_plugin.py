@@ -1,0 +1,148 @@
+"""The study's pytest plugin, registered as a `pytest11` entry point: pytest loads it wherever
+relu-gradient-study is installed. Importing it imports no framework.
+
+`pytest --study-conformance` runs the conformance (study.conformance) as a suite, the way
+data-apis/array-api-tests serves array libraries: one test per built-in of the installed release
+and kink, judged by PyTorch's documented rule; a break the known list names is an xfail (an
+XPASS where it is fixed), any other break fails. It runs the conformance alone (the paths and
+testpaths given are not collected).
+
+    pytest --study-conformance --study-framework torch            # each installed one by default
+    pytest --study-conformance --study-known known.json --study-ops 'torch_clamp*'
+
+`--study-known FILE` is a known file (study.conformance.load_known); without one the study's
+committed history of the installed release serves. The framework option is `--study-framework`,
+not `--framework`: a plugin loaded into every pytest session must not take a name a project's
+own conftest may define.
+"""
+import pytest
+
+
+def pytest_addoption(parser):
+    _add_conformance_options(parser)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session):
+    if session.config.getoption("study_conformance"):
+        return _collect_conformance(session)
+    return None
+
+
+# --- `pytest --study-conformance` ---------------------------------------------------------------
+
+def _add_conformance_options(parser) -> None:
+    group = parser.getgroup("study-conformance", "the ReLU gradient study's conformance suite")
+    group.addoption("--study-conformance", action="store_true",
+                    help="run study conformance as one test per built-in and kink (alone)")
+    group.addoption("--study-framework", choices=("torch", "jax"),
+                    help="the framework whose built-ins to judge (default: each installed)")
+    group.addoption("--study-ops", metavar="PATTERN",
+                    help="only the built-ins whose registry key or name matches this glob")
+    group.addoption("--study-known", metavar="FILE",
+                    help="the breaks accepted, as xfail (default: the committed history of the "
+                         "installed release)")
+
+
+class KinkBreak(AssertionError):
+    """A built-in breaks PyTorch's documented rule at a kink: the message says how."""
+
+
+class KinkItem(pytest.Item):
+    """One built-in at one kink, measured when it runs."""
+
+    def __init__(self, *, rule, kink: float, release: str, known, **kwargs):
+        super().__init__(**kwargs)
+        self.rule, self.kink, self.release, self.known = rule, kink, release, known
+
+    def runtest(self) -> None:
+        from study.conformance._kinks import kink_record
+        from study.conformance._suite import (ERROR, FOLLOWS, KNOWN, NEW, NOT_IN_RELEASE,
+                                              kink_verdicts)
+        from study.measure.devices import Device
+        record = kink_record(self.rule, self.kink, Device("cpu"))
+        verdict, = kink_verdicts(self.rule.framework, self.release, [record], self.known)
+        if verdict["status"] == NOT_IN_RELEASE:
+            pytest.skip(verdict["why"])
+        if verdict["status"] == ERROR:
+            raise RuntimeError(f"{self.rule.name} at {self.kink:g} was not measured: "
+                               f"{verdict['why']}")
+        if verdict["status"] in (KNOWN, NEW):
+            raise KinkBreak(_break_text(verdict))
+        assert verdict["status"] == FOLLOWS, verdict["status"]
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, (KinkBreak, RuntimeError)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        return self.path, None, f"{self.rule.name} at {self.kink:g}"
+
+
+def _break_text(verdict: dict) -> str:
+    from study.report.format import text
+    gives = " or ".join(dict.fromkeys(text(list(g)) for g in verdict["rule gives"]))
+    return (f"{verdict['name']} at {text(verdict['kink'])} breaks PyTorch's documented rule "
+            f"({verdict['documented rule']}, over {verdict['over']}): it gives "
+            f"{gives}; measured {text(list(verdict['measured']))}; Clarke: {verdict['clarke']}")
+
+
+class ConformanceSuite(pytest.Collector):
+    """The built-ins of the frameworks chosen, each at each of its kinks; composition rules
+    are left out (measured, never judged)."""
+
+    def __init__(self, *, plan: list, **kwargs):
+        super().__init__(**kwargs)
+        self.plan = plan  # [(framework, release, Known, rules)]
+
+    def collect(self):
+        items = []
+        for framework, release, known, rules in self.plan:
+            for rule in (r for r in rules if not r.composition):
+                for k in rule.kinks:
+                    item = KinkItem.from_parent(self, name=f"{rule.key}[{k:g}]", rule=rule,
+                                                kink=k, release=release, known=known)
+                    reason = known.reason(rule.key, rule.name, k)
+                    if reason:
+                        item.add_marker(pytest.mark.xfail(reason=f"known: {reason}",
+                                                          raises=KinkBreak, strict=False))
+                    items.append(item)
+        return items
+
+
+def _conformance_plan(config) -> list:
+    from study import conformance
+    from study.errors import StudyError
+    from study.measure.frameworks import use_shared_settings
+    ops = config.getoption("study_ops")
+    try:
+        known = (conformance.load_known(config.getoption("study_known"))
+                 if config.getoption("study_known") else None)
+        plan = []
+        for fw in conformance.chosen_frameworks(config.getoption("study_framework"), ops):
+            release, _ = conformance.installed_release(fw)
+            use_shared_settings((fw,))
+            plan.append((fw, release, known or conformance.committed_known(fw, release),
+                         conformance.builtins(fw, ops)))
+    except StudyError as e:
+        raise pytest.UsageError(f"--study-conformance: {e}") from None
+    return plan
+
+
+def _collect_conformance(session) -> bool:
+    """The collection phase with the conformance suite in place of the paths given."""
+    hook = session.config.hook
+    suite = ConformanceSuite.from_parent(session, name="study-conformance",
+                                         nodeid="study-conformance",
+                                         plan=_conformance_plan(session.config))
+    hook.pytest_collectstart(collector=suite)
+    report = hook.pytest_make_collect_report(collector=suite)
+    hook.pytest_collectreport(report=report)
+    session.testsfailed += int(report.failed)
+    session.items = [x for x in report.result if isinstance(x, pytest.Item)]
+    hook.pytest_collection_modifyitems(session=session, config=session.config,
+                                       items=session.items)
+    hook.pytest_collection_finish(session=session)
+    session.testscollected = len(session.items)
+    return True

@@ -1,0 +1,182 @@
+"""`study conformance` and `pytest --study-conformance` on the installed release: verdicts equal to
+the committed listing's for the same release, the committed history as the known list, exit
+codes, the JSON, the known file, and one framework imported at a time."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from study import cli
+from study.conformance import (KnownFileError, committed_known, installed_release,
+                               judge_installed, load_known)
+from study.measure.rules import builtins_of
+from tests import conformance_table
+from tests.conftest import REPORTS_DIR
+
+ROOT = os.path.dirname(REPORTS_DIR)
+# a sample of every shape the listing holds: a convex kink broken (clamp) and followed (relu6),
+# ties judged jointly (maximum, jnp.clip, lax.clamp), a jump (hardshrink), a kink by continuity
+# (selu), a smooth op (softplus100, elu), compositions (where), and JAX's breaks (abs, leaky_relu)
+SAMPLE = {"torch": "torch_clamp_0_6,torch_relu6,torch_maximum0,torch_hardshrink,torch_selu,"
+                   "torch_where_gt,torch_softplus100",
+          "jax": "jax_clip_0_6,jax_lax_clamp_0_6,jax_abs,jax_leaky_relu0,jax_elu,jax_where_ge,"
+                 "jax_sparse_sigmoid"}
+
+
+def test_the_sample_names_registry_keys_only():
+    for framework, ops in SAMPLE.items():
+        assert {r.key for r in builtins_of(framework)} >= set(ops.split(","))
+
+
+@pytest.fixture(scope="module")
+def judged():
+    """The sample of each framework, judged now (no known list: the verdicts alone)."""
+    from study.conformance import Known
+    return {fw: judge_installed(fw, SAMPLE[fw], Known({}, "none")) for fw in ("torch", "jax")}
+
+
+@pytest.mark.parametrize("framework", ["torch", "jax"])
+def test_the_verdicts_equal_the_committed_listing_of_the_same_release(judged, framework):
+    # the oracle: reports/tables/zero-point-conformance-listing.csv, rendered by `study report`
+    # from the committed runs (tests/bench_conformance.py compares every built-in)
+    result = judged[framework]
+    assert conformance_table.committed(framework, result.release), (
+        f"no committed listing rows of {framework} {result.release}")
+    assert conformance_table.differences(result, sample=True) == []
+    assert len(result.records) >= 8
+
+
+def test_the_rules_ties_and_compositions_are_those_the_committed_records_hold():
+    # the records of the committed run of these releases were written when ties and
+    # compositions were lists in zero_point: the Rule fields must reproduce them exactly
+    from study.measure.rules import by_key
+    from study.runs import results
+    name = "vm-7c174e__cpu__torch-2.13.0+cpu__jax-0.10.2__standard.json"
+    with open(os.path.join(results.RESULTS_DIR, "zero_point", name), encoding="utf-8") as f:
+        records = [r for r in json.load(f)["records"] if r.get("part") == "kinks"]
+    assert len(records) > 60
+    for rec in records:
+        rule = by_key(rec["rule"])
+        assert rec["judged"] is not rule.composition, rec["rule"]
+        assert ("tie" in rec) == (rule.tie_at(rec["point"]) is not None), rec["rule"]
+        if "tie" in rec:
+            assert rec["tie"]["operands"] == ["x", rule.tie_at(rec["point"]).other]
+
+
+@pytest.mark.parametrize("framework", ["torch", "jax"])
+def test_the_committed_history_of_the_release_lists_its_breaks_as_known(framework):
+    # the oracle: the committed listing's rows of this release, the judgement that counts per
+    # op and kink being the one over the most operands (a tie's joint one)
+    release, _ = installed_release(framework)
+    known = committed_known(framework, release)
+    governing: dict[tuple, tuple[int, bool]] = {}
+    for (op, kink, over, operand), v in conformance_table.committed(framework, release).items():
+        operands = len(over.split(", "))
+        if operand == "x" and v["follows"] is not None and operands >= governing.get(
+                (op, kink), (0, None))[0]:
+            governing[(op, kink)] = (operands, v["follows"])
+    names = {r.key: r.name for r in builtins_of(framework)}
+    assert {(names[op], kink) for op, kink in known.entries} == {
+        key for key, (_, follows) in governing.items() if follows is False}
+    assert governing and "committed history of" in known.source
+
+
+def test_a_release_with_no_committed_run_says_so_and_knows_no_break(tmp_path):
+    known = committed_known("torch", "99.0.0")
+    assert known.entries == {} and "no committed run of torch 99.0.0" in known.source
+    known = committed_known("torch", "2.13.0", results_dir=str(tmp_path / "nowhere"))
+    assert known.entries == {} and "no committed results here" in known.source
+
+
+def run_cli(capsys, *argv) -> tuple[int, str, str]:
+    try:
+        code = cli.main(list(argv))
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def known_file(tmp_path, entries) -> str:
+    path = tmp_path / "known.json"
+    path.write_text(json.dumps({"known": entries}))
+    return str(path)
+
+
+def test_exit_0_when_each_break_is_known_and_1_on_a_break_the_known_file_lacks(capsys, tmp_path):
+    accepted = known_file(tmp_path, [{"op": "torch_clamp_min0", "kink": 0, "reason": "#184572"},
+                                     {"op": "torch.relu", "kink": 0, "reason": "was wrong"}])
+    code, out, _ = run_cli(capsys, "conformance", "--framework", "torch", "--ops",
+                           "torch_clamp_min0", "--known", accepted)
+    assert code == 0 and "breaks (known: #184572)" in out and "1 known break" in out
+    code, out, _ = run_cli(capsys, "conformance", "--framework", "torch", "--ops",
+                           "torch_clamp_min*", "--known", accepted)
+    assert code == 1 and out.count("not a known break") == 1 and "FAILS" in out
+    code, out, _ = run_cli(capsys, "conformance", "--framework", "torch", "--ops", "torch_relu",
+                           "--known", accepted)  # known, and follows now: fixed
+    assert code == 0 and "Fixed (known, and now following the rule): torch.relu at 0" in out
+
+
+def test_json_holds_each_verdict_with_floats_as_strings(capsys, tmp_path):
+    none = known_file(tmp_path, [])
+    code, out, _ = run_cli(capsys, "conformance", "--framework", "jax", "--ops",
+                           "jax_lax_clamp_0_6", "--known", none, "--json", "-")
+    doc = json.loads(out)
+    assert code == doc["exit_code"] == 1 and doc["schema_version"] == 1
+    [jax] = doc["frameworks"]
+    # lax.clamp(0, x, 6) at its bounds: the tie over (x, bound) is convex at 0, concave at 6,
+    # so the rule gives (0.5, 0.5); reverse mode gives (0, 0) at both (the committed table)
+    assert [(v["kink"], v["over"], v["status"], v["measured"]) for v in jax["verdicts"]] == [
+        ("0.0", "x, min", "new break", ["0.0", "0.0"]),
+        ("6.0", "x, max", "new break", ["0.0", "0.0"])]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--ops", "no_such_op"], "no torch built-in matches --ops 'no_such_op'"),
+    (["--known", "missing.json"], "cannot read the known file missing.json"),
+])
+def test_usage_errors_are_one_line_and_exit_2(capsys, argv, message):
+    code, out, err = run_cli(capsys, "conformance", "--framework", "torch", *argv)
+    assert (code, out, err.count("\n")) == (2, "", 1) and message in err
+
+
+@pytest.mark.parametrize("doc", [[], {"known": [{"op": "torch_relu", "kink": "0"}]},
+                                 {"known": [{"op": "torch_relu", "kink": 0, "reason": " "}]}])
+def test_a_malformed_known_file_is_refused_in_one_line(tmp_path, doc):
+    path = tmp_path / "known.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(KnownFileError) as raised:
+        load_known(str(path))
+    assert "\n" not in str(raised.value)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("framework, other", [("torch", "jax"), ("jax", "torch")])
+def test_the_conformance_of_one_framework_imports_no_other(framework, other):
+    code = ("import sys; from study.conformance import Known, judge_installed; "
+            f"r = judge_installed({framework!r}, '{framework}_relu6', Known({{}}, 'none')); "
+            f"assert r.exit_code == 0, r.to_markdown(); print(sorted(m for m in "
+            f"('torch', 'jax') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.stdout.strip() == f"['{framework}']", done.stderr[-2000:]
+
+
+PLUGIN = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist",
+          "--study-conformance", "--study-framework", "torch"]
+
+
+@pytest.mark.slow
+def test_pytest_study_conformance_is_one_test_per_kink_with_known_breaks_as_xfail(tmp_path):
+    accepted = known_file(tmp_path, [{"op": "torch_clamp_min0", "kink": 0, "reason": "#184572"}])
+    done = subprocess.run([*PLUGIN, "--study-ops", "torch_clamp_min*,torch_relu6",
+                           "--study-known", accepted, "-rxXf"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stdout[-3000:]
+    # relu6 follows at 0 and 6; clamp(x, min=0) breaks, as known; clamp_min breaks, unknown
+    assert "1 failed, 2 passed, 1 xfailed" in done.stdout, done.stdout[-3000:]
+    assert "FAILED study-conformance::torch_clamp_min_fn[0]" in done.stdout
+    assert "XFAIL study-conformance::torch_clamp_min0[0] - known: #184572" in done.stdout
+    assert "torch.clamp_min(x, 0) at 0 breaks PyTorch's documented rule" in done.stdout
