@@ -134,7 +134,8 @@ def reproducer(findings: list[Finding], source: Source, framework: str,
     rows = []
     for f in findings:
         params, comment = _case(f)
-        rows.append(f"    ({', '.join(params)}{',' if len(params) == 1 else ''}),{comment}")
+        row = params[0] if len(params) == 1 else f"({', '.join(params)})"
+        rows.append(f"    {row},{comment}")
     extra = code.helpers(framework, kind, kinks)
     test = [f"@pytest.mark.parametrize({PARAMETERS[kind]!r}, [", *rows, "])",
             f"def test_{kind}({PARAMETERS[kind]}):", *body]
