@@ -4,7 +4,6 @@ under the same name)."""
 import os
 
 import numpy as np
-import pytest
 # imported before any inner pytest run: pytester takes back the modules a run imported, and
 # importing inductor twice registers its test operators twice, which torch refuses
 import torch._inductor.compile_fx  # noqa: F401
