@@ -225,7 +225,8 @@ def _twin_lines(source, framework: str) -> list[str]:
                 "    x = x.clone().requires_grad_()", "    y = twin(x)",
                 "    if mode == \"value\":", "        return y.detach().double().numpy()",
                 "    y.backward(torch.ones_like(y))", "    return x.grad.double().numpy()"]
-    return ["", "", "# the twin, in the other framework", *imports, *source.lines("twin"),
+    return ["", "", f"# the twin, as the check imported it ({source.spec})", *imports,
+            *source.lines("twin"),
             "", "", "def twin_measured(mode, bits, dtype):", *make]
 
 
