@@ -60,6 +60,16 @@ class CheckResult:
         return self.exit_code == 0
 
     def to_json(self) -> dict:
+        """The result as data (`study check --json`): `scope` (what --quick skipped),
+        `environment`, `kinks`, `conventions` (a row per dtype, input, execution and placement:
+        `value`, `reverse`, `forward`, `second`, each a cell as result files store it: a number,
+        {"error": line}, or {"values", "where"} where the position matters), `vjp`,
+        `determinism`, `gradcheck`, `matches` (the committed atlas of the installed releases,
+        errata applied), `transforms`, `clone_hazard`, `twin`, `cost`, `findings` (`id`,
+        `kind`, `severity`, `where`, `detail`: what was seen, `expected`, `cells`, `known`: the
+        reason where a known entry accepts it, `reproducer` for a wrong one), `known` (`file`,
+        `accepted`, `fixed`, `not_measured`), `exit_code`. Floats are strings ("-0.0",
+        "nan")."""
         return as_json({
             "schema_version": SCHEMA_VERSION, "target": self.target,
             "framework": self.framework, "style": self.style, "device": self.device,
