@@ -210,3 +210,16 @@ def test_sqrt_passes_gradcheck_transforms_and_the_clone_hazard(cpu):
     assert not found and {c["status"] for c in cells.values()} == {"ok"}
     _, found = _sections.clone_hazards(rule, cpu)  # NaN in both gradients is no change
     assert not found
+
+
+def test_a_long_nearest_builtin_list_is_cut_with_a_count():
+    from study.compare.cells import Value
+    differing = [{"dtype": "float32", "input": f"{k}", "mode": "reverse", "rule": [Value(1.0)],
+                  "builtin": Value(0.0)} for k in range(11)]
+    r = _result([], matches={"run": {"label": "C1", "device": "cpu", "torch": "T", "jax": "J",
+                                     "same_releases": True, "file": "f.json"},
+                             "matches": [], "nearest": {"name": "F.relu", "framework": "torch",
+                                                        "differing": differing}}, determinism=[])
+    section = r.to_markdown().split("## Built-ins it matches")[1]
+    assert section.count("| float32 | ") == 8  # MAX_ROWS of 11
+    assert "and 3 more cells that differ (the JSON has them all)." in section

@@ -124,12 +124,12 @@ def why_none(findings: list[Finding], source) -> str | None:
 
 
 def reproducer(findings: list[Finding], source: Source, framework: str,
-               twin: tuple[Source, str] | None = None, kinks=()) -> str:
+               twin: tuple[Source, str] | None = None, kinks=(), device: str = "cpu") -> str:
     """A pytest file for findings of one wrong kind: one test, parametrised by each finding's
     input (its dtype and bits, its cotangent, placement, mode or transformation)."""
     kind = findings[0].kind
     from study.check import _reproducer_code as code
-    head = code.preamble(framework, kind, source, twin)
+    head = code.preamble(framework, kind, source, twin, device)
     body = code.BODIES[framework][kind]
     rows = []
     for f in findings:

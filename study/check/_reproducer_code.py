@@ -25,7 +25,7 @@ def from_bits(bits, dtype):
             "float64": np.int64}[dtype]
     width = 8 * np.dtype(ints).itemsize
     signed = bits - (1 << width) if bits >> (width - 1) else bits
-    return torch.from_numpy(np.array([signed], ints)).view(getattr(torch, dtype)).clone()
+    return torch.from_numpy(np.array([signed], ints)).view(getattr(torch, dtype)).to(DEVICE)
 
 
 def host(t):
@@ -65,7 +65,8 @@ def from_bits(bits, dtype):
     """A 1-element array holding exactly these IEEE bits in dtype."""
     ints = {"float16": jnp.uint16, "bfloat16": jnp.uint16, "float32": jnp.uint32,
             "float64": jnp.uint64}[dtype]
-    return jax.lax.bitcast_convert_type(jnp.array([bits], ints), getattr(jnp, dtype))
+    x = jax.lax.bitcast_convert_type(jnp.array([bits], ints), getattr(jnp, dtype))
+    return jax.device_put(x, jax.devices("gpu" if DEVICE == "cuda" else "cpu")[0])
 
 
 def host(a):
@@ -163,8 +164,8 @@ BODY = {
         "    assert got.shape == want.shape",
         "    np.testing.assert_allclose(got[judged], want[judged], rtol=0, atol=ATOL[column])"],
     "writes_grad_output": [
-        "    x = torch.tensor(HAZARD_X, dtype=torch.float64, requires_grad=True)",
-        "    incoming = torch.tensor(HAZARD_W, dtype=torch.float64)",
+        "    x = torch.tensor(HAZARD_X, dtype=torch.float64, device=DEVICE, requires_grad=True)",
+        "    incoming = torch.tensor(HAZARD_W, dtype=torch.float64, device=DEVICE)",
         "    kept = incoming.clone()",
         "    rule(x).backward(incoming)",
         "    # where `incoming` also flows elsewhere (a skip connection), a write changes that",
@@ -183,7 +184,7 @@ def _literal(a) -> str:
     return repr(np.asarray(a).tolist())
 
 
-def preamble(framework: str, kind: str, source, twin) -> list[str]:
+def preamble(framework: str, kind: str, source, twin, device: str) -> list[str]:
     """The file's imports, the rule, and the helpers this kind's test calls."""
     imports = (["import jax", "import jax.numpy as jnp", "import jax.test_util", "",
                 "jax.config.update(\"jax_enable_x64\", True)  # float64 as the check has it"]
@@ -191,7 +192,8 @@ def preamble(framework: str, kind: str, source, twin) -> list[str]:
     loads = ["import importlib"] + (["import importlib.util", "import sys"]
                                     if ".py:" in source.spec else [])
     lines = ['"""A reproducer written by study check: run it with pytest."""', *loads, "",
-             "import numpy as np", "import pytest", *imports, ""]
+             "import numpy as np", "import pytest", *imports, "",
+             f"DEVICE = {device!r}  # where the check measured"]
     if "placed" in NEEDS[kind]:
         lines += [f"FILL_LENGTH = {FILL_LENGTH}  # a row with a vector body and a scalar tail"]
     lines += ["", f"# the rule, as the check imported it ({source.spec})", *source.lines()]
@@ -212,6 +214,8 @@ def _twin_lines(source, framework: str) -> list[str]:
                 "jnp.uint32, \"float64\": jnp.uint64}[dtype]",
                 "    x = jax.lax.bitcast_convert_type(jnp.array([bits], ints), "
                 "getattr(jnp, dtype))",
+                "    x = jax.device_put(x, jax.devices(\"gpu\" if DEVICE == \"cuda\" else "
+                "\"cpu\")[0])",
                 "    if mode == \"value\":", "        return np.asarray(twin(x), np.float64)",
                 "    y, pullback = jax.vjp(twin, x)",
                 "    return np.asarray(pullback(jnp.ones_like(y))[0], np.float64)"]
@@ -222,9 +226,9 @@ def _twin_lines(source, framework: str) -> list[str]:
                 "    width = 8 * np.dtype(ints).itemsize",
                 "    signed = bits - (1 << width) if bits >> (width - 1) else bits",
                 "    x = torch.from_numpy(np.array([signed], ints)).view(getattr(torch, dtype))",
-                "    x = x.clone().requires_grad_()", "    y = twin(x)",
-                "    if mode == \"value\":", "        return y.detach().double().numpy()",
-                "    y.backward(torch.ones_like(y))", "    return x.grad.double().numpy()"]
+                "    x = x.to(DEVICE).requires_grad_()", "    y = twin(x)",
+                "    if mode == \"value\":", "        return y.detach().double().cpu().numpy()",
+                "    y.backward(torch.ones_like(y))", "    return x.grad.double().cpu().numpy()"]
     return ["", "", f"# the twin, as the check imported it ({source.spec})", *imports,
             *source.lines("twin"),
             "", "", "def twin_measured(mode, bits, dtype):", *make]

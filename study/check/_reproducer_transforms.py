@@ -4,7 +4,7 @@ derivative say it should), both as float64 numpy arrays."""
 
 TORCH = '''
 def t(a):
-    return torch.tensor(a, dtype=torch.float64)
+    return torch.tensor(a, dtype=torch.float64, device=DEVICE)
 
 
 def f(a):
@@ -90,7 +90,8 @@ TRANSFORMS = {
 
 JAX = '''
 def t(a):
-    return jnp.asarray(a, jnp.float64)
+    return jax.device_put(jnp.asarray(a, jnp.float64),
+                          jax.devices("gpu" if DEVICE == "cuda" else "cpu")[0])
 
 
 def f(a):

@@ -15,6 +15,7 @@ from study.report.prose import say
 from study.compare.stats import Estimate
 
 ERROR_WIDTH = 60  # an error line in a table; the JSON keeps it whole
+MAX_ROWS = 8  # cells shown where a list could be long; a count for the rest, all in the JSON
 ORDINARY_LABELS = dict(ordinary_inputs("float64"))  # label -> value (in float64)
 
 SCHEMA_VERSION = 3  # 3: findings with expected, cells, known and reproducer; `known`
@@ -331,8 +332,10 @@ def _matches(r: CheckResult) -> list[str]:
         return out + [_say("not_probed"), ""]
     out += [_say("nearest", near=near), ""]
     rows = [[d["dtype"], d["input"], d["mode"], _cell(d["rule"]), _cell(d["builtin"])]
-            for d in near["differing"]]
-    return out + _table(["dtype", "input", "mode", "this rule", near["name"]], rows) + [""]
+            for d in near["differing"][:MAX_ROWS]]
+    more = len(near["differing"]) - len(rows)
+    return (out + _table(["dtype", "input", "mode", "this rule", near["name"]], rows) + [""]
+            + ([_say("more_rows", n=more), ""] if more > 0 else []))
 
 
 def _transforms(r: CheckResult) -> list[str]:

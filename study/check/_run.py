@@ -181,10 +181,10 @@ def _write_reproducers(result: CheckResult, source, twin) -> None:
             continue
         kinks = result.kinks["probed"]
         result.reproducers[kind] = _reproducer.reproducer(group, source, result.framework,
-                                                          twin, kinks)
+                                                          twin, kinks, result.device)
         for f in group:
             result.reproducer_of[f.id] = _reproducer.reproducer([f], source, result.framework,
-                                                                twin, kinks)
+                                                                twin, kinks, result.device)
 
 
 def _measure(result: CheckResult, rule, dev, kinks, quick: bool, dtypes, placements) -> None:
