@@ -223,3 +223,15 @@ def test_a_long_nearest_builtin_list_is_cut_with_a_count():
     section = r.to_markdown().split("## Built-ins it matches")[1]
     assert section.count("| float32 | ") == 8  # MAX_ROWS of 11
     assert "and 3 more cells that differ (the JSON has them all)." in section
+
+
+def test_guided_backprop_s_first_screen_shows_it_at_x_equal_1(cpu):
+    # its findings as the check measures them (float32 linearity): at +min_subnormal,
+    # min_normal and +inf, and at the ordinary points above 0; the example is x = 1
+    _, found = _probe.linearity(_rule(R.GuidedBackprop), "float32", (0.0,), cpu)
+    row = [ln for ln in _result(found).first_screen().split("\n")
+           if ln.startswith("| wrong |")]
+    assert len(row) == 1 and row[0].endswith(
+        f"| {sum(f.cells for f in found)} | x = 1 (0x3f800000), float32, cotangent -1: reverse "
+        "0 at cotangent -1.0, but 1.0 at cotangent 1: the incoming gradient's sign gates it; "
+        "expected -1.0 × 1.0 = -1.0 |")
