@@ -4,8 +4,9 @@ under the same name)."""
 import os
 
 import numpy as np
-# imported before any inner pytest run: pytester takes back the modules a run imported, and
-# importing inductor twice registers its test operators twice, which torch refuses
+import pytest
+# imported before any test: pytester takes back every module a test imported, and importing
+# inductor twice registers its test operators twice, which torch refuses
 import torch._inductor.compile_fx  # noqa: F401
 
 from study.check import _probe, _reproducer, _sections
@@ -15,6 +16,14 @@ from study.check._reproducer_code import HAZARD_W, HAZARD_X
 from tests import rules_with_findings
 
 pytest_plugins = ["pytester"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _dynamo_imported():
+    """One compile before any test's pytester starts: it takes back the modules a test
+    imported, and torch refuses to register its compile-time backends twice."""
+    import torch
+    torch.compile(lambda t: t + 1, backend="aot_eager", fullgraph=True)(torch.ones(2))
 
 RULES = os.path.abspath(rules_with_findings.__file__)
 CORRECTED = '''
@@ -199,10 +208,6 @@ def test_a_compiled_cell(pytester):
     # a hand-made finding at x = +0.0 (float32, filling a row): compiled against eager for a
     # rule that adds 1 when compiled, and for one that does not. aot_eager in place of the
     # reproducer's inductor: the same dynamo trace, seconds sooner
-    import torch
-    # compiled here first: pytester takes back the modules an inner run imported, and torch
-    # refuses to register its compile-time operators twice
-    torch.compile(lambda t: t + 1, backend="aot_eager", fullgraph=True)(torch.ones(2))
     pytester.makepyfile(twin_rules=TWIN_RULES)
     compiled = Finding("compiled_differs", Where("conventions", "float32", "compiled", "fill",
                                                  "+0.0", "0x00000000", transformation="value"),
@@ -225,3 +230,21 @@ def test_a_rule_the_check_cannot_name_has_no_reproducer_and_says_why():
     assert named.spec == "tests.rules_with_findings:AlphaAtZero" and named.call == ".apply"
     args = _reproducer.Source("m.py:f", "", (0.25,)).lines()
     assert args[-1] == "rule = (lambda x: _rule(x, 0.25))  # the arguments after x"
+
+
+@pytest.mark.parametrize("framework, spec", [("torch", "torch.nn.functional:relu"),
+                                             ("jax", "jax.nn:relu")])
+def test_every_transform_column_s_code_passes_on_a_built_in(pytester, framework, spec):
+    # a built-in ReLU is right under every transformation the check finds it survives: each
+    # such column's code, as a reproducer writes it, passes too (aot_eager in place of
+    # inductor, both in the check and in the code: the same trace, sooner)
+    from study.workloads.transformations import COLUMNS
+    # all but what raises for a built-in (an error, never a transform_wrong): torch's
+    # torch.func.grad of a compiled function, and JAX's forward_ad, an API it does not have
+    columns = [c for c in COLUMNS if c != {"torch": "grad of compiled", "jax": "forward_ad"}[
+        framework]]
+    findings = [Finding("transform_wrong", Where("transforms", "float64", transformation=c), "")
+                for c in columns]
+    code = _reproducer.reproducer(findings, _reproducer.Source(spec), framework, kinks=[0.0])
+    code = code.replace('backend="inductor"', 'backend="aot_eager"')
+    assert _outcome(pytester, code) == (len(columns), 0), code

@@ -136,7 +136,7 @@ def reproducer(findings: list[Finding], source: Source, framework: str,
         params, comment = _case(f)
         row = params[0] if len(params) == 1 else f"({', '.join(params)})"
         rows.append(f"    {row},{comment}")
-    extra = code.helpers(framework, kind, kinks)
+    extra = code.helpers(framework, kind, kinks, findings)
     test = [f"@pytest.mark.parametrize({PARAMETERS[kind]!r}, [", *rows, "])",
             f"def test_{kind}({PARAMETERS[kind]}):", *body]
     return "\n".join(head + ["", ""] + (extra + ["", ""] if extra else []) + test) + "\n"

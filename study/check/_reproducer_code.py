@@ -3,7 +3,7 @@ the helpers a kind needs, and each kind's test body. The constants (the transfor
 the clone hazard's, the fill length) are the check's own, written out as literals."""
 import numpy as np
 
-from study.check._reproducer_transforms import TRANSFORMS
+from study.check._reproducer_transforms import transform_code
 from study.measure.placement import FILL_LENGTH
 from study.workloads import transformations
 
@@ -234,7 +234,7 @@ def _twin_lines(source, framework: str) -> list[str]:
             "", "", "def twin_measured(mode, bits, dtype):", *make]
 
 
-def helpers(framework: str, kind: str, kinks) -> list[str]:
+def helpers(framework: str, kind: str, kinks, findings) -> list[str]:
     """Constants and functions only this kind's test needs."""
     if kind == "writes_grad_output":
         return [f"HAZARD_X = {list(HAZARD_X)}  # no exact zero: every convention agrees",
@@ -242,8 +242,9 @@ def helpers(framework: str, kind: str, kinks) -> list[str]:
     if kind != "transform_wrong":
         return []
     t = transformations
-    lines = [f"X = {_literal(t.X)}", f"XB = {_literal(t.XB)}", f"W = {_literal(t.W)}",
-             f"V = {_literal(t.V)}", f"KINKS = {list(kinks)!r}",
-             "ATOL = {column: 1e-6 if column in (\"grad of grad\", \"HVP\") else 1e-12 "
-             "for column in TRANSFORMS}"]
-    return TRANSFORMS[framework].split("\n") + lines
+    columns = [f.where.transformation for f in findings]
+    constants = [f"X = {_literal(t.X)}", f"XB = {_literal(t.XB)}", f"W = {_literal(t.W)}",
+                 f"V = {_literal(t.V)}", f"KINKS = {list(kinks)!r}",
+                 "ATOL = {column: 1e-6 if column in (\"grad of grad\", \"HVP\") else 1e-12 "
+                 "for column in TRANSFORMS}"]
+    return transform_code(framework, columns)[2:] + ["", ""] + constants
