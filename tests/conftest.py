@@ -41,7 +41,8 @@ def looks_like_error(text: str) -> bool:
 def listed_result_files(report_text: str) -> list[str]:
     """The result files a rendered APPENDIX.md names under Provenance, relative to reports/."""
     import re
-    section = report_text.split("## Provenance", 1)[1]
+    section = re.split(r"^## (?:<a id=\"provenance\"></a>)?Provenance$", report_text,
+                       flags=re.M)[1]
     return re.findall(r"^\| `([^`]+\.json)` \|", section, re.M)
 
 

@@ -54,7 +54,7 @@ def test_answer_3_names_exactly_the_rows_the_table_marks_wrong():
     assert f"silently wrong in {'; '.join(silent)}, and" in text
     assert f"deprecation warning in {'; '.join(warned)};" in text
     assert "gradcheck flagged each of them" in text  # both wrong rows say yes
-    assert "(d/dx 1 at +0 and −0, against torch.relu's 0)" in text
+    assert "(d/dx 1 at +0 and −0 in float32, against torch.relu's 0)" in text
 
 
 def test_the_hazard_csv_is_one_gradient_element_a_row():

@@ -68,3 +68,20 @@ def test_importing_the_package_sets_only_what_jax_needs_before_it_starts():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          check=True)
     assert out.stdout.split() == ["false", "False", "False"]
+
+
+def test_every_run_records_the_gpu_models_of_its_host(monkeypatch):
+    # nvidia-smi lists one line per GPU; two alike are one model, as a cpu run on that host sees
+    calls = []
+
+    def fake_run(args, **kwargs):
+        calls.append(args)
+        return subprocess.CompletedProcess(args, 0, "NVIDIA H200\nNVIDIA H200\n", "")
+    monkeypatch.setattr(provenance.subprocess, "run", fake_run)
+    assert provenance.host_gpu() == "NVIDIA H200"
+    assert calls[-1][:2] == ["nvidia-smi", "--query-gpu=name"]
+
+    def no_smi(args, **kwargs):
+        raise FileNotFoundError(args[0])
+    monkeypatch.setattr(provenance.subprocess, "run", no_smi)
+    assert provenance.host_gpu() is None

@@ -12,8 +12,7 @@ from study.runs.provenance import REPO_ROOT
 HEAVY = {  # each is covered elsewhere or needs what CI does not have
     "make report": "reruns everything (minutes); the experiments are tested one by one",
     "make test": "this suite itself",
-    "make report PY=python3": "the GPU host's form of make report",
-    "python3 -m study run two_layer --device cuda": "needs a GPU",
+    "make gpu PY=python3": "needs a GPU; tests/test_gpu_workflow.py reads its commands (make -n)",
     "make history": "builds 19 release envs (46 GB of uv cache), runs them; test_history.py",
     'make history HISTORY_ARGS="--release torch-2.4.1"': "installs a 5.5 GB torch build",
     ".venv/bin/python -m study history --build-only": "installs 19 torch and JAX builds",

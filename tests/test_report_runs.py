@@ -1,6 +1,6 @@
 """The run legend and provenance notes, on hand-made provenance: every row and note names its
 run and what sets it apart, and a run's identity tells machines apart by their core count."""
-from study.report.document import _jax_backend, _legend, _provenance
+from study.report.document import _glossary, _jax_backend, _legend, _provenance
 from study.report.runs import assign_labels, configuration, labelled, side_by_side, title
 from study.report.table import frame
 from study.runs.results import Run, result_filename
@@ -22,11 +22,19 @@ def legend_rows(runs: list[Run]) -> list[str]:
     return [ln for ln in lines if ln.startswith("| ") and not ln.startswith("| run |")]
 
 
+def glossary_runs(runs: list[Run]) -> str:
+    """The glossary's run entry: each label and what sets it apart, in one line."""
+    runs = labelled(runs, assign_labels(runs, {}))
+    return " ".join(" ".join(_glossary(runs)).split()).split("- **seed")[0]
+
+
 def test_a_copy_of_c1_under_another_host_name_reads_apart_from_it():
     # measured once: C1's files copied under another host name rendered two identical rows
     rows = legend_rows([run(), run(host="lab2", utc="2026-11-25T00:00:00+00:00")])
     assert len(rows) == 2 and rows[0].split("|")[2:] != rows[1].split("|")[2:]
-    assert rows[1].startswith("| C2 (host lab2) |") and "lab2: AMD EPYC, 2 cores, AVX2" in rows[1]
+    assert rows[1].startswith("| C2 |") and "lab2: AMD EPYC, 2 cores, AVX2" in rows[1]
+    assert "**C2** (host lab2)" in glossary_runs([run(), run(host="lab2",
+                                                            utc="2026-11-25T00:00:00+00:00")])
 
 
 def test_brackets_name_every_difference_from_c1():
@@ -96,7 +104,9 @@ def test_the_reproduction_count_says_experiments_of_which_run():
     mine = Run("nonscalar_backward", {**C1, "host": "alice", "utc": "2027-01-01T00:00:00+00:00"},
                ref.records, "results/nonscalar_backward/alice.json")
     text = render([ref, mine], [], experiments.all_experiments(), [ref], figures=False)
-    assert "**1 of 1 experiments of C2 reproduce the committed reference**" in text["REPORT.md"]
+    # the reference is C1, another host: named
+    assert "C2: **1 of 1 experiments reproduce** (against C1)" in " ".join(
+        text["REPORT.md"].split())
 
 
 def test_a_release_history_is_one_legend_row_and_two_runs_stay_two():
@@ -106,6 +116,19 @@ def test_a_release_history_is_one_legend_row_and_two_runs_stay_two():
                for i, v in enumerate(["2.4.1", "2.9.1", "2.10.0", "2.15.0"])]
     rows = legend_rows([run()] + history)
     assert len(rows) == 2
-    assert "2.4.1 … 2.15.0 (4)" in rows[1] and rows[1].startswith("| C2–C5 (one run per release")
+    assert "2.4.1 … 2.15.0 (4)" in rows[1] and rows[1].startswith("| C2–C5 |")
+    assert "**C2–C5** (one per torch or JAX release)" in glossary_runs([run()] + history)
     pair = legend_rows([run(), *history[:2]])
     assert len(pair) == 3
+
+
+def test_a_cpu_run_names_the_gpu_host_it_ran_on_in_the_legend():
+    # the H100 host's CPU run (C5) and a CPU run of the H200 host shared every legend column
+    xeon = {"cpu": "Intel(R) Xeon(R) Processor", "cpu_count": 16, "torch_cpu_capability": "AVX512"}
+    on_h200 = run(**xeon, host_gpu="NVIDIA H200", utc="2026-11-27T00:00:00+00:00")
+    on_h100 = run(**xeon, host_gpu="NVIDIA H100 80GB HBM3", utc="2026-11-25T00:00:00+00:00")
+    rows = legend_rows([run(), on_h100, on_h200])
+    assert "| vm (the H100 host): Intel(R) Xeon(R) Processor, 16 cores, AVX512 |" in rows[1]
+    assert "| vm (the H200 host): Intel(R) Xeon(R) Processor, 16 cores, AVX512 |" in rows[2]
+    said = glossary_runs([run(), on_h100, on_h200])
+    assert "**C2** (the H100 host, " in said and "**C3** (the H200 host, " in said

@@ -94,7 +94,7 @@ def test_a_report_over_a_rerun_says_whether_it_reproduced_the_reference():
                copy.deepcopy(ref.records), "results/nonscalar_backward/alice.json")
     text = report.render([ref, mine], [], exps, [ref], figures=False)["REPORT.md"]
     section = text.split("## Reproduction", 1)[1].split("\n## ", 1)[0]
-    assert "**1 of 1 experiments of C2 reproduce the committed reference**" in section
+    assert "C2: **1 of 1 experiments reproduce** (against C1)" in " ".join(section.split())
     files = report.render([ref, mine], [], exps, [ref], figures=False)
     assert "| reproduced |" not in section  # REPORT.md shows only what did not reproduce
     assert ",reproduced," in files["tables/reproduction.csv"]
@@ -211,3 +211,37 @@ def test_a_report_names_runs_of_new_releases_apart_from_its_reruns():
     section = text.split("## Reproduction", 1)[1].split("\n## ", 1)[0]
     assert "C2: releases no reference holds" in " ".join(section.split())
     assert "| nonscalar_backward |" not in section  # a new result is no failed reproduction
+
+
+def test_a_reworded_error_is_told_apart_from_a_changed_value():
+    wording = Error("RuntimeError: the first gradient has no graph")
+    assert reproduction.difference_kind(
+        wording, Error("RuntimeError: the first gradient has no graph (@once_differentiable)")) \
+        == reproduction.ERROR_WORDING
+    assert reproduction.difference_kind(wording, Error("TypeError: no graph")) == \
+        reproduction.VALUE  # another exception type is another outcome
+    assert reproduction.difference_kind(wording, Value(0.0)) == reproduction.VALUE
+    assert reproduction.difference_kind(Value(1.0), Value(0.5)) == reproduction.VALUE
+
+
+def test_a_reference_measured_again_is_compared_with_the_earlier_reference_on_its_gpu():
+    # G3 (H200, newer code) against G1 (H100): both committed references of the same releases
+    from study.report.comparisons import earlier_references, reproduction_section
+    from dataclasses import replace
+    g1 = replace(run([{"case": "a", "v": "RuntimeError: no graph"}], device="cuda",
+                     gpu={"name": "NVIDIA H100 80GB HBM3"}), tag="G1")
+    g3 = replace(run([{"case": "a", "v": "RuntimeError: no graph (reworded)"}],
+                     device="cuda", gpu={"name": "NVIDIA H200"}, utc="2026-02-01T00:00:00+00:00",
+                     host="h200"), tag="G3")
+    exp = SimpleNamespace(name="fake", comparison=Comparison(record_key=("case",),
+                                                             error_fields=("v",)))
+    (c,) = earlier_references([g1, g3], [exp])
+    assert (c.run.tag, c.reference.tag, len(c.different)) == ("G3", "G1", 1)
+    text = " ".join(reproduction_section([g1, g3], [g1, g3], [exp], {}))
+    assert ("G3: **0 of 1 experiments reproduce** (against the earlier reference G1), fake "
+            "differing only in error wording") in " ".join(text.split())
+    assert "(error wording 1)" in text
+    # a new H100 run is compared with the H100 reference, not the newer H200 one
+    h100 = run([{"case": "a", "v": 1.0}], device="cuda", gpu={"name": "NVIDIA H100 80GB HBM3"},
+               utc="2026-03-01T00:00:00+00:00", host="other")
+    assert reproduction.matching_reference(h100, [g1, g3])[0] is g1

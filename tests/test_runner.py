@@ -51,7 +51,7 @@ def test_a_failed_case_shows_in_its_experiments_section():
               "case_error": "RuntimeError: planted"}
     files = report.render([Run("two_layer", prov, [failed], "x.json")], [],
                           experiments.all_experiments())
-    section = files["REPORT.md"].split("## two_layer:", 1)[1].split("\n## ", 1)[0]
+    section = files["REPORT.md"].split("two_layer:", 1)[1].split("\n## ", 1)[0]
     assert "1 cases failed or were withdrawn" in section  # and failed-cases.csv says which and why
     listing = files["tables/failed-cases.csv"].splitlines()
     assert listing[1:] == ["two_layer,C1,\"dataset=seed, rule=torch_relu\",RuntimeError: planted"]

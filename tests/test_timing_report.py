@@ -150,7 +150,7 @@ def test_the_reproducers_compiled_over_eager_names_the_rule_cases_measurement(re
     assert step[THIS_OVER_AGAIN] == pytest.approx(10.0 / 12.0)
     finding, = out.findings
     assert "10× eager at 10^6" in finding.text and "give 12" in finding.text
-    assert "another measurement, this one 0.833× that" in finding.text
+    assert "each mode in its own case, give 12×, this one 0.833× that" in finding.text
     assert "second measurement" in _table(rendered, "probes").caption
 
 
@@ -172,9 +172,11 @@ def test_answer_5_names_each_numbers_run_and_size_and_quotes_table_9_as_printed(
     assert [q for q in quoted if q not in printed] == []
     assert "0.9375 [0.9375, 0.9375]" in quoted  # four figures, as Table 9 prints it
     c1, g1 = answer.text.split(" In run G1")
-    assert c1.startswith("At 10^6 elements in run C1 (cpu)") and "eager at 10^6" in c1
+    # each run with its releases and dtype; G1's code the glossary's "older code"
+    assert c1.startswith("At 10^6 elements (float32) in run C1 (cpu; torch ")
+    assert "eager at 10^6" in c1
     assert "(run C1, measured at 1048576 elements)" in c1  # the bytes kept for backward
-    assert g1.startswith(" (cuda, measured by other code) at 10^6 elements")
+    assert g1.startswith(" (cuda, older code; torch ") and ") at 10^6 elements" in g1
     assert "in jax (relu(x, c=0) (custom_vjp, nondiff_argnums)), with no compiled torch ratio" in g1
 
 

@@ -14,8 +14,10 @@ EXPERIMENT = Experiment(
              "gradient under ReLU'(0) = 0 and = 1 within one pass over MNIST, against Bertoin et "
              "al.'s counts?",
     seed=measure.SEED,
-    tables=("headline", "sweeps", "checks", "counts", "agreements", "batches", "kernels"),
+    tables=("headline", "sweeps", "checks", "counts", "agreements", "independence", "batches",
+            "kernels"),
     scopes=("quick", "standard", "full"), cases=measure.cases, run_case=measure.run_case,
     summarise=summary.summarise, render=report.render, counts_inits=True,
     comparison=Comparison(record_key=measure.RECORD_KEY, not_compared=("seconds",)),
-    appendix=("sweeps", "checks"), listings=("counts", "agreements", "batches", "kernels"))
+    appendix=("sweeps", "checks"),
+    listings=("counts", "agreements", "independence", "batches", "kernels"))

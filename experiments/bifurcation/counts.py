@@ -15,6 +15,10 @@ PREDICTED_FIGURES = 4
 # The p-value of a constant-rate check below which one constant rate is rejected for the pass
 # and a prediction from it is flagged.
 ONE_RATE_REJECTED_BELOW = 0.05
+# a verdict needs a predicted interval narrower than this share of the paper's initialisations:
+# K = 60 predicts [225, 852] of 1000, where any count of the paper's would read "consistent"
+DECIDES_WITHIN = 0.25
+TOO_FEW = "too few initialisations to decide"
 
 
 @dataclass
@@ -131,12 +135,16 @@ class SettingCount:
         """'consistent' (their count inside either model's interval, to within rounding to whole
         initialisations), 'not consistent' (outside both, farther from the nearest end than 1.96
         binomial standard deviations of their own K draws at that end), 'undetermined' (outside
-        both, but not that far), or 'uninformative' (no event on either side). Inside the span
+        both, but not that far), 'uninformative' (no event on either side), or TOO_FEW (both
+        intervals wider than DECIDES_WITHIN of the paper's initialisations: K too small for any
+        count of theirs to tell one way or the other). Inside the span
         of the two intervals is not enough: where they do not overlap, the gap between them
         lies outside both."""
         theirs = paper["count"]
         if self.count == 0 and theirs == 0:
             return "uninformative"
+        if all(hi - lo > DECIDES_WITHIN * paper["inits"] for lo, hi in self.intervals):
+            return TOO_FEW
         if any(lo - 0.5 <= theirs <= hi + 0.5 for lo, hi in self.intervals):
             return "consistent"
         edge = min((end for interval in self.intervals for end in interval),

@@ -67,9 +67,9 @@ def render(s: Summary) -> Rendered:
         tables.append(Table("sweeps", say(PROSE, "title_sweeps"),
                             say(PROSE, "caption_sweeps", run=h.run), sweeps,
                             listing=s.counts.loc[main.index]))
-        answers.append(answer(PROSE, "net", ("headline",), h=h))
+        answers.append(answer(PROSE, "net", ("headline",), h=h, releases=s.releases))
         if h.both is not None:
-            found.append(Finding(say(PROSE, "finding_both", h=h), "headline"))
+            found.append(Finding(say(PROSE, "finding_both", h=h), "independence"))
         rows = _figure_rows(sweeps)
         title = say(PROSE, "figure", h=h)
         figures["figures/bifurcation.png"] = (lambda: count_bars(rows, title),
@@ -79,6 +79,7 @@ def render(s: Summary) -> Rendered:
               say(PROSE, "caption_checks", below=ONE_RATE_REJECTED_BELOW), s.checks,
               listing=s.segments),
         *(Table(name, say(PROSE, f"title_{name}"), "", rows) for name, rows in (
-            ("counts", s.counts), ("agreements", s.agreements), ("batches", s.batches),
+            ("counts", s.counts), ("agreements", s.agreements),
+            ("independence", s.independence), ("batches", s.batches),
             ("kernels", s.kernels)))]
     return Rendered(tables, found, figures, answers)

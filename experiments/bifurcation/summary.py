@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from study.report import releases
+
 from experiments.bifurcation.counts import (ONE_RATE_REJECTED_BELOW, PREDICTED_FIGURES,
                                             Agreement, Pass, SettingCount, batch_overlaps,
                                             independence, rate_checks, read)
@@ -43,10 +45,14 @@ class Summary:
     checks: pd.DataFrame  # run, order, dtype, framework, split, p (one rate)
     segments: pd.DataFrame  # run, order, dtype, framework, split, segment, rate per image, p
     agreements: pd.DataFrame  # run, order, depth, width, batch, dtype, K, flagged by, inits
+    # run, order, dtype, settings, flagged by, initialisations, p: the agreements summed over
+    # settings of distinct weights (both, torch only, jax only), and both if independent
+    independence: pd.DataFrame
     batches: pd.DataFrame  # run, order, dtype, framework, batch, K, flagged, shared with ...
     kernels: pd.DataFrame  # run, dtype, a, b, images, elements equal, rows equal
     headline: Headline | None
     runs: list[str]
+    releases: dict = None  # label -> (torch, jax)
 
 
 def setting_text(depth: int, width: int, batch: int) -> str:
@@ -163,6 +169,12 @@ def summarise(runs) -> Summary:
                for run in runs for r in run.ok_records() if r.get("part") == "kernel_probe"
                for k in r["pairs"]]
     largest = max(passes, key=lambda rc: sum(len(o.first) for o in rc.outcomes), default=None)
+    together = [{"run": rc.run.tag, "order": i.order, "dtype": i.dtype,
+                 "settings with distinct weights": i.settings, "flagged by": by,
+                 "initialisations": n, "p (more in both than independence gives)": i.p_value}
+                for rc in passes if (i := independence(rc))
+                for by, n in (("both", i.both), ("both, expected if independent", i.expected),
+                              ("torch only", i.torch_only), ("jax only", i.jax_only))]
     frame = lambda rows: pd.DataFrame(rows, dtype=object)  # noqa: E731
     counts_frame = frame(counts)
     return Summary(
@@ -170,5 +182,6 @@ def summarise(runs) -> Summary:
         frame([{"run": run, **{k: v for k, v in c.items() if k != "segments"}}
                for run, cs in checks.items() for c in cs]),
         frame([row for run, cs in checks.items() for c in cs for row in _segments(run, c)]),
-        frame(agreements), frame(batches), frame(kernels),
-        _headline(largest, counts_frame) if largest else None, [rc.run.tag for rc in passes])
+        frame(agreements), frame(together), frame(batches), frame(kernels),
+        _headline(largest, counts_frame) if largest else None, [rc.run.tag for rc in passes],
+        releases([rc.run for rc in passes]))

@@ -3,6 +3,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from study.report import releases
+
 
 BUILTIN = "torch.relu"  # off x = 0, where every row but AT_ZERO's is, the chain rule's gradient
 SEED_RULE = "seed rule (clones)"
@@ -29,6 +31,7 @@ class Summary:
     at_zero: pd.DataFrame  # run, case, torch.relu and the seed rule at +0 and −0 (float32)
     facts: list[Hazard]
     runs: list[str]
+    releases: dict = None  # label -> (torch, jax)
 
 
 def summarise(runs) -> Summary:
@@ -56,4 +59,4 @@ def summarise(runs) -> Summary:
                                 sum(r["gradcheck_catches"] is True for r in wrong),
                                 sum(bool(r["detect_anomaly_catches"]) for r in wrong)))
     return Summary(pd.DataFrame(cases, dtype=object), pd.DataFrame(zero, dtype=object), facts,
-                   [run.tag for run in runs])
+                   [run.tag for run in runs], releases(runs))

@@ -2,8 +2,8 @@
 checks (methodology); the net, compile times and the cases taken apart in the appendix."""
 import pandas as pd
 
-from experiments.timing.records import COMPILED_MODES, size_label as _size
-from experiments.timing.summary import Summary
+from experiments.timing.records import size_label as _size
+from experiments.timing.summary import Summary, decided
 from study.runs.experiment import Finding, Rendered
 from study.report import Table, answer, frame, macros, say, text
 from study.report.figures import ratio_panels
@@ -13,6 +13,12 @@ PROSE = macros("experiments/timing/prose.j2")
 
 COST_SIZE = 10 ** 6  # the size the cost table and answer 5 compare every rule at
 KEPT = "kept for backward (B/element)"
+BASELINE = "built-in compiled ÷ eager"  # the built-in's row in the compiled columns
+TOO_FEW = "too few rounds"
+
+
+def _compiled(mode: str) -> bool:
+    return mode == "compiled"  # the summary's execution names
 
 
 def _cost_listing(s: Summary, runs: list[str]) -> pd.DataFrame:
@@ -27,15 +33,22 @@ def _cost_listing(s: Summary, runs: list[str]) -> pd.DataFrame:
                 for _, k in s.kept[s.kept["run"] == run].iterrows()}
         rows += [{"run": run, "framework": r["framework"], "rule": r["rule"], "mode": r["mode"],
                   "size": r["size"], "÷ built-in": r["÷ built-in"],
-                  KEPT: kept.get((r["framework"], r["rule"]))}
+                  BASELINE: r.get(BASELINE), KEPT: kept.get((r["framework"], r["rule"]))}
                  for _, r in mine.iterrows()
                  if r["size"] == COST_SIZE
-                 or (r["mode"] in COMPILED_MODES and r["size"] == largest)]
-    return frame(rows, ["run", "framework", "rule", "mode", "size", "÷ built-in", KEPT])
+                 or (_compiled(r["mode"]) and r["size"] == largest)]
+    return frame(rows, ["run", "framework", "rule", "mode", "size", "÷ built-in", BASELINE, KEPT])
 
 
 def _cost_column(run: str, mode: str, n: int) -> str:
-    return f"{run} {'compiled' if mode in COMPILED_MODES else 'eager'}, {_size(n)}"
+    return f"{run} {mode}, {_size(n)}"
+
+
+def _cell(ratio):
+    """A ratio as the cost table shows it: named where the run timed too few rounds to decide."""
+    if ratio is None or decided(ratio):
+        return ratio
+    return f"{text(ratio)} ({TOO_FEW})"
 
 
 def _cost(listing: pd.DataFrame, runs: list[str]) -> pd.DataFrame:
@@ -44,13 +57,14 @@ def _cost(listing: pd.DataFrame, runs: list[str]) -> pd.DataFrame:
     columns = ["framework", "rule"]
     for run in runs:
         largest = max(listing[listing["run"] == run]["size"], default=COST_SIZE)
-        shown = (("eager", COST_SIZE), ("compile", COST_SIZE), ("compile", largest))
+        shown = (("eager", COST_SIZE), ("compiled", COST_SIZE), ("compiled", largest))
         columns += list(dict.fromkeys(_cost_column(run, m, n) for m, n in shown))
     rows: dict[tuple, dict] = {}
     for _, r in listing.iterrows():
         row = rows.setdefault((r["framework"], r["rule"]),
                               {"framework": r["framework"], "rule": r["rule"]})
-        row[_cost_column(r["run"], r["mode"], r["size"])] = r["÷ built-in"]
+        row[_cost_column(r["run"], r["mode"], r["size"])] = _cell(
+            r["÷ built-in"] if r[BASELINE] is None else r[BASELINE])
         if r["run"] == runs[0]:
             row[KEPT] = r[KEPT]
     return frame(list(rows.values()), columns + [KEPT])
@@ -58,7 +72,7 @@ def _cost(listing: pd.DataFrame, runs: list[str]) -> pd.DataFrame:
 
 def _compile_times(s: Summary) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The first call of each compiled rule: long (the listing) and one column per size."""
-    compiled = s.rules[s.rules["mode"].isin(COMPILED_MODES)] if len(s.rules) else s.rules
+    compiled = s.rules[s.rules["mode"] == "compiled"] if len(s.rules) else s.rules
     listing = frame(compiled.to_dict("records"),
                     ["run", "framework", "mode", "rule", "size", "first call s"])
     sizes = sorted(set(listing["size"]))
@@ -70,6 +84,11 @@ def _compile_times(s: Summary) -> tuple[pd.DataFrame, pd.DataFrame]:
     view = frame(list(rows.values()), ["run", "framework", "mode", "rule"]
                  + [f"first call s, {_size(n)}" for n in sizes])
     return view, listing
+
+
+def _one_run(f: pd.DataFrame) -> pd.DataFrame:
+    """The frame without its run column where one run gives every row (its caption names it)."""
+    return f.drop(columns=["run"]) if len(f) and len(set(f["run"])) == 1 else f
 
 
 def _harness(s: Summary) -> pd.DataFrame:
@@ -89,23 +108,27 @@ def render(s: Summary) -> Rendered:
     cost = _cost_listing(s, standard)
     # as text, not |fmt: a size said, not a number quoted from a table
     kept_at = {c.run: text(c.kept_at) for c in s.costs if c.kept_at}
+    def runs_of(f) -> list[str]:
+        return list(dict.fromkeys(f["run"])) if len(f) else []
     tables = [
         Table("cost", say(PROSE, "title_cost"),
-              say(PROSE, "caption_cost", runs=standard,
+              say(PROSE, "caption_cost", runs=standard, releases=s.releases,
                   kept_at=kept_at.get(standard[0]) if standard else None),
               _cost(cost, standard) if standard else frame([]), listing=cost),
         Table("harness", say(PROSE, "title_harness"),
               say(PROSE, "caption_harness"), _harness(s), listing=s.harness),
-        Table("nets", say(PROSE, "title_nets"), say(PROSE, "caption_nets"),
+        Table("nets", say(PROSE, "title_nets"),
+              say(PROSE, "caption_nets", runs=standard[:1], releases=s.releases),
               s.nets[s.nets["run"].isin(standard[:1])].drop(columns=["run", "first call s"]),
               listing=s.nets),
         Table("compile", say(PROSE, "title_compile"),
               say(PROSE, "caption_compile"), compile_view, listing=compile_listing),
-        Table("parts", say(PROSE, "title_parts"), say(PROSE, "caption_parts"),
-              s.parts.drop(columns=["run"]) if len(s.parts) else s.parts, listing=s.parts),
+        Table("parts", say(PROSE, "title_parts"),
+              say(PROSE, "caption_parts", runs=runs_of(s.parts), releases=s.releases),
+              _one_run(s.parts), listing=s.parts),
         Table("probes", say(PROSE, "title_probes"),
-              say(PROSE, "caption_probes"),
-              s.probes.drop(columns=["run"]) if len(s.probes) else s.probes, listing=s.probes),
+              say(PROSE, "caption_probes", runs=runs_of(s.probes), releases=s.releases),
+              _one_run(s.probes), listing=s.probes),
         *(Table(name, say(PROSE, f"title_{name}"), "", rows) for name, rows in (
             ("rules", s.rules), ("kept", s.kept), ("fresh", s.fresh), ("copies", s.copies),
             ("ways", s.ways), ("cross", s.cross), ("torch_vs_jax", s.torch_vs_jax),
@@ -115,13 +138,17 @@ def render(s: Summary) -> Rendered:
     main = next((c for c in costs if c.device == "cpu"), costs[0] if costs else None)
     if main:
         others = [c for c in costs if c.device != main.device]
-        answers.append(answer(PROSE, "cost", ("cost",), c=main, others=others,
-                              kept_at=kept_at.get(main.run)))
-        shown = [main] + others[:1]  # the runs answer 5 quotes, side by side
+        current = [c for c in others if not c.older] or others  # the newest code's GPU runs
+        answers.append(answer(PROSE, "cost", ("cost",), c=main, others=current,
+                              skipped=[c.run for c in others if c not in current],
+                              kept_at=kept_at.get(main.run), releases=s.releases))
+        shown = [main] + current[:1]  # the runs answer 5 quotes, side by side
         runs = [c.run for c in shown]
         rows = s.rules[s.rules["run"].isin(runs)].to_dict("records")
         title = say(PROSE, "figure", shown=shown)
         figures["figures/timing.png"] = (
             lambda: ratio_panels(rows, runs, title), say(PROSE, "alt", runs=runs))
-    found = [Finding(say(PROSE, "finding_probe", f=s.probe), "probes")] if s.probe else []
+    probed = next(iter(dict.fromkeys(s.probes["run"])), None) if len(s.probes) else None
+    found = [Finding(say(PROSE, "finding_probe", f=s.probe, run=probed), "probes")
+             ] if s.probe else []
     return Rendered(tables, found, figures, answers)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from study.report import releases
+
 from experiments.timing.records import (COMPILED, COMPILED_MODES, EAGER, Timing, kept, median, over,
                                         paired_spread, per_element, rule_case_ratio,
                                         rule_cases_compiled_over_eager, size_label, time, times,
@@ -29,6 +31,9 @@ class Cost:
     eager: tuple[tuple[str, str, Estimate], ...]
     kept: tuple[tuple[str, str, float], ...]  # (framework, rule, bytes per element), least first
     kept_at: int | None  # the elements the bytes kept were measured at (None: several sizes)
+    older: bool = False  # measured at an earlier commit than the newest timing run
+    releases: tuple[str, str] = ("", "")  # (torch, jax)
+    undecided: tuple[tuple[str, bool], ...] = ()  # (framework, compiled): no ratio decided
 
 
 @dataclass
@@ -50,6 +55,25 @@ class Summary:
     costs: list[Cost]
     probe: ProbeFact | None  # the reproducer's result in the first run that ran it
     runs: list[str]
+    releases: dict = None  # label -> (torch, jax)
+
+
+def builtin_compiled_over_eager(t: Timing, fw: str, n: int) -> Estimate | None:
+    """The built-in's compiled time ÷ its eager time at n, from the rule cases (each mode timed
+    in its own case): the ratio of the two medians, each side resampled on its own. The
+    baseline every compiled ratio of the framework divides by."""
+    ref = t.references.get(fw)
+    modes = [m for (f, m, r, size) in t.index if (f, r, size) == (fw, ref, n)]
+    compiled = next((m for m in modes if m in COMPILED_MODES), None)
+    eager = next((m for m in modes if m not in COMPILED_MODES), None)
+    if compiled is None or eager is None:
+        return None
+    a, b = t.index[(fw, compiled, ref, n)], t.index[(fw, eager, ref, n)]
+    return unpaired_spread(median(a) / median(b), times(a), times(b))
+
+
+# the records' mode names, as the report says them (the glossary's execution modes)
+EXECUTION = {"eager": "eager", "op-by-op": "eager", "compile": "compiled", "jit": "compiled"}
 
 
 def _rules(t: Timing) -> list[dict]:
@@ -57,6 +81,8 @@ def _rules(t: Timing) -> list[dict]:
              "size": r["n"], "time µs": time(r, r["stats"]["n"]).scaled(1e6),
              "÷ built-in": t.ratio(r["framework"], r["mode"], r["rule"], r["n"])
              if t.custom(r) else None,
+             "built-in compiled ÷ eager": builtin_compiled_over_eager(t, r["framework"], r["n"])
+             if not t.custom(r) and r["mode"] in COMPILED_MODES else None,
              "dispatch µs": r["dispatch"]["median"] * 1e6, "first call s": r["first_call_s"],
              "kept B/element": r.get("saved_bytes_per_element"),
              "graph breaks": (r.get("dynamo_counts_of_case") or {}).get("graph_breaks"),
@@ -118,7 +144,8 @@ def _harness(t: Timing) -> list[dict]:
     for s in t.part("shared_dynamic"):
         (_, a), (_, b) = s["ways"].items()  # shared first, then compiled for n (as recorded)
         rows.append({"run": tag,
-                     "check": "one dynamic=True wrapper first called at 8 ÷ compiled for n",
+                     "check": "one torch.compile(dynamic=True) wrapper first called at 8 ÷ "
+                              "compiled for n",
                      "of": f"{s['name']} at {size_label(s['n'])}",
                      "result": paired_spread(median(a) / median(b), times(a), times(b)),
                      "sense": None, "threshold": None, "passed": None})
@@ -149,15 +176,27 @@ def _torch_vs_jax(t: Timing) -> list[dict]:
     return rows
 
 
-def _cost(t: Timing, n: int) -> Cost | None:
+# a ratio decides a rule's cost where its 95% interval spans at most this share of its value:
+# the 25% within which a rerun's ratios are held to agree (study.compare.reproduction)
+DECIDES_WITHIN = 0.25
+
+
+def decided(ratio: Estimate | None) -> bool:
+    """Whether the run timed enough rounds for the ratio: its interval within DECIDES_WITHIN."""
+    return (ratio is not None and ratio.lo is not None
+            and ratio.hi - ratio.lo <= DECIDES_WITHIN * abs(ratio.value))
+
+
+def _cost(t: Timing, n: int, older: bool = False) -> Cost | None:
     rows = [r for r in t.rules if r["n"] == n and t.custom(r)]
     if not rows:
         return None
-    best = {}
+    best, seen = {}, set()
     for r in rows:
         ratio = t.ratio(r["framework"], r["mode"], r["rule"], n)
         key = (r["framework"], r["mode"] in COMPILED_MODES)
-        if ratio and (key not in best or ratio.value < best[key][1].value):
+        seen |= {key} if ratio else set()
+        if decided(ratio) and (key not in best or ratio.value < best[key][1].value):
             best[key] = (r["name"], ratio)
     kept_ = sorted(((m["framework"], m.get("name") or m["rule"], kept(m)) for m in t.part("memory")
                     if kept(m) is not None), key=lambda k: (k[0], k[2]))
@@ -166,7 +205,9 @@ def _cost(t: Timing, n: int) -> Cost | None:
                      if (fw, compiled) in best)
     return Cost(t.run.tag, t.run.provenance["device"], t.run.scope,
                 t.run.provenance.get("git_commit"), size_label(n), of(True), of(False),
-                tuple(kept_), _one({m["n"] for m in t.part("memory") if kept(m) is not None}))
+                tuple(kept_), _one({m["n"] for m in t.part("memory") if kept(m) is not None}),
+                older, (t.run.provenance["torch"], t.run.provenance["jax"]),
+                tuple(sorted(seen - set(best))))
 
 
 def _one(values: set):
@@ -256,9 +297,16 @@ def summarise(runs) -> Summary:
                          ("torch_vs_jax", _torch_vs_jax)):
             rows.setdefault(name, []).extend(of(t))
     frames = {name: pd.DataFrame(r, dtype=object) for name, r in rows.items()}
+    for f in frames.values():  # torch's compile and JAX's jit are both "compiled", and so on
+        if "mode" in f.columns:
+            f["mode"] = [EXECUTION.get(m, m) for m in f["mode"]]
+    newest = max(timings, key=lambda t: str(t.run.provenance.get("utc")), default=None)
+    commit = newest.run.provenance.get("git_commit") if newest else None
     return Summary(**{name: frames.get(name, pd.DataFrame(dtype=object)) for name in (
         "rules", "kept", "nets", "harness", "fresh", "parts", "probes", "copies", "ways", "cross",
         "torch_vs_jax", "bandwidth")},
-        costs=[c for t in timings if 10 ** 6 in t.sizes and (c := _cost(t, 10 ** 6))],
+        costs=[c for t in timings if 10 ** 6 in t.sizes and (c := _cost(
+            t, 10 ** 6, t.run.provenance.get("git_commit") != commit))],
         probe=next((f for t in timings if (f := probe_fact(t))), None),
+        releases=releases([t.run for t in timings]),
         runs=[t.run.tag for t in timings])

@@ -16,5 +16,6 @@ def render(s: Summary) -> Rendered:
     digits = [{"dtype": r["dtype"], "step": r["torch: c=1 leaves c=0 at step"],
                "zeros": r["exact zeros hit (torch c=1)"], "spread": r["spread"]}
               for _, r in main.iterrows()]
-    answers = [answer(PROSE, "net", ("divergence",), digits=digits)] if digits else []
+    answers = [answer(PROSE, "net", ("divergence",), digits=digits, run=s.runs[0],
+                      releases=s.releases)] if digits else []
     return Rendered([divergence, runs], answers=answers)

@@ -4,6 +4,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from study.report import releases
+
 
 @dataclass
 class Summary:
@@ -15,6 +17,7 @@ class Summary:
     divergence: pd.DataFrame
     settings: dict[str, dict]  # data -> how it was trained, as the records state it
     runs: list[str]
+    releases: dict = None  # label -> (torch, jax)
 
 
 def _row(run: str, r: dict) -> dict:
@@ -51,4 +54,5 @@ def summarise(runs) -> Summary:
     recs = [(run.tag, r) for run in runs for r in run.ok_records()]
     trainings = pd.DataFrame([_row(tag, r) for tag, r in recs], dtype=object)
     return Summary(trainings, pd.DataFrame(_divergence(trainings) if recs else [], dtype=object),
-                   {r["dataset"]: r["settings"] for _, r in recs}, [run.tag for run in runs])
+                   {r["dataset"]: r["settings"] for _, r in recs}, [run.tag for run in runs],
+                   releases(runs))

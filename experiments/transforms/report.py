@@ -41,6 +41,14 @@ def _listing(cells: pd.DataFrame) -> pd.DataFrame:
     return frame(rows)
 
 
+def _error_texts(codes: dict[str, str], short: int = 52, long: int = 110) -> list[tuple]:
+    """(code, its error's first words): `short` characters, `long` where two would read alike."""
+    texts = {d: shorten(d, short) for d in codes}
+    alike = {t for t in texts.values() if list(texts.values()).count(t) > 1}
+    return [(code, shorten(d, long) if texts[d] in alike else texts[d])
+            for d, code in codes.items()]
+
+
 def matrix(s: Summary) -> Table:
     codes = {d: f"E{i}" for i, d in enumerate(dict.fromkeys(
         s.cells[s.cells["status"] == "error"]["detail"]), 1)}
@@ -51,7 +59,7 @@ def matrix(s: Summary) -> Table:
             marks = {c["transformation"]: _mark(c, codes) for _, c in style.iterrows()}
             rows.append({"run": run, "#": number, "style": style.iloc[0]["style"], **marks,
                          "how to make it work": fixes.get((run, number), "—")})
-    notes = ["Errors: " + "; ".join(f"{code}: {shorten(d, 110)}" for d, code in codes.items())
+    notes = ["Errors: " + "; ".join(f"{code}: {text}" for code, text in _error_texts(codes))
              ] if codes else []
     return Table("matrix", say(PROSE, "title_matrix"),
                  say(PROSE, "caption", backends=s.backends),
@@ -61,5 +69,7 @@ def matrix(s: Summary) -> Table:
 
 def render(s: Summary) -> Rendered:
     facts = next(iter(s.survival.values()), None)
-    answers = [answer(PROSE, "transforms", ("matrix",), facts=facts)] if facts else []
+    alike = [run for run, f in s.survival.items() if f == facts]
+    answers = [answer(PROSE, "transforms", ("matrix",), facts=facts, runs=alike,
+                      releases=s.releases)] if facts else []
     return Rendered([matrix(s)], answers=answers)

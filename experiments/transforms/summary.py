@@ -5,6 +5,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from study.report import releases
+
 FAILED = ("error", "wrong")
 # measure.py's line for a first gradient without a graph blames @once_differentiable for every
 # style; only the style that uses it fails for that reason
@@ -34,6 +36,7 @@ class Summary:
     survival: dict[str, tuple[Survival, ...]]  # run -> its facts
     runs: list[str]
     fixes: pd.DataFrame | None = None  # run, number, transformation, fix (a style's number or None)
+    releases: dict | None = None  # label -> (torch, jax)
 
 
 def _error_text(detail, style: str):
@@ -100,8 +103,10 @@ def _survival(cells: pd.DataFrame) -> tuple[Survival, ...]:
 
 def summarise(runs) -> Summary:
     rows, columns, backends = [], [], set()
+    numbers: dict[str, int] = {}  # a style keeps one number in every run: the first it got
     for run in runs:
-        for i, r in enumerate(run.ok_records(), 1):
+        for r in run.ok_records():
+            i = numbers.setdefault(r["style"], len(numbers) + 1)
             columns = columns or r["columns"]
             backends.add(r["compile_backend"])
             rows += [{"run": run.tag, "number": i, "style": r["style"], "rule": r["rule"],
@@ -114,9 +119,10 @@ def summarise(runs) -> Summary:
     cells = pd.DataFrame(rows, dtype=object)
     if not rows:
         return Summary(cells, columns, sorted(backends), {}, [run.tag for run in runs],
-                       pd.DataFrame())
+                       pd.DataFrame(), releases(runs))
     cells.insert(len(cells.columns) - 1, "shown", pd.Series(_shown(cells), dtype=object))
     fixes = pd.DataFrame([f for _, run in cells.groupby("run", sort=False) for f in _fixes(run)],
                          columns=["run", "number", "transformation", "fix"], dtype=object)
     survival = {run: _survival(group) for run, group in cells.groupby("run", sort=False)}
-    return Summary(cells, columns, sorted(backends), survival, [run.tag for run in runs], fixes)
+    return Summary(cells, columns, sorted(backends), survival, [run.tag for run in runs], fixes,
+                   releases(runs))

@@ -87,9 +87,8 @@ def _answers(s: Summary) -> list[Answer]:
         groups.setdefault((f.value, f.at, f.clamp_at_0, f.relu_at_0), []).append(f.run)
     ordered = sorted(groups.items(), key=lambda kv: -len(kv[1]))
     net = say(PROSE, "answer_net", groups=[
-        {"value": v, "at": list(at), "clamp": c, "relu": r,
-         "runs": span(who) if len(who) > 1 else s.titles.get(who[0], who[0])}
-        for (v, at, c, r), who in ordered])
+        {"value": v, "at": list(at), "clamp": c, "relu": r, "runs": span(who)}
+        for (v, at, c, r), who in ordered], releases=s.releases)
     return [answer(PROSE, "twins", ("ties",), t=s.twins), Answer("net", net, ("diff_vs_relu",))]
 
 

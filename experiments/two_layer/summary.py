@@ -6,6 +6,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from study.report import releases
+
 # how measure.make_dataset draws each dataset: whether the nets' float32 matmuls can round
 EXACT = ("seed", "random_ties")
 ROUNDED = ("random_no_ties", "continuous_ties")
@@ -35,6 +37,7 @@ class Gap:
     signs: int  # the most elements such a pair gives as equal numbers of opposite sign (±0)
     ulps: float  # across, in ulp of scale
     scale: float  # the largest |gradient| (or |value|) of the row
+    runs: tuple[str, ...] = ()  # the runs whose rows give these figures
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,8 @@ class Twins:
     exact: Gap | None  # nets whose every matmul is exact
     rounded: Gap | None  # nets on continuous data without ties at 0
     rounded_tied: Gap | None  # nets on continuous data with ties at 0
+    runs: tuple[str, ...] = ()  # every run of the nets
+    releases: dict = None  # label -> (torch, jax)
 
 
 @dataclass
@@ -62,6 +67,7 @@ class Summary:
     runs: list[str]
     titles: dict[str, str]  # label -> the label and what sets the run apart
     twins: Twins | None = None
+    releases: dict = None  # label -> (torch, jax)
 
 
 def _flat(row) -> np.ndarray:
@@ -114,12 +120,14 @@ def _worst(gaps: list[dict], keep) -> Gap | None:
     rows = [g for g in gaps if keep(g)]
     if not rows:
         return None
-    g = max(rows, key=lambda g: (g["across"], g["signs_across"], g["across_ulps"], g["zeros"]))
+    def figures(g):
+        return g["across"], g["signs_across"], g["across_ulps"], g["zeros"]
+    g = max(rows, key=figures)
     return Gap(g["dataset"], g["zeros"], g["across"], g["signs_across"], g["across_ulps"],
-               g["scale"])
+               g["scale"], tuple(r["run"] for r in rows if figures(r) == figures(g)))
 
 
-def twins(gaps: list[dict]) -> Twins | None:
+def twins(gaps: list[dict], releases: dict | None = None) -> Twins | None:
     """Answer 1's figures from the ties table's rows (every run's)."""
     if not gaps:
         return None
@@ -131,7 +139,8 @@ def twins(gaps: list[dict]) -> Twins | None:
                  _worst(gaps, lambda g: g["dataset"] == RULE_ALONE),
                  _worst(nets, lambda g: g["dataset"] in EXACT),
                  _worst(nets, lambda g: g["dataset"] in ROUNDED and g["zeros"] == 0),
-                 _worst(nets, lambda g: g["dataset"] in ROUNDED and g["zeros"] > 0))
+                 _worst(nets, lambda g: g["dataset"] in ROUNDED and g["zeros"] > 0),
+                 tuple(dict.fromkeys(g["run"] for g in nets)), releases or {})
 
 
 def _row(run: str, r: dict) -> dict:
@@ -152,4 +161,5 @@ def summarise(runs) -> Summary:
     seed = [_seed(run, {r["rule"]: r for r in rs}) for (run, d), rs in by.items() if d == "seed"]
     return Summary(pd.DataFrame(rows, dtype=object), pd.DataFrame(gaps, dtype=object),
                    [s for s in seed if s], [run.tag for run in runs],
-                   {run.tag: run.title or run.tag for run in runs}, twins(gaps))
+                   {run.tag: run.title or run.tag for run in runs},
+                   twins(gaps, releases(runs)), releases(runs))

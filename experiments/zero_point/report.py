@@ -64,17 +64,31 @@ def _breaker_rows(s: Summary) -> pd.DataFrame:
     return c[[k in named for k in zip(c["framework"], c["op"], c["kink"])]]
 
 
-def _compiled(s: Summary) -> pd.DataFrame:
+def _compiled(s: Summary) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The view (runs that agree merged) and its CSV: one row per run and group, long, not the
+    cell listing (zero-point-compiled-cells.csv)."""
     if not len(s.compiled):
-        return frame([])
+        return frame([]), frame([])
     def shown(c, digits):
         return shorten(c, 30) if isinstance(c, str) else text(c, digits)
     changes = [f"{shown(e, d)} → {shown(c, d)}"
                for e, c in zip(s.compiled["eager"], s.compiled["compiled"])
                for d in [distinct_figures([e, c])]]
-    return side_by_side(_grouped(s.compiled.assign(**{"eager → compiled": changes}),
-                                 ["run", "framework", "shares"],
-                                 ["op", "dtype", "mode", "eager → compiled"]), s.runs)
+    grouped = _grouped(s.compiled.assign(**{"eager → compiled": changes}),
+                       ["run", "framework", "shares"], ["op", "dtype", "mode", "eager → compiled"])
+    return side_by_side(grouped, s.runs), grouped
+
+
+def _changes_alike(changes) -> list[tuple]:
+    """The convention changes, those that changed alike in one framework's releases together:
+    (framework, ((release, value), ...), ((op, (kinks, ...)), ...))."""
+    out: dict[tuple, dict[str, list]] = {}
+    for fw, op, k, by in changes:
+        key = (fw, tuple((release, text(v) if not hasattr(v, "positions") else "placement")
+                         for release, v in by))
+        out.setdefault(key, {"by": by, "ops": {}})["ops"].setdefault(op, []).append(k)
+    return [(fw, g["by"], tuple((op, tuple(ks)) for op, ks in g["ops"].items()))
+            for (fw, _), g in out.items()]
 
 
 def _placed_cells(s: Summary) -> pd.DataFrame:
@@ -119,13 +133,14 @@ def render(s: Summary) -> Rendered:
     probed = [r for r in s.runs if len(s.subnormals) and r in set(s.subnormals["run"])]
     tables = [
         Table("conventions", say(PROSE, "title_conventions"),
-              say(PROSE, "caption_conventions", run=run), _kinks(s, True),
-              listing=_kink_cells(s, True)),
+              say(PROSE, "caption_conventions", run=run, releases=s.releases,
+                  shown=len(_kinks(s, True)), pairs=s.facts.pairs if s.facts else 0),
+              _kinks(s, True), listing=_kink_cells(s, True)),
         Table("kinks", say(PROSE, "title_kinks"),
-              say(PROSE, "caption_kinks", run=run),
+              say(PROSE, "caption_kinks", run=run, releases=s.releases),
               _kinks(s, False), listing=_kink_cells(s, False)),
         Table("compiled", say(PROSE, "title_compiled"),
-              say(PROSE, "caption_compiled"), _compiled(s), listing=s.compiled_cells),
+              say(PROSE, "caption_compiled"), *_compiled(s)),
         Table("compiled_cells", say(PROSE, "title_compiled_cells"), "", s.compiled_cells),
         *_history_tables(s),
         Table("placement", say(PROSE, "title_placement"),
@@ -149,7 +164,9 @@ def render(s: Summary) -> Rendered:
     found, answers, figures = [], [], {}
     if s.facts:
         answers.append(answer(PROSE, "zero_point", ("conventions", "kinks", "pairs", "releases",
-                                                        "conformance", "compiled"), f=s.facts))
+                                                        "conformance", "subnormals", "compiled"),
+                              f=s.facts, releases=s.releases,
+                              changes=_changes_alike(s.facts.convention_changes)))
         if s.facts.finite_differences:
             found.append(Finding(say(PROSE, "finding_check", f=s.facts), "custom"))
         if s.facts.forward_wrong:

@@ -21,7 +21,7 @@ from experiments.zero_point.conformance import COLUMNS, conformance_rows, rule_b
 from experiments.zero_point.history import (CELL, Release, history, history_cells,
                                             history_marks, release_runs, segments)
 from study.compare.cells import Placed, Value
-from study.report import frame
+from study.report import frame, releases
 
 
 @dataclass(frozen=True)
@@ -34,11 +34,19 @@ class Facts:
     differ_at_zero: tuple[str, ...]  # at x = +0: the conventions table's rows
     differ_at_kink: tuple[tuple[str, tuple[float, ...]], ...]  # (pair, kinks): the kinks table
     differ_beside_kink: tuple[tuple[str, tuple[str, ...]], ...]  # (pair, inputs) 1 ulp away only
-    differ_special_only: tuple[str, ...]  # only at NaN or ±inf
+    differ_special_only: tuple[str, ...]  # only at NaN or ±inf, eager
+    differ_special_only_compiled: tuple[str, ...]  # the same, compiled, of the other pairs
     compiled_ops: tuple[tuple[str, tuple[str, ...]], ...]  # framework -> ops compiling changes
-    compiled_forward: tuple[str, ...]  # custom rules whose compiled forward ignores the rule
+    # custom rules whose compiled forward mode at +0 ignores the rule: those whose own jvp gives
+    # eager's value ((rule, eager, compiled)), and those whose eager forward mode raises
+    compiled_forward_jvp: tuple[tuple[str, float, float], ...]
+    compiled_forward: tuple[str, ...]
     forward_wrong: tuple[str, ...]  # custom rules whose forward mode disagrees with reverse
-    flushed: tuple[str, ...]  # "jax float32": the subnormal probe found flushing
+    # (framework, device, dtypes, runs, in every run that probed it, executions): where the
+    # subnormal probe found flushing; and where a framework that flushes in every run of one
+    # device flushes in no run of another
+    flushed: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], bool, tuple[str, ...]], ...]
+    kept: tuple[tuple[str, str, tuple[str, ...]], ...]  # (framework, device, runs): no flushing
     # look-alike ops whose float32 eager d/dx at a kink changed: (framework, op, kink,
     # ((first release, value), ...)), each value from the first release that gave it
     convention_changes: tuple[tuple[str, str, float, tuple[tuple[str, object], ...]], ...]
@@ -89,6 +97,7 @@ class Summary:
     gradcheck: pd.DataFrame  # run, framework, rule, c, x, analytic, finite difference, passed
     facts: Facts | None
     runs: list[str]
+    releases: dict[str, tuple[str, str]]  # label -> (torch, jax)
 
 
 def _main(atlases: list[RunAtlas]) -> RunAtlas | None:
@@ -310,7 +319,31 @@ def _differing_pairs(main: RunAtlas, kinks: list[dict]) -> tuple:
                    if {input_kind(lab) for lab in p.disagree} == {"next to a kink"})
     special = tuple(pair(p.torch_op, p.jax_op) for p in rest
                     if all(lab in SPECIAL for lab in p.disagree))
-    return at_zero, tuple((p, tuple(ks)) for p, ks in at_kink.items()), beside, special
+    compiled = tuple(pair(p.torch_op, p.jax_op) for p in natural_pairs(main, compiled=True)
+                     if p.disagree and all(lab in SPECIAL for lab in p.disagree)
+                     and pair(p.torch_op, p.jax_op) not in special)
+    return (at_zero, tuple((p, tuple(ks)) for p, ks in at_kink.items()), beside, special,
+            compiled)
+
+
+def _flushing(atlases) -> dict:
+    """Where the subnormal probe found flushing, by framework and device: the dtypes, runs and
+    executions, and whether every run that probed it there flushed; and where a framework that
+    flushes in every run of one device flushes in no run of another."""
+    found: dict[tuple, dict] = {}
+    for a in atlases:
+        for x in a.arithmetic:
+            e = found.setdefault((x["framework"], a.run.provenance["device"]),
+                                 {"dtypes": {}, "runs": {}, "probed": {}, "executions": {}})
+            e["probed"][a.run.tag] = True
+            if flushes(x):
+                e["dtypes"][x["dtype"]] = e["runs"][a.run.tag] = e["executions"][x["exec"]] = True
+    flushed = tuple((fw, dev, tuple(e["dtypes"]), tuple(e["runs"]), e["runs"] == e["probed"],
+                     tuple(e["executions"])) for (fw, dev), e in found.items() if e["runs"])
+    always = {fw for fw, _, _, _, every, _ in flushed if every}
+    kept = tuple((fw, dev, tuple(e["probed"])) for (fw, dev), e in found.items()
+                 if not e["runs"] and fw in always)
+    return {"flushed": flushed, "kept": kept}
 
 
 def _conformance_facts(breakers: list[dict], releases: list[Release]) -> dict:
@@ -329,17 +362,18 @@ def _facts(atlases, main: RunAtlas, kinks: list[dict], changed: pd.DataFrame) ->
             if isinstance(r[f"{side} d/dx"], float):
                 at_zero.setdefault(r[f"{side} d/dx"], []).append(r[f"{side} op"])
     changes = [x for x in main.changes if x.dtype == "float32"]
-    flushed = sorted({f"{x['framework']} {x['dtype']}" for a in atlases for x in a.arithmetic
-                      if flushes(x)})
     at_kink_checks = [c for c in main.checks if c["point"] == 0.0]
+    ignored = compiled_forward_wrong(main)
     return Facts(
         main.run.tag, tuple((v, tuple(dict.fromkeys(ops))) for v, ops in sorted(at_zero.items())),
         len(look_alike_pairs(main)), *_differing_pairs(main, kinks),
         tuple((fw, tuple(dict.fromkeys(x.op for x in changes if x.framework == fw)))
               for fw in ("torch", "jax") if any(c.framework == fw for c in main.compiled)),
-        tuple(c.name for c, _, _ in compiled_forward_wrong(main)),
+        tuple((c.name, before.value, got.value) for c, before, got in ignored
+              if isinstance(before, Value)),
+        tuple(c.name for c, before, _ in ignored if not isinstance(before, Value)),
         tuple(op.name for op in main.atlas("float32") if forward_disagrees(op)),
-        tuple(flushed), _convention_changes(atlases, changed),
+        *_flushing(atlases).values(), _convention_changes(atlases, changed),
         tuple(sorted({round(c["finite_difference"], 9) for c in at_kink_checks})),
         tuple(sorted({c["convention"] for c in at_kink_checks if c["passed"] is True})),
         *_documented(main))
@@ -372,4 +406,5 @@ def summarise(runs) -> Summary:
         porting=frame(_porting(main) if main else []), gradcheck=every_run(_gradcheck),
         facts=replace(_facts(atlases, main, kinks, changed),
                       **_conformance_facts(breakers, conformance_runs)) if main else None,
-        runs=[a.run.tag for a in atlases])
+        runs=[a.run.tag for a in atlases],
+        releases=releases([a.run for a in atlases]))

@@ -1,11 +1,11 @@
 """CPU against GPU: the same experiment's cells on each device, as a result of the study.
 
-Each cuda run is paired with a cpu run of the same experiment and scope: of the same releases
-and machine (host and CPU model) where there is one, else the closest (same torch, then the
-newest), marked as differing in releases or machine. Cells are compared by
-study.compare.reproduction.compare_cells, as a rerun is (an experiment whose `across_devices`
-is off, timing, is left out: its numbers are compared within a run, never across devices).
-Each differing cell is put in a group by what it shows, a pure function of its name and its two
+Each cuda run is paired with a cpu run of the same experiment and scope measured on the same host
+(`one_host`), of the same releases where there is one: a cpu run of another host differs in
+more than its device, so it is never a partner. Cells are compared by
+study.compare.reproduction.compare_cells, as a rerun is (an experiment whose `across_devices` is
+off, timing, is left out: its numbers are compared within a run, never across devices). Each
+differing cell is put in a group by what it shows, a pure function of its name and its two
 values:
 
 - subnormal: at ±min_subnormal, or a value that is subnormal in the cell's dtype;
@@ -32,48 +32,69 @@ def machine(run: Run) -> tuple:
     return run.identity[1:4]
 
 
+def gpu_of(run: Run) -> str | None:
+    """The GPU model a cuda run computed on, or the host's a cpu run recorded (`host_gpu`)."""
+    gpu = run.provenance.get("gpu")
+    return gpu.get("name") if isinstance(gpu, dict) else run.provenance.get("host_gpu")
+
+
+def one_host(cpu: Run, cuda: Run) -> bool:
+    """Whether a cpu run and a cuda run ran on one host: the same host name, CPU model, kernels
+    and core count, and the cpu run's host GPU (`host_gpu`) the cuda run's GPU. Host names and
+    CPUs repeat across hosts ("vm", the same Xeon under an H100 and an H200), so a cpu run
+    written before provenance recorded its host's GPU is on the cuda run's host only where both
+    were measured in one session there: by the same code commit on the same UTC day."""
+    if cpu.identity[1:5] != cuda.identity[1:5]:
+        return False
+    if "host_gpu" in cpu.provenance:
+        return cpu.provenance["host_gpu"] == gpu_of(cuda)
+    p, q = cpu.provenance, cuda.provenance
+    return (p.get("git_commit") is not None and p.get("git_commit") == q.get("git_commit")
+            and str(p["utc"])[:10] == str(q["utc"])[:10])
+
+
+def host_gpu(run: Run, runs: list[Run]) -> str | None:
+    """The GPU model on the host a run ran on: its own (cuda), as recorded (cpu), or that of a
+    cuda run measured on its host (`one_host`); None where nothing says."""
+    if gpu_of(run) is not None or run.provenance["device"] != "cpu":
+        return gpu_of(run)
+    return next((gpu_of(r) for r in runs if r.provenance["device"] == "cuda"
+                 and one_host(run, r)), None)
+
+
 @dataclass(kw_only=True)
 class DevicePair(CellComparison):
-    """A cuda run against its cpu partner: ours are the cpu run's cells, theirs the cuda run's."""
+    """A cuda run against a cpu run of its host: ours are the cpu run's cells, theirs the cuda
+    run's."""
     experiment: str
     cpu: Run
     cuda: Run
     same_releases: bool
-    same_machine: bool  # the same host and CPU model
 
 
 def _partner(cuda: Run, runs: list[Run]) -> Run | None:
     p = cuda.provenance
     cpus = [r for r in runs if r.experiment == cuda.experiment and r.scope == cuda.scope
-            and r.provenance["device"] == "cpu"]
-    if not cpus:
-        return None
+            and r.provenance["device"] == "cpu" and one_host(r, cuda)]
     return max(cpus, key=lambda r: ((r.provenance["torch"], r.provenance["jax"])
-                                    == (p["torch"], p["jax"]),
-                                    machine(r) == machine(cuda),
-                                    r.provenance["torch"] == p["torch"], r.provenance["utc"]))
+                                    == (p["torch"], p["jax"]), r.provenance["utc"]),
+               default=None)
 
 
 def pairs(runs: list[Run], experiments) -> list[DevicePair]:
+    """Each cuda run with a cpu partner of its host, cell by cell."""
     by_name = {e.name: e for e in experiments}
-    cells: dict[int, dict] = {}  # a cpu run may partner several cuda runs: its cells once
-
-    def cells_of_run(run: Run) -> dict:
-        if id(run) not in cells:
-            cells[id(run)] = cells_of(by_name[run.experiment], run)
-        return cells[id(run)]
     out = []
     for cuda in (r for r in runs if r.provenance["device"] == "cuda"
                  and r.experiment in by_name and by_name[r.experiment].across_devices):
         cpu = _partner(cuda, runs)
         if cpu is None:
             continue
-        c = compare_cells(cells_of_run(cpu), cells_of_run(cuda),
-                          by_name[cuda.experiment].comparison.tolerance)
+        exp = by_name[cuda.experiment]
+        c = compare_cells(cells_of(exp, cpu), cells_of(exp, cuda), exp.comparison.tolerance)
         out.append(DevicePair(
             **vars(c), experiment=cuda.experiment, cpu=cpu, cuda=cuda,
-            same_releases=all(cpu.provenance[k] == cuda.provenance[k] for k in ("torch", "jax")),
-            same_machine=machine(cpu) == machine(cuda)))
+            same_releases=all(cpu.provenance[k] == cuda.provenance[k] for k in ("torch", "jax"))))
     return out
 
 

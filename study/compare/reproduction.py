@@ -151,7 +151,8 @@ def matching_reference(run: Run, references: list[Run]) -> tuple[Run | None, str
     """The reference run to compare `run` with, and the kind of comparison: same experiment
     and scope; the same device if the reference has it (a reproduction), else the other
     device (a device comparison); then the same releases (a reproduction needs them: a run of
-    releases no reference holds has none), the same host, the same CPU capability, the newest."""
+    releases no reference holds has none), the same GPU model, the same host, the same CPU
+    capability, the newest."""
     candidates = [r for r in references if r.experiment == run.experiment
                   and r.scope == run.scope]
     same_device = [r for r in candidates if r.provenance["device"] == run.provenance["device"]]
@@ -163,6 +164,7 @@ def matching_reference(run: Run, references: list[Run]) -> tuple[Run | None, str
     p = run.provenance
     return max(candidates, key=lambda r: (
         (r.provenance["torch"], r.provenance["jax"]) == (p["torch"], p["jax"]),
+        r.identity[5] == run.identity[5],  # the same GPU (an H100 rerun against the H100 run)
         r.provenance["host"] == p["host"],
         r.provenance.get("torch_cpu_capability") == p.get("torch_cpu_capability"),
         r.provenance["utc"])), kind
@@ -177,3 +179,16 @@ def comparisons(runs: list[Run], references: list[Run], experiments) -> list[Run
             reference, kind = matching_reference(run, references)
             out.append(compare(by_name[run.experiment], run, reference, kind))
     return out
+
+
+ERROR_WORDING, VALUE = "error wording", "value"
+
+
+def difference_kind(ours: Cell, theirs: Cell) -> str:
+    """What a differing cell shows: ERROR_WORDING where both sides raised the same exception
+    type and only its message differs (the code that words it changed), VALUE otherwise (two
+    values, a value against an error, or two exception types)."""
+    if isinstance(ours, Error) and isinstance(theirs, Error) and \
+            ours.line.split(":", 1)[0] == theirs.line.split(":", 1)[0]:
+        return ERROR_WORDING
+    return VALUE

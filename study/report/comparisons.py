@@ -1,9 +1,11 @@
 """The Reproduction and CPU-against-GPU sections: each rerun against the committed reference
 (study.compare.reproduction) and each cuda run against its cpu partner
 (study.compare.device_comparison)."""
+import re
+
 from study.report.format import cell_text, shorten, wrap
 from study.report.prose import macros, say
-from study.report.runs import label_order, span
+from study.report.runs import label_order, short_gpu, span
 from study.report.table import Table, csv, frame, markdown
 
 DEVICES = "cpu_vs_gpu"
@@ -11,9 +13,71 @@ PROSE = macros("study/report/document.j2")
 
 
 def _name(run, everyone) -> str:
-    same = [r for r in everyone if r.tag == run.tag and r.experiment == run.experiment]
+    same = {r.path for r in everyone if r.tag == run.tag and r.experiment == run.experiment}
     when = f", {run.provenance['utc'][:16].replace('T', ' ')} UTC" if len(same) > 1 else ""
     return f"{run.tag}{when}"
+
+
+def cell_words(name) -> str:
+    """A cell's name as the report words it: its record's values, then where in the record
+    ('F.relu6, float32, reverse, at NaN: cells.value'); an input label in words (input_words)."""
+    fields = [input_words(v) if k == "input" else str(v) if isinstance(v, str) else f"{k} = {v}"
+              for k, v in name if k != "path"]
+    path = dict(name).get("path")
+    return ", ".join(fields) + (f": {path}" if path is not None else "")
+
+
+def input_words(label) -> str:
+    """'at NaN' for the atlas's '+nan', 'at +0' for '+0.0': an input label as the prose says it
+    (the glossary defines the others, such as min_subnormal and 3-ulp)."""
+    words = {"+nan": "NaN", "-nan": "−NaN", "+0.0": "+0", "-0.0": "−0", "+inf": "+∞",
+             "-inf": "−∞"}
+    label = str(label)
+    return "at " + words.get(label, label)
+
+
+def _against(comps, references) -> str:
+    """What a run's experiments were compared with, where it is not the reference run of the
+    same label: 'against C1', or the earlier reference a reference run was compared with."""
+    from study.compare.reproduction import is_reference_run
+    tags = span({c.reference.tag for c in comps})
+    if all(is_reference_run(c.run, references) for c in comps):
+        return f"against the earlier reference {tags}"
+    return "" if {c.reference.tag for c in comps} == {comps[0].run.tag} else f"against {tags}"
+
+
+def _cell_columns(side: str, cell) -> dict:
+    """A cell as CSV columns: a value with an interval as three numbers, anything else as its
+    text (a number and its interval never share a cell)."""
+    lo, hi = getattr(cell, "lo", None), getattr(cell, "hi", None)
+    value = cell.value if lo is not None else cell_text(cell, None)
+    return {side: value, f"{side} lo": lo, f"{side} hi": hi}
+
+
+def _verdict(c) -> str:
+    """The comparison's verdict, its differing cells split by what they show
+    (study.compare.reproduction.difference_kind)."""
+    from study.compare.reproduction import difference_kind
+    kinds: dict[str, int] = {}
+    for _, a, b in c.different:
+        kinds[difference_kind(a, b)] = kinds.get(difference_kind(a, b), 0) + 1
+    split = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
+    return f"{c.verdict} ({split})" if split else c.verdict
+
+
+def earlier_references(references, experiments) -> list:
+    """Each reference run against an earlier reference of the same experiment, device, releases
+    and scope (G3, H200, against G1, H100): a reference measured again by newer code."""
+    from study.compare import reproduction
+    by_name = {e.name: e for e in experiments}
+    out = []
+    for ref in references:
+        earlier = [r for r in references if r.provenance["utc"] < ref.provenance["utc"]
+                   and r.tag != ref.tag]
+        match, kind = reproduction.matching_reference(ref, earlier)
+        if match is not None and kind == reproduction.REPRODUCTION and ref.experiment in by_name:
+            out.append(reproduction.compare(by_name[ref.experiment], ref, match))
+    return out
 
 
 def reproduction_section(runs, references, experiments, files) -> list[str]:
@@ -22,6 +86,7 @@ def reproduction_section(runs, references, experiments, files) -> list[str]:
     from study.report.format import pair_texts
     lines = ["## Reproduction", ""]
     comps = reproduction.comparisons(runs, references, experiments) if references else []
+    comps += earlier_references(references, experiments)
     if not comps:
         return lines + [wrap(say(PROSE, "no_reference")), ""]
     reruns = [c for c in comps if c.kind == reproduction.REPRODUCTION]
@@ -29,24 +94,29 @@ def reproduction_section(runs, references, experiments, files) -> list[str]:
     rows = [{"experiment": c.run.experiment, "your run": _name(c.run, everyone),
              "reference run": _name(c.reference, everyone) if c.reference else None,
              "equal": c.equal, "different": len(c.different), "only yours": len(c.only_ours),
-             "only reference": len(c.only_theirs), "verdict": c.verdict,
-             "first differences": shorten("; ".join(
-                 f"{reproduction.name_text(n)}: " + " vs ".join(pair_texts(a, b))
-                 for n, a, b in c.different[:2]), 120) or None} for c in comps]
+             "only reference": len(c.only_theirs), "verdict": _verdict(c),
+             "first differences": shorten(re.sub(r"(?<![+\-\w])nan\b", "NaN", "; ".join(
+                 f"{cell_words(n)}: " + " against ".join(pair_texts(a, b))
+                 for n, a, b in c.different[:2])), 120) or None} for c in comps]
     diffs = [{"experiment": c.run.experiment, "comparison": c.kind, "your file": c.run.path,
               "reference file": c.reference.path, "cell": reproduction.name_text(n),
-              "yours": cell_text(a, None), "reference": cell_text(b, None)}
+              "difference": reproduction.difference_kind(a, b),
+              **_cell_columns("yours", a), **_cell_columns("reference", b)}
              for c in comps for n, a, b in c.different]
     table = Table("reproduction", "", "", frame(rows))
     files["tables/reproduction.csv"] = csv(table)
     files["tables/reproduction-differences.csv"] = csv(Table("", "", "", frame(
-        diffs, ["experiment", "comparison", "your file", "reference file", "cell", "yours",
-                "reference"])))
+        diffs, ["experiment", "comparison", "your file", "reference file", "cell", "difference",
+                "yours", "yours lo", "yours hi", "reference", "reference lo",
+                "reference hi"])))
     by_run: dict[str, list] = {}
     for c in (c for c in reruns if c.reference is not None):
         by_run.setdefault(c.run.tag, []).append(c)
-    counts = [(label, sum(c.reproduced for c in cs), len(cs)) for label, cs in
-              sorted(by_run.items(), key=lambda kv: label_order(kv[0]))]
+    counts = [(label, sum(c.reproduced for c in cs), len(cs), _against(cs, references),
+               sorted(c.run.experiment for c in cs if c.different and all(
+                   reproduction.difference_kind(a, b) == reproduction.ERROR_WORDING
+                   for _, a, b in c.different)))
+              for label, cs in sorted(by_run.items(), key=lambda kv: label_order(kv[0]))]
     new = span(sorted({c.run.tag for c in reruns if c.reference is None}, key=label_order))
     shown = Table("", "", "", frame([row for row, c in zip(rows, comps)
                                      if c.reference is not None and not c.reproduced]))
@@ -59,30 +129,38 @@ def devices_section(runs, experiments, doc) -> tuple[list[str], list[str]]:
     from study.report.format import pair_texts
     pairs = device_comparison.pairs(runs, experiments)
     main = ["## CPU against GPU", ""]
+    paired = {p.cuda.tag for p in pairs}
+    across = {e.name for e in experiments if e.across_devices}
+    alone = sorted({r.tag: short_gpu(device_comparison.gpu_of(r)) for r in runs
+                    if r.provenance["device"] == "cuda" and r.tag not in paired
+                    and r.experiment in across}.items(),
+                   key=lambda kv: label_order(kv[0]))
     if not pairs:
-        return main + [say(PROSE, "no_devices"), ""], []
-    rows, cells = [], []
+        return main + [wrap(say(PROSE, "devices", said=[], alone=alone, table=None,
+                                listing=None)), ""], []
+    rows, cells, said = [], [], []
     for p in pairs:
         groups = device_comparison.groups_of(p)
+        host = short_gpu(device_comparison.gpu_of(p.cuda))
         rows.append({"experiment": p.experiment, "cpu run": p.cpu.tag, "cuda run": p.cuda.tag,
-                     "same releases": p.same_releases, "same machine": p.same_machine,
+                     "host": f"the {host} host", "same releases": p.same_releases,
                      "equal": p.equal, "different": len(p.different), "only cpu": len(p.only_ours),
                      "only cuda": len(p.only_theirs),
                      "groups": ", ".join(f"{g} {n}" for g, n in groups.items()) or None})
-        if p.same_releases and p.same_machine:  # elsewhere the counts say enough
+        if p.same_releases:  # elsewhere the counts say enough
+            said.append({"pair": p, "host": host, "groups": rows[-1]["groups"],
+                         "total": p.equal + len(p.different)})
             cells += [{"group": device_comparison.group_of(n, a, b), "experiment": p.experiment,
+                       "cpu run": p.cpu.tag, "cuda run": p.cuda.tag,
                        "cell": reproduction.name_text(n), "cpu": pair_texts(a, b)[0],
                        "cuda": pair_texts(a, b)[1]} for n, a, b in p.different]
-    same = [r for r in rows if r["same releases"] and r["same machine"]]
     table = Table("devices", say(PROSE, "devices_title"),
                   say(PROSE, "devices_caption"), frame(rows))
     name = f"{DEVICES.replace('_', '-')}-cells.csv"
     doc.files[f"tables/{name}"] = csv(Table("", "", "", frame(
-        cells, ["group", "experiment", "cell", "cpu", "cuda"])))
+        cells, ["group", "experiment", "cpu run", "cuda run", "cell", "cpu", "cuda"])))
     key = (DEVICES, "devices")
-    said = "; ".join(f"{r['experiment']}: {r['different']} of {r['equal'] + r['different']} cells "
-                     f"differ ({r['groups'] or 'none'})" for r in same)
-    main += [wrap(say(PROSE, "devices", said=said, table=doc.cite(key),
+    main += [wrap(say(PROSE, "devices", said=said, alone=alone, table=doc.cite(key),
                       listing=f"[{name}](tables/{name})")), ""]
-    heading = ['<a id="cpu-against-gpu-appendix"></a>', "## CPU against GPU", ""]
-    return main, heading + doc.table(key, table, runs)
+    heading = ['## <a id="cpu-against-gpu-appendix"></a>CPU against GPU', ""]
+    return main, heading + doc.table(key, table, [r for p in pairs for r in (p.cpu, p.cuda)])

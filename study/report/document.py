@@ -14,8 +14,8 @@ from study.runs.experiment import QUESTIONS, Rendered
 from study.report import comparisons
 from study.report.format import wrap
 from study.report.prose import macros, say
-from study.report.runs import (assign_labels, label_order, labelled, labels_json, machine_name,
-                               main_run, span, title)
+from study.report.runs import (assign_labels, differences, label_order, labelled, labels_json,
+                               machine_name, main_run, span, title)
 from study.report.table import Table, csv, frame, latex, markdown
 from study.runs.results import Run
 
@@ -28,6 +28,11 @@ PROSE = macros("study/report/document.j2")
 
 def anchor(experiment: str, table_id: str) -> str:
     return f"{experiment}-{table_id}".replace("_", "-")
+
+
+def heading(level: int, name: str, words: str) -> str:
+    """'### <a id="name"></a>words': a heading that a link can name, on one line."""
+    return "#" * level + f' <a id="{name}"></a>{words}'
 
 
 def place(exp, table_id: str) -> str:
@@ -75,7 +80,7 @@ class Document:
         if self.places[key] == "csv":
             return []
         n = self.numbers[key]
-        legend = "; ".join(_legend_line(g) for g in _by_label(runs).values())
+        legend = "; ".join(_legend_line(g, self.runs) for g in _by_label(runs).values())
         body = markdown(table)
         self.files[f"tables/{a}.md"] = "\n".join(
             [f"# Table {n}: {table.title}", "", wrap(f"*{table.caption}*"), "", body, ""]
@@ -86,7 +91,7 @@ class Document:
         short = (legend if len(_by_label(runs)) <= TEX_LEGEND_RUNS else
                  say(PROSE, "tex_legend", runs=span(r.tag for r in runs)))
         self.files[f"tables/{a}.tex"] = latex(table, n, a, f"Runs: {short}." if legend else "")
-        return ([f'<a id="{a}"></a>', f"### Table {n}: {table.title}", "",
+        return ([heading(3, a, f"Table {n}: {table.title}"), "",
                  wrap(f"*{table.caption}*"), "", body, ""]
                 + [wrap(note) + "\n" for note in table.notes])
 
@@ -106,9 +111,15 @@ def _commits(group: list[Run]) -> str:
     return ", ".join(c + (" (dirty)" if dirty else "") for c, dirty in sorted(seen.items()))
 
 
-def _legend_line(group: list[Run]) -> str:
+def _host_gpu(group: list[Run], runs: list[Run]) -> str | None:
+    from study.compare.device_comparison import host_gpu
+    return next((g for g in (host_gpu(r, runs) for r in group) if g), None)
+
+
+def _legend_line(group: list[Run], runs: list[Run]) -> str:
     p = group[0].provenance
-    return (f"{group[0].tag}: {p['device']}, {machine_name(p)}, torch {p['torch']}, "
+    return (f"{group[0].tag}: {p['device']}, {machine_name(p, _host_gpu(group, runs))}, "
+            f"torch {p['torch']}, "
             f"jax {p['jax']}, {group[0].scope} run, commit {_commits(group)}")
 
 
@@ -123,19 +134,74 @@ def _older(run: Run, runs: list[Run]) -> bool:
     return run.provenance.get("git_commit") != newest.provenance.get("git_commit")
 
 
-def _legend(runs: list[Run]) -> list[str]:
+def _glossary(runs: list[Run]) -> list[str]:
+    """The terms the answers use before the legend and sections define them, first: each run
+    label by what sets it apart from the main run, then the study's words (document.j2)."""
+    described = []
+    for row in _legend_rows(runs):
+        labels, what = row["run"], row["what"]
+        gpu = _gpu_what(labels, runs)
+        described.append((labels, f"({gpu or what})" if gpu or what else
+                          f"(the main run: {row['device']}, {row['machine']}, torch "
+                          f"{row['torch']}, jax {row['jax']})"))
+    items = say(PROSE, "glossary", runs=described).split(" |")
+    return ["## Glossary", ""] + [wrap(i, "  ") for i in items] + [""]
+
+
+def _gpu_what(label: str, runs: list[Run]) -> str | None:
+    """A GPU run as the glossary says it: its GPU on the host of the cpu run measured there
+    ('H100, on C5's host, its releases'), or what sets it apart from the first GPU run ('as G1,
+    full'; 'as G1 but an H200, another host'); None for a cpu run."""
+    from study.compare.device_comparison import gpu_of, one_host
+    from study.report.runs import short_gpu
+    mine = next((r for r in runs if r.tag == label and r.provenance["device"] == "cuda"), None)
+    if mine is None:
+        return None
+    p = mine.provenance
+    host = next((r for r in runs if r.provenance["device"] == "cpu" and one_host(r, mine)), None)
+    first = min((r for r in runs if r.provenance["device"] == "cuda"),
+                key=lambda r: label_order(r.tag))
+    if first.tag != label:
+        parts = differences(p, first.provenance)
+        gpu = gpu_of(mine) != gpu_of(first)
+        return (f"as {first.tag}" + (f" but an {short_gpu(gpu_of(mine))}, another host"
+                                     if gpu else "") + "".join(f", {x}" for x in parts))
+    if host is None:
+        return None
+    same = (host.provenance["torch"], host.provenance["jax"]) == (p["torch"], p["jax"])
+    return f"{short_gpu(gpu_of(mine))} on {host.tag}'s host" + (", its releases" if same else "")
+
+
+def _legend_rows(runs: list[Run]) -> list[dict]:
     main = main_run(runs)
     rows = []
     for label, group in _by_label(runs).items():
         p = group[0].provenance
         older = sorted(r.experiment for r in group if _older(r, runs))
-        rows.append({"run": group[0].title or title(group[0], main), "device": p["device"],
-                     "machine": machine_name(p), "torch": p["torch"], "jax": p["jax"],
+        every = sorted({r.experiment for r in runs})
+        named = title(group[0], main) if not group[0].title else group[0].title
+        rows.append({"run": label, "what": named[len(label):].strip(" ()"),
+                     "device": p["device"],
+                     "machine": machine_name(p, _host_gpu(group, runs)), "torch": p["torch"],
+                     "jax": p["jax"],
                      "scope": group[0].scope,
-                     "experiments": ", ".join(sorted(r.experiment for r in group)),
-                     "commit": _commits(group), "older code": ", ".join(older) or "—"})
-    table = Table("runs", "Runs", "", frame(_releases_merged(rows, list(_by_label(runs)))))
-    return ["## Runs", "", wrap(say(PROSE, "legend")), "", markdown(table), ""]
+                     "experiments": _experiments(sorted(r.experiment for r in group), every),
+                     "commit": _commits(group), "older code": _experiments(older, every)})
+    return _releases_merged(rows, list(_by_label(runs)))
+
+
+def _experiments(names: list[str], every: list[str]) -> str:
+    """'two_layer, zero_point', 'all 8' where it is every experiment, '—' where none."""
+    if len(names) > 2 and names == every:
+        return f"all {len(every)}"
+    return ", ".join(names) or "—"
+
+
+def _legend(runs: list[Run]) -> list[str]:
+    rows = [{k: v for k, v in row.items() if k != "what"} for row in _legend_rows(runs)]
+    table = Table("runs", "Runs", "", frame(rows))
+    return [heading(2, "runs", "Runs"), "", wrap(say(PROSE, "legend")), "",
+            markdown(table), ""]
 
 
 def _releases_merged(rows: list[dict], labels: list[str]) -> list[dict]:
@@ -144,7 +210,7 @@ def _releases_merged(rows: list[dict], labels: list[str]) -> list[dict]:
     is in the appendix's provenance)."""
     alike: dict[tuple, list[int]] = {}
     for i, row in enumerate(rows):
-        key = tuple(v for k, v in row.items() if k not in ("run", "torch", "jax"))
+        key = tuple(v for k, v in row.items() if k not in ("run", "what", "torch", "jax"))
         alike.setdefault(key, []).append(i)
     out = []
     for i, row in enumerate(rows):
@@ -154,8 +220,10 @@ def _releases_merged(rows: list[dict], labels: list[str]) -> list[dict]:
         elif i == group[0]:
             merged = {k: ", ".join(_version_range([rows[j][k] for j in group]))
                       if k in ("torch", "jax") else v for k, v in row.items()}
-            out.append({**merged, "run": say(PROSE, "legend_releases",
-                                             runs=span(labels[j] for j in group))})
+            shared = [part for part in row["what"].split(", ") if all(
+                part in rows[j]["what"].split(", ") for j in group)]
+            out.append({**merged, "run": span(labels[j] for j in group),
+                        "what": say(PROSE, "legend_releases", shared=", ".join(shared))})
     return out
 
 
@@ -173,13 +241,13 @@ def _answers(answers, doc: Document) -> list[str]:
     for i, question in enumerate(QUESTIONS, 1):
         words = say(PROSE, "question", key=question)
         mine = [(name, a) for name, a in answers if a.question == question]
-        lines += [f'<a id="answer-{question.replace("_", "-")}"></a>', f"### {i}. {words}", ""]
+        lines += [heading(3, f'answer-{question.replace("_", "-")}', f"{i}. {words}"), ""]
         if not mine:
             lines += [say(PROSE, "no_answer"), ""]
             continue
         cited = dict.fromkeys((name, t) for name, a in mine for t in a.tables)
-        lines += [wrap(" ".join(a.text for _, a in mine)), "",
-                  "Tables: " + ", ".join(doc.cite(k) for k in cited if k in doc.places) + ".", ""]
+        tables = ", ".join(doc.cite(k) for k in cited if k in doc.places)
+        lines += [wrap(" ".join(a.text for _, a in mine) + f" Tables: {tables}."), ""]
     return lines
 
 
@@ -210,9 +278,8 @@ def _failed(runs: list[Run]) -> list[dict]:
 
 def _section(exp, runs, rendered, error, doc: Document) -> tuple[list, list, list]:
     """The experiment's lines in REPORT.md, in APPENDIX.md and in the Methodology."""
-    main = [f'<a id="{anchor(exp.name, "section")}"></a>', f"## {exp.name}: {exp.description}", "",
-            wrap(say(PROSE, "section", exp=exp, runs=span(r.tag for r in runs))), ""]
-    appendix, method = [f'<a id="{anchor(exp.name, "appendix")}"></a>', f"## {exp.name}", ""], []
+    main = [heading(2, anchor(exp.name, "section"), f"{exp.name}: {exp.description}"), ""]
+    appendix, method = [heading(2, anchor(exp.name, "appendix"), exp.name), ""], []
     if error:
         main += [say(PROSE, "not_rendered", experiment=exp.name, error=error), ""]
     tables = {t.id: t for t in rendered.tables} if rendered else {}
@@ -223,22 +290,21 @@ def _section(exp, runs, rendered, error, doc: Document) -> tuple[list, list, lis
         if tid in tables:
             into += doc.table(key, tables[tid], runs)
         elif doc.places[key] != "csv":
-            into += [f'<a id="{anchor(*key)}"></a>',
-                     say(PROSE, "no_table", number=doc.numbers[key]), ""]
+            into += [heading(3, anchor(*key), say(PROSE, "no_table", number=doc.numbers[key])),
+                     ""]
     for finding in rendered.findings if rendered else []:
         main += [wrap(f"- {finding.text} ({doc.cite((exp.name, finding.table))})", "  ")]
     main += [""] if rendered and rendered.findings else []
     numbers = [doc.numbers[(exp.name, t)] for t in exp.tables
                if doc.places[(exp.name, t)] == "appendix"]
     listings = [t for t in exp.tables if doc.places[(exp.name, t)] == "csv"]
-    if numbers or listings:
-        main += [wrap(say(PROSE, "more", numbers=numbers, listings=len(listings),
-                          section=f"{APPENDIX}#{anchor(exp.name, 'appendix')}",
-                          index=f"{APPENDIX}#tables")), ""]
     failed = _failed(runs)
-    if failed:
-        main += [wrap(say(PROSE, "failed", count=len(failed))), ""]
-    if len(appendix) == 3:  # no table of this experiment is in the appendix
+    # one paragraph under the tables: where the rest is, which runs, how to rerun
+    main += [wrap(say(PROSE, "more", numbers=numbers, listings=len(listings),
+                      section=f"{APPENDIX}#{anchor(exp.name, 'appendix')}",
+                      index=f"{APPENDIX}#tables", failed=len(failed), exp=exp,
+                      runs=span(r.tag for r in runs))), ""]
+    if len(appendix) == 2:  # no table of this experiment is in the appendix
         appendix = []
     for name, (draw, alt) in (rendered.figures if rendered else {}).items():
         if doc.figures:
@@ -248,21 +314,26 @@ def _section(exp, runs, rendered, error, doc: Document) -> tuple[list, list, lis
 
 
 def _questions(experiments) -> list[str]:
-    return (['<a id="questions"></a>', "## What each experiment asks", ""]
+    return ([heading(2, "questions", "What each experiment asks"), ""]
             + [wrap(say(PROSE, "experiment_question", exp=e), "  ") for e in experiments] + [""])
 
 
 def _methodology(tables: list[str]) -> list[str]:
-    return ["## Methodology", "", wrap(say(PROSE, "methodology_pointer")), ""] + tables
+    """The Methodology section, where an experiment places a table there (the head of REPORT.md
+    points to the appendix's methodology notes either way)."""
+    return ["## Methodology", "", wrap(say(PROSE, "methodology_pointer")), ""] + tables if tables \
+        else []
 
 
 def _methodology_notes(runs) -> list[str]:
-    seeds = sorted({f"{r.experiment} {r.provenance.get('seed')}" for r in runs})
-    matmul = sorted({", ".join(f"{k}={v}" for k, v in sorted(r.provenance.get("matmul",
-                                                                           {}).items()))
+    seeds = sorted({f"{r.experiment} {r.provenance['seed']}" for r in runs
+                    if r.provenance.get("seed") is not None})
+    by_hand = sorted({r.experiment for r in runs if r.provenance.get("seed") is None})
+    matmul = sorted({", ".join(f"`{k}={v}`" for k, v in sorted(r.provenance.get("matmul",
+                                                                             {}).items()))
                      for r in runs})
-    items = say(PROSE, "methodology", seeds=seeds, matmul=matmul).split(" |")
-    return (['<a id="methodology"></a>', "## Methodology", ""] + [wrap(i, "  ") for i in items]
+    items = say(PROSE, "methodology", seeds=seeds, by_hand=by_hand, matmul=matmul).split(" |")
+    return ([heading(2, "methodology", "Methodology"), ""] + [wrap(i, "  ") for i in items]
             + [""])
 
 
@@ -272,7 +343,7 @@ def _provenance(runs: list[Run], notes: list[str]) -> list[str]:
              "wall s": r.provenance.get("wall_s"), "UTC": str(r.provenance.get("utc"))[:16],
              "ran beside": _beside(r.provenance),
              "commit": str(r.provenance.get("git_commit") or "—")[:10]} for r in runs]
-    lines = ['<a id="provenance"></a>', "## Provenance", "",
+    lines = [heading(2, "provenance", "Provenance"), "",
              markdown(Table("", "", "", frame(rows))), ""]
     lines += [wrap(f"- **{label}**: {_settings(group[0].provenance)}", "  ")
               for label, group in _by_label(runs).items()]
@@ -314,7 +385,7 @@ def _jax_backend(p: dict) -> str:
 
 
 def _index(experiments, doc: Document) -> list[str]:
-    lines = ['<a id="tables"></a>', "## Table index", "", "| table | title | in | files |",
+    lines = [heading(2, "tables", "Table index"), "", "| table | title | in | files |",
              "|---|---|---|---|"]
     for key, n in sorted(doc.numbers.items(), key=lambda kv: kv[1]):
         a, where = anchor(*key), doc.places[key]
@@ -344,9 +415,11 @@ def render_document(runs: list[Run], notes: list[str], experiments,
                     figures: bool = True, code: dict | None = None) -> Document:
     """The rendered files (`.files`, as `render` returns them) and the experiments whose
     sections failed (`.errors`)."""
+    from study.compare.device_comparison import host_gpu
     references = references or []
     labels = assign_labels(runs + references, labels or {})
-    runs = labelled(runs, labels)
+    hosts = {r.path: host_gpu(r, runs) for r in runs if r.provenance["device"] == "cpu"}
+    runs = labelled(runs, labels, {k: v for k, v in hosts.items() if v})
     references = [replace(r, title=r.tag) for r in labelled(references, labels)]
     places = {(e.name, t): place(e, t) for e in experiments for t in e.tables}
     places[(comparisons.DEVICES, "devices")] = "appendix"
@@ -368,7 +441,7 @@ def render_document(runs: list[Run], notes: list[str], experiments,
     head = [say(PROSE, "title"), "",
             wrap(say(PROSE, "head", code=code, cited=_newest_result(runs))), ""]
     doc.files["REPORT.md"] = "\n".join(
-        head + _answers(answers, doc) + _legend(runs) + body
+        head + _glossary(runs) + _answers(answers, doc) + _legend(runs) + body
         + comparisons.reproduction_section(runs, references, experiments, doc.files)
         + devices + _methodology(method)).rstrip() + "\n"
     doc.files[APPENDIX] = "\n".join(

@@ -44,7 +44,10 @@ def number(value: float, figures: int | None = TABLE_FIGURES) -> str:
 
 def text(value, figures: int | None = TABLE_FIGURES) -> str:
     """Any cell or quoted value as text: None is '—', a bool yes or no, an Estimate its value
-    with its interval in brackets (or alone where it has none), a list bracketed."""
+    with its interval in brackets (or alone where it has none), a list its items separated by
+    commas, a matrix its rows by semicolons ('2, 4, 6; 8, 10, 12'): in the report, brackets are
+    intervals' alone and a reader never meets Python's list literal (figures=None, full
+    precision for data, keeps the brackets)."""
     if value is None:
         return "—"
     if isinstance(value, (bool, np.bool_)):
@@ -60,7 +63,10 @@ def text(value, figures: int | None = TABLE_FIGURES) -> str:
     if isinstance(value, (int, np.integer)):
         return str(int(value))
     if isinstance(value, (list, tuple, np.ndarray)):
-        return "[" + ", ".join(text(v, figures) for v in value) + "]"
+        if figures is None:  # full precision is data (a key, the check's details): bracketed
+            return "[" + ", ".join(text(v, figures) for v in value) + "]"
+        nested = any(isinstance(v, (list, tuple, np.ndarray)) for v in value)
+        return ("; " if nested else ", ").join(text(v, figures) for v in value)
     if isinstance(value, Placed):  # its values, marked as placement's
         return placed_values_text(value)
     if isinstance(value, (Value, Error, Withdrawn)):

@@ -15,7 +15,7 @@ import jinja2
 from study.runs.experiment import Answer
 from study.runs.provenance import REPO_ROOT
 from study.report.format import PROSE_FIGURES, names, text
-from study.report.runs import span
+from study.report.runs import release_span, span
 from study.compare.stats import Estimate
 
 _quoted: list = []  # every number `|fmt` printed since the last `say`
@@ -37,7 +37,7 @@ def _verbatim(value) -> str:
 ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(REPO_ROOT),
                          undefined=jinja2.StrictUndefined, extensions=["jinja2.ext.do"],
                          autoescape=False)
-ENV.filters.update(fmt=_fmt, names=names, span=span, verbatim=_verbatim)
+ENV.filters.update(fmt=_fmt, names=names, span=span, verbatim=_verbatim, releases=release_span)
 
 
 def macros(path: str):

@@ -6,6 +6,7 @@ adding a run never renames another. A table over several runs shows a row once w
 that give it, and a runs column only where more than one run is shown.
 """
 import json
+import re
 from dataclasses import replace
 
 import pandas as pd
@@ -53,11 +54,14 @@ def assign_labels(runs: list[Run], known: dict[str, str]) -> dict[str, str]:
     return labels
 
 
-def labelled(runs: list[Run], labels: dict[str, str]) -> list[Run]:
-    """The runs with their labels, and titles naming what sets each apart from the main run."""
+def labelled(runs: list[Run], labels: dict[str, str],
+             host_gpus: dict[str, str] | None = None) -> list[Run]:
+    """The runs with their labels, and titles naming what sets each apart from the main run.
+    `host_gpus`: the GPU on each cpu run's host, by result file, where provenance does not
+    record it (study.compare.device_comparison.host_gpu)."""
     tagged = [replace(run, tag=labels[configuration(run)]) for run in runs]
     main = main_run(tagged)
-    return [replace(run, title=title(run, main)) for run in tagged]
+    return [replace(run, title=title(run, main, host_gpus)) for run in tagged]
 
 
 def labels_json(labels: dict[str, str]) -> str:
@@ -83,25 +87,60 @@ def span(labels) -> str:
                      for s in spans)
 
 
+def releases(runs: list[Run]) -> dict[str, tuple[str, str]]:
+    """label -> (torch, jax): the releases each run measured, for answers to name."""
+    return {run.tag: (run.provenance.get("torch"), run.provenance.get("jax")) for run in runs}
+
+
+def release_span(labels, by_label: dict[str, tuple[str, str]]) -> str:
+    """'torch 2.13.0+cpu, jax 0.10.2' for the runs named (a label, a list, or a span such as
+    'C2, C8–C24'); a framework measured at several releases by its oldest and newest."""
+    if isinstance(labels, str):
+        labels = [f"{p}{n}" for p, a, b in re.findall(r"\b([A-Z]+)(\d+)(?:–[A-Z]+(\d+))?",
+                                                     labels)
+                  for n in range(int(a), int(b or a) + 1)]
+    known = [by_label[label] for label in labels if label in by_label]
+    parts = []
+    for i, framework in enumerate(("torch", "jax")):
+        versions = sorted({k[i] for k in known if k[i]}, key=_version_key)
+        if versions:
+            parts.append(f"{framework} " + (versions[0] if len(versions) == 1 else
+                                            " and ".join(versions) if len(versions) == 2 else
+                                            f"{versions[0]} to {versions[-1]}"))
+    return ", ".join(parts)
+
+
+def _version_key(version: str) -> tuple:
+    return tuple(int(x) if x.isdigit() else 0 for x in re.split(r"[.+]", version)[:3])
+
+
 def cpu_name(p: dict) -> str:
     """'AMD EPYC, 2 cores, AVX2': the CPU side of a run's identity."""
     kernels = p.get("torch_cpu_capability") or "kernels not recorded"
     return f"{p.get('cpu', '—')}, {p.get('cpu_count', '—')} cores, {kernels}"
 
 
-def machine_name(p: dict) -> str:
-    """The host and what it computed on: 'vm: AMD EPYC, 2 cores, AVX2', or its GPU for a
-    cuda run ('vm: NVIDIA H100 80GB HBM3, on Intel(R) Xeon(R) Processor, 16 cores, AVX512')."""
+def machine_name(p: dict, host_gpu: str | None = None) -> str:
+    """The host and what it computed on: 'vm: AMD EPYC, 2 cores, AVX2', its GPU for a cuda run
+    ('vm: NVIDIA H100 80GB HBM3, on Intel(R) Xeon(R) Processor, 16 cores, AVX512'), and the GPU
+    of a cpu run's host ('vm (the H100 host): Intel(R) Xeon(R) Processor, 16 cores, AVX512')."""
     gpu = p.get("gpu")
     if p["device"] != "cpu" and isinstance(gpu, dict):
         return f"{p['host']}: {gpu.get('name')}, on {cpu_name(p)}"
-    return f"{p['host']}: {cpu_name(p)}"
+    host_gpu = host_gpu or p.get("host_gpu")
+    host = f"{p['host']} (the {short_gpu(host_gpu)} host)" if host_gpu else p["host"]
+    return f"{host}: {cpu_name(p)}"
+
+
+def short_gpu(name: str | None) -> str:
+    """'H100' for 'NVIDIA H100 80GB HBM3': the first word with a digit."""
+    name = str(name or "GPU not recorded")
+    return next((w for w in name.split() if any(ch.isdigit() for ch in w)), name)
 
 
 def _short_gpu(p: dict) -> str:
     gpu = p.get("gpu")
-    name = str(gpu.get("name")) if isinstance(gpu, dict) else "GPU not recorded"
-    return next((w for w in name.split() if any(ch.isdigit() for ch in w)), name)
+    return short_gpu(gpu.get("name") if isinstance(gpu, dict) else None)
 
 
 def differences(p: dict, q: dict) -> list[str]:
@@ -111,6 +150,8 @@ def differences(p: dict, q: dict) -> list[str]:
     if p["device"] != q.get("device"):
         parts.append(_short_gpu(p) if p["device"] == "cuda" else p["device"])
     parts += [f"host {p['host']}"] * (p["host"] != q.get("host"))
+    if p["device"] == "cpu" and p.get("host_gpu") != q.get("host_gpu"):
+        parts.append(f"the {short_gpu(p['host_gpu'])} host" if p.get("host_gpu") else "no GPU")
     parts += [str(p.get("cpu"))] * (p.get("cpu") != q.get("cpu"))
     parts += [f"{p.get('cpu_count')} cores"] * (p.get("cpu_count") != q.get("cpu_count"))
     parts += [str(p.get("torch_cpu_capability"))] * (
@@ -119,10 +160,13 @@ def differences(p: dict, q: dict) -> list[str]:
     return parts + [p["scope"]] * (p["scope"] != q.get("scope", "standard"))
 
 
-def title(run: Run, main: Run | None) -> str:
+def title(run: Run, main: Run | None, host_gpus: dict[str, str] | None = None) -> str:
     """The label and every part of its identity that sets the run apart from the main CPU run:
-    'C2 (AVX512, torch 2.11.0+cu130)', 'C6 (full)', 'C8 (host lab2)'."""
-    parts = differences(run.provenance, main.provenance if main else {"scope": "standard"})
+    'C2 (AVX512, torch 2.11.0+cu130)', 'C6 (full)', 'C8 (host lab2)', 'C5 (the H100 host, ...)'."""
+    def known(r: Run) -> dict:
+        gpu = (host_gpus or {}).get(r.path)
+        return {**r.provenance, "host_gpu": gpu} if gpu else r.provenance
+    parts = differences(known(run), known(main) if main else {"scope": "standard"})
     return f"{run.tag} ({', '.join(parts)})" if parts else run.tag
 
 

@@ -71,13 +71,25 @@ def jax_plugins() -> dict:
     return dict(sorted(out.items()))
 
 
-def _nvidia_driver() -> str | None:
+def _nvidia_smi(field: str) -> list[str]:
+    """One line per GPU of `nvidia-smi --query-gpu=<field>`; [] where there is no nvidia-smi."""
     try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+        out = subprocess.run(["nvidia-smi", f"--query-gpu={field}", "--format=csv,noheader"],
                              capture_output=True, text=True, timeout=20, check=True)
     except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip().splitlines()[0] if out.stdout.strip() else None
+        return []
+    return [line.strip() for line in out.stdout.splitlines() if line.strip()]
+
+
+def _nvidia_driver() -> str | None:
+    return next(iter(_nvidia_smi("driver_version")), None)
+
+
+def host_gpu() -> str | None:
+    """The GPU models on the host, whatever device the run uses ("NVIDIA H200"; distinct models
+    joined by ", "); None where nvidia-smi lists none. A cpu run on a GPU host records it, so
+    two hosts alike but for their GPU are told apart (study.runs.results.identity)."""
+    return ", ".join(dict.fromkeys(_nvidia_smi("name"))) or None
 
 
 def gpu_details(device: Device) -> dict | None:
@@ -127,6 +139,7 @@ def collect(device: Device, seed: int | None, scope: str) -> dict:
         "torch_cpu_capability": torch_cpu_capability(),
         "device": device.name,
         "gpu": gpu_details(device),
+        "host_gpu": host_gpu(),
         "cuda_absent": cuda_absence_reason(),
         "python": platform.python_version(),
         "torch": torch.__version__,

@@ -5,7 +5,7 @@ Each holds {"experiment", "provenance", "records": [...]}; records are flat dict
 values (nested lists for arrays). Files are written atomically. A run is identified by its
 experiment and `identity`, so runs that differ in any part sit side by side and never overwrite
 each other; <machine> is a 6-hex-digit hash of its CPU model, CPU kernels, core count and GPU
-model.
+model (a cpu run's: its host's, where provenance records one).
 
 reports/reference/ holds the study's published runs in the same layout: the report compares
 every other run with them (study.compare.reproduction).
@@ -71,11 +71,15 @@ IDENTITY = ("device", "host", "CPU", "CPU kernels", "cores", "GPU", "torch", "ja
 def identity(p: dict) -> tuple:
     """What tells two runs of one experiment apart (the fields IDENTITY names): device, host,
     CPU model, CPU kernels, core count (a 2-core VM and a 16-core host may share the model name,
-    and every VM here is "vm"), GPU model, torch and JAX releases, scope."""
+    and every VM here is "vm"), GPU model, torch and JAX releases, scope. A cpu run's GPU is its
+    host's (`host_gpu`: the CPU of an H100 host and of an H200 host are two machines); a cpu run
+    written before provenance recorded it has None there, as has one on a host without a GPU."""
     gpu = p.get("gpu")
+    gpu = gpu.get("name") if isinstance(gpu, dict) else gpu
+    if p["device"] == "cpu":
+        gpu = p.get("host_gpu")
     return (p["device"], p["host"], p.get("cpu"), p.get("torch_cpu_capability"),
-            p.get("cpu_count"), gpu.get("name") if isinstance(gpu, dict) else gpu, p["torch"],
-            p["jax"], p["scope"])
+            p.get("cpu_count"), gpu, p["torch"], p["jax"], p["scope"])
 
 
 def _safe(part: str) -> str:
