@@ -260,12 +260,16 @@ def cmd_check(args) -> None:
     """Exit 0 clean, 1 a finding says a result is silently wrong, 2 usage (via StudyError),
     3 the check itself failed."""
     from study import check as checking
+    from study.check import _known
     rule, target = checking.load_target(args.target)
     twin, twin_target = checking.load_target(args.twin) if args.twin else (None, None)
+    known = args.known
+    if args.update_known and known is None and os.path.exists(args.update_known):
+        known = _known.load_known(args.update_known, need_reason=False)  # reasons kept
     options = dict(framework=args.framework, args=checking.parse_args(args.args),
                    kinks=_floats(args.kinks), quick=args.quick, device=args.device,
                    fail_on=checking.parse_fail_on(args.fail_on), name=target,
-                   twin_name=twin_target)
+                   twin_name=twin_target, known=known, source=target, twin_source=twin_target)
     try:
         result = checking.check(rule, twin, **options)
     except StudyError:
@@ -277,6 +281,8 @@ def cmd_check(args) -> None:
     if unusable:
         raise checking.UsageError(f"{target} is not elementwise ({unusable[0].detail}); "
                                   "every measurement here assumes an elementwise rule")
+    if args.update_known:
+        _update_known(result, args.update_known)
     if args.json:
         text = json.dumps(result.to_json(), indent=1) + "\n"
         if args.json == "-":
@@ -307,6 +313,20 @@ def cmd_conformance(args) -> None:
     if args.json != "-":
         sys.stdout.write("\n".join(o.to_markdown() for o in outcomes))
     raise SystemExit(code)
+
+
+def _update_known(result, path: str) -> None:
+    """Write the known file (the entries still matched, one per new failing finding), then
+    judge the run by it; say on stderr what changed."""
+    from study.check import _known
+    data = result.updated_known()
+    _write_json(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    before = len(result.known_entries)
+    result.apply_known(_known.parse_known(data, path, need_reason=False), path)
+    new = sum(1 for e in data["known"] if not e["reason"])
+    print(f"wrote {path}: {len(data['known']) - new} kept, {new} new (give each a reason: "
+          f"--known refuses an empty one), {before - len(data['known']) + new} no longer "
+          "found, removed", file=sys.stderr)
 
 
 def _floats(text: str | None) -> tuple:
@@ -412,6 +432,12 @@ def _add_check(sub) -> None:
     chk.add_argument("--fail-on", metavar="KINDS",
                      help="comma-separated finding kinds that fail (exit 1) instead of the "
                           "default ones")
+    chk.add_argument("--known", metavar="FILE",
+                     help="findings the project accepts, each with a reason (JSON): they do "
+                          "not fail the run; an entry no longer found is reported as fixed")
+    chk.add_argument("--update-known", metavar="FILE",
+                     help="write FILE: the entries still found (from --known, else FILE), and "
+                          "one per new failing finding, its reason for you to give")
     chk.set_defaults(func=cmd_check)
 
 

@@ -139,3 +139,35 @@ def jax_guided(x):
 
 jax_guided.defvjp(lambda x: (jnp.maximum(x, 0), x),
                   lambda x, g: (jnp.where(x > 0, jnp.maximum(g, 0), 0.0),))
+
+
+# --- rules whose derivative is NaN or infinite somewhere: accepted as elementwise --------------
+
+def torch_sqrt(x):
+    return torch.sqrt(x)  # derivative NaN below 0 (where the value is NaN), +inf at +0
+
+
+def torch_log(x):
+    return torch.log(x)  # value -inf at 0 and NaN below it
+
+
+@jax.custom_jvp
+def one_sided_sqrt(x):
+    """A square root whose derivative convention is one-sided: +inf at 0 (the right-hand
+    limit), NaN for x < 0, where the value is NaN too."""
+    return jnp.sqrt(x)
+
+
+@one_sided_sqrt.defjvp
+def _one_sided_sqrt_jvp(primals, tangents):
+    x, = primals
+    t, = tangents
+    y = jnp.sqrt(x)
+    slope = jnp.where(x > 0, 0.5 / jnp.where(x > 0, y, 1.0), jnp.where(x == 0, jnp.inf, jnp.nan))
+    return y, slope * t
+
+
+def nan_from_a_neighbour(x):
+    """Mixes elements, and only a NaN shows it: y[i] = x[i] + 0 × sqrt(x[i - 1]) is NaN where
+    its neighbour is negative; every finite off-diagonal entry of the Jacobian is 0."""
+    return x + 0 * torch.sqrt(torch.roll(x, 1))

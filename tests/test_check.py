@@ -36,8 +36,10 @@ def test_alpha_at_zero_is_not_linear_in_the_cotangent_at_zero_only(cpu):
     f = _one(found, "vjp_not_linear", input="+0.0", cotangent="2", dtype="float32")
     assert f.severity == "wrong" and f.where.bits == "0x00000000"
     assert {f.where.input for f in found} == {"+0.0", "-0.0"}  # 0.5 at 0 only, else linear
-    # 2 x 0.5 = 1, but the backward returns 0.5 whatever the cotangent
-    assert "reverse 0.5 where 2.0 × 0.5 = 1.0" in f.detail
+    # 2 x 0.5 = 1, but the backward returns 0.5 whatever the cotangent: 3 uniform cotangents
+    # and 3 mixed ones (1 in the mixed call is its own reference) differ, one finding
+    assert f.detail == "reverse 0.5 whatever the cotangent (1, 2, -1, 0.5)"
+    assert f.expected == "2.0 × 0.5 = 1.0" and f.cells == 6
 
 
 def test_guided_backprop_passes_gradcheck_but_not_a_negative_cotangent(cpu):
@@ -46,6 +48,14 @@ def test_guided_backprop_passes_gradcheck_but_not_a_negative_cotangent(cpu):
     f = _one(found, "vjp_not_linear", input="min_normal", cotangent="-1")
     assert f.severity == "wrong"
     assert _one(found, "vjp_not_linear", input="+inf", cotangent="-1 (mixed)")
+    # at an ordinary input too: x = 1, where the derivative is 1 and -1 x 1 = -1 is dropped
+    one = _one(found, "vjp_not_linear", input="1")
+    assert one.where.bits == "0x3ff0000000000000" and one.where.cotangent == "-1, -1 (mixed)"
+    assert one.detail == ("reverse 0 at cotangent -1.0, but 1.0 at cotangent 1: the incoming "
+                          "gradient's sign gates it") and one.expected == "-1.0 × 1.0 = -1.0"
+    # x > 0 at every ordinary point above 0 (0.5, 1, 3, and the positive draws)
+    assert {"0.5", "1", "3"} <= {g.where.input for g in found}
+    assert not {"-0.5", "-1", "-3"} & {g.where.input for g in found}
     _, checked = _probe.gradcheck(rule, (0.0,), cpu)  # gradcheck's cotangents are never < 0
     assert not checked
 
@@ -67,19 +77,23 @@ def test_random_value_at_zero_is_not_deterministic_and_the_rng_is_restored(cpu):
 
 
 def test_addcmul_gives_nan_at_minus_inf(cpu):
-    rows = _probe.conventions(_rule(addcmul_relu), "float32", (0.0,), cpu, ("packed", "fill"),
-                              (), ())
-    found = _probe.finiteness_findings(rows)
+    rule = _rule(addcmul_relu)
+    rows = _probe.conventions(rule, "float32", (0.0,), cpu, ("packed", "fill"), (), ())
+    around = _probe.finite_around(rule, "float32", (0.0,), cpu)
+    assert "-inf" in around  # its one neighbour, -max, gives -0: NaN at -inf is a hole
+    found = _probe.finiteness_findings(rows, {"float32": around})
     f = _one(found, "forward_not_finite", input="-inf", execution="eager")
     assert f.severity == "wrong" and f.where.placement == "packed, fill"
     assert [g.where.input for g in found if g.kind == "forward_not_finite"] == ["-inf"]
 
 
 def test_a_backward_dividing_by_its_mask_is_reverse_not_finite_below_zero(cpu):
-    rows = _probe.conventions(_rule(NaNBelowZero), "float64", (0.0,), cpu, ("packed",), (), ())
-    found = _probe.finiteness_findings(rows)
+    rule = _rule(NaNBelowZero)
+    rows = _probe.conventions(rule, "float64", (0.0,), cpu, ("packed",), (), ())
+    found = _probe.finiteness_findings(rows, {"float64": _probe.finite_around(
+        rule, "float64", (0.0,), cpu)})
     f = _one(found, "reverse_not_finite", input="-min_subnormal")
-    assert f.severity == "wrong"
+    assert f.severity == "wrong" and f.detail == "reverse [NaN] where the value is [0]"
     # -inf is not finite: NaN there is no finding; 0 and above divide by 1
     assert {g.where.input for g in found if g.kind == "reverse_not_finite"} == {
         "-min_subnormal"}
@@ -87,7 +101,7 @@ def test_a_backward_dividing_by_its_mask_is_reverse_not_finite_below_zero(cpu):
 
 def test_where_swallows_nan_as_information(cpu):
     rows = _probe.conventions(_rule(where_relu), "float32", (0.0,), cpu, ("packed",), (), ())
-    f = _one(_probe.finiteness_findings(rows), "nan_swallowed", input="+nan")
+    f = _one(_probe.finiteness_findings(rows, {}), "nan_swallowed", input="+nan")
     assert f.severity == "info" and exit_code([f]) == 0
 
 
@@ -95,6 +109,8 @@ def test_twice_the_slope_fails_gradcheck_at_smooth_points_only(cpu):
     rows, found = _probe.gradcheck(_rule(TwiceTheSlope), (0.0,), cpu)
     f = _one(found, "gradcheck_fails", input="0.35")
     assert f.severity == "wrong" and f.where.dtype == "float64"
+    # the backward's 2 against the value's slope 1, to the digits a central difference gives
+    assert f.detail == "reverse 2.0" and f.expected.startswith("≈ 1, the central difference")
     # below 0 the derivative 0 is right; at the kink gradcheck runs but is no finding
     assert {g.where.input for g in found} == {"0.35", "0.9", "1.6", "4.2", "7.1"}
     assert [r["x"] for r in rows if r["at_kink"]] == [0.0]
@@ -106,6 +122,11 @@ def test_a_wrong_jvp_is_transform_wrong_in_forward_mode_only(cpu):
                                         "aot_eager")
     assert {f.where.transformation for f in found} == {"jvp", "forward_ad"}
     assert all(f.kind == "transform_wrong" and f.severity == "wrong" for f in found)
+    # at x = [-1.5, 0, 0.7, 2] with tangent [1, 2, -1, 0.5]: 3 x -1 and 3 x 0.5 where the
+    # derivative is 1 x -1 and 1 x 0.5; at x <= 0 both are 0
+    jvp = _one(found, "transform_wrong", transformation="jvp")
+    assert jvp.detail == "-3.0 at x = 0.7; 1.5 at x = 2.0 (2 of 4 agree)"
+    assert jvp.expected == "-1.0, 0.5 there"
     assert cells["eager grad"]["status"] == cells["jacrev"]["status"] == "ok"
 
 
@@ -205,7 +226,8 @@ def test_compiled_forward_mode_where_eager_raises_is_held_to_the_reverse_derivat
     found = _probe.compiled_findings([row("eager", raises, 1.0),
                                       row("compiled", Value(0.0), 1.0)])
     assert [(f.kind, f.where.transformation) for f in found] == [("compiled_differs", "forward")]
-    assert "eager reverse (eager forward mode raises) [1.0]" in found[0].detail
+    assert found[0].detail == "compiled [0]"
+    assert found[0].expected == "eager reverse (eager forward mode raises) [1.0]"
 
 
 def test_cost_is_a_ratio_with_its_interval_and_the_bytes_kept(cpu, monkeypatch):

@@ -1,6 +1,7 @@
 """study check end to end: the API's typed result and the state it restores, the JSON, a
 registry rule against its committed atlas row, and the command line's exit codes."""
 import json
+import logging
 
 import jax
 import numpy as np
@@ -78,16 +79,29 @@ def _run_cli(argv, capsys) -> tuple[int, str, str]:
     return code, out, err
 
 
+class _Kept(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
 @pytest.mark.slow  # one inductor graph: about 10 s
 def test_myrelu_quick_is_ok_and_the_users_settings_come_back():
     jax.config.update("jax_enable_x64", False)
     torch.manual_seed(7)
     rng = torch.get_rng_state()
+    trace, kept = logging.getLogger("torch.__trace"), _Kept()  # where the DEBUG lines came from
+    trace.addHandler(kept)
     try:
         r = study.check(MyReLU, quick=True)
         assert jax.config.jax_enable_x64 is False
+        assert kept in trace.handlers and kept.records == []  # silent, and put back
     finally:
         jax.config.update("jax_enable_x64", True)  # the suite's setting (conftest)
+        trace.removeHandler(kept)
     assert torch.equal(torch.get_rng_state(), rng)
     assert r.ok and r.exit_code == 0, r.to_markdown()
     # inductor returns +0 where eager returns -0 for a clamp-based forward: information only
@@ -177,7 +191,7 @@ def test_exit_1_on_a_finding_and_0_with_fail_on_elsewhere(rules_file, capsys):
     code, out, _ = _run_cli([f"{rules_file}:jax_alpha_at_zero", "--quick", "--json", "-",
                              "--kinks", "0.25", "--twin", f"{rules_file}:AlphaAtZero"], capsys)
     data = json.loads(out)
-    assert code == 1 and data["exit_code"] == 1 and data["schema_version"] == 2
+    assert code == 1 and data["exit_code"] == 1 and data["schema_version"] == 3
     assert {"vjp_not_linear", "transform_wrong"} <= {f["kind"] for f in data["findings"]}
     assert data["kinks"]["given"] == ["0.25"] and "0.25" in data["kinks"]["probed"]
     assert {"0.25-ulp", "0.25", "0.25+ulp"} <= {row["input"] for row in data["conventions"]}
@@ -185,10 +199,20 @@ def test_exit_1_on_a_finding_and_0_with_fail_on_elsewhere(rules_file, capsys):
     # 0.5), torch does not; and at NaN torch's clone passes the gradient, JAX's where does not
     twin = [f for f in data["findings"] if f["kind"] == "convention_differs_from_twin"]
     assert {f["where"]["input"] for f in twin} == {"-min_subnormal", "+min_subnormal", "+nan"}
+    # every wrong finding has what was expected, and its reproducer importing both rules
+    assert all(f["expected"] and f["reproducer"] for f in data["findings"]
+               if f["severity"] == "wrong")
+    assert f"({rules_file}:AlphaAtZero)" in twin[0]["reproducer"]
+    assert f"({rules_file}:jax_alpha_at_zero)" in twin[0]["reproducer"]
     code, out, _ = _run_cli([f"{rules_file}:jax_alpha_at_zero", "--quick",
                              "--fail-on", "not_deterministic"], capsys)
     assert code == 0 and out.startswith("# study check:")
-    assert "`vjp_not_linear`" in out.split("## Conventions")[0]  # findings come first
+    first_screen = out.split("## Findings in detail")[0]  # findings come first, one row a kind
+    assert first_screen.count("| wrong | `vjp_not_linear` |") == 1
+    # 0.5 at 0 whatever the incoming gradient: the example shows it, and what was expected;
+    # the first input found is -min_subnormal, which JAX on a CPU flushes to 0
+    assert ("x = -min_subnormal (0x80000001), float32, cotangent 2: reverse 0.5 whatever the "
+            "cotangent (1, 2, -1, 0.5); expected 2.0 × 0.5 = 1.0 |") in first_screen
 
 
 def test_args_follow_x_and_derivatives_are_taken_in_x_only(rules_file, cpu):

@@ -2,10 +2,11 @@
 own 82, with findings a CI can act on.
 
     >>> import study
-    >>> r = study.check(MyReLU)
-    >>> assert r.ok, r.to_markdown()
+    >>> r = study.check(MyReLU, known="known.json")   # findings the project accepts
+    >>> assert r.ok, r.first_screen()                  # the verdict, one row per kind
 
-Command line: `python -m study check MODULE_OR_FILE:ATTR [--twin ...] [--quick] [--json -]`.
+Command line: `python -m study check MODULE_OR_FILE:ATTR [--twin ...] [--quick] [--json -]
+[--known FILE] [--update-known FILE]`; in pytest, `-p study.pytest_plugin` (study_check).
 """
 from study.check._findings import FAILING, KINDS, Finding, Where, exit_code, parse_fail_on
 from study.check._load import UsageError, as_rule, load_target, parse_args

@@ -2,6 +2,7 @@
 determinism and gradcheck, each measured by the study's one probe (study.measure.probe) and
 turned into rows and findings."""
 import random
+from dataclasses import replace
 
 import numpy as np
 
@@ -10,7 +11,8 @@ from study.check._load import UsageError
 from study.compare.cells import Cell, Error, Placed, Value, equal, same_values, values_of
 from study.errors import first_error_line
 from study.measure.inputs import finfo, numpy_dtype, ordinary_inputs, probe_inputs
-from study.measure.probe import evaluate, measure, measure_compiled, numeric_check
+from study.measure.probe import (FD_EPS, evaluate, finite_difference, measure,
+                                 measure_compiled, numeric_check, reverse_derivative)
 from study.measure.rule import Rule
 from study.report.format import text
 from study.report.prose import say
@@ -21,6 +23,7 @@ KINK_JUMP = 1e-3  # a jump in the derivative larger than this (relative) is a ki
 COTANGENTS = (1.0, 2.0, -1.0, 0.5)  # ± powers of two: u * g is exact unless it leaves the range
 SMOOTH_POINTS = (-2.75, -1.3, -0.6, -0.15, 0.35, 0.9, 1.6, 4.2, 7.1)
 SMOOTH_MARGIN = 1e-3  # a gradcheck point this close to a kink is not smooth
+FD_FIGURES = 6  # the digits a central difference of step 1e-6 determines, about
 
 
 def bits(value: float, dtype: str) -> str:
@@ -73,20 +76,38 @@ def mixing_entries(jacobian: np.ndarray) -> list[tuple[int, int]]:
                  or not np.isfinite(jacobian[i, j]) and np.isfinite(diagonal[j]))]
 
 
+def moved_values(rule: Rule, x: np.ndarray, device) -> list[int]:
+    """Positions i where f(x reversed)[i] is not f(x)[n - 1 - i] (NaN equal to NaN, 0 to -0):
+    an elementwise rule commutes with every permutation of its input. This sees a rule whose
+    only dependence on other elements is a NaN (0 × sqrt(a negative neighbour)), which the
+    Jacobian cannot tell from the 0 × NaN a VJP leaves."""
+    straight = evaluate(rule, x, "float64", device)[::-1]
+    reversed_ = evaluate(rule, x[::-1].copy(), "float64", device)
+    same = (straight == reversed_) | (np.isnan(straight) & np.isnan(reversed_))
+    return [int(i) for i in np.flatnonzero(~same)]
+
+
 def check_callable(rule: Rule, device) -> list[Finding]:
     """Usage errors (raises on every input, another shape) as UsageError; a Jacobian with
-    off-diagonal entries (mixing_entries) as a not_elementwise finding."""
+    off-diagonal entries (mixing_entries), or values that move when the input is reversed
+    (moved_values), as a not_elementwise finding."""
     x = _first_input_it_takes(rule, device)
     jacobian = np.array([vjp(rule, x, "float64", np.eye(x.size)[i], device)[1]
                          for i in range(x.size)])
     off = mixing_entries(jacobian)
-    if not off:
-        return []
-    i, j = off[0]
-    return [Finding("not_elementwise",
-                    Where("elementwise", "float64", "eager", input=f"{x[j]:g}"),
-                    f"d y[{i}] / d x[{j}] = {text(jacobian[i, j], None)} at "
-                    f"x = {text(x.tolist(), None)}")]
+    where = Where("elementwise", "float64", "eager")
+    if off:
+        i, j = off[0]
+        return [Finding("not_elementwise", replace(where, input=f"{x[j]:g}"),
+                        f"d y[{i}] / d x[{j}] = {text(jacobian[i, j], None)} at "
+                        f"x = {text(x.tolist(), None)}", "0 off the diagonal")]
+    moved = moved_values(rule, x, device)
+    if moved:
+        i = moved[0]
+        return [Finding("not_elementwise", replace(where, input=f"{x[::-1][i]:g}"),
+                        f"y[{i}] of f(x reversed) differs from y[{x.size - 1 - i}] of f(x) at "
+                        f"x = {text(x.tolist(), None)}", "f(x reversed) = f(x) reversed")]
+    return []
 
 
 def scan_kinks(rule: Rule, device) -> tuple[float, ...] | str:
@@ -145,19 +166,63 @@ def _where(row, section="conventions", **extra) -> Where:
                  row["bits"], **extra)
 
 
-def finiteness_findings(rows: list[dict]) -> list[Finding]:
+def _values_where_it_runs(rule: Rule, xs: np.ndarray, dtype: str, device) -> np.ndarray:
+    """The rule's values at xs, one call; where that raises (a rule refusing negatives), one
+    call per element, NaN where it raises: no value there to call a hole's edge finite."""
+    try:
+        return evaluate(rule, xs, dtype, device)
+    except Exception:  # noqa: BLE001  whatever the user's rule raises
+        out = []
+        for x in xs:
+            try:
+                out.append(float(evaluate(rule, np.array([x]), dtype, device)[0]))
+            except Exception:  # noqa: BLE001
+                out.append(float("nan"))
+        return np.array(out)
+
+
+def finite_around(rule: Rule, dtype: str, kinks, device) -> set[str]:
+    """The probe inputs (labels) whose neighbours in `dtype`, the next value down and up (one
+    side only at ±inf), the rule maps to finite values, eagerly: where a NaN or infinite value
+    at the input is a hole in a finite function rather than the edge of its domain (a square
+    root below 0, a log at 0) or an overflow."""
+    inputs = [(label, x) for label, x in probes(dtype, kinks) if not np.isnan(x)]
+    nd = numpy_dtype(dtype)
+    sides = [[float(np.nextafter(np.asarray(x, nd), np.asarray(end, nd))) for _, x in inputs]
+             for end in (-np.inf, np.inf)]
+    down, up = (_values_where_it_runs(rule, np.array(side), dtype, device) for side in sides)
+    return {label for k, (label, x) in enumerate(inputs)
+            if all(np.isfinite(v) or side[k] == x
+                   for v, side in ((down[k], sides[0]), (up[k], sides[1])))}
+
+
+def finiteness_findings(rows: list[dict], finite_around_inputs: dict) -> list[Finding]:
+    """NaN from a non-NaN input, or ±inf from a finite one, where the rule is finite on both
+    sides of the input (`finite_around_inputs`: {dtype: labels}, finite_around): a hole, not
+    a domain's edge. A derivative is judged only where the value is finite (outside its
+    domain a function has no slope to give): NaN there is reverse_not_finite, ±inf
+    reverse_infinite (right at a vertical tangent, as a square root's at 0, so a warning)."""
     found = []
     for row in rows:
         x = row["x"]
         values, reverse = _numbers(row["value"]), _numbers(row["reverse"])
-        if not np.isnan(x) and any(np.isnan(v) or (np.isinf(v) and np.isfinite(x))
-                                   for v in values):
-            found.append(Finding("forward_not_finite", _where(row), f"value {text(values, None)}"))
-        if np.isfinite(x) and any(not np.isfinite(g) for g in reverse):
-            found.append(Finding("reverse_not_finite", _where(row),
-                                 f"reverse {text(reverse, None)}"))
+        if (not np.isnan(x) and row["input"] in finite_around_inputs.get(row["dtype"], ())
+                and any(np.isnan(v) or (np.isinf(v) and np.isfinite(x)) for v in values)):
+            found.append(Finding("forward_not_finite", _where(row), f"value {text(values, None)}",
+                                 "a finite value, as at the neighbouring inputs"))
+        if np.isfinite(x) and values and all(np.isfinite(v) for v in values):
+            if any(np.isnan(g) for g in reverse):
+                found.append(Finding("reverse_not_finite", _where(row),
+                                     f"reverse {text(reverse, None)} where the value is "
+                                     f"{text(values, None)}", "a number: the value's slope"))
+            elif any(np.isinf(g) for g in reverse):
+                found.append(Finding("reverse_infinite", _where(row),
+                                     f"reverse {text(reverse, None)} where the value is "
+                                     f"{text(values, None)}", "a finite slope, unless the "
+                                     "value has a vertical tangent here"))
         if np.isnan(x) and row["execution"] == "eager" and any(not np.isnan(v) for v in values):
-            found.append(Finding("nan_swallowed", _where(row), f"value {text(values, None)}"))
+            found.append(Finding("nan_swallowed", _where(row), f"value {text(values, None)}",
+                                 "NaN"))
     return merged(found, "placement")
 
 
@@ -184,19 +249,16 @@ def compiled_findings(rows: list[dict]) -> list[Finding]:
                 continue
             a, b = row[mode], ref[against]
             same = all(any(equal(x, y) for y in values_of(b)) for x in values_of(a))
-            detail = _compiled_against_eager(a, b, against != mode)
+            seen = f"compiled {text(_numbers(a), None)}"
+            expected = say(PROSE, "eager_as_expected", eager=text(_numbers(b), None),
+                           against_reverse=against != mode)
             if not same or isinstance(a, Placed) != isinstance(b, Placed):
                 found.append(Finding("compiled_differs", _where(row, transformation=mode),
-                                     detail))
+                                     seen, expected))
             elif _signs(a) != _signs(b):
                 found.append(Finding("compiled_zero_sign", _where(row, transformation=mode),
-                                     detail))
+                                     seen, expected))
     return found
-
-
-def _compiled_against_eager(compiled: Cell, eager: Cell, against_reverse: bool) -> str:
-    return say(PROSE, "compiled_against_eager", compiled=text(_numbers(compiled), None),
-               eager=text(_numbers(eager), None), against_reverse=against_reverse)
 
 
 def _unjudged(want: float, dtype: str) -> bool:
@@ -231,37 +293,53 @@ def _linearity_calls(rule, dtype, values, device) -> tuple[np.ndarray, list, lis
 def linearity(rule: Rule, dtype: str, kinks, device) -> tuple[list[dict], list[Finding]]:
     """Reverse derivative with uniform cotangents u against u times its value at u = 1, exactly
     (u is ± a power of two), and one call with the cotangents mixed across elements, at the
-    probe inputs and at ordinary points (judged_inputs)."""
+    probe inputs and at ordinary points (judged_inputs). One finding per input, naming every
+    cotangent where it is not linear."""
     inputs = judged_inputs(dtype, kinks)
     labels, values = [lab for lab, _ in inputs], np.array([v for _, v in inputs])
     try:
-        _, calls, rows = _linearity_calls(rule, dtype, values, device)
+        g1, calls, rows = _linearity_calls(rule, dtype, values, device)
     except Exception as exc:  # noqa: BLE001
         return [{"dtype": dtype, "cotangent": "1", "error": first_error_line(exc)}], []
-    found, n = [], len(values)
+    seen: dict[int, list] = {}  # input -> (cotangent name, u, got, reference, linear) per cell
+    n = len(values)
     for name, x, cot, reference in calls:
         try:
             _, g = vjp(rule, x, dtype, cot, device)
         except Exception as exc:  # noqa: BLE001
             rows.append({"dtype": dtype, "cotangent": name, "error": first_error_line(exc)})
             continue
-        judged = differ = 0
-        for k in range(x.size):
-            i, want = k % n, cot[k] * reference[k]
-            if _unjudged(want, dtype):
-                continue
-            judged += 1
-            if not equal(Value(float(g[k])), Value(float(want))):
-                differ += 1
-                found.append(Finding(
-                    "vjp_not_linear",
-                    Where("vjp", dtype, "eager", "packed", labels[i], bits(values[i], dtype),
-                          f"{cot[k]:g}" + (" (mixed)" if name == "mixed" else "")),
-                    f"reverse {text(g[k], None)} where {text(cot[k], None)} × "
-                    f"{text(reference[k], None)} = {text(want, None)}"))
-        rows.append({"dtype": dtype, "cotangent": name, "judged": judged,
-                     "unjudged": x.size - judged, "differ": differ})
-    return rows, merged(found, "cotangent")
+        judged = [k for k in range(x.size) if not _unjudged(cot[k] * reference[k], dtype)]
+        for k in judged:
+            linear = equal(Value(float(g[k])), Value(float(cot[k] * reference[k])))
+            seen.setdefault(k % n, []).append((name, cot[k], g[k], reference[k], linear))
+        rows.append({"dtype": dtype, "cotangent": name, "judged": len(judged),
+                     "unjudged": x.size - len(judged),
+                     "differ": sum(not equal(Value(float(g[k])),
+                                             Value(float(cot[k] * reference[k])))
+                                   for k in judged)})
+    found = [_not_linear(Where("vjp", dtype, "eager", "packed", labels[i],
+                               bits(values[i], dtype)), g1[i], cells)
+             for i, cells in seen.items() if not all(c[4] for c in cells)]
+    return rows, found
+
+
+def _not_linear(where: Where, g1: float, cells: list) -> Finding:
+    """One input's cells as one finding, saying how the backward depends on the cotangent:
+    the same value whatever it is, gated on its sign, or otherwise."""
+    wrong = [c for c in cells if not c[4]]
+    names = list(dict.fromkeys(f"{u:g}" + (" (mixed)" if name == "mixed" else "")
+                               for name, u, *_ in wrong))
+    _, u, g, reference, _ = wrong[0]
+    constant = all(equal(Value(float(c[2])), Value(float(g1))) for c in cells)
+    gated = all(c[1] < 0 for c in wrong) and all(c[4] for c in cells if c[1] > 0)
+    pattern = "constant" if constant else "sign" if gated else "other"
+    us = ", ".join(dict.fromkeys(["1"] + [f"{c[1]:g}" for c in cells]))
+    detail = say(PROSE, "not_linear", pattern=pattern, g=text(g, None), u=text(u, None),
+                 g1=text(g1, None), us=us)
+    expected = f"{text(u, None)} × {text(reference, None)} = {text(u * reference, None)}"
+    return Finding("vjp_not_linear", replace(where, cotangent=", ".join(names)), detail,
+                   expected, cells=len(wrong))
 
 
 def rng_states() -> tuple:
@@ -320,28 +398,45 @@ def determinism(rule: Rule, dtype: str, kinks, device) -> tuple[dict, list[Findi
             found.append(Finding("not_deterministic",
                                  Where("determinism", dtype, "eager", "packed", label,
                                        bits(x, dtype)),
-                                 say(PROSE, "per_call", seen=text(seen, None))))
+                                 say(PROSE, "per_call", seen=text(seen, None)),
+                                 "the same bits on every call"))
     if consumed:
         found.append(Finding("consumes_rng", Where("determinism", dtype, "eager"),
-                             say(PROSE, "rng_consumed")))
+                             say(PROSE, "rng_consumed"), "the RNG states as they were"))
     return {"dtype": dtype, "calls": 3, "inputs_differing": sum(
         f.kind == "not_deterministic" for f in found), "consumes_rng": consumed}, found
 
 
 def gradcheck(rule: Rule, kinks, device) -> tuple[list[dict], list[Finding]]:
     """The framework's numeric check (study.measure.probe.numeric_check) in float64, one point
-    a call: at smooth points (SMOOTH_MARGIN from every kink) a failure is a finding; at kinks
-    it is run and reported only."""
+    a call: at smooth points (SMOOTH_MARGIN from every kink) a failure is a finding, with the
+    reverse derivative against the central difference; at kinks it is run and reported only.
+    A point where the value is not finite is outside the rule's domain: not checked."""
     smooth = [p for p in SMOOTH_POINTS if all(abs(p - k) >= SMOOTH_MARGIN for k in kinks)]
     rows, found = [], []
     for point, at_kink in [(p, False) for p in smooth] + [(k, True) for k in sorted(kinks)]:
-        outcome = numeric_check(rule, point, device)
+        outcome = _outside_domain(rule, point, device) or numeric_check(rule, point, device)
         rows.append({"x": point, "at_kink": at_kink, "outcome": outcome})
         if outcome == "failed" and not at_kink:  # a checker that raises says nothing
+            slope = reverse_derivative(rule, point, "float64", device)
+            difference = finite_difference(rule, point, device)
             found.append(Finding("gradcheck_fails",
                                  Where("gradcheck", "float64", "eager", input=f"{point:g}",
-                                       bits=bits(point, "float64")), outcome))
+                                       bits=bits(point, "float64")),
+                                 f"reverse {text(slope, None)}",
+                                 f"≈ {text(difference, FD_FIGURES)}, the central difference "
+                                 f"(step {FD_EPS:g})"))
     return rows, found
+
+
+def _outside_domain(rule: Rule, point: float, device) -> str | None:
+    """'value NaN: not checked' where the rule's float64 value at point is not finite (outside
+    its domain), else None; None too where it raises: numeric_check reports that."""
+    try:
+        value = float(evaluate(rule, np.array([point]), "float64", device)[0])
+    except Exception:  # noqa: BLE001
+        return None
+    return None if np.isfinite(value) else f"value {text(value)}: not checked"
 
 
 def cells_equal(a: Cell, b: Cell) -> bool:

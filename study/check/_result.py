@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from study.compare.cells import Error, Placed, Value, encode
-from study.check._findings import FAILING, PROSE, Finding, exit_code
+from study.check._findings import FAILING, KINDS, PROSE, Finding, by_kind, exit_code
+from study.measure.inputs import ordinary_inputs
 from study.measure.probe import MODES
 from study.report.format import shorten, text
 from study.report.table import Table, frame, markdown
@@ -14,8 +15,10 @@ from study.report.prose import say
 from study.compare.stats import Estimate
 
 ERROR_WIDTH = 60  # an error line in a table; the JSON keeps it whole
+MAX_ROWS = 8  # cells shown where a list could be long; a count for the rest, all in the JSON
+ORDINARY_LABELS = dict(ordinary_inputs("float64"))  # label -> value (in float64)
 
-SCHEMA_VERSION = 2  # 2: cells in the study's one stored form (study.compare.cells)
+SCHEMA_VERSION = 3  # 3: findings with expected, cells, known and reproducer; `known`
 
 
 @dataclass
@@ -41,16 +44,33 @@ class CheckResult:
     cost: dict | None = None
     findings: list[Finding] = field(default_factory=list)
     fail_on: tuple = FAILING
+    known_source: str | None = None  # the known file (or "known="), where one was given
+    accepted: dict = field(default_factory=dict)  # finding id -> the reason it is known
+    fixed: list = field(default_factory=list)  # known entries no finding matched
+    unmeasured: list = field(default_factory=list)  # ... whose dtype this run did not check
+    reproducers: dict = field(default_factory=dict)  # kind -> a pytest file, or why none
+    reproducer_of: dict = field(default_factory=dict)  # finding id -> its own pytest file
+    known_entries: list = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
-        return exit_code(self.findings, self.fail_on)
+        return exit_code(self.findings, self.fail_on, frozenset(self.accepted))
 
     @property
     def ok(self) -> bool:
         return self.exit_code == 0
 
     def to_json(self) -> dict:
+        """The result as data (`study check --json`): `scope` (what --quick skipped),
+        `environment`, `kinks`, `conventions` (a row per dtype, input, execution and placement:
+        `value`, `reverse`, `forward`, `second`, each a cell as result files store it: a number,
+        {"error": line}, or {"values", "where"} where the position matters), `vjp`,
+        `determinism`, `gradcheck`, `matches` (the committed atlas of the installed releases,
+        errata applied), `transforms`, `clone_hazard`, `twin`, `cost`, `findings` (`id`,
+        `kind`, `severity`, `where`, `detail`: what was seen, `expected`, `cells`, `known`: the
+        reason where a known entry accepts it, `reproducer` for a wrong one), `known` (`file`,
+        `accepted`, `fixed`, `not_measured`), `exit_code`. Floats are strings ("-0.0",
+        "nan")."""
         return as_json({
             "schema_version": SCHEMA_VERSION, "target": self.target,
             "framework": self.framework, "style": self.style, "device": self.device,
@@ -58,10 +78,51 @@ class CheckResult:
             "conventions": self.conventions, "vjp": self.vjp, "determinism": self.determinism,
             "gradcheck": self.gradcheck, "matches": self.matches, "transforms": self.transforms,
             "clone_hazard": self.clone_hazard, "twin": self.twin, "cost": self.cost,
-            "findings": [f.as_json() for f in self.findings], "exit_code": self.exit_code})
+            "findings": [self._finding_json(f) for f in self.findings],
+            "known": {"file": self.known_source,
+                      "accepted": [{"id": i, "reason": r} for i, r in self.accepted.items()],
+                      "fixed": [e.as_json() for e in self.fixed],
+                      "not_measured": [e.as_json() for e in self.unmeasured]},
+            "exit_code": self.exit_code})
+
+    def apply_known(self, entries: list, source: str | None) -> None:
+        """Accept the findings known entries match (study.check._known); an entry none
+        matches is fixed, or not measured where this run did not check its dtype or
+        transformation."""
+        from study.check._known import apply
+        self.known_entries, self.known_source = list(entries), source
+        self.accepted, unmatched = apply(self.findings, entries)
+        self.unmeasured = [e for e in unmatched if not self._measured(dict(e.where))]
+        self.fixed = [e for e in unmatched if e not in self.unmeasured]
+
+    def _measured(self, where: dict) -> bool:
+        if where.get("dtype") not in (None, *self.scope["dtypes"]) and \
+                where.get("section") != "gradcheck":
+            return False
+        if where.get("section") == "transforms":
+            return where.get("transformation") in (self.transforms or {})
+        return where.get("section") != "twin" or self.twin is not None
+
+    def updated_known(self) -> dict:
+        """A known file's content for `--update-known`: the entries still matched, and one
+        per new finding of a failing kind, its reason for a person to give."""
+        from study.check._known import updated
+        return updated(self.findings, self.known_entries, self.fail_on)
+
+    def _finding_json(self, f: Finding) -> dict:
+        out = f.as_json()
+        if f.id in self.accepted:
+            out["known"] = self.accepted[f.id]
+        if f.severity == "wrong":
+            out["reproducer"] = self.reproducer_of.get(f.id)
+        return out
 
     def to_markdown(self) -> str:
         return render_markdown(self)
+
+    def first_screen(self) -> str:
+        """The verdict and one row per kind of finding: what pytest shows when a test fails."""
+        return "\n".join(_head(self) + _first_screen(self)).rstrip() + "\n"
 
 
 def float_text(value: float) -> str:
@@ -124,14 +185,74 @@ def _say(name: str, **facts) -> str:
     return say(PROSE, name, **facts)
 
 
-def _findings(r: CheckResult) -> list[str]:
-    out = [_say("heading", section="findings"), "", _say("verdict", code=r.exit_code), ""]
+def _head(r: CheckResult) -> list[str]:
+    return [_say("title", target=r.target), "", _say("rule", framework=r.framework,
+                                                      style=r.style), ""]
+
+
+def _first_screen(r: CheckResult) -> list[str]:
+    """The verdict, then one row per kind of finding: severity, kind, what it means for the
+    user's gradients, how many cells, and the first example with what was expected."""
+    failing = [k for k, group in by_kind(r.findings).items() if k in r.fail_on
+               and any(f.id not in r.accepted for f in group)]
+    out = [_say("verdict", code=r.exit_code, failing=[f"`{k}`" for k in failing],
+                known=len(r.accepted), fixed=len(r.fixed), unmeasured=len(r.unmeasured),
+                source=r.known_source or ""), ""]
     if not r.findings:
-        return out + [_say("no_findings"), ""]
-    order = {"usage": 0, "wrong": 1, "warning": 2, "info": 3}
-    rows = [[f.severity, f"`{f.kind}`", f.where.text(), shorten(f.detail, 2 * ERROR_WIDTH), f.id]
-            for f in sorted(r.findings, key=lambda f: order[f.severity])]
-    return out + _table(["severity", "kind", "where", "what was seen", "id"], rows) + [""]
+        return out + [_say("no_findings"), ""] + _fixed(r)
+    rows = []
+    for kind, group in by_kind(r.findings).items():
+        new = [f for f in group if f.id not in r.accepted]
+        first = example(new or group)
+        cells = sum(f.cells for f in group)
+        rows.append([first.severity if new else "known", f"`{kind}`", KINDS[kind][1],
+                     _say("cells", n=cells, known=sum(f.cells for f in group
+                                                      if f.id in r.accepted)),
+                     _say("example", where=first.where.example(),
+                          seen=shorten(first.detail, 2 * ERROR_WIDTH),
+                          expected=first.expected and shorten(first.expected, ERROR_WIDTH))])
+    return (out + _table(["severity", "kind", "what it means for your gradients", "cells",
+                          "first example"], rows) + [""] + _fixed(r))
+
+
+def example(findings: list[Finding]) -> Finding:
+    """The finding a reader recognises best: at an ordinary input (study.measure.inputs), the
+    one nearest 1 in magnitude, where there is one (a fault there is no edge case); else the
+    first found."""
+    ordinary = [f for f in findings if f.where.input in ORDINARY_LABELS]
+    if not ordinary:
+        return findings[0]
+    return min(ordinary, key=lambda f: abs(math.log(abs(ORDINARY_LABELS[f.where.input]))))
+
+
+def _fixed(r: CheckResult) -> list[str]:
+    out = [_say("fixed_entry", entry=e.text()) for e in r.fixed]
+    out += [_say("unmeasured_entry", entry=e.text()) for e in r.unmeasured]
+    return out + [""] if out else []
+
+
+def _details(r: CheckResult) -> list[str]:
+    """Every finding by kind with its id, and each wrong kind's reproducer."""
+    if not r.findings:
+        return []
+    out = [_say("heading", section="details"), ""]
+    for kind, group in by_kind(r.findings).items():
+        out += [_say("detail_heading", kind=kind, severity=group[0].severity,
+                     meaning=KINDS[kind][1]), ""]
+        rows = [[f.id, f.where.text(), shorten(f.detail, 2 * ERROR_WIDTH),
+                 shorten(f.expected or "—", ERROR_WIDTH), r.accepted.get(f.id, "")]
+                for f in group]
+        header = ["id", "where", "seen", "expected", "known: why"]
+        keep = 5 if any(row[4] for row in rows) else 4
+        out += _table(header[:keep], [row[:keep] for row in rows]) + [""]
+        if group[0].severity == "wrong":
+            code = r.reproducers.get(kind)
+            if code is None or not code.startswith('"""'):
+                out += [_say("no_reproducer", why=code or "none written"), ""]
+            else:
+                out += [_say("reproducer_heading", n=len(group)), "", "```python",
+                        *code.rstrip().split("\n"), "```", ""]
+    return out
 
 
 def _conventions(r: CheckResult) -> list[str]:
@@ -180,9 +301,18 @@ def _determinism_and_gradcheck(r: CheckResult) -> list[str]:
     out = [_say("heading", section="determinism"), ""]
     out += [_say("determinism", d=d) for d in r.determinism]
     out.append(_say("gradcheck", framework=r.framework,
-                    smooth=[g for g in r.gradcheck if not g["at_kink"]],
-                    kinks=[g for g in r.gradcheck if g["at_kink"]]))
+                    smooth=_by_outcome([g for g in r.gradcheck if not g["at_kink"]]),
+                    kinks=_by_outcome([g for g in r.gradcheck if g["at_kink"]])))
     return out + [""]
+
+
+def _by_outcome(points: list[dict]) -> list[tuple[str, list[str]]]:
+    """[(outcome, the points with it)], outcomes in the order first met: "passed at -2.75,
+    -1.3" reads as it is meant, where "0 failed" read as "none failed"."""
+    groups: dict = {}
+    for g in points:
+        groups.setdefault(g["outcome"], []).append(f"x = {text(g['x'], None)}")
+    return [(outcome, xs) for outcome, xs in groups.items()]
 
 
 def _matches(r: CheckResult) -> list[str]:
@@ -202,8 +332,10 @@ def _matches(r: CheckResult) -> list[str]:
         return out + [_say("not_probed"), ""]
     out += [_say("nearest", near=near), ""]
     rows = [[d["dtype"], d["input"], d["mode"], _cell(d["rule"]), _cell(d["builtin"])]
-            for d in near["differing"]]
-    return out + _table(["dtype", "input", "mode", "this rule", near["name"]], rows) + [""]
+            for d in near["differing"][:MAX_ROWS]]
+    more = len(near["differing"]) - len(rows)
+    return (out + _table(["dtype", "input", "mode", "this rule", near["name"]], rows) + [""]
+            + ([_say("more_rows", n=more), ""] if more > 0 else []))
 
 
 def _transforms(r: CheckResult) -> list[str]:
@@ -212,9 +344,11 @@ def _transforms(r: CheckResult) -> list[str]:
     heading = _say("heading", section="transforms")
     if "error" in r.transforms:
         return [heading, "", _say("transforms_not_judged", error=r.transforms["error"]), ""]
+    wrong = {f.where.transformation: f for f in r.findings if f.kind == "transform_wrong"}
     rows = [[col, {"ok": "✓", "wrong": "wrong (silently)"}.get(c["status"], c["status"]),
              _cell(c["detail"]) if c["status"] in ("error", "n/a") else
-             "" if c["status"] == "ok" else text(c["detail"], None)]
+             "" if c["status"] == "ok" or col not in wrong else
+             f"{wrong[col].detail}; expected {wrong[col].expected}"]
             for col, c in r.transforms.items()]
     return ([heading, "", _say("transforms"), ""]
             + _table(["transformation", "result", "detail"], rows) + [""])
@@ -256,9 +390,8 @@ def _scope(r: CheckResult) -> list[str]:
 
 
 def render_markdown(r: CheckResult) -> str:
-    head = [_say("title", target=r.target), "",
-            _say("rule", framework=r.framework, style=r.style), ""]
-    sections = (_findings(r) + _conventions(r) + _vjp(r) + _determinism_and_gradcheck(r)
+    head = _head(r) + _first_screen(r) + ([_say("see_below"), ""] if r.findings else [])
+    sections = (_details(r) + _conventions(r) + _vjp(r) + _determinism_and_gradcheck(r)
                 + _matches(r) + _transforms(r) + _clone_hazard(r) + _twin(r) + _cost(r)
                 + _scope(r))
     return "\n".join(head + sections).rstrip() + "\n"

@@ -1,6 +1,7 @@
 """study.check: one function from a user's rule to a CheckResult. Only the frameworks of the
 rule (and its twin) are imported."""
 import contextlib
+import logging
 import os
 import platform
 import sys
@@ -8,8 +9,8 @@ import warnings
 
 import numpy as np
 
-from study.check import _atlas, _probe, _sections
-from study.check._findings import FAILING, PROSE, Finding
+from study.check import _atlas, _known, _probe, _reproducer, _sections
+from study.check._findings import FAILING, PROSE, Finding, by_kind
 from study.check._load import UsageError, as_rule
 from study.check._result import CheckResult
 from study.measure.devices import resolve_devices
@@ -57,20 +58,39 @@ def _restore(state: dict) -> None:
 
 
 @contextlib.contextmanager
+def _compile_trace_silenced(frameworks):
+    """torch's structured trace log ("torch.__trace") is always at DEBUG and ignores
+    logging.disable, and pytest's log capture hangs its handlers on it: each graph the check
+    compiles put DEBUG lines in a failing test's report (about 140 for one --quick check).
+    Its handlers are taken off for the check and put back, as they were, after."""
+    trace = logging.getLogger("torch.__trace") if "torch" in frameworks else None
+    handlers = list(trace.handlers) if trace else []
+    for handler in handlers:
+        trace.removeHandler(handler)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            if handler not in trace.handlers:
+                trace.addHandler(handler)
+
+
+@contextlib.contextmanager
 def _user_state_restored(frameworks):
     """The settings a check changes (_framework_state) and the RNGs, put back as they were.
     dynamo's compiled-code cache is emptied by each compile here: the user's compiled functions
     compile again on their next call."""
     saved, rng = _framework_state(frameworks), _probe.rng_states()
-    try:
-        use_shared_settings(tuple(frameworks))
-        if "torch" in frameworks:
-            import torch
-            torch.set_grad_enabled(True)
-        yield
-    finally:
-        _restore(saved)
-        _probe.restore_rng(rng)
+    with _compile_trace_silenced(frameworks):
+        try:
+            use_shared_settings(tuple(frameworks))
+            if "torch" in frameworks:
+                import torch
+                torch.set_grad_enabled(True)
+            yield
+        finally:
+            _restore(saved)
+            _probe.restore_rng(rng)
 
 
 def _release(framework: str) -> str | None:
@@ -87,50 +107,84 @@ def _environment() -> dict:
 
 def check(fn, twin=None, *, framework: str | None = None, twin_framework: str | None = None,
           args: tuple = (), kinks: tuple = (), quick: bool = False, device: str = "cpu",
-          fail_on: tuple = FAILING, name: str | None = None,
-          twin_name: str | None = None) -> CheckResult:
+          fail_on: tuple = FAILING, name: str | None = None, twin_name: str | None = None,
+          known=None, source: str | None = None, twin_source: str | None = None
+          ) -> CheckResult:
     """Measure a custom gradient rule as the study measures its own, and say what is wrong.
 
         >>> r = study.check(MyReLU)            # an autograd.Function, custom_op, nn.Module,
-        >>> assert r.ok, r.to_markdown()       # jax.custom_vjp/custom_jvp, or any fn of x
+        >>> assert r.ok, r.first_screen()      # jax.custom_vjp/custom_jvp, or any fn of x
 
     `args` follow x in every call (derivatives are taken with respect to x only); `kinks` are
     probed besides those a scan finds; `quick` keeps float32 and float64 eager, one compiled
     graph, linearity, determinism, gradcheck and the transforms without compile and export.
+    `known`: findings the project accepts (a known file's path, its content, or a list of
+    entries: study.check._known); they do not fail the result. `source`: the rule as
+    MODULE_OR_FILE:ATTR, for the reproducers to import it (else its module and name).
     Raises study.check.UsageError where the rule cannot be checked; never exits.
     """
     if device not in ("cpu", "cuda"):
         raise UsageError(f"unknown device {device!r}; choose cpu or cuda")
+    entries, known_source = _known.as_entries(known)
     rule, style = as_rule(fn, framework, tuple(args), name, tuple(kinks))
-    twin_rule = None if twin is None else as_rule(twin, twin_framework, tuple(args), twin_name,
-                                                  tuple(kinks))[0]
+    twin_rule, twin_style = (None, None) if twin is None else as_rule(
+        twin, twin_framework, tuple(args), twin_name, tuple(kinks))
     frameworks = {rule.framework} | ({twin_rule.framework} if twin_rule else set())
     dev, = resolve_devices(device, tuple(sorted(frameworks)))
     with _user_state_restored(frameworks), dev.as_default():
-        findings: list[Finding] = _probe.check_callable(rule, dev)
-        scanned = _probe.scan_kinks(rule, dev) if not findings else ()
-        probed = tuple(sorted(set(() if isinstance(scanned, str) else scanned) | set(kinks)
-                              | {0.0}))
-        fw = rule.framework
-        dtypes = QUICK_DTYPES if quick else DTYPES
-        placements = (QUICK_PLACEMENTS if quick else EAGER_PLACEMENTS)[fw]
-        compiled = say(PROSE, "compiled_scope", compiler=COMPILERS[fw], quick=quick,
-                       at=COMPILED_PLACEMENTS[fw][0])
-        result = CheckResult(
-            target=rule.name, framework=fw, style=style, device=dev.name,
-            scope={"quick": quick, "skipped": list(QUICK_SKIPS) if quick else [],
-                   "dtypes": list(dtypes), "placements": list(placements),
-                   "compiled": compiled},
-            environment=_environment(),
-            kinks={"scanned": scanned if isinstance(scanned, str) else list(scanned),
-                   "given": list(kinks), "probed": list(probed)},
-            findings=findings, fail_on=tuple(fail_on))
-        if findings:  # not elementwise: no measurement here would mean what it says
-            return result
-        _measure(result, rule, dev, probed, quick, dtypes, placements)
-        if twin_rule is not None:
-            _compare_twin(result, rule, twin_rule, dev, probed, dtypes)
+        result = _checked(rule, style, twin_rule, dev, tuple(kinks), quick, tuple(fail_on))
+    result.apply_known(entries, known_source)
+    twin_of = None if twin is None else (
+        _reproducer.Source.of(twin, twin_source, twin_style, tuple(args)), twin_rule.framework)
+    _write_reproducers(result, _reproducer.Source.of(fn, source, style, tuple(args)),
+                       twin_of if twin_of and not isinstance(twin_of[0], str) else None)
     return result
+
+
+def _checked(rule, style, twin_rule, dev, kinks, quick, fail_on) -> CheckResult:
+    findings: list[Finding] = _probe.check_callable(rule, dev)
+    scanned = _probe.scan_kinks(rule, dev) if not findings else ()
+    probed = tuple(sorted(set(() if isinstance(scanned, str) else scanned) | set(kinks)
+                          | {0.0}))
+    fw = rule.framework
+    dtypes = QUICK_DTYPES if quick else DTYPES
+    placements = (QUICK_PLACEMENTS if quick else EAGER_PLACEMENTS)[fw]
+    compiled = say(PROSE, "compiled_scope", compiler=COMPILERS[fw], quick=quick,
+                   at=COMPILED_PLACEMENTS[fw][0])
+    result = CheckResult(
+        target=rule.name, framework=fw, style=style, device=dev.name,
+        scope={"quick": quick, "skipped": list(QUICK_SKIPS) if quick else [],
+               "dtypes": list(dtypes), "placements": list(placements), "compiled": compiled},
+        environment=_environment(),
+        kinks={"scanned": scanned if isinstance(scanned, str) else list(scanned),
+               "given": list(kinks), "probed": list(probed)},
+        findings=findings, fail_on=fail_on)
+    if findings:  # not elementwise: no measurement here would mean what it says
+        return result
+    _measure(result, rule, dev, probed, quick, dtypes, placements)
+    if twin_rule is not None:
+        _compare_twin(result, rule, twin_rule, dev, probed, dtypes)
+    return result
+
+
+def _write_reproducers(result: CheckResult, source, twin) -> None:
+    """Per wrong kind, one pytest file for all its findings (the markdown's), and per wrong
+    finding its own (the JSON's); where none can be written, why."""
+    for kind, group in by_kind(result.findings).items():
+        if group[0].severity != "wrong":
+            continue
+        why = _reproducer.why_none(group, source)
+        if kind == "convention_differs_from_twin" and twin is None and why is None:
+            why = "the twin's import is not known: pass twin_source='MODULE_OR_FILE:ATTR'"
+        if why is not None:
+            result.reproducers[kind] = why
+            continue
+        kinks = result.kinks["probed"]
+        result.reproducers[kind] = _reproducer.reproducer(group, source, result.framework,
+                                                          twin, kinks, result.device)
+        for f in group:
+            result.reproducer_of[f.id] = _reproducer.reproducer([f], source, result.framework,
+                                                                twin, kinks, result.device)
 
 
 def _measure(result: CheckResult, rule, dev, kinks, quick: bool, dtypes, placements) -> None:
@@ -142,7 +196,8 @@ def _measure(result: CheckResult, rule, dev, kinks, quick: bool, dtypes, placeme
         rows, more = _probe.linearity(rule, dtype, kinks, dev)
         result.vjp += rows
         found += more
-    found += _probe.finiteness_findings(result.conventions)
+    around = {dtype: _probe.finite_around(rule, dtype, kinks, dev) for dtype in dtypes}
+    found += _probe.finiteness_findings(result.conventions, around)
     found += _probe.compiled_findings(result.conventions)
     for dtype in QUICK_DTYPES:
         row, more = _probe.determinism(rule, dtype, kinks, dev)

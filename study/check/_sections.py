@@ -10,6 +10,7 @@ from study.compare.cells import Cell, equal, values_of
 from study.compare.stats import paired_ratio
 from study.errors import first_error_line
 from study.measure.rule import Rule, reference_relu
+from study.report.format import text
 from study.report.prose import say
 from study.workloads.timing import time_interleaved
 
@@ -18,6 +19,7 @@ SECOND_ORDER_ATOL = 1e-6  # its truncation and round-off stay far below this at 
 MATCHED_MODES = ("value", "reverse")
 NOT_KINKS = {"min_normal", "+nan", "+inf", "-inf"}  # probe inputs that are no kink's
 COST_ELEMENTS = 10 ** 6
+MAX_SHOWN = 3  # elements that differ, shown with their position; a count for the rest
 SAVED_BYTES_ELEMENTS = 1024  # a multiple of 8: a bit mask packs without padding
 
 
@@ -25,7 +27,9 @@ SAVED_BYTES_ELEMENTS = 1024  # a multiple of 8: a bit mask packs without padding
 
 def own_reference(rule: Rule, kinks, device) -> dict:
     """What each transformation should return: the rule's own eager value and reverse
-    derivative (float64), and a central difference of that derivative at smooth points."""
+    derivative (float64), and a central difference of that derivative at smooth points. An
+    off-diagonal Jacobian entry is 0 × the derivative at one of its two inputs: where that is
+    NaN or infinite the entry is NaN, which is no dependence, so it is not judged (NaN)."""
     def value(a):
         return vjp(rule, a, "float64", 1.0, device)[0]
 
@@ -40,7 +44,35 @@ def own_reference(rule: Rule, kinks, device) -> dict:
             near |= np.abs(np.asarray(a) - k) < SMOOTH_MARGIN
         return np.where(near, np.nan, out)
     from study.workloads import transformations
-    return transformations.expected_from(value, derivative, second)
+    expected = transformations.expected_from(value, derivative, second)
+    finite = np.isfinite(derivative(transformations.X))
+    off_diagonal = ~np.eye(finite.size, dtype=bool) & ~(finite[:, None] & finite[None, :])
+    for col in ("jacfwd", "jacrev"):
+        expected[col] = np.where(off_diagonal, np.nan, expected[col])
+    return expected
+
+
+def differing_elements(got, want, atol: float, labels=None) -> tuple[str, str]:
+    """(what was seen, what was expected) where two arrays differ (beyond atol, where `want`
+    is judged: not NaN): the first MAX_SHOWN elements that differ, each with its position (its
+    label, else its index), and a count for the rest."""
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    if got.shape != want.shape:
+        return f"shape {list(got.shape)}", f"shape {list(want.shape)}"
+    judged = ~np.isnan(want)
+    with np.errstate(invalid="ignore"):
+        close = np.isclose(got, want, rtol=0, atol=atol, equal_nan=True) | ~judged
+    differ = [tuple(int(i) for i in idx) for idx in np.argwhere(~close)]
+
+    def at(idx):
+        return labels[idx[0]] if labels is not None and len(idx) == 1 else \
+            "[" + ", ".join(map(str, idx)) + "]"
+    shown = differ[:MAX_SHOWN]
+    seen = "; ".join(f"{text(got[i], None)} at {at(i)}" for i in shown)
+    rest = [f"{len(differ) - len(shown)} more differ"] if len(differ) > len(shown) else []
+    rest += [f"{int(close.sum())} of {got.size} agree"]
+    return (f"{seen} ({', '.join(rest)})",
+            ", ".join(text(want[i], None) for i in shown) + (" there" if shown else ""))
 
 
 def transforms(rule: Rule, kinks, device, columns, backend: str) -> tuple[dict, list[Finding]]:
@@ -54,11 +86,15 @@ def transforms(rule: Rule, kinks, device, columns, backend: str) -> tuple[dict, 
         return {"error": first_error_line(exc)}, []
     cells = transformations.transformation_cells(rule.framework, rule.fn, reference, backend,
                                                  device, columns, atol)
+    labels = [f"x = {text(x, None)}" for x in transformations.X]
     found = []
     for col, cell in cells.items():
         where = Where("transforms", "float64", transformation=col)
         if cell["status"] == "wrong":
-            found.append(Finding("transform_wrong", where, f"returned {cell['detail']}"))
+            seen, expected = differing_elements(cell["detail"], reference[col],
+                                                atol.get(col, transformations.EXACT), labels)
+            cell["expected"] = reference[col]
+            found.append(Finding("transform_wrong", where, seen, expected))
         elif cell["status"] == "error":
             found.append(Finding("transform_error", where, cell["detail"]))
     return cells, found
@@ -70,18 +106,21 @@ def clone_hazards(rule: Rule, device) -> tuple[list[dict], list[Finding]]:
     """Each clone_hazard graph with the rule as it is and with its incoming gradient cloned
     first: where the two gradients differ, the backward writes into grad_output."""
     from study.workloads import clone_hazard
+    labels = [f"x = {text(x, None)}" for x in clone_hazard.X]
     rows, found = [], []
     for case in clone_hazard.CASES:
         plain, warning, error = clone_hazard.torch_grad(rule.fn, case, device)
         safe, _, safe_error = clone_hazard.torch_grad(clone_hazard.guarded(rule.fn), case, device)
-        changed = plain is not None and safe is not None and not np.array_equal(plain, safe)
+        changed = (plain is not None and safe is not None
+                   and not np.array_equal(plain, safe, equal_nan=True))
         rows.append({"graph": case, "gradient": plain, "with_cloned_incoming": safe,
                      "changed": changed, "warning": warning, "error": error or safe_error})
         if changed:
+            seen, expected = differing_elements(plain, safe, 0.0, labels)
             found.append(Finding("writes_grad_output", Where("clone hazard", "float64", "eager",
                                                              transformation=case),
-                                 say(PROSE, "cloned", plain=plain.tolist(),
-                                     safe=safe.tolist())))
+                                 f"gradient {seen}",
+                                 say(PROSE, "cloned", safe=expected)))
     return rows, found
 
 
@@ -120,7 +159,7 @@ def twin_nets(rule: Rule, twin: Rule, device) -> tuple[list[dict], list[Finding]
         if differ and not arithmetic:
             found.append(Finding("convention_differs_from_twin",
                                  Where("twin", "float32", "eager", input=dataset),
-                                 f"{', '.join(differ)} differ"))
+                                 f"{', '.join(differ)} differ", say(PROSE, "twin_net")))
     return rows, found
 
 
@@ -138,8 +177,8 @@ def twin_conventions(rows: list[dict], twin_rows: list[dict]) -> list[Finding]:
                 found.append(Finding("convention_differs_from_twin",
                                      Where("twin", row["dtype"], "eager", "packed", row["input"],
                                            row["bits"], transformation=mode),
-                                     say(PROSE, "twin_cells", ours=row[mode],
-                                         theirs=other[mode])))
+                                     text(row[mode], None),
+                                     say(PROSE, "twin_cell", theirs=other[mode])))
     return found
 
 

@@ -1,0 +1,142 @@
+"""A minimal reproducer for each wrong finding: a self-contained pytest file that imports the
+rule as the check did, builds each input from its exact bits (one element; the placement the
+finding names), and asserts what a correct rule gives there. It fails on the rule checked and
+passes on one that is right at those inputs.
+
+    >>> print(reproducer(findings, Source.of(AlphaAtZero, "tests/rules.py:AlphaAtZero",
+    ...                                       "autograd.Function (forward(ctx, ...))"), "torch"))
+"""
+import os
+from dataclasses import dataclass
+
+from study.check._findings import Finding
+
+APPLY_STYLES = ("autograd.Function (setup_context)", "autograd.Function (forward(ctx, ...))")
+NO_REPRODUCER = {  # kinds whose findings need more than one rule at one input
+    "convention_differs_from_twin": "a net-level difference: the cell-level ones have one",
+}
+
+
+@dataclass(frozen=True)
+class Source:
+    """How a reproducer imports the rule and makes it a function of x: `spec` is
+    MODULE_OR_FILE:ATTR (a file by its absolute path), `call` what follows the attribute
+    ('.apply' for an autograd.Function, '()' for an nn.Module class), `args` the literals
+    after x."""
+    spec: str
+    call: str = ""
+    args: tuple = ()
+
+    @staticmethod
+    def of(obj, spec: str | None, style: str, args: tuple = ()) -> "Source | str":
+        """The Source of a checked object, or why there is none: the spec given (the command
+        line's), else the object's own module and name where that names it again."""
+        from study.measure.rule import Rule, load
+        if isinstance(obj, Rule):
+            from study.measure import rules
+            if obj.key not in {r.key for r in rules.RULES}:
+                return "a Rule outside the registry: pass source='MODULE_OR_FILE:ATTR'"
+            return Source("study.measure.rules:by_key", f"({obj.key!r}).fn", args)
+        if spec is None:
+            module, name = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+            if not module or not name or module == "__main__" or "<locals>" in name:
+                return ("study.check cannot tell where the rule is defined (in __main__, in a "
+                        "function, or an instance): pass source='MODULE_OR_FILE:ATTR'")
+            spec = f"{module}:{name}"
+            try:
+                if load(spec) is not obj:
+                    return f"{spec} names another object: pass source='MODULE_OR_FILE:ATTR'"
+            except Exception as exc:  # noqa: BLE001
+                return f"{spec} does not load ({exc}): pass source='MODULE_OR_FILE:ATTR'"
+        where, _, attr = spec.rpartition(":")
+        if where.endswith(".py") or os.sep in where:
+            spec = f"{os.path.abspath(where)}:{attr}"
+        call = (".apply" if style in APPLY_STYLES else "()" if style == "nn.Module class"
+                else "")
+        return Source(spec, call, tuple(args))
+
+    def lines(self, name: str = "rule") -> list[str]:
+        """Code that defines `name`, a function of x, as the check called it."""
+        where, _, attr = self.spec.rpartition(":")
+        if where.endswith(".py"):
+            module = os.path.splitext(os.path.basename(where))[0]
+            out = [f"sys.path.insert(0, {os.path.dirname(where)!r})  # its neighbours import",
+                   f"_spec = importlib.util.spec_from_file_location({module!r}, {where!r})",
+                   "_module = importlib.util.module_from_spec(_spec)",
+                   "_spec.loader.exec_module(_module)",
+                   f"_{name} = _module.{attr}{self.call}"]
+        else:
+            out = [f"_{name} = importlib.import_module({where!r}).{attr}{self.call}"]
+        extra = "".join(f", {a!r}" for a in self.args)
+        if not extra:
+            return out[:-1] + [out[-1].replace(f"_{name} = ", f"{name} = ", 1)]
+        return out + [f"{name} = (lambda x: _{name}(x{extra}))  # the arguments after x"]
+
+
+def _bits(finding: Finding) -> str:
+    return f"0x{int(finding.where.bits, 16):0{len(finding.where.bits) - 2}x}"
+
+
+def _placement(finding: Finding) -> str:
+    return (finding.where.placement or "packed").split(", ")[0]
+
+
+def _case(finding: Finding) -> tuple[list[str], str]:
+    """(the test's parameters as code, a comment naming the input) for one finding."""
+    w, k = finding.where, finding.kind
+    label = f"  # x = {w.input}" if w.input else ""
+    if k == "vjp_not_linear":
+        return [repr(w.dtype), _bits(finding), repr(float(w.first_cotangent()))], label
+    if k in ("not_deterministic", "gradcheck_fails"):
+        return [repr(w.dtype), _bits(finding)], label
+    if k in ("forward_not_finite", "reverse_not_finite"):
+        return [repr(w.dtype), _bits(finding), repr(_placement(finding)),
+                repr(w.execution == "compiled")], label
+    if k == "compiled_differs":
+        return [repr(w.dtype), _bits(finding), repr(_placement(finding)),
+                repr(w.transformation)], label
+    if k == "convention_differs_from_twin":
+        return [repr(w.dtype), _bits(finding), repr(w.transformation)], label
+    if k in ("transform_wrong", "writes_grad_output"):
+        return [repr(w.transformation)], ""
+    raise ValueError(f"no reproducer for {k}")
+
+
+PARAMETERS = {
+    "vjp_not_linear": "dtype, bits, cotangent", "not_deterministic": "dtype, bits",
+    "gradcheck_fails": "dtype, bits",
+    "forward_not_finite": "dtype, bits, placement, is_compiled",
+    "reverse_not_finite": "dtype, bits, placement, is_compiled",
+    "compiled_differs": "dtype, bits, placement, mode",
+    "convention_differs_from_twin": "dtype, bits, mode", "transform_wrong": "column",
+    "writes_grad_output": "graph",
+}
+
+
+def why_none(findings: list[Finding], source) -> str | None:
+    """Why these findings (one kind) get no reproducer, or None where they do."""
+    if isinstance(source, str):
+        return source
+    kind = findings[0].kind
+    if kind == "convention_differs_from_twin" and any(f.where.bits is None for f in findings):
+        return NO_REPRODUCER[kind]
+    return None
+
+
+def reproducer(findings: list[Finding], source: Source, framework: str,
+               twin: tuple[Source, str] | None = None, kinks=(), device: str = "cpu") -> str:
+    """A pytest file for findings of one wrong kind: one test, parametrised by each finding's
+    input (its dtype and bits, its cotangent, placement, mode or transformation)."""
+    kind = findings[0].kind
+    from study.check import _reproducer_code as code
+    head = code.preamble(framework, kind, source, twin, device)
+    body = code.BODIES[framework][kind]
+    rows = []
+    for f in findings:
+        params, comment = _case(f)
+        row = params[0] if len(params) == 1 else f"({', '.join(params)})"
+        rows.append(f"    {row},{comment}")
+    extra = code.helpers(framework, kind, kinks, findings)
+    test = [f"@pytest.mark.parametrize({PARAMETERS[kind]!r}, [", *rows, "])",
+            f"def test_{kind}({PARAMETERS[kind]}):", *body]
+    return "\n".join(head + ["", ""] + (extra + ["", ""] if extra else []) + test) + "\n"
