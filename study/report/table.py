@@ -17,15 +17,13 @@ measured (a derivative at a NaN input) is shown by the cell type that measured i
 CSV
 back: no label is one of pandas' missing-value strings (the NaN probe is "+nan", not "nan").
 """
-import csv as _csv
-import io
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from study.report.format import csv_value, latex_escape, row_texts
+from study.report.format import csv_column, latex_escape, row_texts
 from study.compare.stats import Estimate
 
 
@@ -82,7 +80,7 @@ def tidy(frame: pd.DataFrame) -> pd.DataFrame:
     out = {}
     for name in frame.columns:
         values = list(frame[name])
-        if any(isinstance(v, Estimate) for v in values):
+        if any(issubclass(kind, Estimate) for kind in set(map(type, values))):
             for part, suffix in (("value", ""), ("lo", " lo"), ("hi", " hi"), ("n", " n")):
                 out[f"{name}{suffix}"] = pd.Series(  # object: an n stays an int beside a None
                     [getattr(v, part) if isinstance(v, Estimate) else
@@ -93,11 +91,10 @@ def tidy(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def csv(table: Table) -> str:
-    """The listing (or the view), tidy, at full precision."""
+    """The listing (or the view), tidy, at full precision: each column's cells as text by one
+    formatter (study.report.format.csv_column), written by pandas."""
     frame = tidy(table.listing if table.listing is not None else table.frame)
-    out = io.StringIO()
-    writer = _csv.writer(out, lineterminator="\n")
-    writer.writerow(frame.columns)
-    for row in _cells(frame):
-        writer.writerow([csv_value(v) for v in row])
-    return out.getvalue()
+    texts = pd.DataFrame({i: csv_column(frame.iloc[:, i]) for i in range(frame.shape[1])},
+                         index=range(len(frame)), dtype=object)
+    texts.columns = frame.columns
+    return texts.to_csv(index=False, lineterminator="\n")
