@@ -3,7 +3,7 @@
 Each cuda run is paired with a cpu run of the same experiment and scope: of the same releases
 and machine (host and CPU model) where there is one, else the closest (same torch, then the
 newest), marked as differing in releases or machine. Cells are compared by
-study.compare.reproduction.compare_cells, as a rerun is (timing is left out: its numbers are
+study.compare.reproduction.compare_runs, as a rerun is (timing is left out: its numbers are
 compared
 within a run, never across devices). Each differing cell
 is put in a group by what it shows, a pure function of its name and its two values:
@@ -20,7 +20,7 @@ from functools import cache
 
 from study.compare.cells import Cell, Error, Placed, Value
 from study.measure.conventions import finfo
-from study.compare.reproduction import CellComparison, cells_of, compare_cells
+from study.compare.reproduction import CellComparison, compare_runs
 from study.runs.results import Run
 
 NOT_ACROSS_DEVICES = ("timing",)
@@ -57,20 +57,13 @@ def _partner(cuda: Run, runs: list[Run]) -> Run | None:
 
 def pairs(runs: list[Run], experiments) -> list[DevicePair]:
     by_name = {e.name: e for e in experiments}
-    cells: dict[int, dict] = {}  # a cpu run may partner several cuda runs: its cells once
-
-    def cells_of_run(run: Run) -> dict:
-        if id(run) not in cells:
-            cells[id(run)] = cells_of(by_name[run.experiment], run)
-        return cells[id(run)]
     out = []
     for cuda in (r for r in runs if r.provenance["device"] == "cuda"
                  and r.experiment not in NOT_ACROSS_DEVICES and r.experiment in by_name):
         cpu = _partner(cuda, runs)
         if cpu is None:
             continue
-        c = compare_cells(cells_of_run(cpu), cells_of_run(cuda),
-                          by_name[cuda.experiment].comparison.tolerance)
+        c = compare_runs(by_name[cuda.experiment], cpu, cuda)
         out.append(DevicePair(
             **vars(c), experiment=cuda.experiment, cpu=cpu, cuda=cuda,
             same_releases=all(cpu.provenance[k] == cuda.provenance[k] for k in ("torch", "jax")),
