@@ -18,6 +18,8 @@ CSV
 back: no label is one of pandas' missing-value strings (the NaN probe is "+nan", not "nan").
 """
 import math
+from itertools import chain
+from operator import itemgetter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -49,8 +51,15 @@ def _missing(value) -> bool:
 def frame(rows: list[dict], columns: list[str] | None = None) -> pd.DataFrame:
     """A frame whose cells stay as given: object dtype, so an int stays an int and a None is
     not turned into a NaN (pandas would); a key a row lacks is None."""
-    columns = columns or list(dict.fromkeys(k for r in rows for k in r))
-    return pd.DataFrame([[r.get(c) for c in columns] for r in rows], columns=columns, dtype=object)
+    columns = columns or list(dict.fromkeys(chain.from_iterable(rows)))
+    if len(columns) > 1 and all(len(r) == len(columns) for r in rows):
+        try:  # every row has every column: the cells picked in C
+            cells = list(map(itemgetter(*columns), rows))
+        except KeyError:
+            cells = [[r.get(c) for c in columns] for r in rows]
+    else:
+        cells = [[r.get(c) for c in columns] for r in rows]
+    return pd.DataFrame(cells, columns=columns, dtype=object)
 
 
 def markdown(table: Table) -> str:
