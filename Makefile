@@ -72,3 +72,11 @@ history: $(BOOTSTRAP)
 .PHONY: bench-check
 bench-check: $(BOOTSTRAP)
 	$(PYTHON) tests/bench_check_wall_time.py
+
+# Wall time of `study report` over the committed results, and of `make test` and `make report`
+# from a fresh clone of HEAD, set-up included (a benchmark, not part of `make test`; minutes:
+# writes reports/benchmarks/speed.json). BENCH_ARGS: e.g. --only report --repeat 5.
+.PHONY: bench-speed
+BENCH_ARGS ?=
+bench-speed: $(BOOTSTRAP)
+	$(PYTHON) tests/bench_speed.py $(BENCH_ARGS)
