@@ -87,14 +87,10 @@ def _cells(releases: list[Release]) -> dict[tuple, object]:
     out = {}
     for r in releases:
         for op in (op for op in r.atlas.ops + r.atlas.compiled if op.framework == r.framework):
-            execution = op.compiler or "eager"
-            first = {label: i for i, label in reversed(list(enumerate(op.inputs)))}  # as .index
             for mode in (m for m in op.modes if m not in op.withdrawn):
-                cells = op.modes[mode]  # a cell per input, or one Error for all (OpAtlas.cell)
                 for label in op.inputs:
-                    cell = cells if isinstance(cells, Error) else cells[first[label]]
-                    out[((op.name, op.dtype, label, mode, execution), r.release)] = (
-                        r.framework, cell)
+                    key = (op.name, op.dtype, label, mode, op.compiler or "eager")
+                    out[(key, r.release)] = (r.framework, op.cell(mode, label))
     return out
 
 
