@@ -118,6 +118,10 @@ def main() -> None:
         record[name] = {"target_s": TARGETS_S[name], **result, "utc": started, **common}
         print(f"{name}: {_said(result)} (target {TARGETS_S[name]:.0f} s), at "
               f"{common['commit'][:10]}{' (dirty)' if common['dirty'] else ''}", flush=True)
+        _write(record)  # after each step: an interrupted benchmark keeps what it measured
+
+
+def _write(record: dict) -> None:
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     with open(OUT, "w", encoding="utf-8") as f:
         json.dump(record, f, indent=1)
