@@ -19,10 +19,20 @@ endif
 
 .PHONY: report run test reference clean history gpu
 
+# uv installs the pinned versions (constraints.txt) in about 45 s here where pip took 2 min; it
+# reads no pip.conf, so it is given pip's find-links (where a local CPU torch wheel lies). Where
+# uv cannot be installed, pip installs everything, and says so.
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON3) -m venv $(VENV)
-	$(VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/bin/python -m pip install --quiet -c constraints.txt -e '.[study,test]'
+	if $(VENV)/bin/python -m pip install --quiet -c constraints.txt uv; then \
+	  links="$$($(VENV)/bin/python -m pip config get global.find-links 2>/dev/null) $${PIP_FIND_LINKS:-}"; \
+	  $(VENV)/bin/python -m uv pip install --quiet --python $(VENV)/bin/python -c constraints.txt \
+	    $$(for d in $$links; do printf -- '--find-links %s ' "$$d"; done) -e '.[study,test]'; \
+	else \
+	  echo "make: uv could not be installed; pip installs .venv (about 2 min)" >&2; \
+	  $(VENV)/bin/python -m pip install --quiet --upgrade pip && \
+	  $(VENV)/bin/python -m pip install --quiet -c constraints.txt -e '.[study,test]'; \
+	fi
 	touch $@
 
 report: $(BOOTSTRAP)
@@ -98,3 +108,11 @@ test-install: $(BOOTSTRAP)
 mutation: $(BOOTSTRAP)
 	$(PYTHON) -m mutmut --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet -c constraints.txt mutmut
 	$(PYTHON) tests/mutation.py
+
+# Wall time of `study report` over the committed results, and of `make test` and `make report`
+# from a fresh clone of HEAD, set-up included (a benchmark, not part of `make test`; minutes:
+# writes reports/benchmarks/speed.json). BENCH_ARGS: e.g. --only report --repeat 5.
+.PHONY: bench-speed
+BENCH_ARGS ?=
+bench-speed: $(BOOTSTRAP)
+	$(PYTHON) tests/bench_speed.py $(BENCH_ARGS)

@@ -105,3 +105,36 @@ def committed_document(committed_runs):
 def committed(committed_document):
     return committed_document.files
 
+
+
+# The committed report is rendered once a run, not once a worker: under pytest-xdist, the test
+# files that read the render go to one worker together, every other test to whichever worker
+# is free (as xdist's default, load). xdist_group marks with --dist loadgroup would say this, but
+# they group nothing under pytest 9.2 (pytest-xdist issue 1386).
+READS_THE_RENDER = ("tests/test_report.py::", "tests/test_report_cells.py::",
+                    "tests/test_report_citation.py::")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    elsewhere = [item.nodeid for item in items
+                 if {"committed", "committed_document"} & set(getattr(item, "fixturenames", ()))
+                 and not item.nodeid.startswith(READS_THE_RENDER)]
+    if elsewhere:
+        files = ", ".join(f.rstrip(":") for f in READS_THE_RENDER)
+        raise pytest.UsageError(f"{elsewhere[0]} reads the committed render: put it in one of "
+                                f"{files} (tests/conftest.py)")
+
+
+try:
+    from xdist.scheduler import LoadScopeScheduling
+except ImportError:  # a python without pytest-xdist (make test PY=...) runs the suite in one
+    pass
+else:
+    class RenderOnce(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "the committed render" if nodeid.startswith(READS_THE_RENDER) else nodeid
+
+    def pytest_xdist_make_scheduler(config, log):
+        if config.getvalue("dist") == "load":
+            return RenderOnce(config, log)

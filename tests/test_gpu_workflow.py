@@ -15,8 +15,9 @@ from study.runs.provenance import REPO_ROOT
 
 
 def dry_run(*variables: str) -> list[list[str]]:
-    done = subprocess.run(["make", "-n", "gpu", "PY=python3", *variables], cwd=REPO_ROOT,
-                          capture_output=True, text=True, check=True)
+    # under an outer make (make test) a sub-make prints "Entering directory" unless told not to
+    done = subprocess.run(["make", "--no-print-directory", "-n", "gpu", "PY=python3", *variables],
+                          cwd=REPO_ROOT, capture_output=True, text=True, check=True)
     return [shlex.split(line, comments=True)
             for line in done.stdout.replace("\\\n", " ").splitlines() if line.strip()]
 

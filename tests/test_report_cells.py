@@ -125,3 +125,48 @@ def test_an_error_line_quoted_as_measured_is_not_a_repr_of_ours():
     quoted = "2.4.1: TorchRuntimeError: Failed running call_function f(*(T(..., size=(4,)), x=None)"
     assert not bad_markdown_cells(f"| by release |\n|---|\n| {quoted} |\n")
     assert bad_markdown_cells("| op |\n|---|\n| Value(value=0.0, lo=None, hi=None) |\n")
+
+
+def test_a_csv_column_is_written_as_each_of_its_cells_alone():
+    # csv() formats a column at once (study.report.format.csv_column); the oracle is csv_value
+    # cell by cell through Python's csv writer, as every CSV was written before
+    import numpy as np
+    from study.compare.cells import Error
+    from study.compare.stats import Estimate
+    from study.report.format import csv_column, csv_value
+    from study.report.table import _missing, tidy
+    columns = {
+        "floats": [0.1, -0.0, 0.0, float("nan"), float("inf"), -float("inf"), 1e16, None],
+        "numpy floats": [np.float64(2.5), np.float32(0.1), np.float64(-0.0), None, 1.0, 3.0,
+                         np.float64("nan"), 7.25],
+        "ints": [1, np.int64(-2), None, 10 ** 20, 0, 3, 4, 5],
+        "texts": ["a,b", 'say "x"', "two\nlines", "", "+nan", "é", "-0", "x"],
+        "mixed": [True, np.bool_(False), 1, 2.5, "s", [1.0, None], {"k": 1}, pd.NA],
+        "cells": [Value(1.5), Value(-0.0), Error("ValueError: x"), Value(2.0, 1.0, 3.0),
+                  Estimate(1.0, 0.5, 1.5, 20), Estimate(2.0), None, Value("label")],
+    }
+    table = Table("t", "T", "", frame([dict(zip(columns, row)) for row in zip(*columns.values())]))
+    for name, values in columns.items():
+        if name != "cells":  # an Estimate column is split into four by tidy() first
+            assert csv_column(values) == ["" if _missing(v) else csv_value(v) for v in values]
+    out = io.StringIO()
+    writer = csvlib.writer(out, lineterminator="\n")
+    listing = tidy(table.frame)
+    writer.writerow(listing.columns)
+    for row in listing.itertuples(index=False):
+        writer.writerow(["" if _missing(v) else csv_value(v) for v in row])
+    assert csv(table) == out.getvalue()
+    assert csv(Table("e", "E", "", frame([], ["a", "b"]))) == "a,b\n"
+
+
+def test_a_frame_keeps_every_cell_as_given_with_or_without_a_key_in_every_row():
+    full = [{"a": 1, "b": None, "c": [1.0]}, {"a": 2.5, "b": "x", "c": {"k": 1}}]
+    ragged = [{"a": 1}, {"b": 2, "a": 3}, {"c": None, "b": 4, "a": 5}]
+    same_size = [{"a": 1, "b": 2}, {"b": 3, "c": 4}]  # as many keys, not the same ones
+    for rows, columns in ((full, None), (ragged, None), (same_size, None), (full, ["c", "a"])):
+        got = frame(rows, columns)
+        names = columns or list(dict.fromkeys(k for r in rows for k in r))
+        assert list(got.columns) == names
+        assert [[type(v) for v in row] for row in got.values.tolist()] == [
+            [type(r.get(c)) for c in names] for r in rows]
+        assert got.values.tolist() == [[r.get(c) for c in names] for r in rows]

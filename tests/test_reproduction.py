@@ -245,3 +245,58 @@ def test_a_reference_measured_again_is_compared_with_the_earlier_reference_on_it
     h100 = run([{"case": "a", "v": 1.0}], device="cuda", gpu={"name": "NVIDIA H100 80GB HBM3"},
                utc="2026-03-01T00:00:00+00:00", host="other")
     assert reproduction.matching_reference(h100, [g1, g3])[0] is g1
+
+
+# Two runs whose records differ in every way a field can: the oracle is compare_cells over every
+# leaf made a cell (cells_of), which compare_runs must give exactly, order included.
+FIELD_EDGES = (
+    [{"case": "a", "v": [1.0, float("nan"), -0.0, 2], "w": {"x.y": 1, "x": {"y": 2}}},
+     {"case": "b", "v": 3.0, "result": "ValueError: no", "gone": 1.0},
+     {"case": "c", "v": [[1.0, 2.0], [3.0]], "step": {"status": "error", "detail": "E: x"}},
+     {"case": "d", "v": 7.0, "withdrawn": "why"},
+     {"case": "e", "v": 1.0, "w": 2.0, "withdrawn_fields": {"w": "why"}}],
+    [{"case": "x", "v": [5.0]},
+     {"case": "c", "v": [[1.0, 2.5], [3.0], [4.0]], "step": {"status": "error", "detail": "E: y"}},
+     {"case": "a", "v": [1, float("nan"), 0.0, 2.0], "w": {"x": {"y": 2}, "x.y": 1}},
+     {"case": "b", "v": 3.0, "result": "ValueError: no", "new": [1.0, 2.0]},
+     {"case": "e", "v": 1.0, "w": 3.0}])
+
+
+def _by_cells(exp, ours, theirs):
+    return reproduction.compare_cells(reproduction.cells_of(exp, ours),
+                                      reproduction.cells_of(exp, theirs),
+                                      exp.comparison.tolerance)
+
+
+def test_runs_compared_as_a_join_of_fields_give_every_cell_of_the_cell_by_cell_comparison():
+    exp = SimpleNamespace(name="fake", comparison=Comparison(record_key=("case",),
+                                                             error_fields=("result",)))
+    ours, theirs = run(FIELD_EDGES[0]), run(FIELD_EDGES[1], host="alice")
+    got = reproduction.compare_runs(exp, ours, theirs)
+    assert vars(got) == vars(_by_cells(exp, ours, theirs))
+    # by hand: a's 4 + 1 ("w.x.y" is one path, named twice) equal, b's v and result, c's
+    # v[0][0], v[1][0] and nothing else, e's v; c differs at v[0][1] and at its error line
+    assert got.equal == 5 + 2 + 3 + 1
+    assert [(reproduction.name_text(n), cell_text(b)) for n, _, b in got.different] == [
+        ("case=c :: v[0][1]", "2.5"), ("case=c :: step.detail", "E: y")]
+    assert [reproduction.name_text(n) for n in got.only_ours] == ["case=b :: gone"]
+    assert [reproduction.name_text(n) for n in got.only_theirs] == [
+        "case=x :: v[0]", "case=c :: v[2][0]", "case=b :: new[0]", "case=b :: new[1]",
+        "case=e :: w"]  # ours withdrew its w
+    # each side's other shapes: the same again, a run against itself, and records named twice
+    # or a field name that reads as a path, which are compared cell by cell
+    for a, b in ((theirs, ours), (ours, ours),
+                 (run(FIELD_EDGES[0] + FIELD_EDGES[0][:1]), theirs),
+                 (run([{"case": "a", "v.0": 1.0, "v": {"0": 2.0}}]), theirs)):
+        assert vars(reproduction.compare_runs(exp, a, b)) == vars(_by_cells(exp, a, b))
+
+
+def test_a_field_equal_as_stored_is_counted_without_making_its_leaves_cells(monkeypatch):
+    # what makes a report fast: 10^5 equal numbers are one comparison of two stored lists
+    made = []
+    monkeypatch.setattr(reproduction, "Value", lambda *a: made.append(a) or Value(*a))
+    values = [float(i) for i in range(100_000)]
+    ours = run([{"case": "a", "v": values, "w": [0.5]}])
+    theirs = run([{"case": "a", "v": list(values), "w": [0.25]}], host="alice")
+    got = reproduction.compare_runs(Exp, ours, theirs)
+    assert (got.equal, len(got.different)) == (100_000, 1) and len(made) == 2

@@ -88,30 +88,31 @@ def history(releases: list[Release]) -> pd.DataFrame:
     runs = {(r.framework, r.release): r.atlas.run.tag for r in releases}
     parts = []
     for fw in FRAMEWORKS:
-        rows = [dict(zip(CELL, key), release=release, **dict(zip(("value", "error"),
-                                                                   _outcome(c))))
-                for (key, release), (framework, c) in cells.items() if framework == fw]
-        if len({r["release"] for r in rows}) > 1:  # one release changes nothing
-            parts.append(changed_cells(pd.DataFrame(rows)).assign(framework=fw))
+        mine = [(key, release, c) for (key, release), (framework, c) in cells.items()
+                if framework == fw]
+        rows = pd.DataFrame([key for key, _, _ in mine], columns=list(CELL))
+        outcomes = [_outcome(c) for _, _, c in mine]
+        rows["release"] = [release for _, release, _ in mine]
+        rows["value"] = [value for value, _ in outcomes]
+        rows["error"] = [error for _, error in outcomes]
+        if rows["release"].nunique() > 1:  # one release changes nothing
+            parts.append(changed_cells(rows).assign(framework=fw))
     if not parts:
         return pd.DataFrame(columns=["framework", *CELL, "release", "run", "cell",
                                      "first_release"])
     changed = pd.concat(parts, ignore_index=True)
-    changed["cell"] = [cells[(tuple(r[c] for c in CELL), r["release"])][1]
-                       for _, r in changed.iterrows()]
+    keys = list(zip(*(changed[c] for c in CELL)))
+    changed["cell"] = [cells[(key, release)][1] for key, release in zip(keys, changed["release"])]
     changed["run"] = [runs[(fw, rel)] for fw, rel in zip(changed["framework"], changed["release"])]
-    changed["first_release"] = _first_releases(changed)
+    changed["first_release"] = _first_releases(keys, changed)
     return changed[["framework", *CELL, "release", "run", "cell", "first_release"]]
 
 
-def _first_releases(changed: pd.DataFrame) -> list[str]:
+def _first_releases(keys: list[tuple], changed: pd.DataFrame) -> list[str]:
     # rows are in version order within each cell; the first row with an outcome names it
     first: dict[tuple, str] = {}
-    out = []
-    for _, r in changed.iterrows():
-        key = (tuple(r[c] for c in CELL), repr(r["value"]), r["error"])
-        out.append(first.setdefault(key, r["release"]))
-    return out
+    return [first.setdefault((key, repr(value), error), release) for key, value, error, release
+            in zip(keys, changed["value"], changed["error"], changed["release"])]
 
 
 def segments(cells: list, releases: list[str]) -> list[tuple[str, str, object]]:
@@ -133,8 +134,8 @@ def _key(c) -> tuple:
 
 def history_cells(changed: pd.DataFrame) -> list[dict]:
     """The history as tidy rows for the listing: one per value a cell takes in a release."""
-    return [{**{k: r[k] for k in ("framework", *CELL, "release", "run", "first_release")}, **row}
-            for _, r in changed.iterrows() for row in cell_rows(r["cell"])]
+    named = changed[["framework", *CELL, "release", "run", "first_release"]].to_dict("records")
+    return [{**r, **row} for r, c in zip(named, changed["cell"]) for row in cell_rows(c)]
 
 
 def history_marks(changed: pd.DataFrame, releases: list[Release]) -> list[dict]:

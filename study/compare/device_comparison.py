@@ -3,7 +3,7 @@
 Each cuda run is paired with a cpu run of the same experiment and scope measured on the same host
 (`one_host`), of the same releases where there is one: a cpu run of another host differs in
 more than its device, so it is never a partner. Cells are compared by
-study.compare.reproduction.compare_cells, as a rerun is (an experiment whose `across_devices` is
+study.compare.reproduction.compare_runs, as a rerun is (an experiment whose `across_devices` is
 off, timing, is left out: its numbers are compared within a run, never across devices). Each
 differing cell is put in a group by what it shows, a pure function of its name and its two
 values:
@@ -20,7 +20,7 @@ from functools import cache
 
 from study.compare.cells import Cell, Error, Placed, Value
 from study.measure.inputs import finfo
-from study.compare.reproduction import CellComparison, cells_of, compare_cells
+from study.compare.reproduction import CellComparison, compare_runs
 from study.runs.results import Run
 
 ULPS = 4  # "last bits": within this many units in the last place
@@ -90,8 +90,7 @@ def pairs(runs: list[Run], experiments) -> list[DevicePair]:
         cpu = _partner(cuda, runs)
         if cpu is None:
             continue
-        exp = by_name[cuda.experiment]
-        c = compare_cells(cells_of(exp, cpu), cells_of(exp, cuda), exp.comparison.tolerance)
+        c = compare_runs(by_name[cuda.experiment], cpu, cuda)
         out.append(DevicePair(
             **vars(c), experiment=cuda.experiment, cpu=cpu, cuda=cuda,
             same_releases=all(cpu.provenance[k] == cuda.provenance[k] for k in ("torch", "jax"))))

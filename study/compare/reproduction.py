@@ -15,6 +15,8 @@ differs then is a property of the devices, not a failed reproduction.
 """
 from dataclasses import dataclass, field
 
+import pandas as pd
+
 from study.compare.cells import Cell, Error, Value, Withdrawn, equal
 from study.runs.results import Run
 
@@ -33,18 +35,61 @@ def name_text(name: CellName) -> str:
     return f"{fields} :: {path}" if path is not None else fields
 
 
-def _flatten(value, path: str, out: dict, error: bool) -> None:
+def _flatten(value, path: str, out: dict, error: bool, cells: bool = True) -> None:
     """Leaves as cells. `error`: a string here is an error line. In a {"status": "error",
-    "detail": line} step (how transforms records a raised step), the detail is one too."""
+    "detail": line} step (how transforms records a raised step), the detail is one too.
+    cells=False: the leaves' paths only, each to None."""
     if isinstance(value, dict):
         for k in sorted(value):
             _flatten(value[k], f"{path}.{k}" if path else str(k), out,
-                     error or (k == "detail" and value.get("status") == "error"))
+                     error or (k == "detail" and value.get("status") == "error"), cells)
     elif isinstance(value, list):
-        for i, v in enumerate(value):
-            _flatten(v, f"{path}[{i}]", out, error)
+        if not _holds_no_container(value):
+            for i, v in enumerate(value):
+                _flatten(v, f"{path}[{i}]", out, error, cells)
+        elif cells:  # a list of numbers: its leaves without a call each
+            out.update((f"{path}[{i}]", Error(v) if error and isinstance(v, str) else Value(v))
+                       for i, v in enumerate(value))
+        else:
+            out.update((f"{path}[{i}]", None) for i in range(len(value)))
     else:
-        out[path] = Error(value) if error and isinstance(value, str) else Value(value)
+        out[path] = (Error(value) if error and isinstance(value, str) else Value(value)
+                     ) if cells else None
+
+
+def _holds_no_container(values: list) -> bool:
+    return not any(issubclass(kind, (dict, list)) for kind in set(map(type, values)))
+
+
+def _leaf_count(value) -> int:
+    """How many cells _flatten makes of `value`."""
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) and "." not in k and "[" not in k for k in value):
+            leaves: dict = {}  # two keys may name one path: count the paths
+            _flatten(value, "field", leaves, False)
+            return len(leaves)
+        return sum(map(_leaf_count, value.values()))
+    if isinstance(value, list):
+        return len(value) if _holds_no_container(value) else sum(map(_leaf_count, value))
+    return 1
+
+
+def _identity(rec: dict, key_fields: tuple[str, ...]) -> tuple:
+    return tuple((k, rec[k]) for k in key_fields if k in rec)
+
+
+def _compared_fields(records: list[dict], key_fields: tuple[str, ...], ignored: tuple[str, ...]):
+    """(record identity, field, value) of every compared field, in the order record_cells
+    names their leaves: records in order (withdrawn ones left out), fields as stored."""
+    for rec in records:
+        if "withdrawn" in rec:
+            continue
+        skip = (set(key_fields) | set(ignored) | set(ALWAYS_IGNORED)
+                | set(rec.get("withdrawn_fields", ())) | set(rec.get("upgraded_fields", ())))
+        ident = _identity(rec, key_fields)
+        for name, value in rec.items():
+            if name not in skip:
+                yield ident, name, value
 
 
 def record_cells(records: list[dict], key_fields: tuple[str, ...], ignored: tuple[str, ...] = (),
@@ -53,16 +98,9 @@ def record_cells(records: list[dict], key_fields: tuple[str, ...], ignored: tupl
     fields left out). A failed case's line and strings in `error_fields` are Errors."""
     out: dict[CellName, Cell] = {}
     errors = {"case_error", *error_fields}
-    for rec in records:
-        if "withdrawn" in rec:
-            continue
-        ident = tuple((k, rec[k]) for k in key_fields if k in rec)
-        skip = (set(key_fields) | set(ignored) | set(ALWAYS_IGNORED)
-                | set(rec.get("withdrawn_fields", ())) | set(rec.get("upgraded_fields", ())))
+    for ident, name, value in _compared_fields(records, key_fields, ignored):
         leaves: dict[str, Cell] = {}
-        for name, value in rec.items():
-            if name not in skip:
-                _flatten(value, name, leaves, name in errors)
+        _flatten(value, name, leaves, name in errors)
         for path, leaf in leaves.items():
             out[ident + (("path", path),)] = leaf
     return out
@@ -132,9 +170,79 @@ def compare(experiment, run: Run, reference: Run | None,
             kind: str = REPRODUCTION) -> RunComparison:
     if reference is None:
         return RunComparison(run=run, reference=reference, kind=kind)
-    c = compare_cells(cells_of(experiment, run), cells_of(experiment, reference),
-                      experiment.comparison.tolerance)
+    c = compare_runs(experiment, run, reference)
     return RunComparison(**vars(c), run=run, reference=reference, kind=kind)
+
+
+def compare_runs(experiment, ours: Run, theirs: Run) -> CellComparison:
+    """compare_cells(cells_of(experiment, ours), cells_of(experiment, theirs), its tolerance):
+    the same counts, and the same cells in the same order. Records are compared as a join of
+    the two runs' tables of (record, field, value): a field equal as stored is counted, its
+    leaves never made cells; only a field that differs, or is on one side, is compared leaf by
+    leaf."""
+    comparison = experiment.comparison
+    if comparison.derived_cells is None:
+        records: dict[tuple, int] = {}  # a record's identity -> its code, shared by both tables
+        tables = [_field_table(r.records, comparison, records) for r in (ours, theirs)]
+        if all(t is not None for t in tables):
+            return _joined(*tables, comparison)
+    return compare_cells(cells_of(experiment, ours), cells_of(experiment, theirs),
+                         comparison.tolerance)
+
+
+def _field_table(records: list[dict], comparison, codes: dict) -> pd.DataFrame | None:
+    """One row per compared field of each record: its record (a code for its identity, as a
+    dict tells identities apart), the identity, the field, its value and its row. None where
+    one row's leaves could be named as another's (a field twice in one identity, or a field
+    name that reads as a path): those runs are compared cell by cell."""
+    rows = [(codes.setdefault(ident, len(codes)), ident, name, value) for ident, name, value
+            in _compared_fields(records, comparison.record_key, comparison.not_compared)]
+    table = pd.DataFrame(rows, columns=["record", "identity", "field", "value"], dtype=object)
+    table["row"] = range(len(table))
+    if table.duplicated(["record", "field"]).any() or not all(
+            isinstance(f, str) and "." not in f and "[" not in f for f in set(table["field"])):
+        return None
+    return table
+
+
+def _joined(ours: pd.DataFrame, theirs: pd.DataFrame, comparison) -> CellComparison:
+    """compare_cells over the two tables joined on (record, field): equal stored values are
+    counted; the rest is compared leaf by leaf, in each side's order."""
+    both = ours.merge(theirs, on=["record", "field"], how="outer", suffixes=("", "_theirs"),
+                      indicator="side")
+    same = [side == "both" and a == b
+            for side, a, b in zip(both["side"], both["value"], both["value_theirs"])]
+    out = CellComparison(equal=sum(map(_leaf_count, both.loc[same, "value"])))
+    rest = both[[not s for s in same]]
+    errors = {"case_error", *comparison.error_fields}
+    theirs_left: dict[int, list] = {}  # their row -> its leaves that ours lack, named
+    for r in rest[rest["side"] != "right_only"].sort_values("row").itertuples(index=False):
+        if r.side == "left_only":  # only ours: named, never made cells
+            out.only_ours += _leaf_names(r.identity, r.field, r.value)
+            continue
+        c = compare_cells(_named_leaves(r.identity, r.field, r.value, errors),
+                          _named_leaves(r.identity_theirs, r.field, r.value_theirs, errors),
+                          comparison.tolerance)
+        out.equal += c.equal
+        out.different += c.different
+        out.only_ours += c.only_ours
+        theirs_left[int(r.row_theirs)] = c.only_theirs
+    for r in rest[rest["side"] != "left_only"].sort_values("row_theirs").itertuples(index=False):
+        out.only_theirs += theirs_left[int(r.row_theirs)] if r.side == "both" else \
+            _leaf_names(r.identity_theirs, r.field, r.value_theirs)
+    return out
+
+
+def _leaf_names(identity: tuple, field: str, value) -> list[CellName]:
+    paths: dict[str, None] = {}
+    _flatten(value, field, paths, False, cells=False)
+    return [identity + (("path", path),) for path in paths]
+
+
+def _named_leaves(identity: tuple, field: str, value, errors: set) -> dict[CellName, Cell]:
+    leaves: dict[str, Cell] = {}
+    _flatten(value, field, leaves, field in errors)
+    return {identity + (("path", path),): leaf for path, leaf in leaves.items()}
 
 
 def is_reference_run(run: Run, references: list[Run]) -> bool:

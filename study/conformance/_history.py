@@ -73,6 +73,9 @@ def _bits(value) -> str | None:
 
 
 def _ordered(frame: pd.DataFrame) -> pd.DataFrame:
-    version = frame["release"].map(Version)
+    # each release's rank among the versions, parsed once a release rather than once a row
+    versions = sorted({Version(r) for r in frame["release"].unique()})
+    version = frame["release"].map({r: versions.index(Version(r))
+                                    for r in frame["release"].unique()})
     return frame.assign(_version=version).sort_values(
         list(CELL) + ["_version"], kind="stable").drop(columns="_version").reset_index(drop=True)

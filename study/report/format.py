@@ -12,6 +12,7 @@ import math
 import textwrap
 
 import numpy as np
+import pandas as pd
 
 from study.compare.cells import Error, Placed, Value, Withdrawn
 from study.compare.stats import Estimate
@@ -145,6 +146,38 @@ def csv_value(value):
     if dataclasses.is_dataclass(value):
         raise TypeError(f"no CSV form for a {type(value).__name__} cell: give its fields columns")
     return str(value)
+
+
+_NONE = type(None)
+
+
+def _csv_float(value) -> str:
+    # csv_value of a float, without its type tests: the column holds floats and Nones only
+    if value is None or value != value:
+        return ""
+    if value == 0 or value in (math.inf, -math.inf):
+        return number(value, None)
+    return repr(float(value))
+
+
+def csv_column(values) -> list[str]:
+    """A column's cells as csv_value writes each, the formatter chosen once for the column by
+    the types it holds: a column of floats, ints or strings is written without a test per cell.
+    None, pd.NA and NaN are empty cells."""
+    values = list(values)
+    kinds = set(map(type, values))
+    if kinds <= {str}:
+        return values
+    if kinds <= {float, np.float64, np.float32, _NONE}:
+        return [_csv_float(v) for v in values]
+    if kinds <= {int, np.int64, _NONE}:
+        return ["" if v is None else str(v) for v in values]
+    return ["" if _missing(v) else csv_value(v) for v in values]
+
+
+def _missing(value) -> bool:
+    return (value is None or value is pd.NA
+            or isinstance(value, (float, np.floating)) and math.isnan(value))
 
 
 def shorten(value, width: int) -> str:

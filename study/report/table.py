@@ -16,15 +16,15 @@ measured (a derivative at a NaN input) is shown by the cell type that measured i
 (study.compare.cells.Value), or the listing says so in another column. `pd.read_csv(path)` reads a
 CSV back: no label is one of pandas' missing-value strings (the NaN probe is "+nan", not "nan").
 """
-import csv as _csv
-import io
 import math
+from itertools import chain
+from operator import itemgetter
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from study.report.format import csv_value, latex_escape, row_texts
+from study.report.format import csv_column, latex_escape, row_texts
 from study.compare.stats import Estimate
 
 
@@ -50,8 +50,15 @@ def _missing(value) -> bool:
 def frame(rows: list[dict], columns: list[str] | None = None) -> pd.DataFrame:
     """A frame whose cells stay as given: object dtype, so an int stays an int and a None is
     not turned into a NaN (pandas would); a key a row lacks is None."""
-    columns = columns or list(dict.fromkeys(k for r in rows for k in r))
-    return pd.DataFrame([[r.get(c) for c in columns] for r in rows], columns=columns, dtype=object)
+    columns = columns or list(dict.fromkeys(chain.from_iterable(rows)))
+    if len(columns) > 1 and all(len(r) == len(columns) for r in rows):
+        try:  # every row has every column: the cells picked in C
+            cells = list(map(itemgetter(*columns), rows))
+        except KeyError:
+            cells = [[r.get(c) for c in columns] for r in rows]
+    else:
+        cells = [[r.get(c) for c in columns] for r in rows]
+    return pd.DataFrame(cells, columns=columns, dtype=object)
 
 
 def markdown(table: Table) -> str:
@@ -81,7 +88,7 @@ def tidy(frame: pd.DataFrame) -> pd.DataFrame:
     out = {}
     for name in frame.columns:
         values = list(frame[name])
-        if any(isinstance(v, Estimate) for v in values):
+        if any(issubclass(kind, Estimate) for kind in set(map(type, values))):
             for part, suffix in (("value", ""), ("lo", " lo"), ("hi", " hi"), ("n", " n")):
                 out[f"{name}{suffix}"] = pd.Series(  # object: an n stays an int beside a None
                     [getattr(v, part) if isinstance(v, Estimate) else
@@ -92,11 +99,10 @@ def tidy(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def csv(table: Table) -> str:
-    """The listing (or the view), tidy, at full precision."""
+    """The listing (or the view), tidy, at full precision: each column's cells as text by one
+    formatter (study.report.format.csv_column), written by pandas."""
     frame = tidy(table.listing if table.listing is not None else table.frame)
-    out = io.StringIO()
-    writer = _csv.writer(out, lineterminator="\n")
-    writer.writerow(frame.columns)
-    for row in _cells(frame):
-        writer.writerow([csv_value(v) for v in row])
-    return out.getvalue()
+    texts = pd.DataFrame({i: csv_column(frame.iloc[:, i]) for i in range(frame.shape[1])},
+                         index=range(len(frame)), dtype=object)
+    texts.columns = frame.columns
+    return texts.to_csv(index=False, lineterminator="\n")
