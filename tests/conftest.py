@@ -41,7 +41,7 @@ def looks_like_error(text: str) -> bool:
 def listed_result_files(report_text: str) -> list[str]:
     """The result files a rendered APPENDIX.md names under Provenance, relative to reports/."""
     import re
-    section = re.split(r"^## (?:<a id=\"provenance\"></a>)?Provenance$", report_text,
+    section = re.split(r"^## Provenance(?: <a id=\"provenance\"></a>)?$", report_text,
                        flags=re.M)[1]
     return re.findall(r"^\| `([^`]+\.json)` \|", section, re.M)
 

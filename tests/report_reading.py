@@ -258,8 +258,10 @@ def long_lines(markdown: str, limit: int = 400) -> list[str]:
 
 
 def _read(reports_dir: str, name: str) -> str:
+    """The document, each heading's anchor moved to its start (where reports before 2026-11-27
+    wrote it), so one set of patterns reads both."""
     with open(os.path.join(reports_dir, name), encoding="utf-8") as f:
-        return f.read()
+        return re.sub(r'^(#+ )(.*?) (<a id="[^"]+"></a>)$', r"\1\3\2", f.read(), flags=re.M)
 
 
 def everything(reports_dir: str) -> dict[str, list[str]]:

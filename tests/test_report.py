@@ -78,11 +78,11 @@ def test_committed_report_renders_the_same_with_numpys_baseline_kernels():
 
 def test_the_report_holds_at_most_ten_tables_of_twenty_rows_and_twenty_five_in_all(committed):
     main, appendix = committed["REPORT.md"], committed[report.APPENDIX]
-    numbered = re.findall(r"^### <a id=\"[^\"]+\"></a>Table (\d+)", main, re.M)
-    in_appendix = re.findall(r"^### <a id=\"[^\"]+\"></a>Table \d+", appendix, re.M)
+    numbered = re.findall(r"^### Table (\d+): .* <a id=\"[^\"]+\"></a>$", main, re.M)
+    in_appendix = re.findall(r"^### Table \d+: .* <a id=\"[^\"]+\"></a>$", appendix, re.M)
     assert 0 < len(numbered) <= 10 and len(numbered) + len(in_appendix) <= 25
     assert len(main.splitlines()) <= 450
-    blocks = re.split(r"^### <a id=\"[a-z-]+\"></a>(?=Table )", main, flags=re.M)[1:]
+    blocks = re.split(r"^### (?=Table \d+: .* <a id=\"[a-z-]+\"></a>$)", main, flags=re.M)[1:]
     assert len(blocks) == len(numbered)
     for block in blocks:
         rows = [ln for ln in block.split("\n\n", 3)[2].splitlines() if ln.startswith("| ")]
@@ -110,7 +110,7 @@ def test_every_answer_is_four_sentences_at_most_and_quotes_only_numbers_of_its_t
         assert not missing, (name, a.question, missing)
     assert seen >= 5
     answers = committed_document.files["REPORT.md"].split("## Answers", 1)[1].split("\n## ", 1)[0]
-    blocks = re.split(r"^### <a id=\"[^\"]+\"></a>\d\. .*$", answers, flags=re.M)[1:]
+    blocks = re.split(r"^### \d\. .* <a id=\"[^\"]+\"></a>$", answers, flags=re.M)[1:]
     assert len(blocks) == 6
     for block in blocks:
         said = block.split("Tables:", 1)[0]
@@ -191,8 +191,8 @@ def test_a_table_without_results_keeps_its_number():
     exps = experiments.all_experiments()
     text_ = report.render([], [], exps, figures=False)["REPORT.md"]
     numbers = number_tables(exps)
-    assert (f'### <a id="two-layer-diff-vs-relu"></a>Table '
-            f"{numbers[('two_layer', 'diff_vs_relu')]}: no results yet") in text_
+    assert (f"### Table {numbers[('two_layer', 'diff_vs_relu')]}: no results yet "
+            '<a id="two-layer-diff-vs-relu"></a>') in text_
 
 
 def test_an_experiment_whose_tables_raise_is_one_line_and_the_rest_renders(committed_runs):
@@ -204,7 +204,8 @@ def test_an_experiment_whose_tables_raise_is_one_line_and_the_rest_renders(commi
                         figures=False)["REPORT.md"]
     errors = [ln for ln in out.splitlines() if ln.startswith("**error:**")]
     assert len(errors) == 1 and "`two_layer`" in errors[0]
-    assert "### <a id=\"clone-hazard-hazard\"></a>Table" in out.split("clone_hazard:", 1)[1]
+    after = out.split("clone_hazard:", 1)[1]
+    assert re.search(r'^### Table \d+: .* <a id="clone-hazard-hazard"></a>$', after, re.M)
 
 
 def test_no_markdown_line_is_longer_than_a_screen(committed):

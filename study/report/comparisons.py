@@ -162,5 +162,5 @@ def devices_section(runs, experiments, doc) -> tuple[list[str], list[str]]:
     key = (DEVICES, "devices")
     main += [wrap(say(PROSE, "devices", said=said, alone=alone, table=doc.cite(key),
                       listing=f"[{name}](tables/{name})")), ""]
-    heading = ['## <a id="cpu-against-gpu-appendix"></a>CPU against GPU', ""]
+    heading = ['## CPU against GPU <a id="cpu-against-gpu-appendix"></a>', ""]
     return main, heading + doc.table(key, table, [r for p in pairs for r in (p.cpu, p.cuda)])

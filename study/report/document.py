@@ -31,8 +31,8 @@ def anchor(experiment: str, table_id: str) -> str:
 
 
 def heading(level: int, name: str, words: str) -> str:
-    """'### <a id="name"></a>words': a heading that a link can name, on one line."""
-    return "#" * level + f' <a id="{name}"></a>{words}'
+    """'### words <a id="name"></a>': a heading that a link can name, on one line."""
+    return "#" * level + f' {words} <a id="{name}"></a>'
 
 
 def place(exp, table_id: str) -> str:
