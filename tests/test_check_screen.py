@@ -130,6 +130,13 @@ def test_arrays_are_summarised_by_the_elements_that_differ():
     seen, expected = _sections.differing_elements([[1.0, np.nan], [np.nan, 1.0]],
                                                   [[1.0, np.nan], [0.0, 1.0]], 0.0)
     assert (seen, expected) == ("NaN at [1, 0] (3 of 4 agree)", "0 there")
+    # labels name the elements of an array of their own length, and only those: a longer array
+    # (a transformation's column over more points than the inputs labelled) keeps its indices
+    labels = ["x = -1", "x = 0"]
+    assert _sections.differing_elements([5.0, 0.0], [0.0, 0.0], 0.0, labels)[0] == (
+        "5.0 at x = -1 (1 of 2 agree)")
+    assert _sections.differing_elements([0.0, 0.0, 7.0], [0.0] * 3, 0.0, labels)[0] == (
+        "7.0 at [2] (2 of 3 agree)")
 
 
 def test_compile_trace_is_silent_during_the_check_and_restored_after():

@@ -64,9 +64,10 @@ def differing_elements(got, want, atol: float, labels=None) -> tuple[str, str]:
         close = np.isclose(got, want, rtol=0, atol=atol, equal_nan=True) | ~judged
     differ = [tuple(int(i) for i in idx) for idx in np.argwhere(~close)]
 
+    labelled = labels is not None and got.shape == (len(labels),)
+
     def at(idx):
-        return labels[idx[0]] if labels is not None and len(idx) == 1 else \
-            "[" + ", ".join(map(str, idx)) + "]"
+        return labels[idx[0]] if labelled else "[" + ", ".join(map(str, idx)) + "]"
     shown = differ[:MAX_SHOWN]
     seen = "; ".join(f"{text(got[i], None)} at {at(i)}" for i in shown)
     rest = [f"{len(differ) - len(shown)} more differ"] if len(differ) > len(shown) else []
