@@ -228,8 +228,10 @@ def test_a_rule_the_check_cannot_name_has_no_reproducer_and_says_why():
     named = _reproducer.Source.of(rules_with_findings.AlphaAtZero, None,
                                   "autograd.Function (forward(ctx, ...))")
     assert named.spec == "tests.rules_with_findings:AlphaAtZero" and named.call == ".apply"
-    args = _reproducer.Source("m.py:f", "", (0.25,)).lines()
-    assert args[-1] == "rule = (lambda x: _rule(x, 0.25))  # the arguments after x"
+    finding = Finding("gradcheck_fails", Where("gradcheck", "float64", "eager", input="1",
+                                               bits="0x3ff0000000000000"), "")
+    code = _reproducer.reproducer([finding], _reproducer.Source("m.py:f", "", (0.25,)), "torch")
+    assert "\nrule = (lambda x: _rule(x, 0.25))  # the arguments after x\n" in code
 
 
 @pytest.mark.parametrize("framework, spec", [("torch", "torch.nn.functional:relu"),

@@ -55,22 +55,23 @@ class Source:
                 else "")
         return Source(spec, call, tuple(args))
 
-    def lines(self, name: str = "rule") -> list[str]:
-        """Code that defines `name`, a function of x, as the check called it."""
-        where, _, attr = self.spec.rpartition(":")
-        if where.endswith(".py"):
-            module = os.path.splitext(os.path.basename(where))[0]
-            out = [f"sys.path.insert(0, {os.path.dirname(where)!r})  # its neighbours import",
-                   f"_spec = importlib.util.spec_from_file_location({module!r}, {where!r})",
-                   "_module = importlib.util.module_from_spec(_spec)",
-                   "_spec.loader.exec_module(_module)",
-                   f"_{name} = _module.{attr}{self.call}"]
-        else:
-            out = [f"_{name} = importlib.import_module({where!r}).{attr}{self.call}"]
-        extra = "".join(f", {a!r}" for a in self.args)
-        if not extra:
-            return out[:-1] + [out[-1].replace(f"_{name} = ", f"{name} = ", 1)]
-        return out + [f"{name} = (lambda x: _{name}(x{extra}))  # the arguments after x"]
+    @property
+    def where(self) -> str:
+        """The module or file the rule is imported from."""
+        return self.spec.rpartition(":")[0]
+
+    @property
+    def attr(self) -> str:
+        return self.spec.rpartition(":")[2]
+
+    @property
+    def folder(self) -> str:
+        return os.path.dirname(self.where)
+
+    @property
+    def module(self) -> str:
+        """The name a file is imported under: its own, without .py."""
+        return os.path.splitext(os.path.basename(self.where))[0]
 
 
 def _bits(finding: Finding) -> str:
@@ -81,10 +82,10 @@ def _placement(finding: Finding) -> str:
     return (finding.where.placement or "packed").split(", ")[0]
 
 
-def _case(finding: Finding) -> tuple[list[str], str]:
-    """(the test's parameters as code, a comment naming the input) for one finding."""
+def _case(finding: Finding) -> tuple[list[str], str | None]:
+    """(the test's parameters as code, the input they stand for) for one finding."""
     w, k = finding.where, finding.kind
-    label = f"  # x = {w.input}" if w.input else ""
+    label = w.input or None
     if k == "vjp_not_linear":
         return [repr(w.dtype), _bits(finding), repr(float(w.first_cotangent()))], label
     if k in ("not_deterministic", "gradcheck_fails"):
@@ -98,7 +99,7 @@ def _case(finding: Finding) -> tuple[list[str], str]:
     if k == "convention_differs_from_twin":
         return [repr(w.dtype), _bits(finding), repr(w.transformation)], label
     if k in ("transform_wrong", "writes_grad_output"):
-        return [repr(w.transformation)], ""
+        return [repr(w.transformation)], None
     raise ValueError(f"no reproducer for {k}")
 
 
@@ -129,14 +130,10 @@ def reproducer(findings: list[Finding], source: Source, framework: str,
     input (its dtype and bits, its cotangent, placement, mode or transformation)."""
     kind = findings[0].kind
     from study.check import _reproducer_code as code
-    head = code.preamble(framework, kind, source, twin, device)
-    body = code.BODIES[framework][kind]
-    rows = []
+    cases = []
     for f in findings:
-        params, comment = _case(f)
-        row = params[0] if len(params) == 1 else f"({', '.join(params)})"
-        rows.append(f"    {row},{comment}")
-    extra = code.helpers(framework, kind, kinks, findings)
-    test = [f"@pytest.mark.parametrize({PARAMETERS[kind]!r}, [", *rows, "])",
-            f"def test_{kind}({PARAMETERS[kind]}):", *body]
-    return "\n".join(head + ["", ""] + (extra + ["", ""] if extra else []) + test) + "\n"
+        params, label = _case(f)
+        cases.append((params[0] if len(params) == 1 else f"({', '.join(params)})", label))
+    columns = [f.where.transformation for f in findings]
+    return code.file_text(framework, kind, source, twin, device, PARAMETERS[kind], cases,
+                          kinks, columns)
