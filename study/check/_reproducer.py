@@ -9,12 +9,14 @@ passes on one that is right at those inputs.
 import os
 from dataclasses import dataclass
 
-from study.check._findings import Finding
+from study.check._findings import PROSE, Finding
+from study.check._load import FUNCTION_STYLES
+from study.report.prose import say
 
-APPLY_STYLES = ("autograd.Function (setup_context)", "autograd.Function (forward(ctx, ...))")
-NO_REPRODUCER = {  # kinds whose findings need more than one rule at one input
-    "convention_differs_from_twin": "a net-level difference: the cell-level ones have one",
-}
+
+def _why_none(reason: str, **facts) -> str:
+    """Why there is no reproducer, in study check's words (check.j2's why_no_reproducer)."""
+    return say(PROSE, "why_no_reproducer", reason=reason, **facts)
 
 
 @dataclass(frozen=True)
@@ -35,23 +37,22 @@ class Source:
         if isinstance(obj, Rule):
             from study.measure import rules
             if obj.key not in {r.key for r in rules.RULES}:
-                return "a Rule outside the registry: pass source='MODULE_OR_FILE:ATTR'"
+                return _why_none("outside_registry")
             return Source("study.measure.rules:by_key", f"({obj.key!r}).fn", args)
         if spec is None:
             module, name = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
             if not module or not name or module == "__main__" or "<locals>" in name:
-                return ("study.check cannot tell where the rule is defined (in __main__, in a "
-                        "function, or an instance): pass source='MODULE_OR_FILE:ATTR'")
+                return _why_none("unplaced")
             spec = f"{module}:{name}"
             try:
                 if load(spec) is not obj:
-                    return f"{spec} names another object: pass source='MODULE_OR_FILE:ATTR'"
+                    return _why_none("another_object", spec=spec)
             except Exception as exc:  # noqa: BLE001
-                return f"{spec} does not load ({exc}): pass source='MODULE_OR_FILE:ATTR'"
+                return _why_none("does_not_load", spec=spec, error=exc)
         where, _, attr = spec.rpartition(":")
         if where.endswith(".py") or os.sep in where:
             spec = f"{os.path.abspath(where)}:{attr}"
-        call = (".apply" if style in APPLY_STYLES else "()" if style == "nn.Module class"
+        call = (".apply" if style in FUNCTION_STYLES else "()" if style == "nn.Module class"
                 else "")
         return Source(spec, call, tuple(args))
 
@@ -114,13 +115,17 @@ PARAMETERS = {
 }
 
 
-def why_none(findings: list[Finding], source) -> str | None:
-    """Why these findings (one kind) get no reproducer, or None where they do."""
+def why_none(findings: list[Finding], source, twin) -> str | None:
+    """Why these findings (one kind) get no reproducer, or None where they do (`twin`: the
+    twin's (Source, framework), None where its import is not known)."""
     if isinstance(source, str):
         return source
     kind = findings[0].kind
+    # a net-level difference needs more than one rule at one input
     if kind == "convention_differs_from_twin" and any(f.where.bits is None for f in findings):
-        return NO_REPRODUCER[kind]
+        return _why_none("net_level")
+    if kind == "convention_differs_from_twin" and twin is None:
+        return say(PROSE, "why_no_twin_reproducer")
     return None
 
 
