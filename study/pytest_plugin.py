@@ -33,13 +33,13 @@ import os
 
 import pytest
 
+from study.commands import HELP
+
 MARKER = "study_check"
 
 
 def pytest_configure(config) -> None:
-    config.addinivalue_line(
-        "markers", f"{MARKER}(rule, **options): run study.check(rule, **options) before the "
-                   "test and fail it with the check's first screen where the rule fails")
+    config.addinivalue_line("markers", HELP["pytest"]["marker"])
 
 
 def _known_beside(options: dict, folder) -> dict:
@@ -95,16 +95,13 @@ def pytest_collection(session):
 # --- `pytest --study-conformance` ---------------------------------------------------------------
 
 def _add_conformance_options(parser) -> None:
-    group = parser.getgroup("study-conformance", "the ReLU gradient study's conformance suite")
-    group.addoption("--study-conformance", action="store_true",
-                    help="run study conformance as one test per built-in and kink (alone)")
+    words = HELP["pytest"]
+    group = parser.getgroup("study-conformance", words["group"])
+    group.addoption("--study-conformance", action="store_true", help=words["--study-conformance"])
     group.addoption("--study-framework", choices=("torch", "jax"),
-                    help="the framework whose built-ins to judge (default: each installed)")
-    group.addoption("--study-ops", metavar="PATTERN",
-                    help="only the built-ins whose registry key or name matches this glob")
-    group.addoption("--study-known", metavar="FILE",
-                    help="the breaks accepted, as xfail (default: the committed history of the "
-                         "installed release)")
+                    help=words["--study-framework"])
+    group.addoption("--study-ops", metavar="PATTERN", help=words["--study-ops"])
+    group.addoption("--study-known", metavar="FILE", help=words["--study-known"])
 
 
 class KinkBreak(AssertionError):

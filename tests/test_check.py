@@ -3,7 +3,7 @@ the behaviour, asserting the finding, its severity and where it was seen."""
 import numpy as np
 import torch
 
-from study.check import _probe, _sections
+from study.check import _judges, _probe, _sections
 from study.check._findings import Finding, exit_code
 from study.check._load import as_rule
 from study.compare.cells import Error, Value
@@ -81,7 +81,7 @@ def test_addcmul_gives_nan_at_minus_inf(cpu):
     rows = _probe.conventions(rule, "float32", (0.0,), cpu, ("packed", "fill"), (), ())
     around = _probe.finite_around(rule, "float32", (0.0,), cpu)
     assert "-inf" in around  # its one neighbour, -max, gives -0: NaN at -inf is a hole
-    found = _probe.finiteness_findings(rows, {"float32": around})
+    found = _judges.finiteness_findings(rows, {"float32": around})
     f = _one(found, "forward_not_finite", input="-inf", execution="eager")
     assert f.severity == "wrong" and f.where.placement == "packed, fill"
     assert [g.where.input for g in found if g.kind == "forward_not_finite"] == ["-inf"]
@@ -90,7 +90,7 @@ def test_addcmul_gives_nan_at_minus_inf(cpu):
 def test_a_backward_dividing_by_its_mask_is_reverse_not_finite_below_zero(cpu):
     rule = _rule(NaNBelowZero)
     rows = _probe.conventions(rule, "float64", (0.0,), cpu, ("packed",), (), ())
-    found = _probe.finiteness_findings(rows, {"float64": _probe.finite_around(
+    found = _judges.finiteness_findings(rows, {"float64": _probe.finite_around(
         rule, "float64", (0.0,), cpu)})
     f = _one(found, "reverse_not_finite", input="-min_subnormal")
     assert f.severity == "wrong" and f.detail == "reverse [NaN] where the value is [0]"
@@ -101,7 +101,7 @@ def test_a_backward_dividing_by_its_mask_is_reverse_not_finite_below_zero(cpu):
 
 def test_where_swallows_nan_as_information(cpu):
     rows = _probe.conventions(_rule(where_relu), "float32", (0.0,), cpu, ("packed",), (), ())
-    f = _one(_probe.finiteness_findings(rows, {}), "nan_swallowed", input="+nan")
+    f = _one(_judges.finiteness_findings(rows, {}), "nan_swallowed", input="+nan")
     assert f.severity == "info" and exit_code([f]) == 0
 
 
@@ -188,12 +188,12 @@ def test_compiled_against_eager_by_the_one_equal():
         return {"dtype": "float32", "input": "-0.0", "x": -0.0, "bits": "0x80000000",
                 "execution": execution, "placement": "fill", "value": Value(value),
                 "reverse": Value(1.0)}
-    zero_sign = _probe.compiled_findings([row("eager", -0.0), row("compiled", 0.0)])
+    zero_sign = _judges.compiled_findings([row("eager", -0.0), row("compiled", 0.0)])
     assert [(f.kind, f.severity, f.where.transformation) for f in zero_sign] == [
         ("compiled_zero_sign", "info", "value")]
-    differs = _probe.compiled_findings([row("eager", -0.0), row("compiled", 1.0)])
+    differs = _judges.compiled_findings([row("eager", -0.0), row("compiled", 1.0)])
     assert [(f.kind, f.severity) for f in differs] == [("compiled_differs", "wrong")]
-    assert not _probe.compiled_findings([row("eager", float("nan")),
+    assert not _judges.compiled_findings([row("eager", float("nan")),
                                          row("compiled", float("nan"))])
 
 
@@ -223,7 +223,7 @@ def test_compiled_forward_mode_where_eager_raises_is_held_to_the_reverse_derivat
     raises = Error("RuntimeError: In order to use an autograd.Function with functorch transforms")
     # MyReLU: eager jvp raises; compiled jvp differentiates clamp instead (0 at NaN), where
     # the rule's own backward gives 1
-    found = _probe.compiled_findings([row("eager", raises, 1.0),
+    found = _judges.compiled_findings([row("eager", raises, 1.0),
                                       row("compiled", Value(0.0), 1.0)])
     assert [(f.kind, f.where.transformation) for f in found] == [("compiled_differs", "forward")]
     assert found[0].detail == "compiled [0]"

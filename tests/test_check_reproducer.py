@@ -9,7 +9,7 @@ import pytest
 # inductor twice registers its test operators twice, which torch refuses
 import torch._inductor.compile_fx  # noqa: F401
 
-from study.check import _probe, _reproducer, _sections
+from study.check import _judges, _probe, _reproducer, _sections
 from study.check._findings import Finding, Where
 from study.check._load import as_rule
 from study.check._reproducer_code import HAZARD_W, HAZARD_X
@@ -148,7 +148,7 @@ def test_nan_below_zero_and_addcmul_at_minus_inf(pytester, cpu):
         rows = _probe.conventions(as_rule(rule)[0], "float32", (0.0,), cpu, ("packed", "fill"),
                                   (), ())
         around = _probe.finite_around(as_rule(rule)[0], "float32", (0.0,), cpu)
-        found = [f for f in _probe.finiteness_findings(rows, {"float32": around})
+        found = [f for f in _judges.finiteness_findings(rows, {"float32": around})
                  if f.severity == "wrong"]
         assert found
         code = fails_then_passes_corrected(pytester, found, attr, rule)
@@ -228,8 +228,10 @@ def test_a_rule_the_check_cannot_name_has_no_reproducer_and_says_why():
     named = _reproducer.Source.of(rules_with_findings.AlphaAtZero, None,
                                   "autograd.Function (forward(ctx, ...))")
     assert named.spec == "tests.rules_with_findings:AlphaAtZero" and named.call == ".apply"
-    args = _reproducer.Source("m.py:f", "", (0.25,)).lines()
-    assert args[-1] == "rule = (lambda x: _rule(x, 0.25))  # the arguments after x"
+    finding = Finding("gradcheck_fails", Where("gradcheck", "float64", "eager", input="1",
+                                               bits="0x3ff0000000000000"), "")
+    code = _reproducer.reproducer([finding], _reproducer.Source("m.py:f", "", (0.25,)), "torch")
+    assert "\nrule = (lambda x: _rule(x, 0.25))  # the arguments after x\n" in code
 
 
 @pytest.mark.parametrize("framework, spec", [("torch", "torch.nn.functional:relu"),

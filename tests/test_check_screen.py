@@ -6,7 +6,7 @@ import logging
 import numpy as np
 import pytest
 
-from study.check import CheckResult, Finding, Where, _probe, _sections
+from study.check import CheckResult, Finding, Where, _judges, _probe, _sections
 from study.check._load import as_rule
 from study.check._run import _compile_trace_silenced
 from tests import rules_with_findings as R
@@ -200,7 +200,7 @@ def test_nan_and_inf_derivatives_are_judged_where_the_value_is_finite(fn, dtype,
                                                                       cpu):
     rule = _rule(fn)
     rows = _probe.conventions(rule, dtype, (0.0,), cpu, ("packed",), (), ())
-    found = _probe.finiteness_findings(rows, {dtype: _probe.finite_around(rule, dtype, (0.0,),
+    found = _judges.finiteness_findings(rows, {dtype: _probe.finite_around(rule, dtype, (0.0,),
                                                                           cpu)})
     assert {f.kind for f in found} == {"reverse_infinite"}  # a warning: exit 0
     assert {f.where.input for f in found} == infinite

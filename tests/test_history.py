@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import study
-from study.measure import custom_rules, rules
+from study.measure import builtin_rules, custom_rules
 from study.runs import history, runner
 from study.measure.custom_rules import NotInRelease, api_or_missing
 from study.measure.devices import resolve_devices
@@ -27,7 +27,7 @@ def test_api_the_release_lacks_raises_not_in_release_naming_it(monkeypatch):
 
 def test_registry_builds_where_jax_lacks_an_activation(monkeypatch):
     monkeypatch.delattr(jax.nn, "hard_silu")
-    built = {r.key: r for r in rules._jax_builtins()}  # the old code raised AttributeError here
+    built = {r.key: r for r in builtin_rules.jax_builtins()}  # old code raised AttributeError
     with pytest.raises(NotInRelease, match="jax.nn.hard_silu is not in jax"):
         built["jax_hard_silu"].fn(jax.numpy.zeros(3))
     assert float(built["jax_relu"].fn(jax.numpy.float64(2.0))) == 2.0  # the others still run
@@ -50,7 +50,7 @@ class _CallsRule:  # an experiment whose only case calls one rule
 
 def test_missing_api_is_recorded_as_a_typed_case_error_not_a_value(monkeypatch):
     monkeypatch.delattr(jax.nn, "sparse_sigmoid")
-    rule = {r.key: r for r in rules._jax_builtins()}["jax_sparse_sigmoid"]
+    rule = {r.key: r for r in builtin_rules.jax_builtins()}["jax_sparse_sigmoid"]
     device, = resolve_devices("cpu")
     records = runner.run_case(_CallsRule, device, {"rule": rule})
     assert records == [{"rule": "jax_sparse_sigmoid", "device": device.name, "case_error":

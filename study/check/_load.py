@@ -11,6 +11,8 @@ from study.errors import StudyError, first_error_line
 from study.measure.rule import Rule, SourceError, load
 
 FRAMEWORKS = ("torch", "jax")
+# the styles of a torch autograd.Function, which is called through .apply
+FUNCTION_STYLES = ("autograd.Function (setup_context)", "autograd.Function (forward(ctx, ...))")
 _SHAPE_PROBE = np.array([-1.5, -0.25, 0.5, 2.0], np.float32)
 
 
@@ -50,8 +52,7 @@ def _torch_callable(obj):
         return None
     if isinstance(obj, type) and issubclass(obj, torch.autograd.Function):
         modern = obj.setup_context is not torch.autograd.Function.setup_context
-        return obj.apply, ("autograd.Function (setup_context)" if modern
-                           else "autograd.Function (forward(ctx, ...))")
+        return obj.apply, FUNCTION_STYLES[0 if modern else 1]
     if isinstance(obj, type) and issubclass(obj, torch.nn.Module):
         try:
             return obj(), "nn.Module class"

@@ -9,12 +9,14 @@ passes on one that is right at those inputs.
 import os
 from dataclasses import dataclass
 
-from study.check._findings import Finding
+from study.check._findings import PROSE, Finding
+from study.check._load import FUNCTION_STYLES
+from study.report.prose import say
 
-APPLY_STYLES = ("autograd.Function (setup_context)", "autograd.Function (forward(ctx, ...))")
-NO_REPRODUCER = {  # kinds whose findings need more than one rule at one input
-    "convention_differs_from_twin": "a net-level difference: the cell-level ones have one",
-}
+
+def _why_none(reason: str, **facts) -> str:
+    """Why there is no reproducer, in study check's words (check.j2's why_no_reproducer)."""
+    return say(PROSE, "why_no_reproducer", reason=reason, **facts)
 
 
 @dataclass(frozen=True)
@@ -35,42 +37,42 @@ class Source:
         if isinstance(obj, Rule):
             from study.measure import rules
             if obj.key not in {r.key for r in rules.RULES}:
-                return "a Rule outside the registry: pass source='MODULE_OR_FILE:ATTR'"
+                return _why_none("outside_registry")
             return Source("study.measure.rules:by_key", f"({obj.key!r}).fn", args)
         if spec is None:
             module, name = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
             if not module or not name or module == "__main__" or "<locals>" in name:
-                return ("study.check cannot tell where the rule is defined (in __main__, in a "
-                        "function, or an instance): pass source='MODULE_OR_FILE:ATTR'")
+                return _why_none("unplaced")
             spec = f"{module}:{name}"
             try:
                 if load(spec) is not obj:
-                    return f"{spec} names another object: pass source='MODULE_OR_FILE:ATTR'"
+                    return _why_none("another_object", spec=spec)
             except Exception as exc:  # noqa: BLE001
-                return f"{spec} does not load ({exc}): pass source='MODULE_OR_FILE:ATTR'"
+                return _why_none("does_not_load", spec=spec, error=exc)
         where, _, attr = spec.rpartition(":")
         if where.endswith(".py") or os.sep in where:
             spec = f"{os.path.abspath(where)}:{attr}"
-        call = (".apply" if style in APPLY_STYLES else "()" if style == "nn.Module class"
+        call = (".apply" if style in FUNCTION_STYLES else "()" if style == "nn.Module class"
                 else "")
         return Source(spec, call, tuple(args))
 
-    def lines(self, name: str = "rule") -> list[str]:
-        """Code that defines `name`, a function of x, as the check called it."""
-        where, _, attr = self.spec.rpartition(":")
-        if where.endswith(".py"):
-            module = os.path.splitext(os.path.basename(where))[0]
-            out = [f"sys.path.insert(0, {os.path.dirname(where)!r})  # its neighbours import",
-                   f"_spec = importlib.util.spec_from_file_location({module!r}, {where!r})",
-                   "_module = importlib.util.module_from_spec(_spec)",
-                   "_spec.loader.exec_module(_module)",
-                   f"_{name} = _module.{attr}{self.call}"]
-        else:
-            out = [f"_{name} = importlib.import_module({where!r}).{attr}{self.call}"]
-        extra = "".join(f", {a!r}" for a in self.args)
-        if not extra:
-            return out[:-1] + [out[-1].replace(f"_{name} = ", f"{name} = ", 1)]
-        return out + [f"{name} = (lambda x: _{name}(x{extra}))  # the arguments after x"]
+    @property
+    def where(self) -> str:
+        """The module or file the rule is imported from."""
+        return self.spec.rpartition(":")[0]
+
+    @property
+    def attr(self) -> str:
+        return self.spec.rpartition(":")[2]
+
+    @property
+    def folder(self) -> str:
+        return os.path.dirname(self.where)
+
+    @property
+    def module(self) -> str:
+        """The name a file is imported under: its own, without .py."""
+        return os.path.splitext(os.path.basename(self.where))[0]
 
 
 def _bits(finding: Finding) -> str:
@@ -81,10 +83,10 @@ def _placement(finding: Finding) -> str:
     return (finding.where.placement or "packed").split(", ")[0]
 
 
-def _case(finding: Finding) -> tuple[list[str], str]:
-    """(the test's parameters as code, a comment naming the input) for one finding."""
+def _case(finding: Finding) -> tuple[list[str], str | None]:
+    """(the test's parameters as code, the input they stand for) for one finding."""
     w, k = finding.where, finding.kind
-    label = f"  # x = {w.input}" if w.input else ""
+    label = w.input or None
     if k == "vjp_not_linear":
         return [repr(w.dtype), _bits(finding), repr(float(w.first_cotangent()))], label
     if k in ("not_deterministic", "gradcheck_fails"):
@@ -98,7 +100,7 @@ def _case(finding: Finding) -> tuple[list[str], str]:
     if k == "convention_differs_from_twin":
         return [repr(w.dtype), _bits(finding), repr(w.transformation)], label
     if k in ("transform_wrong", "writes_grad_output"):
-        return [repr(w.transformation)], ""
+        return [repr(w.transformation)], None
     raise ValueError(f"no reproducer for {k}")
 
 
@@ -113,13 +115,17 @@ PARAMETERS = {
 }
 
 
-def why_none(findings: list[Finding], source) -> str | None:
-    """Why these findings (one kind) get no reproducer, or None where they do."""
+def why_none(findings: list[Finding], source, twin) -> str | None:
+    """Why these findings (one kind) get no reproducer, or None where they do (`twin`: the
+    twin's (Source, framework), None where its import is not known)."""
     if isinstance(source, str):
         return source
     kind = findings[0].kind
+    # a net-level difference needs more than one rule at one input
     if kind == "convention_differs_from_twin" and any(f.where.bits is None for f in findings):
-        return NO_REPRODUCER[kind]
+        return _why_none("net_level")
+    if kind == "convention_differs_from_twin" and twin is None:
+        return say(PROSE, "why_no_twin_reproducer")
     return None
 
 
@@ -129,14 +135,10 @@ def reproducer(findings: list[Finding], source: Source, framework: str,
     input (its dtype and bits, its cotangent, placement, mode or transformation)."""
     kind = findings[0].kind
     from study.check import _reproducer_code as code
-    head = code.preamble(framework, kind, source, twin, device)
-    body = code.BODIES[framework][kind]
-    rows = []
+    cases = []
     for f in findings:
-        params, comment = _case(f)
-        row = params[0] if len(params) == 1 else f"({', '.join(params)})"
-        rows.append(f"    {row},{comment}")
-    extra = code.helpers(framework, kind, kinks, findings)
-    test = [f"@pytest.mark.parametrize({PARAMETERS[kind]!r}, [", *rows, "])",
-            f"def test_{kind}({PARAMETERS[kind]}):", *body]
-    return "\n".join(head + ["", ""] + (extra + ["", ""] if extra else []) + test) + "\n"
+        params, label = _case(f)
+        cases.append((params[0] if len(params) == 1 else f"({', '.join(params)})", label))
+    columns = [f.where.transformation for f in findings]
+    return code.file_text(framework, kind, source, twin, device, PARAMETERS[kind], cases,
+                          kinks, columns)

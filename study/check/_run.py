@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from study.check import _atlas, _known, _probe, _reproducer, _sections
+from study.check import _atlas, _judges, _known, _probe, _reproducer, _sections
 from study.check._findings import FAILING, PROSE, Finding, by_kind
 from study.check._load import UsageError, as_rule
 from study.check._result import CheckResult
@@ -173,9 +173,7 @@ def _write_reproducers(result: CheckResult, source, twin) -> None:
     for kind, group in by_kind(result.findings).items():
         if group[0].severity != "wrong":
             continue
-        why = _reproducer.why_none(group, source)
-        if kind == "convention_differs_from_twin" and twin is None and why is None:
-            why = "the twin's import is not known: pass twin_source='MODULE_OR_FILE:ATTR'"
+        why = _reproducer.why_none(group, source, twin)
         if why is not None:
             result.reproducers[kind] = why
             continue
@@ -197,8 +195,8 @@ def _measure(result: CheckResult, rule, dev, kinks, quick: bool, dtypes, placeme
         result.vjp += rows
         found += more
     around = {dtype: _probe.finite_around(rule, dtype, kinks, dev) for dtype in dtypes}
-    found += _probe.finiteness_findings(result.conventions, around)
-    found += _probe.compiled_findings(result.conventions)
+    found += _judges.finiteness_findings(result.conventions, around)
+    found += _judges.compiled_findings(result.conventions)
     for dtype in QUICK_DTYPES:
         row, more = _probe.determinism(rule, dtype, kinks, dev)
         result.determinism.append(row)

@@ -5,7 +5,8 @@ import numpy as np
 
 from study.check._atlas import Atlas
 from study.check._findings import PROSE, Finding, Where
-from study.check._probe import SMOOTH_MARGIN, cells_equal, vjp
+from study.check._judges import cells_equal
+from study.check._probe import SMOOTH_MARGIN, vjp
 from study.compare.cells import Cell, equal, values_of
 from study.compare.stats import paired_ratio
 from study.errors import first_error_line

@@ -11,178 +11,23 @@ gradient at exactly x == 0. A built-in's convention is measured, never declared 
 
 A rule also declares its relations where it is defined: its twin and its look-alike in the
 other framework (keys, since pairs name each other; `related` resolves them), and which
-experiments' designs take it (timed, trained, a row of the transforms matrix). A built-in also
-declares how the conformance reads it: `ties`, where x ties another operand the call takes as an
-array, and `composition`, several calls measured but never judged. The built-in it is measured
-against is its framework's relu (`reference_of`). Experiments take a collection of rules
-(`cases(scope, rules)`, this registry by default) and pick what these fields say, so that adding
-a rule is one entry here, or one `Rule` value passed in.
+experiments' designs take it (timed, trained, a row of the transforms matrix). A built-in
+(their entries: study.measure.builtin_rules) also declares how the conformance reads it: `ties`,
+where x ties another operand the call takes as an array, and `composition`, several calls
+measured but never judged. The built-in it is measured against is its framework's relu
+(`reference_of`). Experiments take a collection of rules (`cases(scope, rules)`, this registry
+by default) and pick what these fields say, so that adding a rule is one entry here (or there),
+or one `Rule` value passed in.
 """
 import functools
 import re
 import sys
-from typing import Callable, Iterable
+from typing import Iterable
 
-from study.measure.rule import REFERENCE_RELU, Rule, SourceError, Tie, api_or_missing, load
+from study.measure.builtin_rules import EVERY_NET, jax_builtins, torch_builtins
+from study.measure.rule import REFERENCE_RELU, Rule, SourceError, load
 
 FRAMEWORKS = ("torch", "jax")
-
-
-def _torch_zero(x):
-    import torch
-    return torch.zeros((), dtype=x.dtype, device=x.device)
-
-
-def _builtin(framework, key, name, fn, kinks=(0.0,), relu_like=True, **relations) -> Rule:
-    return Rule(key, framework, name, "builtin", fn, None, tuple(kinks), relu_like, **relations)
-
-
-EVERY_NET = ("seed", "mid", "large")  # timing.NETS
-
-
-def _torch_builtins() -> list[Rule]:
-    import torch
-    import torch.nn.functional as F
-    t = functools.partial(_builtin, "torch")
-    return [
-        t("torch_relu", "torch.relu", torch.relu, twin="jax_relu", look_alike="jax_relu",
-          timed=True, timed_in_nets=EVERY_NET, paired_as="relu", trained=True,
-          transforms_style="torch reference: torch.relu"),
-        t("torch_F_relu", "F.relu", F.relu),
-        t("torch_nn_ReLU", "nn.ReLU()", torch.nn.ReLU()),
-        t("torch_threshold", "F.threshold(x, 0, 0)", lambda x: F.threshold(x, 0.0, 0.0)),
-        t("torch_clamp_min0", "torch.clamp(x, min=0)", lambda x: torch.clamp(x, min=0),
-          look_alike="jax_clip0"),
-        t("torch_clamp_min_fn", "torch.clamp_min(x, 0)", lambda x: torch.clamp_min(x, 0)),
-        t("torch_maximum0", "torch.maximum(x, 0)", lambda x: torch.maximum(x, _torch_zero(x)),
-          look_alike="jax_maximum0", ties=(Tie(0.0, "other", torch.maximum),)),
-        t("torch_max_zeros", "torch.max(x, zeros)", lambda x: torch.max(x, torch.zeros_like(x)),
-          ties=(Tie(0.0, "other", torch.max),)),
-        t("torch_where_gt", "torch.where(x > 0, x, 0)", lambda x: torch.where(x > 0, x, 0.0),
-          look_alike="jax_where_gt", composition=True),
-        t("torch_where_ge", "torch.where(x >= 0, x, 0)", lambda x: torch.where(x >= 0, x, 0.0),
-          look_alike="jax_where_ge", composition=True),
-        t("torch_mul_mask", "x * (x > 0)", lambda x: x * (x > 0), look_alike="jax_mul_mask",
-          composition=True),
-        t("torch_abs_average", "(x + x.abs()) / 2", lambda x: (x + x.abs()) / 2,
-          look_alike="jax_abs_average", composition=True),
-        t("torch_leaky_relu0", "F.leaky_relu(x, 0)", lambda x: F.leaky_relu(x, 0.0),
-          look_alike="jax_leaky_relu0"),
-        t("torch_clamp_0_6", "torch.clamp(x, 0, 6)", lambda x: torch.clamp(x, 0, 6), (0.0, 6.0),
-          False, look_alike="jax_clip_0_6"),
-        t("torch_relu6", "F.relu6", F.relu6, (0.0, 6.0), False, look_alike="jax_relu6"),
-        t("torch_hardtanh", "F.hardtanh", F.hardtanh, (-1.0, 1.0), False,
-          look_alike="jax_hard_tanh"),
-        t("torch_abs", "torch.abs", torch.abs, (0.0,), False, look_alike="jax_abs"),
-        t("torch_leaky_relu001", "F.leaky_relu(x, 0.01)", lambda x: F.leaky_relu(x, 0.01), (0.0,),
-          False, look_alike="jax_leaky_relu001"),
-        t("torch_softplus100", "F.softplus(x, beta=100)", lambda x: F.softplus(x, beta=100.0),
-          (0.0,), False),
-    ] + _torch_piecewise()
-
-
-def _torch_piecewise() -> list[Rule]:
-    """torch.nn.functional's other piecewise activations, with their default parameters; kinks
-    are where the definition switches branch (softplus: beta * x = threshold = 20)."""
-    import torch
-    import torch.nn.functional as F
-    t = functools.partial(_builtin, "torch", relu_like=False)
-    return [
-        t("torch_hardswish", "F.hardswish", F.hardswish, (-3.0, 3.0), look_alike="jax_hard_silu"),
-        t("torch_hardsigmoid", "F.hardsigmoid", F.hardsigmoid, (-3.0, 3.0),
-          look_alike="jax_hard_sigmoid"),
-        t("torch_hardshrink", "F.hardshrink (λ=0.5)", F.hardshrink, (-0.5, 0.5)),
-        t("torch_softshrink", "F.softshrink (λ=0.5)", F.softshrink, (-0.5, 0.5)),
-        t("torch_elu", "F.elu", F.elu, look_alike="jax_elu"),
-        t("torch_celu", "F.celu", F.celu, look_alike="jax_celu"),
-        t("torch_selu", "F.selu", F.selu, look_alike="jax_selu"),
-        t("torch_prelu025", "F.prelu(x, 0.25)",
-          lambda x: F.prelu(x, torch.tensor(0.25, dtype=x.dtype, device=x.device)),
-          look_alike="jax_leaky_relu025"),
-        t("torch_rrelu_eval", "F.rrelu(x, training=False)", lambda x: F.rrelu(x, training=False)),
-        t("torch_threshold_1_20", "F.threshold(x, 1, 20)", lambda x: F.threshold(x, 1.0, 20.0),
-          (1.0,)),
-        t("torch_softplus", "F.softplus", F.softplus, (20.0,), look_alike="jax_softplus"),
-        t("torch_softsign", "F.softsign", F.softsign, look_alike="jax_soft_sign"),
-    ]
-
-
-def _jax_nn(name: str) -> Callable:
-    """jax.nn's `name`, or a stand-in that raises NotInRelease where the release lacks it."""
-    import jax
-    return api_or_missing(jax, f"nn.{name}")
-
-
-def _jax_builtins() -> list[Rule]:
-    import jax
-    import jax.numpy as jnp
-    from jax import lax
-    j = functools.partial(_builtin, "jax")
-    return [
-        j("jax_relu", "jax.nn.relu", _jax_nn("relu"), twin="torch_relu", look_alike="torch_relu",
-          timed=True, timed_in_nets=EVERY_NET, trained=True,
-          transforms_style="jax reference: jax.nn.relu"),
-        j("jax_maximum0", "jnp.maximum(x, 0)", lambda x: jnp.maximum(x, 0),
-          look_alike="torch_maximum0", ties=(Tie(0.0, "y", jnp.maximum),)),
-        j("jax_lax_max_zeros", "lax.max(x, zeros)", lambda x: lax.max(x, jnp.zeros_like(x)),
-          ties=(Tie(0.0, "y", lax.max),)),
-        j("jax_clip0", "jnp.clip(x, 0)", lambda x: jnp.clip(x, 0), look_alike="torch_clamp_min0",
-          ties=(Tie(0.0, "min", lambda x, lo: jnp.clip(x, lo)),)),
-        j("jax_where_gt", "jnp.where(x > 0, x, 0)", lambda x: jnp.where(x > 0, x, 0),
-          look_alike="torch_where_gt", composition=True),
-        j("jax_where_ge", "jnp.where(x >= 0, x, 0)", lambda x: jnp.where(x >= 0, x, 0),
-          look_alike="torch_where_ge", composition=True),
-        j("jax_mul_mask", "x * (x > 0).astype(x.dtype)", lambda x: x * (x > 0).astype(x.dtype),
-          look_alike="torch_mul_mask", composition=True),
-        j("jax_abs_average", "(x + jnp.abs(x)) / 2", lambda x: (x + jnp.abs(x)) / 2,
-          look_alike="torch_abs_average", composition=True),
-        j("jax_leaky_relu0", "jax.nn.leaky_relu(x, 0)", lambda x: jax.nn.leaky_relu(x, 0.0),
-          look_alike="torch_leaky_relu0"),
-        j("jax_relu6", "jax.nn.relu6", _jax_nn("relu6"), (0.0, 6.0), False,
-          look_alike="torch_relu6"),
-        j("jax_clip_0_6", "jnp.clip(x, 0, 6)", lambda x: jnp.clip(x, 0, 6), (0.0, 6.0), False,
-          look_alike="torch_clamp_0_6",
-          ties=(Tie(0.0, "min", lambda x, lo: jnp.clip(x, lo, 6)),
-                Tie(6.0, "max", lambda x, hi: jnp.clip(x, 0, hi)))),
-        j("jax_lax_clamp_0_6", "lax.clamp(0, x, 6)",
-          lambda x: lax.clamp(x.dtype.type(0), x, x.dtype.type(6)), (0.0, 6.0), False,
-          ties=(Tie(0.0, "min", lambda x, lo: lax.clamp(lo, x, x.dtype.type(6))),
-                Tie(6.0, "max", lambda x, hi: lax.clamp(x.dtype.type(0), x, hi)))),
-        j("jax_hard_tanh", "jax.nn.hard_tanh", _jax_nn("hard_tanh"), (-1.0, 1.0), False,
-          look_alike="torch_hardtanh"),
-        j("jax_abs", "jnp.abs", jnp.abs, (0.0,), False, look_alike="torch_abs"),
-        j("jax_leaky_relu001", "jax.nn.leaky_relu(x, 0.01)", lambda x: jax.nn.leaky_relu(x, 0.01),
-          (0.0,), False, look_alike="torch_leaky_relu001"),
-        j("jax_softplus100", "jax.nn.softplus(100x)/100",
-          lambda x: jax.nn.softplus(100 * x) / 100, (0.0,), False, composition=True),
-    ] + _jax_piecewise()
-
-
-def _jax_piecewise() -> list[Rule]:
-    """jax.nn's other piecewise (or piecewise-looking) activations, default parameters.
-    softplus and squareplus are smooth: softplus is probed at torch's switch to the linear
-    branch (its look-alike's kink), squareplus at 0."""
-    import jax
-    j = functools.partial(_builtin, "jax", relu_like=False)
-    return [
-        j("jax_hard_silu", "jax.nn.hard_silu (= hard_swish)", _jax_nn("hard_silu"), (-3.0, 3.0),
-          look_alike="torch_hardswish"),
-        j("jax_hard_sigmoid", "jax.nn.hard_sigmoid", _jax_nn("hard_sigmoid"), (-3.0, 3.0),
-          look_alike="torch_hardsigmoid"),
-        j("jax_elu", "jax.nn.elu", _jax_nn("elu"), look_alike="torch_elu"),
-        j("jax_celu", "jax.nn.celu", _jax_nn("celu"), look_alike="torch_celu"),
-        j("jax_selu", "jax.nn.selu", _jax_nn("selu"), look_alike="torch_selu"),
-        j("jax_leaky_relu025", "jax.nn.leaky_relu(x, 0.25)", lambda x: jax.nn.leaky_relu(x, 0.25),
-          look_alike="torch_prelu025"),
-        j("jax_sparse_plus", "jax.nn.sparse_plus", _jax_nn("sparse_plus"), (-1.0, 1.0)),
-        j("jax_sparse_sigmoid", "jax.nn.sparse_sigmoid", _jax_nn("sparse_sigmoid"), (-1.0, 1.0)),
-        j("jax_squareplus", "jax.nn.squareplus", _jax_nn("squareplus")),
-        j("jax_softplus", "jax.nn.softplus", _jax_nn("softplus"), (20.0,),
-          look_alike="torch_softplus"),
-        j("jax_soft_sign", "jax.nn.soft_sign", _jax_nn("soft_sign"), look_alike="torch_softsign"),
-    ]
-
-
 CONVENTIONS = (0.0, 0.5, 1.0)
 CUSTOM_OP_CONVENTIONS = (0.0, 1.0)
 TORCH_STYLES = (  # (style, its key's suffix, what its name adds, its transforms row)
@@ -191,6 +36,7 @@ TORCH_STYLES = (  # (style, its key's suffix, what its name adds, its transforms
     ("vmap+jvp", "vmap_jvp", "generate_vmap_rule and a jvp staticmethod",
      "torch modern + generate_vmap_rule + jvp"),
     ("once", "once", "@once_differentiable backward", "torch modern + @once_differentiable"))
+CUSTOM_OP_ROW = "torch.library.custom_op + register_autograd"  # its transforms row
 
 
 def _custom(key, framework, name, fn, c, **relations) -> Rule:
@@ -229,13 +75,12 @@ def _torch_customs() -> list[Rule]:
               fn=torch_custom_op_relu(c), c=c, twin=f"jax_custom_nondiff_c{_c(c)}",
               **(dict(look_alike="jax_custom_nondiff_c0", timed=True,
                       timed_in_nets=("seed", "mid"), paired_as="custom_op / nondiff_argnums",
-                      transforms_style="torch.library.custom_op + register_autograd")
+                      transforms_style=CUSTOM_OP_ROW)
                  if c == 0 else {}))
             for c in CUSTOM_OP_CONVENTIONS]
     out += [t(f"torch_custom_op_vmap_c{_c(c)}", name=f"custom_op relu + register_vmap (c={_c(c)})",
               fn=torch_custom_op_relu(c, True), c=c, twin=f"jax_custom_nondiff_c{_c(c)}",
-              **(dict(transforms_style="torch.library.custom_op + register_autograd"
-                                       " + register_vmap") if c == 0 else {}))
+              **(dict(transforms_style=f"{CUSTOM_OP_ROW} + register_vmap") if c == 0 else {}))
             for c in CUSTOM_OP_CONVENTIONS]
     return out
 
@@ -277,7 +122,7 @@ def _jax_customs() -> list[Rule]:
 def _builtins(framework: str) -> tuple[Rule, ...]:
     if framework not in FRAMEWORKS:
         raise ValueError(f"no framework {framework!r}; the registry's: {', '.join(FRAMEWORKS)}")
-    return tuple(_torch_builtins() if framework == "torch" else _jax_builtins())
+    return tuple(torch_builtins() if framework == "torch" else jax_builtins())
 
 
 @functools.cache

@@ -288,15 +288,15 @@ def main(argv, experiments: list[tuple[str, str]]) -> int:
     them off each Experiment's history_scope)."""
     parser = argparse.ArgumentParser(prog="python -m study history", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--engine", choices=("ray",), help="run the shards on this engine")
-    parser.add_argument("--address", help="the engine's cluster (default: a local one)")
-    parser.add_argument("--only", choices=("torch", "jax"), help="one framework's releases")
-    parser.add_argument("--release", action="append", metavar="NAME",
-                        help="only this release, as torch-2.4.1 (repeatable)")
-    parser.add_argument("--build-only", action="store_true", help="build the envs, run nothing")
+    from study.commands import HELP  # its words beside the other commands'
+    words = HELP["history"]
+    parser.add_argument("--engine", choices=("ray",), help=words["--engine"])
+    parser.add_argument("--address", help=words["--address"])
+    parser.add_argument("--only", choices=("torch", "jax"), help=words["--only"])
+    parser.add_argument("--release", action="append", metavar="NAME", help=words["--release"])
+    parser.add_argument("--build-only", action="store_true", help=words["--build-only"])
     parser.add_argument("--results-dir", default=RESULTS_DIR)
-    parser.add_argument("--chunks", type=int, default=1, metavar="N",
-                        help="each experiment of a release as N shards, for a cluster (--engine)")
+    parser.add_argument("--chunks", type=int, default=1, metavar="N", help=words["--chunks"])
     args = parser.parse_args(argv)
     chosen = [r for r in releases(args.only) if not args.release or r.name in args.release]
     if args.release and len(chosen) != len(set(args.release)):
