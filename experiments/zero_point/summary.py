@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from experiments.zero_point.atlas import (SPECIAL, OpAtlas, RunAtlas, cell_rows,
+from experiments.zero_point.atlas import (SPECIAL, OpAtlas, RunAtlas, cell_rows, cell_values,
                                           equal_unless_placed, flushes, forward_disagrees,
                                           frame_value, input_kind, kink_labels, read,
                                           same_after_rounding, subnormal_label)
@@ -107,16 +107,21 @@ def _main(atlases: list[RunAtlas]) -> RunAtlas | None:
 
 # --- every run's frames -----------------------------------------------------------------------
 
-def _cells(a: RunAtlas) -> list[dict]:
+CELL_COLUMNS = ["run", "framework", "op", "dtype", "execution", "mode", "input", "value",
+                "error", "where"]
+
+
+def _cells(atlases: list[RunAtlas]) -> pd.DataFrame:
+    """Every cell of every run, one row per value (CELL_COLUMNS): some 360,000 rows, built as
+    tuples."""
     rows = []
-    for op in a.ops + a.compiled:
-        for mode in (m for m in op.modes if m not in op.withdrawn):
-            for label in op.inputs:
-                key = {"run": a.run.tag, "framework": op.framework, "op": op.name,
-                       "dtype": op.dtype, "execution": op.compiler or "eager", "mode": mode,
-                       "input": label}
-                rows += [{**key, **r} for r in cell_rows(op.cell(mode, label))]
-    return rows
+    for a in atlases:
+        for op in a.ops + a.compiled:
+            head = (a.run.tag, op.framework, op.name, op.dtype, op.compiler or "eager")
+            for mode in (m for m in op.modes if m not in op.withdrawn):
+                rows += [(*head, mode, label, *values)
+                         for label in op.inputs for values in cell_values(op.cell(mode, label))]
+    return pd.DataFrame(rows, columns=CELL_COLUMNS, dtype=object) if rows else frame([])
 
 
 def _placement(a: RunAtlas) -> list[dict]:
@@ -394,7 +399,7 @@ def summarise(runs) -> Summary:
     def every_run(rows_of) -> pd.DataFrame:
         return frame([row for a in atlases for row in rows_of(a)])
     return Summary(
-        cells=every_run(_cells), kinks=frame(kinks), pairs=every_run(_pairs),
+        cells=_cells(atlases), kinks=frame(kinks), pairs=every_run(_pairs),
         compiled=every_run(_compiled), compiled_cells=every_run(_compiled_cells),
         kink_cells=frame(_kink_cells(main) if main else []), history=changed,
         history_by_cell=frame(_history_by_cell(changed)),
