@@ -18,7 +18,7 @@ from study.report.legend import by_label, glossary, legend, legend_line
 from study.report.prose import macros, say
 from study.report.runs import assign_labels, labelled, labels_json, span
 from study.report.table import Table, csv, frame, latex, markdown
-from study.runs.results import Run
+from study.runs.results import Run, collector_paused
 
 APPENDIX = "APPENDIX.md"
 GENERATED_FOLDERS = ("tables", "figures")  # everything in them is rewritten by each render
@@ -190,6 +190,11 @@ def render_document(runs: list[Run], notes: list[str], experiments,
                     figures: bool = True, code: dict | None = None) -> Document:
     """The rendered files (`.files`, as `render` returns them) and the experiments whose
     sections failed (`.errors`)."""
+    with collector_paused():
+        return _document(runs, notes, experiments, references, labels, figures, code)
+
+
+def _document(runs, notes, experiments, references, labels, figures, code) -> Document:
     from study.compare.device_comparison import host_gpu
     references = references or []
     labels = assign_labels(runs + references, labels or {})
