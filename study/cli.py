@@ -19,12 +19,10 @@ from study.runs import provenance, results
 
 class _Experiments:
     """The experiment registry, imported on first use: the study's commands need it, `check`
-    does not (it imports one framework, the registry both)."""
+    does not. Reading it imports no framework: running an experiment does (study.runs.runner)."""
 
     def __getattr__(self, name):
         import experiments
-        from study.measure.frameworks import use_shared_settings
-        use_shared_settings()
         return getattr(experiments, name)
 
 

@@ -138,7 +138,7 @@ def test_jobs_runs_untimed_experiments_side_by_side_and_records_it(capsys, tmp_p
 
 def test_timing_never_runs_side_by_side_and_a_shared_wall_clock_is_named():
     import experiments
-    from study.report.document import _beside
+    from study.report.appendix import _beside
     assert [e.name for e in experiments.all_experiments() if e.timed] == ["timing"]
     assert _beside({"utc": "t", "host": "h", "device": "cpu"}) is None
     assert _beside({"side_by_side": {"jobs": 2, "with": ["zero_point"]}}) == (

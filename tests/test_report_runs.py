@@ -1,6 +1,7 @@
 """The run legend and provenance notes, on hand-made provenance: every row and note names its
 run and what sets it apart, and a run's identity tells machines apart by their core count."""
-from study.report.document import _glossary, _jax_backend, _legend, _provenance
+from study.report.appendix import _jax_backend, provenance
+from study.report.legend import glossary, legend
 from study.report.runs import assign_labels, configuration, labelled, side_by_side, title
 from study.report.table import frame
 from study.runs.results import Run, result_filename
@@ -18,14 +19,14 @@ def run(experiment="two_layer", **changes) -> Run:
 
 def legend_rows(runs: list[Run]) -> list[str]:
     runs = labelled(runs, assign_labels(runs, {}))
-    lines = "\n".join(_legend(runs)).splitlines()
+    lines = "\n".join(legend(runs)).splitlines()
     return [ln for ln in lines if ln.startswith("| ") and not ln.startswith("| run |")]
 
 
 def glossary_runs(runs: list[Run]) -> str:
     """The glossary's run entry: each label and what sets it apart, in one line."""
     runs = labelled(runs, assign_labels(runs, {}))
-    return " ".join(" ".join(_glossary(runs)).split()).split("- **seed")[0]
+    return " ".join(" ".join(glossary(runs)).split()).split("- **seed")[0]
 
 
 def test_a_copy_of_c1_under_another_host_name_reads_apart_from_it():
@@ -72,7 +73,7 @@ def test_every_provenance_note_names_its_run():
             run("zero_point"), run("timing", device="cuda", gpu={"name": "NVIDIA H100 80GB HBM3"},
                                    cuda_absent=None, jax_backend="gpu", jax_default_backend="gpu")]
     runs = labelled(runs, assign_labels(runs, {}))
-    notes = [ln for ln in _provenance(runs, []) if ln.startswith("- ")]
+    notes = [ln for ln in provenance(runs, []) if ln.startswith("- ")]
     assert len(notes) == 3 + 2  # a settings line per label, a no-CUDA line per reason
     assert all(ln.startswith("- **C") or ln.startswith("- **G") for ln in notes), notes
     assert any(ln.startswith("- **C1**: no CUDA device on vm (torch") for ln in notes)

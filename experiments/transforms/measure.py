@@ -4,7 +4,7 @@ import numpy as np
 
 from study.workloads import transformations
 from study.measure.probe import reverse_derivative
-from study.measure.rules import RULES
+from study.measure.rules import registry_unless
 from study.workloads.transformations import COLUMNS
 
 X, W, V, XB = transformations.X, transformations.W, transformations.V, transformations.XB
@@ -21,8 +21,9 @@ def transform_cells(framework: str, fn, c: float, compile_backend: str, device) 
                                                 device)
 
 
-def cases(scope: str, rules=RULES) -> list[dict]:
+def cases(scope: str, rules=None) -> list[dict]:
     """One row per rule with a transforms_style, each framework's built-in last."""
+    rules = registry_unless(rules)
     backend = "aot_eager" if scope == "quick" else "inductor"
     frameworks = list(dict.fromkeys(r.framework for r in rules))
     rows = sorted((r for r in rules if r.transforms_style),

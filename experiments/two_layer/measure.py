@@ -1,12 +1,11 @@
 """Measuring seed 001's net: every ReLU rule's loss and gradients on four datasets, and every
 rule alone on one array of pre-activations, the same float32 array in both frameworks."""
-import jax
 import numpy as np
 
 from study.measure.probe import reverse_derivative
 from study.workloads.nets import DATASETS, SEED, ZERO_X_ROWS, two_layer_gradients
 from study.workloads.nets import two_layer_dataset as make_dataset
-from study.measure.rules import RULES, reference_of, relu_rules
+from study.measure.rules import reference_of, relu_rules
 
 RULE_ALONE = "preactivations"  # no net: the rule on continuous_ties' pre-activations
 
@@ -28,11 +27,12 @@ def rule_alone(rule, z: np.ndarray, cotangent: np.ndarray, device) -> tuple:
         y = rule.fn(t)
         y.backward(device.to_torch(cotangent))
         return device.to_numpy(y), device.to_numpy(t.grad)
+    import jax
     y, vjp = jax.vjp(rule.fn, device.to_jax(z))
     return device.to_numpy(y), device.to_numpy(vjp(device.to_jax(cotangent))[0])
 
 
-def cases(scope: str, rules=RULES) -> list[dict]:
+def cases(scope: str, rules=None) -> list[dict]:
     return [{"dataset": d, "rule": r} for d in DATASETS + (RULE_ALONE,)
             for r in relu_rules(rules=rules)]
 

@@ -35,6 +35,11 @@ class OpAtlas:
         cells = self.modes[mode]
         return cells if isinstance(cells, Error) else cells[self.inputs.index(label)]
 
+    def cells(self, mode: str) -> list[Cell]:
+        """The mode's cell at each input, in the order of `inputs`."""
+        cells = self.modes[mode]
+        return [cells] * len(self.inputs) if isinstance(cells, Error) else cells
+
 
 def flushes(arithmetic: dict) -> bool:
     """Whether the framework on the device flushes subnormals (study.measure.arithmetic): subnormal
@@ -96,6 +101,15 @@ def frame_value(c: Cell):
     """A cell as a frame holds it until the formatter: its number, its error line, or the
     Placed cell itself (the formatter prints its values)."""
     return c.value if isinstance(c, Value) else c.line if isinstance(c, Error) else c
+
+
+def cell_values(c: Cell) -> list[tuple]:
+    """cell_rows' (value, error, where) as tuples."""
+    if isinstance(c, Value):
+        return [(c.value, None, None)]
+    if isinstance(c, Error):
+        return [(None, c.line, None)]
+    return [tuple(r.values()) for r in cell_rows(c)]
 
 
 def cell_rows(c: Cell) -> list[dict]:

@@ -1,5 +1,6 @@
 """The atlas across releases: one run per release of each framework, and the cells that change
 between them with the first release of each outcome (study.conformance's history core)."""
+import math
 from dataclasses import dataclass
 
 import pandas as pd
@@ -74,10 +75,30 @@ def _cells(releases: list[Release]) -> dict[tuple, object]:
     for r in releases:
         for op in (op for op in r.atlas.ops + r.atlas.compiled if op.framework == r.framework):
             for mode in (m for m in op.modes if m not in op.withdrawn):
-                for label in op.inputs:
-                    key = (op.name, op.dtype, label, mode, op.compiler or "eager")
-                    out[(key, r.release)] = (r.framework, op.cell(mode, label))
+                execution = op.compiler or "eager"
+                for label, c in zip(op.inputs, op.cells(mode)):
+                    out[((op.name, op.dtype, label, mode, execution), r.release)] = (
+                        r.framework, c)
     return out
+
+
+def _distinct(c) -> object:
+    """A cell's outcome, told apart at least as finely as changed_cells tells outcomes: a value
+    by its number and the sign of a zero (a NaN by itself), an error by its line, a placed cell
+    by what it holds."""
+    if isinstance(c, Value):
+        value = float(c.value)
+        return value, math.copysign(1.0, value)
+    return c
+
+
+def _varying(cells: list[tuple]) -> list[tuple]:
+    """The (key, release, cell) of the cells that take more than one outcome, in their order:
+    the few that changed_cells' frames need to hold."""
+    seen: dict[tuple, set] = {}
+    for key, _, c in cells:
+        seen.setdefault(key, set()).add(_distinct(c))
+    return [(key, release, c) for key, release, c in cells if len(seen[key]) > 1]
 
 
 def history(releases: list[Release]) -> pd.DataFrame:
@@ -90,20 +111,27 @@ def history(releases: list[Release]) -> pd.DataFrame:
     for fw in FRAMEWORKS:
         mine = [(key, release, c) for (key, release), (framework, c) in cells.items()
                 if framework == fw]
+        if len({release for _, release, _ in mine}) < 2:  # one release changes nothing
+            continue
+        # a value column of numbers and None is float64 (None read as NaN) as in a frame of
+        # every cell, whichever cells are kept
+        numbers = any(isinstance(c, Value) for _, _, c in mine)
+        mine = _varying(mine) or mine  # a frame of no rows: as changed_cells makes it
         rows = pd.DataFrame([key for key, _, _ in mine], columns=list(CELL))
         outcomes = [_outcome(c) for _, _, c in mine]
         rows["release"] = [release for _, release, _ in mine]
-        rows["value"] = [value for value, _ in outcomes]
+        rows["value"] = pd.Series([value for value, _ in outcomes],
+                                  dtype="float64" if numbers else object)
         rows["error"] = [error for _, error in outcomes]
-        if rows["release"].nunique() > 1:  # one release changes nothing
-            parts.append(changed_cells(rows).assign(framework=fw))
+        parts.append(changed_cells(rows).assign(framework=fw))
     if not parts:
         return pd.DataFrame(columns=["framework", *CELL, "release", "run", "cell",
                                      "first_release"])
     changed = pd.concat(parts, ignore_index=True)
-    keys = list(zip(*(changed[c] for c in CELL)))
-    changed["cell"] = [cells[(key, release)][1] for key, release in zip(keys, changed["release"])]
-    changed["run"] = [runs[(fw, rel)] for fw, rel in zip(changed["framework"], changed["release"])]
+    keys = list(zip(*(changed[c].tolist() for c in CELL)))
+    release = changed["release"].tolist()
+    changed["cell"] = [cells[(key, rel)][1] for key, rel in zip(keys, release)]
+    changed["run"] = [runs[(fw, rel)] for fw, rel in zip(changed["framework"].tolist(), release)]
     changed["first_release"] = _first_releases(keys, changed)
     return changed[["framework", *CELL, "release", "run", "cell", "first_release"]]
 
@@ -112,7 +140,8 @@ def _first_releases(keys: list[tuple], changed: pd.DataFrame) -> list[str]:
     # rows are in version order within each cell; the first row with an outcome names it
     first: dict[tuple, str] = {}
     return [first.setdefault((key, repr(value), error), release) for key, value, error, release
-            in zip(keys, changed["value"], changed["error"], changed["release"])]
+            in zip(keys, changed["value"].tolist(), changed["error"].tolist(),
+                   changed["release"].tolist())]
 
 
 def segments(cells: list, releases: list[str]) -> list[tuple[str, str, object]]:

@@ -1,10 +1,10 @@
 """Framework settings that every experiment shares, applied by use_shared_settings().
 
 Both frameworks get float32 matmuls at full precision (JAX on GPU defaults to a faster,
-lower precision than torch), and JAX gets float64 so the dtype sweeps can reach it. The CLI
-and the test suite call use_shared_settings() before anything runs; code that imports the
-library on its own calls it too. A check of one framework's rule names that framework alone,
-so that the other is never imported.
+lower precision than torch), and JAX gets float64 so the dtype sweeps can reach it. The runner
+(study.runs.runner) and the test suite call use_shared_settings() before any case runs; code
+that imports the library on its own calls it too. A check of one framework's rule names that
+framework alone, so that the other is never imported; reading results imports neither.
 """
 FRAMEWORKS = ("torch", "jax")
 MATMUL_PRECISION = "highest"

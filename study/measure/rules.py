@@ -151,6 +151,12 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def registry_unless(rules: Iterable[Rule] | None) -> Iterable[Rule]:
+    """`rules`, or the whole registry where None: an experiment's cases default to it, built
+    at the call (both frameworks), not when the experiment is imported to read results."""
+    return _rules() if rules is None else rules
+
+
 def by_key(key: str) -> Rule:
     framework = key.split("_", 1)[0]
     found = _framework_rules(framework).get(key) if framework in FRAMEWORKS else None

@@ -12,27 +12,19 @@ from dataclasses import dataclass, field, replace
 from study.errors import first_error_line
 from study.runs.experiment import QUESTIONS, Rendered
 from study.report import comparisons
-from study.report.format import wrap
+from study.report.appendix import index, methodology_notes, provenance, questions
+from study.report.format import anchor, heading, wrap
+from study.report.legend import by_label, glossary, legend, legend_line
 from study.report.prose import macros, say
-from study.report.runs import (assign_labels, differences, label_order, labelled, labels_json,
-                               machine_name, main_run, span, title)
+from study.report.runs import assign_labels, labelled, labels_json, span
 from study.report.table import Table, csv, frame, latex, markdown
-from study.runs.results import Run
+from study.runs.results import Run, collector_paused
 
 APPENDIX = "APPENDIX.md"
 GENERATED_FOLDERS = ("tables", "figures")  # everything in them is rewritten by each render
 LABELS = "labels.json"
 TEX_LEGEND_RUNS = 6
 PROSE = macros("study/report/document.j2")
-
-
-def anchor(experiment: str, table_id: str) -> str:
-    return f"{experiment}-{table_id}".replace("_", "-")
-
-
-def heading(level: int, name: str, words: str) -> str:
-    """'### words <a id="name"></a>': a heading that a link can name, on one line."""
-    return "#" * level + f' {words} <a id="{name}"></a>'
 
 
 def place(exp, table_id: str) -> str:
@@ -80,7 +72,7 @@ class Document:
         if self.places[key] == "csv":
             return []
         n = self.numbers[key]
-        legend = "; ".join(_legend_line(g, self.runs) for g in _by_label(runs).values())
+        legend = "; ".join(legend_line(g, self.runs) for g in by_label(runs).values())
         body = markdown(table)
         self.files[f"tables/{a}.md"] = "\n".join(
             [f"# Table {n}: {table.title}", "", wrap(f"*{table.caption}*"), "", body, ""]
@@ -88,7 +80,7 @@ class Document:
             + [wrap(f"Runs: {legend}."), "",
                wrap(f"Source: {', '.join(r.path for r in runs)}.")]) + "\n"
         # a caption past a few runs overflows TeX's box sizes: the .tex names the labels only
-        short = (legend if len(_by_label(runs)) <= TEX_LEGEND_RUNS else
+        short = (legend if len(by_label(runs)) <= TEX_LEGEND_RUNS else
                  say(PROSE, "tex_legend", runs=span(r.tag for r in runs)))
         self.files[f"tables/{a}.tex"] = latex(table, n, a, f"Runs: {short}." if legend else "")
         return ([heading(3, a, f"Table {n}: {table.title}"), "",
@@ -96,144 +88,8 @@ class Document:
                 + [wrap(note) + "\n" for note in table.notes])
 
 
-def _by_label(runs: list[Run]) -> dict[str, list[Run]]:
-    out: dict[str, list[Run]] = {}
-    for run in sorted(runs, key=lambda r: label_order(r.tag)):
-        out.setdefault(run.tag, []).append(run)
-    return out
-
-
-def _commits(group: list[Run]) -> str:
-    seen = {}
-    for run in group:
-        c = str(run.provenance.get("git_commit") or "—")[:7]
-        seen[c] = seen.get(c, False) or bool(run.provenance.get("git_dirty"))
-    return ", ".join(c + (" (dirty)" if dirty else "") for c, dirty in sorted(seen.items()))
-
-
-def _host_gpu(group: list[Run], runs: list[Run]) -> str | None:
-    from study.compare.device_comparison import host_gpu
-    return next((g for g in (host_gpu(r, runs) for r in group) if g), None)
-
-
-def _legend_line(group: list[Run], runs: list[Run]) -> str:
-    p = group[0].provenance
-    return (f"{group[0].tag}: {p['device']}, {machine_name(p, _host_gpu(group, runs))}, "
-            f"torch {p['torch']}, "
-            f"jax {p['jax']}, {group[0].scope} run, commit {_commits(group)}")
-
-
 def _newest_result(runs: list[Run]) -> str | None:
     return max((str(r.provenance["utc"])[:10] for r in runs), default=None)
-
-
-def _older(run: Run, runs: list[Run]) -> bool:
-    """Measured by other code than the newest run of the same experiment."""
-    same = [r for r in runs if r.experiment == run.experiment]
-    newest = max(same, key=lambda r: str(r.provenance.get("utc")))
-    return run.provenance.get("git_commit") != newest.provenance.get("git_commit")
-
-
-def _glossary(runs: list[Run]) -> list[str]:
-    """The terms the answers use before the legend and sections define them, first: each run
-    label by what sets it apart from the main run, then the study's words (document.j2)."""
-    described = []
-    for row in _legend_rows(runs):
-        labels, what = row["run"], row["what"]
-        gpu = _gpu_what(labels, runs)
-        described.append((labels, f"({gpu or what})" if gpu or what else
-                          f"(the main run: {row['device']}, {row['machine']}, torch "
-                          f"{row['torch']}, jax {row['jax']})"))
-    items = say(PROSE, "glossary", runs=described).split(" |")
-    return ["## Glossary", ""] + [wrap(i, "  ") for i in items] + [""]
-
-
-def _gpu_what(label: str, runs: list[Run]) -> str | None:
-    """A GPU run as the glossary says it: its GPU on the host of the cpu run measured there
-    ('H100, on C5's host, its releases'), or what sets it apart from the first GPU run ('as G1,
-    full'; 'as G1 but an H200, another host'); None for a cpu run."""
-    from study.compare.device_comparison import gpu_of, one_host
-    from study.report.runs import short_gpu
-    mine = next((r for r in runs if r.tag == label and r.provenance["device"] == "cuda"), None)
-    if mine is None:
-        return None
-    p = mine.provenance
-    host = next((r for r in runs if r.provenance["device"] == "cpu" and one_host(r, mine)), None)
-    first = min((r for r in runs if r.provenance["device"] == "cuda"),
-                key=lambda r: label_order(r.tag))
-    if first.tag != label:
-        parts = differences(p, first.provenance)
-        gpu = gpu_of(mine) != gpu_of(first)
-        return (f"as {first.tag}" + (f" but an {short_gpu(gpu_of(mine))}, another host"
-                                     if gpu else "") + "".join(f", {x}" for x in parts))
-    if host is None:
-        return None
-    same = (host.provenance["torch"], host.provenance["jax"]) == (p["torch"], p["jax"])
-    return f"{short_gpu(gpu_of(mine))} on {host.tag}'s host" + (", its releases" if same else "")
-
-
-def _legend_rows(runs: list[Run]) -> list[dict]:
-    main = main_run(runs)
-    rows = []
-    for label, group in _by_label(runs).items():
-        p = group[0].provenance
-        older = sorted(r.experiment for r in group if _older(r, runs))
-        every = sorted({r.experiment for r in runs})
-        named = title(group[0], main) if not group[0].title else group[0].title
-        rows.append({"run": label, "what": named[len(label):].strip(" ()"),
-                     "device": p["device"],
-                     "machine": machine_name(p, _host_gpu(group, runs)), "torch": p["torch"],
-                     "jax": p["jax"],
-                     "scope": group[0].scope,
-                     "experiments": _experiments(sorted(r.experiment for r in group), every),
-                     "commit": _commits(group), "older code": _experiments(older, every)})
-    return _releases_merged(rows, list(_by_label(runs)))
-
-
-def _experiments(names: list[str], every: list[str]) -> str:
-    """'two_layer, zero_point', 'all 8' where it is every experiment, '—' where none."""
-    if len(names) > 2 and names == every:
-        return f"all {len(every)}"
-    return ", ".join(names) or "—"
-
-
-def _legend(runs: list[Run]) -> list[str]:
-    rows = [{k: v for k, v in row.items() if k != "what"} for row in _legend_rows(runs)]
-    table = Table("runs", "Runs", "", frame(rows))
-    return [heading(2, "runs", "Runs"), "", wrap(say(PROSE, "legend")), "",
-            markdown(table), ""]
-
-
-def _releases_merged(rows: list[dict], labels: list[str]) -> list[dict]:
-    """Three or more runs alike but for their releases (a release history) as one row: their
-    labels, and each framework's releases from the oldest to the newest (every run's own row
-    is in the appendix's provenance)."""
-    alike: dict[tuple, list[int]] = {}
-    for i, row in enumerate(rows):
-        key = tuple(v for k, v in row.items() if k not in ("run", "what", "torch", "jax"))
-        alike.setdefault(key, []).append(i)
-    out = []
-    for i, row in enumerate(rows):
-        group = next(g for g in alike.values() if i in g)
-        if len(group) < 3:
-            out.append(row)
-        elif i == group[0]:
-            merged = {k: ", ".join(_version_range([rows[j][k] for j in group]))
-                      if k in ("torch", "jax") else v for k, v in row.items()}
-            shared = [part for part in row["what"].split(", ") if all(
-                part in rows[j]["what"].split(", ") for j in group)]
-            out.append({**merged, "run": span(labels[j] for j in group),
-                        "what": say(PROSE, "legend_releases", shared=", ".join(shared))})
-    return out
-
-
-def _version_range(versions: list[str]) -> list[str]:
-    from packaging.version import InvalidVersion, Version
-    try:
-        ordered = sorted(set(versions), key=lambda v: Version(v))
-    except InvalidVersion:
-        ordered = sorted(set(versions))
-    return ordered if len(ordered) < 3 else [f"{ordered[0]} … {ordered[-1]} ({len(ordered)})"]
 
 
 def _answers(answers, doc: Document) -> list[str]:
@@ -313,92 +169,11 @@ def _section(exp, runs, rendered, error, doc: Document) -> tuple[list, list, lis
     return main, appendix, method
 
 
-def _questions(experiments) -> list[str]:
-    return ([heading(2, "questions", "What each experiment asks"), ""]
-            + [wrap(say(PROSE, "experiment_question", exp=e), "  ") for e in experiments] + [""])
-
-
 def _methodology(tables: list[str]) -> list[str]:
     """The Methodology section, where an experiment places a table there (the head of REPORT.md
     points to the appendix's methodology notes either way)."""
     return ["## Methodology", "", wrap(say(PROSE, "methodology_pointer")), ""] + tables if tables \
         else []
-
-
-def _methodology_notes(runs) -> list[str]:
-    seeds = sorted({f"{r.experiment} {r.provenance['seed']}" for r in runs
-                    if r.provenance.get("seed") is not None})
-    by_hand = sorted({r.experiment for r in runs if r.provenance.get("seed") is None})
-    matmul = sorted({", ".join(f"`{k}={v}`" for k, v in sorted(r.provenance.get("matmul",
-                                                                             {}).items()))
-                     for r in runs})
-    items = say(PROSE, "methodology", seeds=seeds, by_hand=by_hand, matmul=matmul).split(" |")
-    return ([heading(2, "methodology", "Methodology"), ""] + [wrap(i, "  ") for i in items]
-            + [""])
-
-
-def _provenance(runs: list[Run], notes: list[str]) -> list[str]:
-    rows = [{"result file": f"`{r.path}`", "run": r.tag, "device": r.provenance["device"],
-             "torch": r.provenance["torch"], "jax": r.provenance["jax"], "scope": r.scope,
-             "wall s": r.provenance.get("wall_s"), "UTC": str(r.provenance.get("utc"))[:16],
-             "ran beside": _beside(r.provenance),
-             "commit": str(r.provenance.get("git_commit") or "—")[:10]} for r in runs]
-    lines = [heading(2, "provenance", "Provenance"), "",
-             markdown(Table("", "", "", frame(rows))), ""]
-    lines += [wrap(f"- **{label}**: {_settings(group[0].provenance)}", "  ")
-              for label, group in _by_label(runs).items()]
-    absent: dict[str, set] = {}
-    for r in runs:
-        if r.provenance.get("cuda_absent"):
-            absent.setdefault(r.provenance["cuda_absent"], set()).add(r.tag)
-    lines += [wrap(say(PROSE, "no_gpu", runs=span(tags), reason=reason), "  ")
-              for reason, tags in sorted(absent.items())]
-    return lines + [wrap(f"- Duplicate resolved: {note}.", "  ") for note in notes] + [""]
-
-
-def _beside(p: dict) -> str | None:
-    """What shared the machine with the run (`study run --jobs`): its wall-clock times
-    include it."""
-    shared = p.get("side_by_side")
-    return f"{shared['jobs']} at a time, with {', '.join(shared['with'])}" if shared else None
-
-
-def _settings(p: dict) -> str:
-    gpu = p.get("gpu")
-    gpu_text = (f"GPU {gpu.get('name')} (CUDA {gpu.get('torch_cuda_runtime')}, driver "
-                f"{gpu.get('driver')}, cuDNN {gpu.get('cudnn')})" if isinstance(gpu, dict)
-                else "no GPU")
-    threads = p.get("threads", {})
-    return (f"{p['host']}, {p.get('cpu', '—')} ({p.get('cpu_count', '—')} cores, "
-            f"{p.get('torch_cpu_capability') or 'kernels not recorded'}), {gpu_text}; "
-            f"{p.get('os', '—')}; Python {p.get('python', '—')}, numpy {p.get('numpy', '—')}, "
-            f"jaxlib {p.get('jaxlib', '—')}, {_jax_backend(p)}; torch threads "
-            f"{threads.get('torch_intra_op', '—')}/{threads.get('torch_inter_op', '—')}, "
-            f"XLA_FLAGS '{threads.get('XLA_FLAGS', '')}'.")
-
-
-def _jax_backend(p: dict) -> str:
-    """The run's JAX backend, and the host's default where that differs. Provenance written
-    before it recorded both (no jax_default_backend) recorded the host's default alone."""
-    return say(PROSE, "jax_backend", recorded=p.get("jax_backend", "—"),
-               default=p.get("jax_default_backend"), device=p["device"])
-
-
-def _index(experiments, doc: Document) -> list[str]:
-    lines = [heading(2, "tables", "Table index"), "", "| table | title | in | files |",
-             "|---|---|---|---|"]
-    for key, n in sorted(doc.numbers.items(), key=lambda kv: kv[1]):
-        a, where = anchor(*key), doc.places[key]
-        files = f"[md](tables/{a}.md) · [tex](tables/{a}.tex) · [csv](tables/{a}.csv)"
-        link = f"#{a}" if where == "appendix" else f"REPORT.md#{a}"
-        lines.append(f"| [{n}]({link}) | {doc.titles.get(key, 'no results yet')} | "
-                     f"{'appendix' if where == 'appendix' else 'report'} | {files} |")
-    lines += ["", say(PROSE, "listings"), ""]
-    lines += [f"- [{anchor(*k)}.csv](tables/{anchor(*k)}.csv): {doc.titles[k]}"
-              for k, where in doc.places.items() if where == "csv" and k in doc.titles]
-    extra = ("failed-cases.csv", "cpu-vs-gpu-cells.csv", "reproduction-differences.csv")
-    return lines + [f"- [{name}](tables/{name}): {say(PROSE, 'listed', file=name)}"
-                    for name in extra if f"tables/{name}" in doc.files] + [""]
 
 
 def render(runs: list[Run], notes: list[str], experiments, references: list[Run] | None = None,
@@ -415,6 +190,11 @@ def render_document(runs: list[Run], notes: list[str], experiments,
                     figures: bool = True, code: dict | None = None) -> Document:
     """The rendered files (`.files`, as `render` returns them) and the experiments whose
     sections failed (`.errors`)."""
+    with collector_paused():
+        return _document(runs, notes, experiments, references, labels, figures, code)
+
+
+def _document(runs, notes, experiments, references, labels, figures, code) -> Document:
     from study.compare.device_comparison import host_gpu
     references = references or []
     labels = assign_labels(runs + references, labels or {})
@@ -441,14 +221,14 @@ def render_document(runs: list[Run], notes: list[str], experiments,
     head = [say(PROSE, "title"), "",
             wrap(say(PROSE, "head", code=code, cited=_newest_result(runs))), ""]
     doc.files["REPORT.md"] = "\n".join(
-        head + _glossary(runs) + _answers(answers, doc) + _legend(runs) + body
+        head + glossary(runs) + _answers(answers, doc) + legend(runs) + body
         + comparisons.reproduction_section(runs, references, experiments, doc.files)
         + devices + _methodology(method)).rstrip() + "\n"
     doc.files[APPENDIX] = "\n".join(
         ["# Appendix", "", wrap(say(PROSE, "appendix_head")), ""]
-        + _questions(experiments) + _index(experiments, doc) + appendix + device_appendix
-        + _methodology_notes(runs)
-        + _provenance(runs, notes)).rstrip() + "\n"
+        + questions(experiments) + index(experiments, doc) + appendix + device_appendix
+        + methodology_notes(runs)
+        + provenance(runs, notes)).rstrip() + "\n"
     doc.files[LABELS] = labels_json(labels)
     return doc
 

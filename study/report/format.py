@@ -22,6 +22,15 @@ PROSE_FIGURES = 3
 WIDTH = 100  # prose is wrapped to this width for reading in a terminal (markdown joins the lines)
 
 
+def anchor(experiment: str, table_id: str) -> str:
+    return f"{experiment}-{table_id}".replace("_", "-")
+
+
+def heading(level: int, name: str, words: str) -> str:
+    """'### words <a id="name"></a>': a heading that a link can name, on one line."""
+    return "#" * level + f' {words} <a id="{name}"></a>'
+
+
 def wrap(paragraph: str, indent: str = "") -> str:
     return textwrap.fill(paragraph, WIDTH, subsequent_indent=indent, break_long_words=False,
                          break_on_hyphens=False)

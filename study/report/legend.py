@@ -1,0 +1,145 @@
+"""The run legend and the glossary: each run's label (C1, G1, ...), its machine, releases and
+commit, and what sets it apart from the main run; release histories as one row."""
+from study.report.format import heading, wrap
+from study.report.prose import macros, say
+from study.report.runs import differences, label_order, machine_name, main_run, span, title
+from study.report.table import Table, frame, markdown
+from study.runs.results import Run
+
+PROSE = macros("study/report/document.j2")
+
+
+def by_label(runs: list[Run]) -> dict[str, list[Run]]:
+    out: dict[str, list[Run]] = {}
+    for run in sorted(runs, key=lambda r: label_order(r.tag)):
+        out.setdefault(run.tag, []).append(run)
+    return out
+
+
+def _commits(group: list[Run]) -> str:
+    seen = {}
+    for run in group:
+        c = str(run.provenance.get("git_commit") or "—")[:7]
+        seen[c] = seen.get(c, False) or bool(run.provenance.get("git_dirty"))
+    return ", ".join(c + (" (dirty)" if dirty else "") for c, dirty in sorted(seen.items()))
+
+
+def _host_gpu(group: list[Run], runs: list[Run]) -> str | None:
+    from study.compare.device_comparison import host_gpu
+    return next((g for g in (host_gpu(r, runs) for r in group) if g), None)
+
+
+def legend_line(group: list[Run], runs: list[Run]) -> str:
+    p = group[0].provenance
+    return (f"{group[0].tag}: {p['device']}, {machine_name(p, _host_gpu(group, runs))}, "
+            f"torch {p['torch']}, "
+            f"jax {p['jax']}, {group[0].scope} run, commit {_commits(group)}")
+
+
+def _older(run: Run, runs: list[Run]) -> bool:
+    """Measured by other code than the newest run of the same experiment."""
+    same = [r for r in runs if r.experiment == run.experiment]
+    newest = max(same, key=lambda r: str(r.provenance.get("utc")))
+    return run.provenance.get("git_commit") != newest.provenance.get("git_commit")
+
+
+def glossary(runs: list[Run]) -> list[str]:
+    """The terms the answers use before the legend and sections define them, first: each run
+    label by what sets it apart from the main run, then the study's words (document.j2)."""
+    described = []
+    for row in _legend_rows(runs):
+        labels, what = row["run"], row["what"]
+        gpu = _gpu_what(labels, runs)
+        described.append((labels, f"({gpu or what})" if gpu or what else
+                          f"(the main run: {row['device']}, {row['machine']}, torch "
+                          f"{row['torch']}, jax {row['jax']})"))
+    items = say(PROSE, "glossary", runs=described).split(" |")
+    return ["## Glossary", ""] + [wrap(i, "  ") for i in items] + [""]
+
+
+def _gpu_what(label: str, runs: list[Run]) -> str | None:
+    """A GPU run as the glossary says it: its GPU on the host of the cpu run measured there
+    ('H100, on C5's host, its releases'), or what sets it apart from the first GPU run ('as G1,
+    full'; 'as G1 but an H200, another host'); None for a cpu run."""
+    from study.compare.device_comparison import gpu_of, one_host
+    from study.report.runs import short_gpu
+    mine = next((r for r in runs if r.tag == label and r.provenance["device"] == "cuda"), None)
+    if mine is None:
+        return None
+    p = mine.provenance
+    host = next((r for r in runs if r.provenance["device"] == "cpu" and one_host(r, mine)), None)
+    first = min((r for r in runs if r.provenance["device"] == "cuda"),
+                key=lambda r: label_order(r.tag))
+    if first.tag != label:
+        parts = differences(p, first.provenance)
+        gpu = gpu_of(mine) != gpu_of(first)
+        return (f"as {first.tag}" + (f" but an {short_gpu(gpu_of(mine))}, another host"
+                                     if gpu else "") + "".join(f", {x}" for x in parts))
+    if host is None:
+        return None
+    same = (host.provenance["torch"], host.provenance["jax"]) == (p["torch"], p["jax"])
+    return f"{short_gpu(gpu_of(mine))} on {host.tag}'s host" + (", its releases" if same else "")
+
+
+def _legend_rows(runs: list[Run]) -> list[dict]:
+    main = main_run(runs)
+    rows = []
+    for label, group in by_label(runs).items():
+        p = group[0].provenance
+        older = sorted(r.experiment for r in group if _older(r, runs))
+        every = sorted({r.experiment for r in runs})
+        named = title(group[0], main) if not group[0].title else group[0].title
+        rows.append({"run": label, "what": named[len(label):].strip(" ()"),
+                     "device": p["device"],
+                     "machine": machine_name(p, _host_gpu(group, runs)), "torch": p["torch"],
+                     "jax": p["jax"],
+                     "scope": group[0].scope,
+                     "experiments": _experiments(sorted(r.experiment for r in group), every),
+                     "commit": _commits(group), "older code": _experiments(older, every)})
+    return _releases_merged(rows, list(by_label(runs)))
+
+
+def _experiments(names: list[str], every: list[str]) -> str:
+    """'two_layer, zero_point', 'all 8' where it is every experiment, '—' where none."""
+    if len(names) > 2 and names == every:
+        return f"all {len(every)}"
+    return ", ".join(names) or "—"
+
+
+def legend(runs: list[Run]) -> list[str]:
+    rows = [{k: v for k, v in row.items() if k != "what"} for row in _legend_rows(runs)]
+    table = Table("runs", "Runs", "", frame(rows))
+    return [heading(2, "runs", "Runs"), "", wrap(say(PROSE, "legend")), "",
+            markdown(table), ""]
+
+
+def _releases_merged(rows: list[dict], labels: list[str]) -> list[dict]:
+    """Three or more runs alike but for their releases (a release history) as one row: their
+    labels, and each framework's releases from the oldest to the newest (every run's own row
+    is in the appendix's provenance)."""
+    alike: dict[tuple, list[int]] = {}
+    for i, row in enumerate(rows):
+        key = tuple(v for k, v in row.items() if k not in ("run", "what", "torch", "jax"))
+        alike.setdefault(key, []).append(i)
+    out = []
+    for i, row in enumerate(rows):
+        group = next(g for g in alike.values() if i in g)
+        if len(group) < 3:
+            out.append(row)
+        elif i == group[0]:
+            merged = {k: ", ".join(_version_range([rows[j][k] for j in group]))
+                      if k in ("torch", "jax") else v for k, v in row.items()}
+            shared = [part for part in row["what"].split(", ") if all(
+                part in rows[j]["what"].split(", ") for j in group)]
+            out.append({**merged, "run": span(labels[j] for j in group),
+                        "what": say(PROSE, "legend_releases", shared=", ".join(shared))})
+    return out
+
+
+def _version_range(versions: list[str]) -> list[str]:
+    from packaging.version import InvalidVersion, Version
+    try:
+        ordered = sorted(set(versions), key=lambda v: Version(v))
+    except InvalidVersion:
+        ordered = sorted(set(versions))
+    return ordered if len(ordered) < 3 else [f"{ordered[0]} … {ordered[-1]} ({len(ordered)})"]
