@@ -154,6 +154,14 @@ def test_finite_around_is_where_both_neighbours_are_finite():
         "-min_subnormal", "-0.0", "+0.0", "+min_subnormal", "min_normal", "+inf", "-inf"}
 
 
+def test_an_infinity_s_one_neighbour_decides():
+    # x * (x > 0): -inf * 0 is NaN at -inf, but its one neighbour -max gives -0, finite: a
+    # hole (the neighbour beyond -inf is -inf itself, not judged); every other label too
+    assert _probe.finite_around(_rule(lambda a: a * (a > 0)), "float64", (0.0,),
+                                torch_cpu()) == {"-min_subnormal", "-0.0", "+0.0",
+                                                 "+min_subnormal", "min_normal", "+inf", "-inf"}
+
+
 def test_finite_around_a_rule_refusing_negatives_calls_it_per_element():
     # the first call (all neighbours together) raises; per element, a negative neighbour is NaN:
     # +tiny (down: 0), min_normal and +inf (down: max) keep both neighbours >= 0
@@ -310,6 +318,15 @@ def test_what_cannot_be_compared_is_skipped():
     assert _probe.compiled_findings(rows) == []
     rows[0]["dtype"], rows[0]["input"] = "float32", "+0.0"
     assert _probe.compiled_findings(rows) == []
+    # a mode skipped is not the end: the modes after it are still compared
+    found = _probe.compiled_findings(_pair({"value": Error("RuntimeError: eager"),
+                                            "reverse": Value(1.0)},
+                                           {"value": Value(0.0), "reverse": Value(2.0)}))
+    assert [f.where.transformation for f in found] == ["reverse"]
+    found = _probe.compiled_findings(_pair({"value": Value(0.0), "reverse": Value(1.0)},
+                                           {"value": Error("RuntimeError: compiled"),
+                                            "reverse": Value(2.0)}))
+    assert [f.where.transformation for f in found] == ["reverse"]
     # an eager row alone is no comparison
     assert _probe.compiled_findings(rows[:1] + [dict(rows[0], value=Value(9.0))]) == []
 
@@ -397,6 +414,14 @@ def test_a_backward_ignoring_the_cotangent_is_constant():
     assert [r["differ"] for r in rows] == [2, 2, 2, 6]
 
 
+def test_the_inputs_are_the_dtype_s_own():
+    # float32: -min_subnormal is -2^-149, not 0, so the constant 0.25 at 0 stays at ±0 alone
+    # (float64's -5e-324 would round to -0 in float32 and be a third input at the kink)
+    _, found = _probe.linearity(_rule(ConstantAtTheKink), "float32", (0.0,), torch_cpu())
+    assert [(f.where.input, f.where.bits) for f in found] == [("-0.0", "0x80000000"),
+                                                              ("+0.0", "0x00000000")]
+
+
 class GatedOnTheSign(torch.autograd.Function):
     """relu whose backward drops a negative incoming gradient (guided backprop)."""
 
@@ -422,6 +447,30 @@ def test_a_backward_gated_on_the_cotangent_s_sign():
                             "gradient's sign gates it", "-1.0 × 1.0 = -1.0", cells=2)]
     # below 0 the slope is 0 and u x 0 = ±0 = 0: linear
     assert not {"-3", "-1", "-0.5"} & {f.where.input for f in found}
+
+
+class AbsOfTheCotangent(torch.autograd.Function):
+    """relu whose backward returns |g| at x > 0: wrong at negative cotangents only."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g.abs() * (x > 0).to(g.dtype)
+
+
+def test_wrong_at_negative_cotangents_only_is_gated_on_the_sign_whatever_it_gives():
+    _, found = _probe.linearity(_rule(AbsOfTheCotangent), "float64", (0.0,), torch_cpu())
+    at_1 = [f for f in found if f.where.input == "1"]
+    # x = 1: u = -1 gives |-1| = 1, not -1; the positive cotangents are right: the sign
+    # pattern, though what it gives there (1) is positive
+    assert [(f.detail, f.expected, f.cells) for f in at_1] == [
+        ("reverse 1.0 at cotangent -1.0, but 1.0 at cotangent 1: the incoming gradient's sign "
+         "gates it", "-1.0 × 1.0 = -1.0", 2)]
 
 
 class SquaresTheCotangent(torch.autograd.Function):
@@ -721,6 +770,9 @@ def test_a_known_entry_matches_by_id_or_by_kind_and_fields():
                                                                ("dtype", "float64"))).matches(f)
     assert not _known.Known("r", kind="vjp_not_linear", where=(("placement", "fill"),)
                             ).matches(f)
+    # a field given as "" (no value) matches a finding without that field: an absent field is
+    # read as "", no value
+    assert _known.Known("r", kind="vjp_not_linear", where=(("placement", ""),)).matches(f)
 
 
 def test_apply_accepts_by_the_first_matching_entry_and_never_a_usage_finding():
@@ -734,6 +786,9 @@ def test_apply_accepts_by_the_first_matching_entry_and_never_a_usage_finding():
     assert accepted == {wrong.id: "by kind"}
     assert unmatched == [unused]
     assert _known.apply([], [by_id]) == ({}, [by_id])
+    # a finding no entry matches is not accepted, and the others still are
+    other = _finding("gradcheck_fails", input="1")
+    assert _known.apply([other, wrong], [by_id]) == ({wrong.id: "by id"}, [])
 
 
 # --- the two transformation judges of _sections ------------------------------------------------
@@ -745,27 +800,46 @@ def test_a_transformation_cell_s_status_gives_the_finding(monkeypatch):
     # HVP is off by 5e-7 where judged: within a second-order cell's 1e-6, not a first-order's
     hvp = np.where(np.isnan(reference["HVP"]), 0.0, reference["HVP"] + 5e-7)
     cells = {"jvp": {"status": "ok", "detail": None},
-             "vmap forward": {"status": "wrong", "detail": np.asarray(x) * 0 + 7.0},
+             "eager grad": {"status": "wrong", "detail": np.asarray(x) * 0 + 7.0},
              "HVP": {"status": "wrong", "detail": hvp},
              "grad of grad": {"status": "error", "detail": "RuntimeError: no grad"}}
-    monkeypatch.setattr(transformations, "transformation_cells",
-                        lambda *args, **kwargs: {k: dict(v) for k, v in cells.items()})
-    out, found = _sections.transforms(_rule(relu), (0.0,), torch_cpu(), tuple(cells),
-                                      "aot_eager")
+    calls = []
+
+    def measured(*args):
+        calls.append(args)
+        return {k: dict(v) for k, v in cells.items()}
+    monkeypatch.setattr(transformations, "transformation_cells", measured)
+    rule, device = _rule(relu), torch_cpu()
+    out, found = _sections.transforms(rule, (0.0,), device, tuple(cells), "aot_eager")
+    # the rule's own reference is what the cells are measured against; second-order cells
+    # with their own tolerance
+    (framework, fn, got_reference, backend, got_device, columns, atol), = calls
+    assert (framework, fn, backend, got_device, columns) == (
+        "torch", rule.fn, "aot_eager", device, tuple(cells))
+    assert atol == {"grad of grad": 1e-6, "HVP": 1e-6}
+    for col, want in reference.items():
+        np.testing.assert_array_equal(got_reference[col], want)
     labels = [f"x = {text(v, None)}" for v in x]
-    vmap = _sections.differing_elements(cells["vmap forward"]["detail"],
-                                        reference["vmap forward"], 1e-12, labels)
+    assert labels == ["x = -1.5", "x = 0", "x = 0.7", "x = 2.0"]
+    eager_grad = _sections.differing_elements(cells["eager grad"]["detail"],
+                                              reference["eager grad"], 1e-12, labels)
     hvp_text = _sections.differing_elements(hvp, reference["HVP"], 1e-6, labels)
     assert hvp_text[0].endswith(f"({len(x)} of {len(x)} agree)")  # the premise
     assert found == [Finding("transform_wrong", Where("transforms", "float64",
-                                                      transformation="vmap forward"), *vmap),
+                                                      transformation="eager grad"), *eager_grad),
                      Finding("transform_wrong", Where("transforms", "float64",
                                                       transformation="HVP"), *hvp_text),
                      Finding("transform_error", Where("transforms", "float64",
                                                       transformation="grad of grad"),
                              "RuntimeError: no grad")]
-    np.testing.assert_array_equal(out["vmap forward"]["expected"], reference["vmap forward"])
+    np.testing.assert_array_equal(out["eager grad"]["expected"], reference["eager grad"])
     assert "expected" not in out["jvp"] and "expected" not in out["grad of grad"]
+
+
+def test_no_transformation_is_judged_where_the_reference_raises():
+    # transformations.X holds -1.5: a rule refusing negatives has no reference there
+    assert _sections.transforms(_rule(_no_negatives(False)), (0.0,), torch_cpu(), ("jvp",),
+                                "aot_eager") == ({"error": "ValueError: negative input of 4"}, [])
 
 
 def test_twin_cells_differ_where_their_values_do():
@@ -773,12 +847,13 @@ def test_twin_cells_differ_where_their_values_do():
         return {"dtype": dtype, "input": label, "x": 0.0, "bits": f"bits {label}",
                 "execution": execution, "placement": placement, "value": value,
                 "reverse": reverse}
-    ours = [row("float32", "+0.0", Value(0.0), Value(1.0)),
+    # the rows not compared come first: each is passed over, not the end of the comparison
+    ours = [row("float32", "+0.0", Value(5.0), Value(5.0), execution="compiled"),
+            row("float32", "+0.0", Value(5.0), Value(5.0), placement="fill"),
+            row("float64", "+0.0", Value(5.0), Value(5.0)),
             row("float32", "-0.0", Value(-0.0), Value(0.0)),
             row("float32", "+nan", Value(NAN), Value(NAN)),
-            row("float32", "+0.0", Value(5.0), Value(5.0), execution="compiled"),
-            row("float32", "+0.0", Value(5.0), Value(5.0), placement="fill"),
-            row("float64", "+0.0", Value(5.0), Value(5.0))]
+            row("float32", "+0.0", Value(0.0), Value(1.0))]
     theirs = [row("float32", "+0.0", Value(0.0), Value(0.0)),
               row("float32", "-0.0", Value(0.0), Value(0.0)),  # -0 and +0: the same value
               row("float32", "+nan", Value(NAN), Value(NAN)),
