@@ -3,6 +3,8 @@ judges of study check (JUDGES below; pyproject's [tool.mutmut] names the files m
 and the tests that hold them) and runs those tests against each mutant of those functions.
 
     .venv/bin/python tests/mutation.py   # or: make mutation (not part of make test)
+    .venv/bin/python tests/mutation.py --from-last-run   # the record again, no run: after a
+        # why is added, or after `mutmut run NAME` reran a survivor a new test kills
 
 It writes reports/benchmarks/mutation.json: `killed`, `total`, the share killed (overall and per
 part), and each survivor with its diff and why it survives (tests/mutation_survivors.json: an
@@ -113,9 +115,14 @@ def main() -> int:
         return 1
     patterns = {part: [mutant_pattern(*j) for j in judges] for part, judges in JUDGES.items()}
     everything = [p for part in patterns.values() for p in part]
-    start = time.perf_counter()
-    run = mutmut("run", *everything)
-    seconds = time.perf_counter() - start
+    if "--from-last-run" in sys.argv:
+        with open(OUT, encoding="utf-8") as f:
+            seconds = json.load(f)["wall_s"]  # the wall time of the run that gave the statuses
+        run = subprocess.CompletedProcess([], 0, "", "")
+    else:
+        start = time.perf_counter()
+        run = mutmut("run", *everything)
+        seconds = time.perf_counter() - start
     found = statuses(everything)
     if run.returncode != 0 or not found:
         print(f"mutmut run failed (exit {run.returncode}): {run.stderr[-2000:]}", file=sys.stderr)

@@ -584,6 +584,21 @@ def test_a_sign_of_zero_that_changes_per_call_is_not_deterministic():
     assert [f.where.input for f in found] == ["3"]
 
 
+def test_a_change_on_the_second_call_alone_at_float32_subnormals():
+    calls = [0]
+
+    def second_call_differs_at_subnormals(a):
+        calls[0] += 1
+        bump = 1.0 if calls[0] in (3, 4) else 0.0  # the second vjp's value and reverse calls
+        tiny = (a != 0) & (a.abs() < 2.0 ** -140)
+        return a.clamp(min=0) + tiny.to(a.dtype) * bump
+    _, found = _probe.determinism(_rule(second_call_differs_at_subnormals), "float32", (0.0,),
+                                  torch_cpu())
+    # float32's ±2^-149 are below 2^-140 and not 0; the first and third calls agree
+    assert [(f.where.input, f.where.bits) for f in found] == [("-min_subnormal", "0x80000001"),
+                                                              ("+min_subnormal", "0x00000001")]
+
+
 @pytest.mark.parametrize("draw", [lambda: torch.rand(()), lambda: np.random.rand(),
                                   lambda: random.random(),
                                   lambda: np.random.standard_normal()])
@@ -620,6 +635,12 @@ def test_same_rng_compares_each_part_of_each_state():
     other_torch[0][-1] ^= 1
     assert not _probe._same_rng(state, (other_torch, np_state, py_state))
     assert not _probe._same_rng(state, ((torch_state[0], [torch_state[0]]), np_state, py_state))
+    # the per-device (CUDA) states, one per device, compared one by one (CPU tensors stand in)
+    one_device = ((torch_state[0], [torch_state[0]]), np_state, py_state)
+    assert _probe._same_rng(one_device, ((torch_state[0], [torch_state[0].clone()]), np_state,
+                                         py_state))
+    assert not _probe._same_rng(one_device, ((torch_state[0], [other_torch[0]]), np_state,
+                                             py_state))
     # numpy: its name, its key array, its position, its gaussian cache
     for i, changed in ((0, "PCG64"), (2, np_state[2] + 1), (3, 1 - np_state[3]),
                        (4, np_state[4] + 1.0)):
