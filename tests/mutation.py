@@ -3,8 +3,10 @@ judges of study check (JUDGES below; pyproject's [tool.mutmut] names the files m
 and the tests that hold them) and runs those tests against each mutant of those functions.
 
     .venv/bin/python tests/mutation.py   # or: make mutation (not part of make test)
-    .venv/bin/python tests/mutation.py --from-last-run   # the record again, no run: after a
-        # why is added, or after `mutmut run NAME` reran a survivor a new test kills
+    .venv/bin/python tests/mutation.py --from-last-run [WALL_S]   # the record again, no run:
+        # after a why is added, after `mutmut run NAME` reran a survivor a new test kills, or
+        # after a run was stopped (its wall time given; mutants it did not reach are counted
+        # as not checked, and the record is incomplete)
 
 It writes reports/benchmarks/mutation.json: `killed`, `total`, the share killed (overall and per
 part), and each survivor with its diff and why it survives (tests/mutation_survivors.json: an
@@ -101,8 +103,11 @@ def statuses(patterns: list[str]) -> dict[str, str]:
 
 
 def tally(found: dict[str, str]) -> dict:
-    killed = sum(status in CAUGHT for status in found.values())
-    return {"killed": killed, "total": len(found), "killed_share": killed / max(len(found), 1)}
+    """Killed of the mutants the run reached; those it did not (a stopped run) counted apart."""
+    reached = [status for status in found.values() if status != "not checked"]
+    killed = sum(status in CAUGHT for status in reached)
+    return {"killed": killed, "total": len(reached), "killed_share": killed / max(len(reached), 1),
+            "not_checked": len(found) - len(reached)}
 
 
 def main() -> int:
@@ -116,8 +121,12 @@ def main() -> int:
     patterns = {part: [mutant_pattern(*j) for j in judges] for part, judges in JUDGES.items()}
     everything = [p for part in patterns.values() for p in part]
     if "--from-last-run" in sys.argv:
-        with open(OUT, encoding="utf-8") as f:
-            seconds = json.load(f)["wall_s"]  # the wall time of the run that gave the statuses
+        given = sys.argv[sys.argv.index("--from-last-run") + 1:]
+        if given:
+            seconds = float(given[0])
+        else:
+            with open(OUT, encoding="utf-8") as f:
+                seconds = json.load(f)["wall_s"]  # the wall time of the run that gave them
         run = subprocess.CompletedProcess([], 0, "", "")
     else:
         start = time.perf_counter()
@@ -131,7 +140,8 @@ def main() -> int:
         why = json.load(f)
     survivors = [{"mutant": name, "status": status, "why": why.get(name),
                   "diff": mutmut("show", name).stdout.strip().splitlines()[1:]}
-                 for name, status in sorted(found.items()) if status not in CAUGHT]
+                 for name, status in sorted(found.items())
+                 if status not in CAUGHT and status != "not checked"]
     overall = tally(found)
     parts = {part: tally({k: v for k, v in found.items()
                           if any(fnmatch.fnmatch(k, p) for p in patterns[part])})
@@ -147,13 +157,16 @@ def main() -> int:
         f.write("\n")
     unexplained = [s["mutant"] for s in survivors if not s["why"]]
     for part, t in parts.items():
-        print(f"{part}: {t['killed']} of {t['total']} killed ({t['killed_share']:.1%})")
+        print(f"{part}: {t['killed']} of {t['total']} killed ({t['killed_share']:.1%}), "
+              f"{t['not_checked']} not checked")
     print(f"mutmut: {overall['killed']} of {overall['total']} mutants killed "
           f"({overall['killed_share']:.1%}, target {TARGET:.0%}) in {seconds:.0f} s; "
           f"{len(survivors)} survive, {len(unexplained)} without a why in "
           f"{os.path.relpath(WHY, ROOT)}: {', '.join(unexplained) or 'none'}")
+    if overall["not_checked"]:
+        print(f"incomplete: {overall['not_checked']} mutants not checked (a stopped run)")
     shares = [overall["killed_share"]] + [t["killed_share"] for t in parts.values()]
-    return 0 if min(shares) >= TARGET and not unexplained else 1
+    return 0 if min(shares) >= TARGET and not unexplained and not overall["not_checked"] else 1
 
 
 if __name__ == "__main__":
