@@ -821,7 +821,9 @@ def test_a_transformation_cell_s_status_gives_the_finding(monkeypatch):
     # HVP is off by 5e-7 where judged: within a second-order cell's 1e-6, not a first-order's
     hvp = np.where(np.isnan(reference["HVP"]), 0.0, reference["HVP"] + 5e-7)
     cells = {"jvp": {"status": "ok", "detail": None},
-             "eager grad": {"status": "wrong", "detail": np.asarray(x) * 0 + 7.0},
+             # wrong at x = 2.0 alone: its label is the one shown
+             "eager grad": {"status": "wrong", "detail": np.where(x == 2.0, 7.0,
+                                                                  reference["eager grad"])},
              "HVP": {"status": "wrong", "detail": hvp},
              "grad of grad": {"status": "error", "detail": "RuntimeError: no grad"}}
     calls = []
@@ -846,6 +848,7 @@ def test_a_transformation_cell_s_status_gives_the_finding(monkeypatch):
                                               reference["eager grad"], 1e-12, labels)
     hvp_text = _sections.differing_elements(hvp, reference["HVP"], 1e-6, labels)
     assert hvp_text[0].endswith(f"({len(x)} of {len(x)} agree)")  # the premise
+    assert eager_grad[0].startswith("7.0 at x = 2.0 (")  # relu's slope at 2 is 1, not 7
     assert found == [Finding("transform_wrong", Where("transforms", "float64",
                                                       transformation="eager grad"), *eager_grad),
                      Finding("transform_wrong", Where("transforms", "float64",
