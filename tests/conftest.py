@@ -135,6 +135,9 @@ else:
         def _split_scope(self, nodeid: str) -> str:
             return "the committed render" if nodeid.startswith(READS_THE_RENDER) else nodeid
 
+    # optional: with xdist installed but off (-p no:xdist, as make mutation runs), pytest would
+    # refuse a hook no plugin declares
+    @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(config, log):
         if config.getvalue("dist") == "load":
             return RenderOnce(config, log)
