@@ -113,17 +113,40 @@ def committed(committed_document):
 # they group nothing under pytest 9.2 (pytest-xdist issue 1386).
 READS_THE_RENDER = ("tests/test_report.py::", "tests/test_report_cells.py::",
                     "tests/test_report_citation.py::")
+# So is tests/test_zero_point.py's quick run of every look-alike op (its module fixture
+# sample_run, about 20 s): the tests that read it go to one worker together.
+READS_THE_SAMPLE_RUN = tuple(
+    f"tests/test_zero_point.py::{name}" for name in (
+        "test_the_conventions_note_checks_every_declared_derivative_against_the_measurement",
+        "test_atlas_cells_contain_the_0d_measurement_of_every_op_and_input",
+        "test_porting_guide_and_pairs_hold_on_0d_measurements",
+        "test_every_look_alike_pair_is_measured_at_the_same_inputs_and_at_both_kinks"))
+GROUPS = {"the committed render": ({"committed", "committed_document"}, READS_THE_RENDER),
+          "zero_point's sample run": ({"sample_run"}, READS_THE_SAMPLE_RUN)}
+# The longest single tests (tens of seconds each: a Ray cluster, a render or `study check` in
+# another process, every committed cell), started first, so that none is left to run alone at
+# the end while the other worker idles. Order only: a test not named here runs all the same.
+LONGEST_FIRST = (
+    "tests/test_engine.py::test_shards_on_a_loopback_cluster",
+    "tests/test_report.py::test_committed_report_renders_the_same_with_numpys_baseline_kernels",
+    "tests/test_reproduction.py::test_every_cell_of_every_committed_run",
+    "tests/test_check_api.py::test_exit_1_on_a_finding_and_0_with_fail_on_elsewhere",
+    "tests/test_device_audit.py::test_experiment_computes_only_on_its_device[timing]",
+    "tests/test_one_framework.py::",
+    "tests/test_cli.py::test_jobs_runs_untimed_experiments_side_by_side",
+)
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
-    elsewhere = [item.nodeid for item in items
-                 if {"committed", "committed_document"} & set(getattr(item, "fixturenames", ()))
-                 and not item.nodeid.startswith(READS_THE_RENDER)]
-    if elsewhere:
-        files = ", ".join(f.rstrip(":") for f in READS_THE_RENDER)
-        raise pytest.UsageError(f"{elsewhere[0]} reads the committed render: put it in one of "
-                                f"{files} (tests/conftest.py)")
+    for group, (fixtures, prefixes) in GROUPS.items():
+        elsewhere = [item.nodeid for item in items
+                     if fixtures & set(getattr(item, "fixturenames", ()))
+                     and not item.nodeid.startswith(prefixes)]
+        if elsewhere:
+            names = ", ".join(f.rstrip(":") for f in prefixes)
+            raise pytest.UsageError(f"{elsewhere[0]} reads {group}: put it in one of "
+                                    f"{names} (tests/conftest.py)")
 
 
 try:
@@ -132,12 +155,28 @@ except ImportError:  # a python without pytest-xdist (make test PY=...) runs the
     pass
 else:
     class RenderOnce(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return "the committed render" if nodeid.startswith(READS_THE_RENDER) else nodeid
+        """Each of GROUPS on one worker, the biggest first; then LONGEST_FIRST; then every
+        other test, one at a time, in the order collected."""
 
-    # optional: with xdist installed but off (-p no:xdist, as make mutation runs), pytest would
-    # refuse a hook no plugin declares
-    @pytest.hookimpl(optionalhook=True)
+        def _split_scope(self, nodeid: str) -> str:
+            return next((group for group, (_, prefixes) in GROUPS.items()
+                         if nodeid.startswith(prefixes)), nodeid)
+
+        def _assign_work_unit(self, node) -> None:
+            if not getattr(self, "_ordered", False):  # the first call: the queue is complete
+                self._ordered = True
+                rank = {scope: i for i, scope in enumerate(self.workqueue)}
+
+                def order(scope):
+                    if scope in GROUPS:
+                        return (0, -len(self.workqueue[scope]))
+                    first = [i for i, p in enumerate(LONGEST_FIRST) if scope.startswith(p)]
+                    return (1, first[0], rank[scope]) if first else (2, rank[scope])
+                for scope in sorted(self.workqueue, key=order):
+                    self.workqueue.move_to_end(scope)
+            super()._assign_work_unit(node)
+
+    @pytest.hookimpl(optionalhook=True)  # a run with -p no:xdist (make mutation) has no such hook
     def pytest_xdist_make_scheduler(config, log):
         if config.getvalue("dist") == "load":
             return RenderOnce(config, log)

@@ -1,6 +1,8 @@
 """Reproduction verdicts: cell by cell against the reference, timing as ratios within a run."""
 import copy
+import hashlib
 import math
+import pickle
 from types import SimpleNamespace
 
 import numpy as np
@@ -171,9 +173,18 @@ def test_every_cell_of_every_committed_run_is_typed_and_no_error_hides_as_a_valu
     from study.compare.cells import Placed
     from tests.conftest import looks_like_error
     runs = committed_runs[0] + committed_runs[1]  # the report's result files and the reference
-    seen, problems = set(), []
+    seen, problems, checked = set(), [], set()
     for r in runs:
         exp = experiments.load(r.experiment)
+        # a file whose records (errata applied) equal an earlier one's has the same cells: half
+        # of them are the reference's copies of result files. Where an experiment derives its
+        # cells from the whole run, the rest of the run is part of what makes them the same.
+        same = (r.experiment, hashlib.sha256(pickle.dumps(r.records)).digest(),
+                None if exp.comparison.derived_cells is None
+                else hashlib.sha256(pickle.dumps((r.provenance, r.tag, r.title))).digest())
+        if same in checked:
+            continue
+        checked.add(same)
         for name, cell in reproduction.cells_of(exp, r).items():
             seen.add((r.experiment, type(cell).__name__))
             inner = cell.values if isinstance(cell, Placed) else (cell,)
