@@ -4,6 +4,7 @@ import numpy as np
 import experiments.clone_hazard.measure as hazard
 import experiments.nonscalar_backward.measure as nonscalar
 import experiments.transforms.measure as transforms
+from study.workloads import clone_hazard as workload
 from study.measure.custom_rules import torch_relu_slope_times
 from study.measure.custom_rules import MyReLU, torch_relu_with_convention
 
@@ -13,10 +14,11 @@ def test_hazard_flags_the_in_place_rule_and_clears_the_cloning_rule(cpu):
     # the first branch (where x < 0) erases what the second branch needs there.
     rec, = hazard.run_case(cpu, "fan-out: act(x) + act(-x)")
     assert rec["silently_wrong"] and rec["cloning_matches"]
-    expected = np.where(hazard.X > 0, 1.0, 0.0) * hazard.W - np.where(hazard.X < 0, 1.0, 0.0) \
-        * hazard.W  # d/dx [relu(x) - relu(-x) * ...]: +w where x > 0, -w where x < 0
+    x, w = workload.X, workload.W
+    expected = np.where(x > 0, 1.0, 0.0) * w - np.where(x < 0, 1.0, 0.0) * w
+    # d/dx [relu(x) - relu(-x) * ...]: +w where x > 0, -w where x < 0
     np.testing.assert_array_equal(rec["correct"], expected)
-    grad, _, _ = hazard.torch_grad(MyReLU.apply, "fan-out: act(x) + act(-x)", cpu)
+    grad, _, _ = workload.torch_grad(MyReLU.apply, "fan-out: act(x) + act(-x)", cpu)
     np.testing.assert_array_equal(grad, expected)
 
 
