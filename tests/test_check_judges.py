@@ -93,6 +93,19 @@ def test_values_that_move_under_reversal_are_not_elementwise():
                              f"x = {text(PROBES, None)}", "f(x reversed) = f(x) reversed")]
 
 
+def test_a_value_moved_past_the_first_position_is_named_by_its_own_input_and_mirror():
+    # x[0] kept, the rest sorted: the identity at an ascending x (a diagonal Jacobian), but
+    # reversed, f(x reversed) = 3.25, -1.5, -0.25, 0.5, 2 against f(x) reversed = 3.25, 2, 0.5,
+    # -0.25, -1.5: the first moved position is 1, x reversed's 2.0, mirrored at y[5 - 1 - 1] = y[3]
+    def keep_first_sort_rest(a):
+        return torch.cat([a[:1], a[1:].sort().values])
+    found = _probe.check_callable(_rule(keep_first_sort_rest), torch_cpu())
+    assert found == [Finding("not_elementwise",
+                             Where("elementwise", "float64", "eager", input="2"),
+                             f"y[1] of f(x reversed) differs from y[3] of f(x) at "
+                             f"x = {text(PROBES, None)}", "f(x reversed) = f(x) reversed")]
+
+
 def _no_negatives(mixing: bool):
     def fn(a):
         if bool((a < 0).any()):
@@ -703,6 +716,30 @@ def test_gradcheck_judges_smooth_points_and_only_reports_kinks():
                                "reverse 2.0", found[0].expected)
     assert found[0].expected.startswith("≈ 1")
     assert found[0].expected.endswith(", the central difference (step 1e-06)")
+
+
+class CubeSlope(torch.autograd.Function):
+    """1.2345678 x² forward, 3x backward: wrong at every smooth point but 0."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return 1.2345678 * x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return 3 * x * g
+
+
+def test_a_gradcheck_finding_quotes_the_central_difference_to_the_digits_it_determines():
+    # the derivative at 0.35 is 2 × 1.2345678 × 0.35 = 0.86419746, which a central difference of
+    # step 1e-6 determines to about 6 digits: FD_FIGURES = 6 of them print 0.864197; the finding
+    # names 0.35's float64 bits
+    _, found = _probe.gradcheck(_rule(CubeSlope), (), torch_cpu())
+    at = next(f for f in found if f.where.input == "0.35")
+    assert at.expected == "≈ 0.864197, the central difference (step 1e-06)"
+    assert at.where.bits == "0x3fd6666666666666"
 
 
 def test_kinks_within_the_margin_leave_out_a_smooth_point():
