@@ -9,50 +9,75 @@ from functools import cache
 
 from study.compare.stats import to_figures
 
-def _likelihood(events: list[tuple[int, int]], censored_at: list[int]):
-    """The interval-censored exponential's log-likelihood as a function of the rate alone (an
-    event seen in the minibatch covering images (lo, hi], or none in the first n images), its
-    sums taken once: the exposure before each event and of each censored pass, and the events
-    counted by interval width."""
+def _sufficient(events: list[tuple[int, int]], censored_at: list[int]) -> tuple:
+    """What the interval-censored exponential's likelihood reads of a pass (an event seen in
+    the minibatch covering images (lo, hi], or none in the first n images): the exposure
+    before each event and of each censored pass, the events counted by interval width (in the
+    order the widths first occur, the order the log-likelihood sums them in), whether every
+    event is in a first minibatch with none censored, and the numbers of events and of
+    censored passes."""
     exposure = sum(censored_at) + sum(lo for lo, _ in events)
     widths: dict[int, int] = {}
     for lo, hi in events:
         widths[hi - lo] = widths.get(hi - lo, 0) + 1
     first_only = not censored_at and all(lo == 0 for lo, _ in events)
+    return exposure, tuple(widths.items()), first_only, len(events), len(censored_at)
 
+
+def _likelihood(exposure: int, widths: tuple, first_only: bool, events: int):
+    """The log-likelihood as a function of the rate alone, from the pass's _sufficient sums."""
     def ll(rate: float) -> float:
         if rate == 0:
             return -math.inf if events else 0.0
         if rate == math.inf:
             return 0.0 if first_only else -math.inf
-        return -rate * exposure + sum(n * math.log(-math.expm1(-rate * w))
-                                      for w, n in widths.items())
-    return ll
+        return -rate * exposure + sum([n * math.log(-math.expm1(-rate * w)) for w, n in widths])
+
+    if len(widths) != 1:
+        return ll
+    (width, count), = widths
+
+    def ll_one_width(rate: float) -> float:
+        # sum() of one term is that term: it is never -0.0, which 0 + x would make +0.0
+        if rate == 0 or rate == math.inf:
+            return ll(rate)
+        return -rate * exposure + count * math.log(-math.expm1(-rate * width))
+    return ll_one_width
 
 
 def _maximise(f, lo: float, hi: float, steps: int = 200) -> float:
-    """Golden-section search of a unimodal f over log-spaced [lo, hi]."""
+    """Golden-section search of a unimodal f over log-spaced [lo, hi]. Once the bracket stops
+    moving every later step repeats the last, so the search ends there; and a narrow bracket
+    revisits its points, so each point is evaluated once."""
     a, b = math.log(lo), math.log(hi)
     g = (math.sqrt(5) - 1) / 2
+    values: dict[float, float] = {}
+
+    def value(x: float) -> float:
+        if x not in values:
+            values[x] = f(x)
+        return values[x]
+
     for _ in range(steps):
         c, d = b - g * (b - a), a + g * (b - a)
-        if f(math.exp(c)) < f(math.exp(d)):
-            a = c
-        else:
-            b = d
+        bracket = (c, b) if value(math.exp(c)) < value(math.exp(d)) else (a, d)
+        if bracket == (a, b):
+            break
+        a, b = bracket
     return math.exp((a + b) / 2)
 
 
 def _crossing(f, target: float, lo: float, hi: float) -> float:
-    """Bisection in log space for f(x) = target, f monotone between lo and hi."""
+    """Bisection in log space for f(x) = target, f monotone between lo and hi (ended, as
+    _maximise, once the bracket stops moving)."""
     a, b = math.log(lo), math.log(hi)
     fa = f(lo) > target
     for _ in range(200):
         m = (a + b) / 2
-        if (f(math.exp(m)) > target) == fa:
-            a = m
-        else:
-            b = m
+        bracket = (m, b) if (f(math.exp(m)) > target) == fa else (a, m)
+        if bracket == (a, b):
+            break
+        a, b = bracket
     return math.exp((a + b) / 2)
 
 
@@ -100,16 +125,17 @@ def rate_estimate(events: list[tuple[int, int]], censored_at: list[int]) -> Rate
     """Per-image rate of entering the bifurcation zone: maximum likelihood and a 95%
     likelihood-ratio interval. rate is inf (lower bound finite) when every event is in a
     first minibatch, 0 (upper bound finite) when there is none."""
-    return _rate_estimate(tuple(map(tuple, events)), tuple(censored_at))
+    return _rate_estimate(*_sufficient(events, censored_at))
 
 
-@cache  # a pass's outcome serves the sweeps it is part of: half the calls repeat one
-def _rate_estimate(events: tuple, censored_at: tuple) -> Rate:
+@cache  # passes with the same sums have the same fit: a pass serves every sweep it is part of
+def _rate_estimate(exposure: int, widths: tuple, first_only: bool, events: int,
+                   censored: int) -> Rate:
     lo_bound, hi_bound = 1e-12, 1e3
-    ll = _likelihood(events, censored_at)
+    ll = _likelihood(exposure, widths, first_only, events)
     if not events:
         best, best_ll = 0.0, 0.0
-    elif all(lo == 0 for lo, _ in events) and not censored_at:
+    elif first_only:
         best, best_ll = math.inf, 0.0
     else:
         best = _maximise(ll, lo_bound, hi_bound)
@@ -119,8 +145,8 @@ def _rate_estimate(events: tuple, censored_at: tuple) -> Rate:
                                             else hi_bound)
     upper = math.inf if best == math.inf else _crossing(ll, target, max(best, lo_bound),
                                                         hi_bound)
-    return Rate(*(to_figures(v, RATE_FIGURES) for v in (best, lower, upper)), len(events),
-                len(events) + len(censored_at), best_ll)
+    return Rate(*(to_figures(v, RATE_FIGURES) for v in (best, lower, upper)), events,
+                events + censored, best_ll)
 
 
 def mixture_estimate(events: list[tuple[int, int]], censored_at: list[int],
