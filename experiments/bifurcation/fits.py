@@ -5,7 +5,7 @@ the count they predict at another number of images.
 """
 import math
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from study.compare.stats import to_figures
 
@@ -156,6 +156,41 @@ def mixture_estimate(events: list[tuple[int, int]], censored_at: list[int],
 
 
 @cache
+def _grid(at: int) -> tuple:
+    """The mixture's grid, 169 logit-spaced fractions F by 49 log-spaced shapes k, and the
+    scale θ of each point, for which S(at) = 1 - F."""
+    import numpy as np
+    grid_f = 1 / (1 + np.exp(-np.linspace(-9, 12, 169)))[:, None, None]
+    k = np.logspace(-2, 4, 49)[None, :, None]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        theta = at / np.expm1(-np.log1p(-grid_f) / k)
+    for shared in (grid_f, k, theta):
+        shared.flags.writeable = False
+    return grid_f, k, theta
+
+
+def _log_survival(t, at: int):
+    """log S(t) at every point of the grid, one column per image count in t."""
+    import numpy as np
+    _, k, theta = _grid(at)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return -k * np.log1p(t / theta)
+
+
+# A few hundred distinct minibatches over a whole report (the passes of a setting share their
+# edges), each column 169 x 49 floats; this holds them all.
+@lru_cache(maxsize=512)
+def _event_column(lo: int, hi: int, at: int):
+    """log P(first event in the images (lo, hi]) at every grid point, as a 169 x 49 x 1 column."""
+    import numpy as np
+    log_lo, log_hi = _log_survival(float(lo), at), _log_survival(float(hi), at)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        column = log_lo + np.log(-np.expm1(log_hi - log_lo))
+    column.flags.writeable = False
+    return column
+
+
+@cache
 def _mixture_estimate(events: tuple, censored_at: tuple, at: int) -> Mixture | None:
     """Initialisations that differ in how prone they are: per-initialisation rates drawn from
     a gamma distribution, so the first event's survival is S(t) = (1 + t/θ)^-k (one constant
@@ -173,16 +208,15 @@ def _mixture_estimate(events: tuple, censored_at: tuple, at: int) -> Mixture | N
     ends: dict[int, int] = {}
     for c in censored_at:
         ends[c] = ends.get(c, 0) + 1
-    lo, hi, n_ev = (np.array(v, float) for v in zip(*((a, b, n) for (a, b), n in pairs.items())))
+    n_ev = np.array(list(pairs.values()), float)
     cens, n_cens = (np.array(v, float) for v in zip(*ends.items())) if ends else (
         np.zeros(1), np.zeros(1))
-    grid_f = 1 / (1 + np.exp(-np.linspace(-9, 12, 169)))[:, None, None]  # logit-spaced
-    k = np.logspace(-2, 4, 49)[None, :, None]
+    grid_f, k, _ = _grid(at)
+    # each column computed alone is elementwise what one array over every pair gives, and the
+    # columns side by side sum along the same contiguous axis in the same order
+    columns = np.concatenate([_event_column(lo, hi, at) for lo, hi in pairs], axis=-1)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        theta = at / np.expm1(-np.log1p(-grid_f) / k)  # S(at) = 1 - F
-        log_s = lambda t: -k * np.log1p(t / theta)  # noqa: E731
-        ll = ((n_ev * (log_s(lo) + np.log(-np.expm1(log_s(hi) - log_s(lo))))).sum(-1)
-              + (n_cens * log_s(cens)).sum(-1))
+        ll = (n_ev * columns).sum(-1) + (n_cens * _log_survival(cens, at)).sum(-1)
     ll = np.where(np.isnan(ll), -np.inf, ll)
     profile = ll.max(axis=1)
     best = int(np.argmax(profile))
