@@ -5,54 +5,79 @@ the count they predict at another number of images.
 """
 import math
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from study.compare.stats import to_figures
 
-def _likelihood(events: list[tuple[int, int]], censored_at: list[int]):
-    """The interval-censored exponential's log-likelihood as a function of the rate alone (an
-    event seen in the minibatch covering images (lo, hi], or none in the first n images), its
-    sums taken once: the exposure before each event and of each censored pass, and the events
-    counted by interval width."""
+def _sufficient(events: list[tuple[int, int]], censored_at: list[int]) -> tuple:
+    """What the interval-censored exponential's likelihood reads of a pass (an event seen in
+    the minibatch covering images (lo, hi], or none in the first n images): the exposure
+    before each event and of each censored pass, the events counted by interval width (in the
+    order the widths first occur, the order the log-likelihood sums them in), whether every
+    event is in a first minibatch with none censored, and the numbers of events and of
+    censored passes."""
     exposure = sum(censored_at) + sum(lo for lo, _ in events)
     widths: dict[int, int] = {}
     for lo, hi in events:
         widths[hi - lo] = widths.get(hi - lo, 0) + 1
     first_only = not censored_at and all(lo == 0 for lo, _ in events)
+    return exposure, tuple(widths.items()), first_only, len(events), len(censored_at)
 
+
+def _likelihood(exposure: int, widths: tuple, first_only: bool, events: int):
+    """The log-likelihood as a function of the rate alone, from the pass's _sufficient sums."""
     def ll(rate: float) -> float:
         if rate == 0:
             return -math.inf if events else 0.0
         if rate == math.inf:
             return 0.0 if first_only else -math.inf
-        return -rate * exposure + sum(n * math.log(-math.expm1(-rate * w))
-                                      for w, n in widths.items())
-    return ll
+        return -rate * exposure + sum([n * math.log(-math.expm1(-rate * w)) for w, n in widths])
+
+    if len(widths) != 1:
+        return ll
+    (width, count), = widths
+
+    def ll_one_width(rate: float) -> float:
+        # sum() of one term is that term: it is never -0.0, which 0 + x would make +0.0
+        if rate == 0 or rate == math.inf:
+            return ll(rate)
+        return -rate * exposure + count * math.log(-math.expm1(-rate * width))
+    return ll_one_width
 
 
 def _maximise(f, lo: float, hi: float, steps: int = 200) -> float:
-    """Golden-section search of a unimodal f over log-spaced [lo, hi]."""
+    """Golden-section search of a unimodal f over log-spaced [lo, hi]. Once the bracket stops
+    moving every later step repeats the last, so the search ends there; and a narrow bracket
+    revisits its points, so each point is evaluated once."""
     a, b = math.log(lo), math.log(hi)
     g = (math.sqrt(5) - 1) / 2
+    values: dict[float, float] = {}
+
+    def value(x: float) -> float:
+        if x not in values:
+            values[x] = f(x)
+        return values[x]
+
     for _ in range(steps):
         c, d = b - g * (b - a), a + g * (b - a)
-        if f(math.exp(c)) < f(math.exp(d)):
-            a = c
-        else:
-            b = d
+        bracket = (c, b) if value(math.exp(c)) < value(math.exp(d)) else (a, d)
+        if bracket == (a, b):
+            break
+        a, b = bracket
     return math.exp((a + b) / 2)
 
 
 def _crossing(f, target: float, lo: float, hi: float) -> float:
-    """Bisection in log space for f(x) = target, f monotone between lo and hi."""
+    """Bisection in log space for f(x) = target, f monotone between lo and hi (ended, as
+    _maximise, once the bracket stops moving)."""
     a, b = math.log(lo), math.log(hi)
     fa = f(lo) > target
     for _ in range(200):
         m = (a + b) / 2
-        if (f(math.exp(m)) > target) == fa:
-            a = m
-        else:
-            b = m
+        bracket = (m, b) if (f(math.exp(m)) > target) == fa else (a, m)
+        if bracket == (a, b):
+            break
+        a, b = bracket
     return math.exp((a + b) / 2)
 
 
@@ -100,16 +125,17 @@ def rate_estimate(events: list[tuple[int, int]], censored_at: list[int]) -> Rate
     """Per-image rate of entering the bifurcation zone: maximum likelihood and a 95%
     likelihood-ratio interval. rate is inf (lower bound finite) when every event is in a
     first minibatch, 0 (upper bound finite) when there is none."""
-    return _rate_estimate(tuple(map(tuple, events)), tuple(censored_at))
+    return _rate_estimate(*_sufficient(events, censored_at))
 
 
-@cache  # a pass's outcome serves the sweeps it is part of: half the calls repeat one
-def _rate_estimate(events: tuple, censored_at: tuple) -> Rate:
+@cache  # passes with the same sums have the same fit: a pass serves every sweep it is part of
+def _rate_estimate(exposure: int, widths: tuple, first_only: bool, events: int,
+                   censored: int) -> Rate:
     lo_bound, hi_bound = 1e-12, 1e3
-    ll = _likelihood(events, censored_at)
+    ll = _likelihood(exposure, widths, first_only, events)
     if not events:
         best, best_ll = 0.0, 0.0
-    elif all(lo == 0 for lo, _ in events) and not censored_at:
+    elif first_only:
         best, best_ll = math.inf, 0.0
     else:
         best = _maximise(ll, lo_bound, hi_bound)
@@ -119,14 +145,49 @@ def _rate_estimate(events: tuple, censored_at: tuple) -> Rate:
                                             else hi_bound)
     upper = math.inf if best == math.inf else _crossing(ll, target, max(best, lo_bound),
                                                         hi_bound)
-    return Rate(*(to_figures(v, RATE_FIGURES) for v in (best, lower, upper)), len(events),
-                len(events) + len(censored_at), best_ll)
+    return Rate(*(to_figures(v, RATE_FIGURES) for v in (best, lower, upper)), events,
+                events + censored, best_ll)
 
 
 def mixture_estimate(events: list[tuple[int, int]], censored_at: list[int],
                      at: int) -> Mixture | None:
     """_mixture_estimate, once per distinct pass (the headline's outcome serves every sweep)."""
     return _mixture_estimate(tuple(sorted(events)), tuple(sorted(censored_at)), at)
+
+
+@cache
+def _grid(at: int) -> tuple:
+    """The mixture's grid, 169 logit-spaced fractions F by 49 log-spaced shapes k, and the
+    scale θ of each point, for which S(at) = 1 - F."""
+    import numpy as np
+    grid_f = 1 / (1 + np.exp(-np.linspace(-9, 12, 169)))[:, None, None]
+    k = np.logspace(-2, 4, 49)[None, :, None]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        theta = at / np.expm1(-np.log1p(-grid_f) / k)
+    for shared in (grid_f, k, theta):
+        shared.flags.writeable = False
+    return grid_f, k, theta
+
+
+def _log_survival(t, at: int):
+    """log S(t) at every point of the grid, one column per image count in t."""
+    import numpy as np
+    _, k, theta = _grid(at)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return -k * np.log1p(t / theta)
+
+
+# A few hundred distinct minibatches over a whole report (the passes of a setting share their
+# edges), each column 169 x 49 floats; this holds them all.
+@lru_cache(maxsize=512)
+def _event_column(lo: int, hi: int, at: int):
+    """log P(first event in the images (lo, hi]) at every grid point, as a 169 x 49 x 1 column."""
+    import numpy as np
+    log_lo, log_hi = _log_survival(float(lo), at), _log_survival(float(hi), at)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        column = log_lo + np.log(-np.expm1(log_hi - log_lo))
+    column.flags.writeable = False
+    return column
 
 
 @cache
@@ -147,16 +208,15 @@ def _mixture_estimate(events: tuple, censored_at: tuple, at: int) -> Mixture | N
     ends: dict[int, int] = {}
     for c in censored_at:
         ends[c] = ends.get(c, 0) + 1
-    lo, hi, n_ev = (np.array(v, float) for v in zip(*((a, b, n) for (a, b), n in pairs.items())))
+    n_ev = np.array(list(pairs.values()), float)
     cens, n_cens = (np.array(v, float) for v in zip(*ends.items())) if ends else (
         np.zeros(1), np.zeros(1))
-    grid_f = 1 / (1 + np.exp(-np.linspace(-9, 12, 169)))[:, None, None]  # logit-spaced
-    k = np.logspace(-2, 4, 49)[None, :, None]
+    grid_f, k, _ = _grid(at)
+    # each column computed alone is elementwise what one array over every pair gives, and the
+    # columns side by side sum along the same contiguous axis in the same order
+    columns = np.concatenate([_event_column(lo, hi, at) for lo, hi in pairs], axis=-1)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        theta = at / np.expm1(-np.log1p(-grid_f) / k)  # S(at) = 1 - F
-        log_s = lambda t: -k * np.log1p(t / theta)  # noqa: E731
-        ll = ((n_ev * (log_s(lo) + np.log(-np.expm1(log_s(hi) - log_s(lo))))).sum(-1)
-              + (n_cens * log_s(cens)).sum(-1))
+        ll = (n_ev * columns).sum(-1) + (n_cens * _log_survival(cens, at)).sum(-1)
     ll = np.where(np.isnan(ll), -np.inf, ll)
     profile = ll.max(axis=1)
     best = int(np.argmax(profile))
