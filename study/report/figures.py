@@ -16,8 +16,13 @@ def _pyplot():
 
 
 def _png(fig) -> bytes:
+    """What savefig writes, drawn once: savefig first draws without rendering to lay the
+    figure out, then draws again to render; a canvas draw lays out and renders in one pass."""
+    from matplotlib.image import imsave
+    fig.canvas.draw()
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
+    imsave(buf, fig.canvas.buffer_rgba(), format="png", origin="upper", dpi=fig.dpi,
+           metadata={"Software": None})
     _pyplot().close(fig)
     return buf.getvalue()
 
@@ -110,8 +115,31 @@ def _size_text(n: int) -> str:
     return f"$10^{{{exponent}}}$" if n >= 10 and 10 ** exponent == n else str(n)
 
 
+def _log_locator(subs):
+    """matplotlib's LogLocator(subs=subs), its ticks worked out once per view interval: the
+    layout asks each panel for them dozens of times. Only the panel's size (its tick space,
+    costly to measure) could change them, and only where more decades are in view than it
+    allows ticks, never fewer than two: up to two decades they are kept."""
+    from matplotlib.ticker import LogLocator
+
+    class KeptLogLocator(LogLocator):
+        def tick_values(self, vmin, vmax):
+            if not 0 < vmin <= vmax:
+                return super().tick_values(vmin, vmax)
+            low, high = self._log_b([vmin, vmax])
+            if math.floor(high) - math.ceil(low) + 1 > 2:
+                return super().tick_values(vmin, vmax)
+            if (vmin, vmax) not in self.kept:
+                self.kept[vmin, vmax] = super().tick_values(vmin, vmax)
+            return self.kept[vmin, vmax].copy()
+
+    locator = KeptLogLocator(subs=subs)
+    locator.kept = {}
+    return locator
+
+
 def _ratio_panel(ax, mine: list[dict], rules: list[str], colours) -> None:
-    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
+    from matplotlib.ticker import FormatStrFormatter, NullFormatter
     sizes = sorted({r["size"] for r in mine})  # the sizes measured, evenly spaced
     for i, rule in enumerate(rules):
         pts = sorted((r["size"], r["÷ built-in"]) for r in mine if r["rule"] == rule)
@@ -125,7 +153,8 @@ def _ratio_panel(ax, mine: list[dict], rules: list[str], colours) -> None:
     ax.set_xticks(range(len(sizes)), [_size_text(n) for n in sizes])
     ax.set_xlim(-0.5, len(sizes) - 0.5)
     ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(subs=(1, 1.5, 2, 3, 5, 7)))
+    ax.yaxis.set_major_locator(_log_locator((1, 1.5, 2, 3, 5, 7)))
+    ax.yaxis.set_minor_locator(_log_locator(None))  # as set_yscale("log") set it
     ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
     ax.yaxis.set_minor_formatter(NullFormatter())
     ax.tick_params(which="both", labelsize=SMALLEST_POINTS)
@@ -214,11 +243,11 @@ def history_map(rows: list[dict], title: str) -> bytes:
             x, y = releases[fw].index(r["release"]), n - 1 - ops[fw].index(r["op"])
             state = ("changed (cells)" if r["changed"] else "same" if r["measured"]
                      else "not measured")
-            ax.add_patch(Rectangle((x, y), 1, 1, facecolor=HISTORY_COLOURS[state],
-                                   edgecolor="#999999", linewidth=0.5))
+            ax.add_artist(Rectangle((x, y), 1, 1, facecolor=HISTORY_COLOURS[state],
+                                    edgecolor="#999999", linewidth=0.5, in_layout=False))
             if r["changed"]:
                 ax.text(x + 0.5, y + 0.5, str(r["changed"]), ha="center", va="center",
-                        fontsize=SMALLEST_POINTS, color="white")
+                        fontsize=SMALLEST_POINTS, color="white", in_layout=False)
         ax.set_xlim(0, len(releases[fw]))
         ax.set_ylim(0, n)
         ax.set_xticks([i + 0.5 for i in range(len(releases[fw]))], releases[fw],
