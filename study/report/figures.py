@@ -15,6 +15,11 @@ def _pyplot():
     return plt
 
 
+# Every title at its axes' top: no axes here has ticks or labels above it, and a title left to
+# place itself measures its axes' whole y axis each time the layout asks, dozens of times.
+TITLE_Y = 1
+
+
 def _png(fig) -> bytes:
     """What savefig writes, drawn once: savefig first draws without rendering to lay the
     figure out, then draws again to render; a canvas draw lays out and renders in one pass."""
@@ -59,20 +64,21 @@ def convention_map(rows: list[dict], title: str) -> bytes:
             error = isinstance(v, str)
             number = v if isinstance(v, float) else float("nan") if not error else 0.0
             cat = category(number, error) if not isinstance(v, Placed) else 3
-            ax.add_patch(Rectangle((j, n - 1 - i), 1, 1, color=colours[cat]))
+            ax.add_artist(Rectangle((j, n - 1 - i), 1, 1, color=colours[cat], in_layout=False))
             placed = cat == 3 and isinstance(v, Placed)
             label = "error" if error else "placement" if placed else f"{number:.4g}"
             ax.text(j + 0.5, n - 0.5 - i, label, ha="center", va="center", fontsize=9,
-                    color="white" if cat in (2, 4, 6) else "black")
+                    color="white" if cat in (2, 4, 6) else "black", in_layout=False)
         if r["same d/dx"] is False:
-            ax.add_patch(Rectangle((0, n - 1 - i), 2, 1, fill=False, edgecolor="red", linewidth=2))
+            ax.add_artist(Rectangle((0, n - 1 - i), 2, 1, fill=False, edgecolor="red",
+                                    linewidth=2, in_layout=False))
     ax.set_xlim(0, 2)
     ax.set_ylim(0, n)
     ax.set_xticks([0.5, 1.5], ["torch", "JAX"])
     ax.set_yticks([n - 0.5 - i for i in range(n)],
                   [f"{r['torch op']} / {r['JAX op']} at {r['kink']:g}" for r in rows], fontsize=8)
     ax.tick_params(length=0)
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title, fontsize=10, y=TITLE_Y)
     ax.legend(handles=[Patch(color=c, label=k) for k, c in CATEGORIES[:6]]
               + [Patch(fill=False, edgecolor="red", label="torch ≠ JAX")],
               loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
@@ -100,7 +106,7 @@ def count_bars(rows: list[dict], title: str) -> bytes:
                   fontsize=8)
     ax.set_ylabel("initialisations of 1000 whose dW1 depends on ReLU'(0)")
     ax.set_ylim(0, 1000)
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title, fontsize=10, y=TITLE_Y)
     ax.legend(fontsize=8, frameon=False)
     fig.tight_layout()
     return _png(fig)
@@ -116,24 +122,30 @@ def _size_text(n: int) -> str:
 
 
 def _log_locator(subs):
-    """matplotlib's LogLocator(subs=subs), its ticks worked out once per view interval: the
-    layout asks each panel for them dozens of times. Only the panel's size (its tick space,
-    costly to measure) could change them, and only where more decades are in view than it
-    allows ticks, never fewer than two: up to two decades they are kept."""
+    """matplotlib's LogLocator(subs=subs) for a panel's y axis, as drawn, in less time. The
+    layout asks each panel for its ticks dozens of times; each time LogLocator measures the
+    panel's size (its tick space), which can change the ticks only where more decades are in
+    view than that size allows ticks, never fewer than two: up to two decades the ticks of a
+    view interval are kept. And matplotlib makes a Tick (five artists), and moves it at every
+    ask, for each location given, though it draws only those in view: LogLocator gives a
+    decade either side, so those beyond 1% of the view are left out."""
     from matplotlib.ticker import LogLocator
 
-    class KeptLogLocator(LogLocator):
-        def tick_values(self, vmin, vmax):
-            if not 0 < vmin <= vmax:
-                return super().tick_values(vmin, vmax)
-            low, high = self._log_b([vmin, vmax])
-            if math.floor(high) - math.ceil(low) + 1 > 2:
-                return super().tick_values(vmin, vmax)
-            if (vmin, vmax) not in self.kept:
-                self.kept[vmin, vmax] = super().tick_values(vmin, vmax)
-            return self.kept[vmin, vmax].copy()
+    class InViewLogLocator(LogLocator):
+        def __call__(self):
+            low, high = sorted(self.axis.get_view_interval())
+            if (low, high) in self.kept:
+                return self.kept[low, high].copy()
+            ticks = super().__call__()
+            if low <= 0:
+                return ticks
+            ticks = ticks[(low / 1.01 <= ticks) & (ticks <= high * 1.01)]
+            first, last = self._log_b([low, high])
+            if math.floor(last) - math.ceil(first) + 1 <= 2:
+                self.kept[low, high] = ticks
+            return ticks.copy()
 
-    locator = KeptLogLocator(subs=subs)
+    locator = InViewLogLocator(subs=subs)
     locator.kept = {}
     return locator
 
@@ -184,7 +196,7 @@ def ratio_figure(rows: list[dict], runs: list[str], title: str):
                 ax = fig.add_subplot(grid[row, col])
                 mine = [r for r in rows if (r["run"], r["framework"], r["mode"]) == (run, fw, mode)
                         and r["÷ built-in"] is not None]
-                ax.set_title(f"{run}: {fw} {mode}", fontsize=SMALLEST_POINTS + 1)
+                ax.set_title(f"{run}: {fw} {mode}", fontsize=SMALLEST_POINTS + 1, y=TITLE_Y)
                 if not mine:
                     ax.text(0.5, 0.5, f"no ratio in run {run}\n(failed-cases.csv says why)",
                             ha="center", va="center", fontsize=SMALLEST_POINTS,
@@ -254,7 +266,7 @@ def history_map(rows: list[dict], title: str) -> bytes:
                       fontsize=SMALLEST_POINTS)
         ax.set_yticks([n - 0.5 - i for i in range(n)], labels[fw], fontsize=SMALLEST_POINTS)
         ax.tick_params(length=0)
-        ax.set_title(f"{fw} releases", fontsize=SMALLEST_POINTS + 1)
+        ax.set_title(f"{fw} releases", fontsize=SMALLEST_POINTS + 1, y=TITLE_Y)
     fig.legend(handles=[Patch(facecolor=c, edgecolor="#999999", label=k)
                         for k, c in HISTORY_COLOURS.items()], loc="outside lower center",
                ncol=3, fontsize=SMALLEST_POINTS, frameon=False)
