@@ -39,6 +39,15 @@ CATEGORIES = (("0", "#d9e6f2"), ("0.5", "#7fb2d9"), ("1", "#1f5f99"), ("other", 
               ("NaN", "#c9409c"), ("±inf", "#e8742c"), ("error", "#222222"))
 
 
+def _add_cells(ax, cells: list) -> None:
+    """The patches drawn as one collection, as each would draw itself (miter joins, in order),
+    in far less time; left out of the layout, as they lie inside the axes, whose limits are set
+    (so no data limits either)."""
+    from matplotlib.collections import PatchCollection
+    ax.add_collection(PatchCollection(cells, match_original=True, joinstyle="miter",
+                                      in_layout=False), autolim=False)
+
+
 def category(value, error: bool) -> int:
     """The index into CATEGORIES of one cell's first value."""
     if error:
@@ -58,20 +67,22 @@ def convention_map(rows: list[dict], title: str) -> bytes:
     n = len(rows)
     fig, ax = plt.subplots(figsize=(9, 1.2 + 0.32 * n), dpi=100)
     colours = [c for _, c in CATEGORIES]
+    cells = []
     for i, r in enumerate(rows):
         for j, side in enumerate(("torch d/dx", "JAX d/dx")):
             v = r[side]
             error = isinstance(v, str)
             number = v if isinstance(v, float) else float("nan") if not error else 0.0
             cat = category(number, error) if not isinstance(v, Placed) else 3
-            ax.add_artist(Rectangle((j, n - 1 - i), 1, 1, color=colours[cat], in_layout=False))
+            cells.append(Rectangle((j, n - 1 - i), 1, 1, color=colours[cat]))
             placed = cat == 3 and isinstance(v, Placed)
             label = "error" if error else "placement" if placed else f"{number:.4g}"
             ax.text(j + 0.5, n - 0.5 - i, label, ha="center", va="center", fontsize=9,
                     color="white" if cat in (2, 4, 6) else "black", in_layout=False)
         if r["same d/dx"] is False:
-            ax.add_artist(Rectangle((0, n - 1 - i), 2, 1, fill=False, edgecolor="red",
-                                    linewidth=2, in_layout=False))
+            cells.append(Rectangle((0, n - 1 - i), 2, 1, fill=False, edgecolor="red",
+                                   linewidth=2))
+    _add_cells(ax, cells)
     ax.set_xlim(0, 2)
     ax.set_ylim(0, n)
     ax.set_xticks([0.5, 1.5], ["torch", "JAX"])
@@ -251,15 +262,17 @@ def history_map(rows: list[dict], title: str) -> bytes:
                              gridspec_kw={"height_ratios": heights})
     for ax, fw in zip(axes[:, 0], frameworks):
         n = len(ops[fw])
+        cells = []
         for r in panels[fw]:
             x, y = releases[fw].index(r["release"]), n - 1 - ops[fw].index(r["op"])
             state = ("changed (cells)" if r["changed"] else "same" if r["measured"]
                      else "not measured")
-            ax.add_artist(Rectangle((x, y), 1, 1, facecolor=HISTORY_COLOURS[state],
-                                    edgecolor="#999999", linewidth=0.5, in_layout=False))
+            cells.append(Rectangle((x, y), 1, 1, facecolor=HISTORY_COLOURS[state],
+                                   edgecolor="#999999", linewidth=0.5))
             if r["changed"]:
                 ax.text(x + 0.5, y + 0.5, str(r["changed"]), ha="center", va="center",
                         fontsize=SMALLEST_POINTS, color="white", in_layout=False)
+        _add_cells(ax, cells)
         ax.set_xlim(0, len(releases[fw]))
         ax.set_ylim(0, n)
         ax.set_xticks([i + 0.5 for i in range(len(releases[fw]))], releases[fw],
