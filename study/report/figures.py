@@ -15,9 +15,19 @@ def _pyplot():
     return plt
 
 
+# Every title at its axes' top: no axes here has ticks or labels above it, and a title left to
+# place itself measures its axes' whole y axis each time the layout asks, dozens of times.
+TITLE_Y = 1
+
+
 def _png(fig) -> bytes:
+    """What savefig writes, drawn once: savefig first draws without rendering to lay the
+    figure out, then draws again to render; a canvas draw lays out and renders in one pass."""
+    from matplotlib.image import imsave
+    fig.canvas.draw()
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
+    imsave(buf, fig.canvas.buffer_rgba(), format="png", origin="upper", dpi=fig.dpi,
+           metadata={"Software": None})
     _pyplot().close(fig)
     return buf.getvalue()
 
@@ -27,6 +37,15 @@ def _png(fig) -> bytes:
 # What a reader must tell apart at a glance; any other finite value is "other" and written in.
 CATEGORIES = (("0", "#d9e6f2"), ("0.5", "#7fb2d9"), ("1", "#1f5f99"), ("other", "#f2c14e"),
               ("NaN", "#c9409c"), ("±inf", "#e8742c"), ("error", "#222222"))
+
+
+def _add_cells(ax, cells: list) -> None:
+    """The patches drawn as one collection, as each would draw itself (miter joins, in order),
+    in far less time; left out of the layout, as they lie inside the axes, whose limits are set
+    (so no data limits either)."""
+    from matplotlib.collections import PatchCollection
+    ax.add_collection(PatchCollection(cells, match_original=True, joinstyle="miter",
+                                      in_layout=False), autolim=False)
 
 
 def category(value, error: bool) -> int:
@@ -48,26 +67,29 @@ def convention_map(rows: list[dict], title: str) -> bytes:
     n = len(rows)
     fig, ax = plt.subplots(figsize=(9, 1.2 + 0.32 * n), dpi=100)
     colours = [c for _, c in CATEGORIES]
+    cells = []
     for i, r in enumerate(rows):
         for j, side in enumerate(("torch d/dx", "JAX d/dx")):
             v = r[side]
             error = isinstance(v, str)
             number = v if isinstance(v, float) else float("nan") if not error else 0.0
             cat = category(number, error) if not isinstance(v, Placed) else 3
-            ax.add_patch(Rectangle((j, n - 1 - i), 1, 1, color=colours[cat]))
+            cells.append(Rectangle((j, n - 1 - i), 1, 1, color=colours[cat]))
             placed = cat == 3 and isinstance(v, Placed)
             label = "error" if error else "placement" if placed else f"{number:.4g}"
             ax.text(j + 0.5, n - 0.5 - i, label, ha="center", va="center", fontsize=9,
-                    color="white" if cat in (2, 4, 6) else "black")
+                    color="white" if cat in (2, 4, 6) else "black", in_layout=False)
         if r["same d/dx"] is False:
-            ax.add_patch(Rectangle((0, n - 1 - i), 2, 1, fill=False, edgecolor="red", linewidth=2))
+            cells.append(Rectangle((0, n - 1 - i), 2, 1, fill=False, edgecolor="red",
+                                   linewidth=2))
+    _add_cells(ax, cells)
     ax.set_xlim(0, 2)
     ax.set_ylim(0, n)
     ax.set_xticks([0.5, 1.5], ["torch", "JAX"])
     ax.set_yticks([n - 0.5 - i for i in range(n)],
                   [f"{r['torch op']} / {r['JAX op']} at {r['kink']:g}" for r in rows], fontsize=8)
     ax.tick_params(length=0)
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title, fontsize=10, y=TITLE_Y)
     ax.legend(handles=[Patch(color=c, label=k) for k, c in CATEGORIES[:6]]
               + [Patch(fill=False, edgecolor="red", label="torch ≠ JAX")],
               loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
@@ -95,7 +117,7 @@ def count_bars(rows: list[dict], title: str) -> bytes:
                   fontsize=8)
     ax.set_ylabel("initialisations of 1000 whose dW1 depends on ReLU'(0)")
     ax.set_ylim(0, 1000)
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title, fontsize=10, y=TITLE_Y)
     ax.legend(fontsize=8, frameon=False)
     fig.tight_layout()
     return _png(fig)
@@ -110,8 +132,37 @@ def _size_text(n: int) -> str:
     return f"$10^{{{exponent}}}$" if n >= 10 and 10 ** exponent == n else str(n)
 
 
+def _log_locator(subs):
+    """matplotlib's LogLocator(subs=subs) for a panel's y axis, as drawn, in less time. The
+    layout asks each panel for its ticks dozens of times; each time LogLocator measures the
+    panel's size (its tick space), which can change the ticks only where more decades are in
+    view than that size allows ticks, never fewer than two: up to two decades the ticks of a
+    view interval are kept. And matplotlib makes a Tick (five artists), and moves it at every
+    ask, for each location given, though it draws only those in view: LogLocator gives a
+    decade either side, so those beyond 1% of the view are left out."""
+    from matplotlib.ticker import LogLocator
+
+    class InViewLogLocator(LogLocator):
+        def __call__(self):
+            low, high = sorted(self.axis.get_view_interval())
+            if (low, high) in self.kept:
+                return self.kept[low, high].copy()
+            ticks = super().__call__()
+            if low <= 0:
+                return ticks
+            ticks = ticks[(low / 1.01 <= ticks) & (ticks <= high * 1.01)]
+            first, last = self._log_b([low, high])
+            if math.floor(last) - math.ceil(first) + 1 <= 2:
+                self.kept[low, high] = ticks
+            return ticks.copy()
+
+    locator = InViewLogLocator(subs=subs)
+    locator.kept = {}
+    return locator
+
+
 def _ratio_panel(ax, mine: list[dict], rules: list[str], colours) -> None:
-    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
+    from matplotlib.ticker import FormatStrFormatter, NullFormatter
     sizes = sorted({r["size"] for r in mine})  # the sizes measured, evenly spaced
     for i, rule in enumerate(rules):
         pts = sorted((r["size"], r["÷ built-in"]) for r in mine if r["rule"] == rule)
@@ -125,7 +176,8 @@ def _ratio_panel(ax, mine: list[dict], rules: list[str], colours) -> None:
     ax.set_xticks(range(len(sizes)), [_size_text(n) for n in sizes])
     ax.set_xlim(-0.5, len(sizes) - 0.5)
     ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(subs=(1, 1.5, 2, 3, 5, 7)))
+    ax.yaxis.set_major_locator(_log_locator((1, 1.5, 2, 3, 5, 7)))
+    ax.yaxis.set_minor_locator(_log_locator(None))  # as set_yscale("log") set it
     ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
     ax.yaxis.set_minor_formatter(NullFormatter())
     ax.tick_params(which="both", labelsize=SMALLEST_POINTS)
@@ -155,7 +207,7 @@ def ratio_figure(rows: list[dict], runs: list[str], title: str):
                 ax = fig.add_subplot(grid[row, col])
                 mine = [r for r in rows if (r["run"], r["framework"], r["mode"]) == (run, fw, mode)
                         and r["÷ built-in"] is not None]
-                ax.set_title(f"{run}: {fw} {mode}", fontsize=SMALLEST_POINTS + 1)
+                ax.set_title(f"{run}: {fw} {mode}", fontsize=SMALLEST_POINTS + 1, y=TITLE_Y)
                 if not mine:
                     ax.text(0.5, 0.5, f"no ratio in run {run}\n(failed-cases.csv says why)",
                             ha="center", va="center", fontsize=SMALLEST_POINTS,
@@ -210,22 +262,24 @@ def history_map(rows: list[dict], title: str) -> bytes:
                              gridspec_kw={"height_ratios": heights})
     for ax, fw in zip(axes[:, 0], frameworks):
         n = len(ops[fw])
+        cells = []
         for r in panels[fw]:
             x, y = releases[fw].index(r["release"]), n - 1 - ops[fw].index(r["op"])
             state = ("changed (cells)" if r["changed"] else "same" if r["measured"]
                      else "not measured")
-            ax.add_patch(Rectangle((x, y), 1, 1, facecolor=HISTORY_COLOURS[state],
+            cells.append(Rectangle((x, y), 1, 1, facecolor=HISTORY_COLOURS[state],
                                    edgecolor="#999999", linewidth=0.5))
             if r["changed"]:
                 ax.text(x + 0.5, y + 0.5, str(r["changed"]), ha="center", va="center",
-                        fontsize=SMALLEST_POINTS, color="white")
+                        fontsize=SMALLEST_POINTS, color="white", in_layout=False)
+        _add_cells(ax, cells)
         ax.set_xlim(0, len(releases[fw]))
         ax.set_ylim(0, n)
         ax.set_xticks([i + 0.5 for i in range(len(releases[fw]))], releases[fw],
                       fontsize=SMALLEST_POINTS)
         ax.set_yticks([n - 0.5 - i for i in range(n)], labels[fw], fontsize=SMALLEST_POINTS)
         ax.tick_params(length=0)
-        ax.set_title(f"{fw} releases", fontsize=SMALLEST_POINTS + 1)
+        ax.set_title(f"{fw} releases", fontsize=SMALLEST_POINTS + 1, y=TITLE_Y)
     fig.legend(handles=[Patch(facecolor=c, edgecolor="#999999", label=k)
                         for k, c in HISTORY_COLOURS.items()], loc="outside lower center",
                ncol=3, fontsize=SMALLEST_POINTS, frameon=False)
