@@ -158,30 +158,50 @@ def csv_value(value):
 
 
 _NONE = type(None)
+# repr and str texts that csv_value writes otherwise: a missing cell is empty, a zero has no ".0"
+_FLOAT_TEXTS = {"nan": "", "0.0": "0", "-0.0": "-0"}
+_INT_TEXTS = {"None": ""}
+_BOOL_TEXTS = {True: "yes", False: "no", None: ""}
 
 
-def _csv_float(value) -> str:
-    # csv_value of a float, without its type tests: the column holds floats and Nones only
-    if value is None or value != value:
-        return ""
-    if value == 0 or value in (math.inf, -math.inf):
-        return number(value, None)
-    return repr(float(value))
-
-
-def csv_column(values) -> list[str]:
+def csv_column(values, kinds: set | None = None) -> list[str]:
     """A column's cells as csv_value writes each, the formatter chosen once for the column by
-    the types it holds: a column of floats, ints or strings is written without a test per cell.
-    None, pd.NA and NaN are empty cells."""
+    the types it holds (`kinds`, where the caller has them): a column of floats, ints, bools or
+    strings (each with Nones) is written by one C-level pass, without a test per cell. None,
+    pd.NA and NaN are empty cells."""
     values = list(values)
-    kinds = set(map(type, values))
+    kinds = set(map(type, values)) if kinds is None else kinds
     if kinds <= {str}:
         return values
     if kinds <= {float, np.float64, np.float32, _NONE}:
-        return [_csv_float(v) for v in values]
+        return _float_texts(values)
     if kinds <= {int, np.int64, _NONE}:
-        return ["" if v is None else str(v) for v in values]
+        texts = list(map(str, values))
+        return list(map(_INT_TEXTS.get, texts, texts))
+    if kinds <= {bool, np.bool_, _NONE}:
+        return list(map(_BOOL_TEXTS.__getitem__, values))
+    if kinds <= {str, _NONE}:
+        return ["" if v is None else v for v in values]
+    if kinds <= {str, float, _NONE}:
+        return [v if v.__class__ is str else _csv_float(v) for v in values]
     return ["" if _missing(v) else csv_value(v) for v in values]
+
+
+def _float_texts(values: list) -> list[str]:
+    # each distinct float (by its bits: -0.0 is not 0.0) written once: a column repeats its
+    # values; repr is number(value, None) but for NaN (None is one here) and zeros
+    bits = np.array(values, dtype=np.float64).view(np.int64)
+    distinct, where = np.unique(bits, return_inverse=True)
+    texts = list(map(repr, distinct.view(np.float64).tolist()))
+    texts = np.array(list(map(_FLOAT_TEXTS.get, texts, texts)), dtype=object)
+    return texts[where].tolist()
+
+
+def _csv_float(value) -> str:
+    # csv_value of a float or None, without its type tests
+    if value is None or value != value:
+        return ""
+    return number(value, None) if value == 0 else repr(value)
 
 
 def _missing(value) -> bool:

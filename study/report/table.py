@@ -16,7 +16,9 @@ measured (a derivative at a NaN input) is shown by the cell type that measured i
 (study.compare.cells.Value), or the listing says so in another column. `pd.read_csv(path)` reads a
 CSV back: no label is one of pandas' missing-value strings (the NaN probe is "+nan", not "nan").
 """
+import io
 import math
+from csv import writer as csv_writer
 from itertools import chain
 from operator import itemgetter
 from dataclasses import dataclass, field
@@ -83,26 +85,92 @@ def latex(table: Table, number: int, anchor: str, legend: str = "") -> str:
     return "\n".join(lines + [r"\bottomrule", r"\end{tabular}", r"\end{table}"]) + "\n"
 
 
+_ESTIMATE_PARTS = (("value", ""), ("lo", " lo"), ("hi", " hi"), ("n", " n"))
+
+
+def _estimate_part(values: list, part: str) -> list:
+    return [getattr(v, part) if isinstance(v, Estimate) else (v if part == "value" else None)
+            for v in values]
+
+
+def _holds_estimates(values: list) -> bool:
+    return any(issubclass(kind, Estimate) for kind in set(map(type, values)))
+
+
 def tidy(frame: pd.DataFrame) -> pd.DataFrame:
     """Every Estimate column as four: the value, lo, hi and n, each a number."""
     out = {}
     for name in frame.columns:
         values = list(frame[name])
-        if any(issubclass(kind, Estimate) for kind in set(map(type, values))):
-            for part, suffix in (("value", ""), ("lo", " lo"), ("hi", " hi"), ("n", " n")):
-                out[f"{name}{suffix}"] = pd.Series(  # object: an n stays an int beside a None
-                    [getattr(v, part) if isinstance(v, Estimate) else
-                     (v if part == "value" else None) for v in values], frame.index, dtype=object)
+        if _holds_estimates(values):
+            for part, suffix in _ESTIMATE_PARTS:  # object: an n stays an int beside a None
+                out[f"{name}{suffix}"] = pd.Series(_estimate_part(values, part), frame.index,
+                                                   dtype=object)
         else:
             out[name] = frame[name]
     return pd.DataFrame(out, index=frame.index) if out else frame
 
 
+def _quoting_characters() -> str:
+    """The ASCII characters for which Python's csv writer, as pandas' to_csv calls it (minimal
+    quoting, "\n" line ends), quotes a field; it quotes no other character."""
+    quoted = []
+    for code in range(128):
+        out = io.StringIO()
+        csv_writer(out, lineterminator="\n").writerow([f"a{chr(code)}b", ""])
+        if out.getvalue().startswith('"'):
+            quoted.append(chr(code))
+    return "".join(quoted)
+
+
+_QUOTING = _quoting_characters()
+
+
+def _needs_quotes(text: str) -> bool:
+    return any(char in text for char in _QUOTING)
+
+
+def _csv_field(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"' if _needs_quotes(text) else text
+
+
+def _quoted(column: list[str]) -> list[str]:
+    if not _needs_quotes("".join(column)):
+        return column
+    fields = {text: _csv_field(text) for text in set(column)}  # a column repeats its texts
+    return list(map(fields.__getitem__, column))
+
+
+# cells whose csv_column texts (numbers, yes or no, empty) hold no character the writer quotes
+_NUMBER_KINDS = {float, int, bool, type(None), np.float64, np.float32, np.int64, np.bool_}
+
+
+def _csv_lines(columns: list[list[str]], rows: int) -> str:
+    """Rows of these columns of fields joined as Python's csv writer joins them: an empty
+    field alone on its row is '""'."""
+    if not columns:
+        return "\n" * rows
+    if len(columns) == 1:
+        columns = [[text or '""' for text in columns[0]]]
+    return "\n".join(map(",".join, zip(*columns))) + "\n" if rows else ""
+
+
 def csv(table: Table) -> str:
-    """The listing (or the view), tidy, at full precision: each column's cells as text by one
-    formatter (study.report.format.csv_column), written by pandas."""
-    frame = tidy(table.listing if table.listing is not None else table.frame)
-    texts = pd.DataFrame({i: csv_column(frame.iloc[:, i]) for i in range(frame.shape[1])},
-                         index=range(len(frame)), dtype=object)
-    texts.columns = frame.columns
-    return texts.to_csv(index=False, lineterminator="\n")
+    """The listing (or the view), tidy (as `tidy` splits it), at full precision: each column's
+    cells as text by one formatter (study.report.format.csv_column), quoted and joined as
+    Python's csv writer does it for pandas' to_csv, a column at a time."""
+    frame = table.listing if table.listing is not None else table.frame
+    header, columns = [], []
+    for i, name in enumerate(frame.columns):
+        values = frame.iloc[:, i].tolist()
+        kinds = set(map(type, values))
+        if any(issubclass(kind, Estimate) for kind in kinds):
+            for part, suffix in _ESTIMATE_PARTS:
+                header.append(f"{name}{suffix}")
+                columns.append(_quoted(csv_column(_estimate_part(values, part))))
+        else:
+            header.append(name)
+            texts = csv_column(values, kinds)
+            columns.append(texts if kinds <= _NUMBER_KINDS else _quoted(texts))
+    return (_csv_lines([[_csv_field(str(h))] for h in header], 1)
+            + _csv_lines(columns, len(frame)))

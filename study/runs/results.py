@@ -148,10 +148,60 @@ def collector_paused():
             gc.enable()
 
 
-def _load_one(path: str, rel: str, known: set[str]) -> Run:
+# A dict's value that opens with '[' and runs LONG_ARRAY bytes without a quote: most of a result
+# file's bytes are such arrays of numbers, and runs repeat the same ones many times over
+LONG_ARRAY = 1000
+_LONG_ARRAY_VALUE = re.compile(rb'": (\[)[^"]{%d,}' % LONG_ARRAY)
+_MARK = "\x00"  # a placeholder's first character: the text read is checked for "\u0000"
+
+
+def parse_json(data: bytes, arrays: dict) -> object:
+    """json.loads of the UTF-8 text `data`, with each long array of numbers parsed once per
+    distinct text in `arrays` (bytes -> value, shared by the files of one load): equal arrays
+    share one list, so a loaded record is read, never changed in place.
+
+    Each such array, from its '[' to the last ']' before the next quote or brace (so that it
+    holds no string or object), is swapped for a placeholder string, the rest parsed by
+    json.loads, and each placeholder swapped back as its dict is built. An array that is not
+    the whole value, or not JSON, fails json.loads; a placeholder that lands inside a string
+    ends the string with its quote, and the backslash after it is no JSON. Any such text, and
+    any that json.loads rejects, is parsed whole, so that a corrupt file's error is the one
+    json.loads gives."""
+    pieces, found, done = [], [], 0
+    for match in _LONG_ARRAY_VALUE.finditer(data):
+        start, bound = match.start(1), match.end()
+        for brace in b"{}":
+            at = data.find(brace, start, bound)
+            bound = bound if at < 0 else at
+        end = data.rfind(b"]", start, bound) + 1
+        if end:
+            pieces += (data[done:start], b'"\\u0000%d"' % len(found))
+            found.append(data[start:end])
+            done = end
+    pieces.append(data[done:])
+    if not found or any(b"\\u0000" in text for text in pieces[::2]):
+        return json.loads(data.decode("utf-8"))
+
+    def restore(obj: dict) -> dict:
+        for key, value in obj.items():
+            if value.__class__ is str and value[:1] == _MARK:
+                array = found[int(value[1:])]
+                parsed = arrays.get(array)
+                if parsed is None:
+                    parsed = arrays[array] = json.loads(array.decode("utf-8"))
+                obj[key] = parsed
+        return obj
+
     try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+        return json.loads(b"".join(pieces).decode("utf-8"), object_hook=restore)
+    except ValueError:
+        return json.loads(data.decode("utf-8"))
+
+
+def _load_one(path: str, rel: str, known: set[str], arrays: dict | None = None) -> Run:
+    try:
+        with open(path, "rb") as f:
+            doc = parse_json(f.read(), {} if arrays is None else arrays)
     except (OSError, ValueError) as e:
         raise StudyError(f"corrupt result file {path}: {e}") from None
     if not isinstance(doc, dict) or not {"experiment", "provenance", "records"} <= doc.keys():
@@ -169,12 +219,9 @@ def _load_one(path: str, rel: str, known: set[str]) -> Run:
     return Run(experiment, prov, records, rel)
 
 
-def load_runs(roots: list[str], known: set[str], only: tuple[str, ...] | None = None
-              ) -> tuple[list[Run], list[str]]:
-    """All runs under `roots` (of the experiments `only` names, where given), newest per
-    experiment and identity, plus notes saying which duplicates were dropped. Order is
-    deterministic."""
+def _found_runs(roots: list[str], known: set[str], only: tuple[str, ...] | None) -> list[Run]:
     found = []
+    arrays: dict = {}  # one list per distinct array text of every file found (parse_json)
     for root in roots:
         if not os.path.isdir(root):
             raise StudyError(f"results folder not found: {root}")
@@ -185,8 +232,17 @@ def load_runs(roots: list[str], known: set[str], only: tuple[str, ...] | None = 
             for name in sorted(os.listdir(folder)):
                 if name.endswith(".json") and not name.startswith("."):
                     rel = os.path.relpath(os.path.join(folder, name), os.path.dirname(root))
-                    with collector_paused():
-                        found.append(_load_one(os.path.join(folder, name), rel, known))
+                    found.append(_load_one(os.path.join(folder, name), rel, known, arrays))
+    return found
+
+
+def load_runs(roots: list[str], known: set[str], only: tuple[str, ...] | None = None
+              ) -> tuple[list[Run], list[str]]:
+    """All runs under `roots` (of the experiments `only` names, where given), newest per
+    experiment and identity, plus notes saying which duplicates were dropped. Order is
+    deterministic."""
+    with collector_paused():
+        found = _found_runs(roots, known, only)
     newest: dict[tuple, Run] = {}
     notes = []
     for run in sorted(found, key=lambda r: (r.provenance["utc"], r.path)):
@@ -256,8 +312,9 @@ def ready(runs: list[Run], errata: list[dict], experiments) -> list[Run]:
     older record shapes brought up to date by each experiment's upgrade (study.runs.upgrades)."""
     from study.runs.upgrades import upgrade
     by_name = {e.name: e for e in experiments}
-    return [replace(run, records=upgrade(by_name[run.experiment], run.records))
-            for run in apply_errata(runs, errata)]
+    with collector_paused():
+        return [replace(run, records=upgrade(by_name[run.experiment], run.records))
+                for run in apply_errata(runs, errata)]
 
 
 def promote_to_reference(results_dir: str = RESULTS_DIR, reference_dir: str = REFERENCE_DIR,
