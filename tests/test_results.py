@@ -102,3 +102,55 @@ def test_promoting_results_to_the_reference_replaces_it_whole(tmp_path):
     assert os.listdir(reference) == ["two_layer"]
     assert not os.path.exists(str(reference) + ".new")
     assert not os.path.exists(str(reference) + ".old")
+
+
+# parse_json parses each long array of numbers apart, once per distinct text: its oracle is
+# json.loads itself, on texts built to trip the placeholder swap (an array's text inside a
+# string, an escaped quote, an object after an array, a NUL escape, NaN and the infinities)
+_LONG = ", ".join(repr(i / 7) for i in range(200))  # far past results.LONG_ARRAY bytes
+PARSES_AS_JSON_LOADS = {
+    "plain": '{"a": [%s], "b": 1}' % _LONG,
+    "nested": '{"a": [[%s], [%s]], "b": {"c": [%s]}}' % (_LONG, _LONG, _LONG),
+    "array text in a string": '{"a": ["x", ": [%s]"], "b": 2}' % _LONG,
+    "string opening like a value": '{"a": ": [%s] tail", "b": [%s]}' % (_LONG, _LONG),
+    "escaped quote": '{"a": "\\": [%s] \\" more", "b": [%s]}' % (_LONG, _LONG),
+    "string after an array": '{"a": [[%s], "s"], "b": [%s]}' % (_LONG, _LONG),
+    "object after an array": '{"a": [[%s], {"k": 1}]}' % _LONG,
+    "NUL escape": '{"a": "\\u00000", "b": [%s]}' % _LONG,
+    "NaN and infinities": '{"a": [NaN, Infinity, -Infinity, -0.0, 1e308, %s]}' % _LONG,
+    "literals": '{"a": [true, null, false, %s]}' % _LONG,
+    "non-ascii": '{"é": [%s], "ü": "−"}' % _LONG,
+}
+REJECTED_AS_JSON_LOADS_REJECTS = {
+    "extra value": '{"a": [%s], [1]}' % _LONG,
+    "unbalanced": '{"a": [[%s]]], "b": 1}' % _LONG,
+    "missing comma": '{"a": [1 2 %s]}' % _LONG,
+    "truncated": '{"a": [%s' % _LONG,
+}
+
+
+def _bits(value):
+    if isinstance(value, dict):
+        return {k: _bits(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_bits(v) for v in value]
+    return value.hex() if isinstance(value, float) else (type(value).__name__, value)
+
+
+@pytest.mark.parametrize("text", PARSES_AS_JSON_LOADS.values(), ids=PARSES_AS_JSON_LOADS)
+def test_parse_json_gives_json_loads_value_to_the_bit_and_reuses_equal_arrays(text):
+    from study.runs.results import parse_json
+    arrays = {}
+    first, again = parse_json(text.encode(), arrays), parse_json(text.encode(), arrays)
+    assert _bits(first) == _bits(again) == _bits(json.loads(text))
+
+
+@pytest.mark.parametrize("text", REJECTED_AS_JSON_LOADS_REJECTS.values(),
+                         ids=REJECTED_AS_JSON_LOADS_REJECTS)
+def test_parse_json_rejects_bad_text_with_json_loads_own_error(text):
+    from study.runs.results import parse_json
+    with pytest.raises(ValueError) as expected:
+        json.loads(text)
+    with pytest.raises(ValueError) as got:
+        parse_json(text.encode(), {})
+    assert str(got.value) == str(expected.value)
