@@ -53,72 +53,171 @@ RESAMPLES = 2000
 MIN_BOOTSTRAP = 20  # fewer values than this: a bootstrap interval says little, so none is given
 
 
-Draws = tuple[np.ndarray, np.ndarray | None, np.ndarray | None]
+Sample = tuple[int, tuple[int, ...]]  # (size, blocks): blocks as median_interval takes them
 
 
-@functools.lru_cache(maxsize=64)
-def _draws(seed: int, resamples: int, *samples: tuple[int, tuple[int, ...]]) -> tuple[Draws, ...]:
+@dataclass(frozen=True, eq=False)
+class Draws:
+    """One sample's bootstrap draws, as counts: `tally` (size + 1 × resamples) how often each
+    value was drawn into each resample, then a row of zeros; `counts` the values each
+    resample holds; `middle` the 0-based positions of each one's lower middle value, and
+    where a count is even, of its upper middle value too. `state`: the generator's state
+    before them, to draw them again as indices (_indices)."""
+    sample: Sample
+    state: dict
+    counts: np.ndarray
+    tally: np.ndarray
+    middle: np.ndarray
+
+
+def _drawing(rng: np.random.Generator, resamples: int, sample: Sample):
+    """(the values each resample holds, the indices each one draws in chunks of rows: (first
+    row, rows × width), -1 past the end of a row that holds fewer), drawn one after another
+    from rng. With blocks (the values come in consecutive groups of these sizes, one group
+    a process), two levels: groups drawn with replacement, then values within each drawn
+    group, so that the spread between processes counts."""
+    size, blocks = sample
+    if len(blocks) < 2:
+        rows = max(1, CHUNK // size)
+        return np.full(resamples, size), (
+            (first, rng.integers(0, size, (min(rows, resamples - first), size)))
+            for first in range(0, resamples, rows))
+    sizes = np.asarray(blocks)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    drawn = rng.integers(0, sizes.size, (resamples, sizes.size))
+    group = sizes[drawn][..., None]
+    missing = np.arange(sizes.max()) >= group
+    rows = max(1, CHUNK // (sizes.size * sizes.max()))
+
+    def chunk(part: slice) -> np.ndarray:
+        within = (rng.random((part.stop - part.start, sizes.size, sizes.max()))
+                  * group[part]).astype(np.int64)
+        index = np.where(missing[part], -1, starts[drawn[part]][..., None] + within)
+        return index.reshape(part.stop - part.start, -1)
+    return group[..., 0].sum(axis=1), (
+        (first, chunk(slice(first, min(first + rows, resamples))))
+        for first in range(0, resamples, rows))
+
+
+CHUNK = 1 << 16  # indices drawn and counted at a time: a few hundred kB, kept in cache
+
+
+def _drawn(rng: np.random.Generator, resamples: int, sample: Sample) -> Draws:
+    state = rng.bit_generator.state
+    size = sample[0]
+    counts, chunks = _drawing(rng, resamples, sample)
+    tally = np.zeros((size + 1, resamples),
+                     np.int16 if counts.max() < np.iinfo(np.int16).max else np.int32)
+    for first, index in chunks:  # counted row by row: each resample's counters together
+        rows = len(index)
+        cells = np.where(index < 0, size, index) + (np.arange(rows) * (size + 1))[:, None]
+        counted = np.bincount(cells.ravel(), minlength=rows * (size + 1))
+        tally[:, first:first + rows] = counted.reshape(rows, size + 1).T
+    tally[size] = 0  # where the rows that hold fewer counted their missing values
+    middle = [(counts - 1) // 2] + ([] if (counts % 2 == 1).all() else [counts // 2])
+    draws = Draws(sample, state, counts, tally, np.stack(middle).astype(tally.dtype))
+    for part in (counts, tally, draws.middle):
+        part.flags.writeable = False
+    return draws
+
+
+def _indices(draws: Draws) -> np.ndarray:
+    """The draws as indices (resamples × width; -1: none), drawn again."""
+    rng = np.random.default_rng()
+    rng.bit_generator.state = draws.state
+    return np.concatenate([index for _, index in _drawing(rng, draws.counts.size,
+                                                          draws.sample)[1]])
+
+
+@functools.lru_cache(maxsize=128)
+def _draws_and_state(seed: int, resamples: int, *samples: Sample):
+    if len(samples) == 1:
+        rng, earlier = np.random.default_rng(seed), ()
+    else:  # the earlier samples' draws are those of a case of their sizes alone: drawn once
+        earlier, state = _draws_and_state(seed, resamples, *samples[:-1])
+        rng = np.random.default_rng()
+        rng.bit_generator.state = state
+    return (*earlier, _drawn(rng, resamples, samples[-1])), rng.bit_generator.state
+
+
+def _draws(seed: int, resamples: int, *samples: Sample) -> tuple[Draws, ...]:
     """The bootstrap's draws for each (size, blocks) in `samples`, one after another from one
     generator seeded with `seed`: they depend on the sizes alone, so every case of one size
-    shares them. Each is (indices, their counts, mask of the missing), as _resampled
-    describes; counts and mask are None where every row holds size indices."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for size, blocks in samples:
-        if len(blocks) < 2:
-            out.append((rng.integers(0, size, (resamples, size)), None, None))
-            continue
-        sizes = np.asarray(blocks)
-        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-        drawn = rng.integers(0, sizes.size, (resamples, sizes.size))
-        group = sizes[drawn][..., None]
-        within = (rng.random((resamples, sizes.size, sizes.max())) * group).astype(np.int64)
-        missing = np.broadcast_to(np.arange(sizes.max()) >= group, within.shape)
-        index = np.where(missing, -1, starts[drawn][..., None] + within)
-        out.append((index.reshape(resamples, -1), sizes[drawn].sum(axis=1),
-                    missing.reshape(resamples, -1)))
-    for draws in out:
-        for part in draws:
-            if part is not None:
-                part.flags.writeable = False
-    return tuple(out)
+    shares them."""
+    return _draws_and_state(seed, resamples, *samples)[0]
 
 
-def _resampled(a: np.ndarray, draws: Draws) -> np.ndarray:
-    """Medians of bootstrap resamples of a, by the indices drawn. With blocks (a's values come
-    in consecutive groups of these sizes, one group a process), two levels: groups drawn with
-    replacement, then values within each drawn group (past the end of a smaller group: -1, no
-    value), so that the spread between processes counts."""
-    index, counts, missing = draws
+def _resampled(a: np.ndarray, draws: Draws, order: np.ndarray | None = None) -> np.ndarray:
+    """Medians of bootstrap resamples of a (sorted by `order`, where given), as numpy's
+    median gives them."""
     # NaN, or ±0 (values that tie but differ): numpy's own medians pick which one
     if np.isnan(a).any() or (a == 0).any():
-        if missing is None:
+        index = _indices(draws)
+        if len(draws.sample[1]) < 2:
             return np.median(a[index], axis=1)
-        return np.nanmedian(np.where(missing, np.nan, a[index]), axis=1)
-    return _medians_of_draws(a, index, np.full(len(index), a.size) if counts is None else counts)
+        return np.nanmedian(np.where(index < 0, np.nan, a[index]), axis=1)
+    order = np.argsort(a, kind="stable") if order is None else order
+    low, high = a[order][_middle_ranks(draws.tally, order, draws.middle)][[0, -1]]
+    return np.where(draws.counts % 2 == 1, low, (low + high) / 2)
 
 
-def _medians_of_draws(a: np.ndarray, drawn: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """The median of a[drawn[i]] for each row i (its counts[i] indices that are not -1), as
-    numpy's median gives it, for values without NaN and zeros: a is sorted once, so a row's
-    middle values are those of its middle ranks, and 32-bit integer ranks sort (by SIMD
-    sorting networks, where the CPU has them) several times faster than numpy partitions the
-    values row by row."""
-    order = np.argsort(a, kind="stable")
-    rank = np.empty(a.size + 1, np.int32)  # rank[-1]: a missing value, after every other
-    rank[order] = np.arange(a.size)
-    rank[-1] = a.size
-    ranks = rank[drawn]
-    ranks.sort(axis=1)
-    rows = np.arange(len(drawn))
-    low = a[order[ranks[rows, (counts - 1) // 2]]]
-    high = a[order[ranks[rows, counts // 2]]]
-    return np.where(counts % 2 == 1, low, (low + high) / 2)
+def _middle_ranks(tally: np.ndarray, order: np.ndarray, middle: np.ndarray) -> np.ndarray:
+    """Each resample's rank (of the values in `order`) at each of its `middle` positions:
+    counted in blocks of about √size ranks, its block by the counts summed by block, then
+    its place in that block by that block's counts. A few passes over the tally, where
+    sorting each resample's ranks is log(size) passes over its values."""
+    size, resamples = tally.shape[0] - 1, tally.shape[1]
+    width = max(1, math.isqrt(size))
+    blocks = -(-size // width)
+    # ranked counts, padded to whole blocks with tally's row of zeros
+    ranked = tally[np.concatenate((order, np.full(blocks * width - size, size)))]
+    sums = ranked.reshape(blocks, width, resamples).sum(axis=1, dtype=tally.dtype)
+    below = np.zeros((blocks + 1, resamples), tally.dtype)  # drawn below each block
+    for j in range(blocks):  # numpy's cumsum along a short axis costs more than this loop
+        np.add(below[j], sums[j], out=below[j + 1])
+    tallied = np.uint8 if max(blocks, width) <= np.iinfo(np.uint8).max else np.intp
+    block = (below[1:, None] <= middle).view(np.uint8).sum(axis=0, dtype=tallied).astype(np.intp)
+    resample = np.arange(resamples)
+    first = block * width * resamples + resample  # each block's first ranked count
+    within = ranked.ravel()[first + (np.arange(width) * resamples)[:, None, None]]
+    for w in range(1, width):
+        np.add(within[w], within[w - 1], out=within[w])
+    ahead = middle - below.ravel()[block * resamples + resample]
+    return block * width + (within <= ahead).view(np.uint8).sum(axis=0, dtype=tallied)
 
 
 def _interval(medians: np.ndarray, level: float) -> tuple[float, float]:
-    lo, hi = np.percentile(medians, [50 * (1 - level), 50 * (1 + level)])
-    return float(lo), float(hi)
+    """np.percentile(medians, [50 (1 - level), 50 (1 + level)]) to the bit (its linear
+    interpolation between the same order statistics), without its cost per call."""
+    ends = [(medians.size - 1) * (q / 100) for q in (50 * (1 - level), 50 * (1 + level))]
+    if np.isnan(medians).any() or not all(0 <= v < medians.size - 1 for v in ends):
+        lo, hi = np.percentile(medians, [50 * (1 - level), 50 * (1 + level)])
+        return float(lo), float(hi)
+    below = [math.floor(v) for v in ends]
+    ordered = np.partition(medians, sorted({0, medians.size - 1, *below, *(b + 1 for b in below)}))
+    out = []
+    for v, b in zip(ends, below):
+        low, high, t = float(ordered[b]), float(ordered[b + 1]), v - b
+        out.append(high - (high - low) * (1 - t) if t >= 0.5 else low + (high - low) * t)
+    return out[0], out[1]
+
+
+def _median(a: np.ndarray, order: np.ndarray) -> np.float64:
+    """np.median(a) to the bit, for values without NaN and zeros that `order` sorts."""
+    return (a[order[(a.size - 1) // 2]] + a[order[a.size // 2]]) / 2
+
+
+@functools.lru_cache(maxsize=1024)  # a case's times are resampled for its interval and ratios
+def _bootstrapped(values: tuple, seed: int, resamples: int,
+                  *samples: Sample) -> tuple[np.float64, np.ndarray]:
+    """The values' median, and the medians of their resamples by the draws of the last of
+    `samples` (drawn after the others'; the values are that sample)."""
+    a = np.asarray(values, dtype=np.float64)
+    draws = _draws(seed, resamples, *samples)[-1]
+    if np.isnan(a).any() or (a == 0).any():
+        return np.median(a), _resampled(a, draws)
+    order = np.argsort(a, kind="stable")
+    return _median(a, order), _resampled(a, draws, order)
 
 
 def median_interval(values, level: float = CI_LEVEL, resamples: int = RESAMPLES,
@@ -126,7 +225,7 @@ def median_interval(values, level: float = CI_LEVEL, resamples: int = RESAMPLES,
     """The median with its percentile-bootstrap interval (resampling the values, or with
     `blocks`, the processes that took them and then the values; a fixed seed, so a pure
     function of them)."""
-    values = tuple(float(v) for v in values)
+    values = tuple(map(float, values))
     if blocks and sum(blocks) != len(values):
         raise ValueError(f"blocks of {sum(blocks)} values in all for {len(values)} values")
     return _median_interval(values, level, resamples, seed, tuple(blocks))
@@ -135,9 +234,8 @@ def median_interval(values, level: float = CI_LEVEL, resamples: int = RESAMPLES,
 @functools.lru_cache(maxsize=4096)  # a report asks for the same case's interval many times
 def _median_interval(values: tuple, level: float, resamples: int, seed: int,
                      blocks: tuple[int, ...]) -> Estimate:
-    a = np.asarray(values, dtype=np.float64)
-    medians = _resampled(a, _draws(seed, resamples, (a.size, blocks))[0])
-    return Estimate(float(np.median(a)), *_interval(medians, level), int(a.size))
+    median, medians = _bootstrapped(values, seed, resamples, (len(values), blocks))
+    return Estimate(float(median), *_interval(medians, level), len(values))
 
 
 def paired_ratio(a, b, level: float = CI_LEVEL, resamples: int = RESAMPLES,
@@ -161,8 +259,8 @@ def unpaired_ratio(a, b, level: float = CI_LEVEL, resamples: int = RESAMPLES,
 
 @functools.lru_cache(maxsize=4096)
 def _unpaired_ratio(a: tuple, b: tuple, level: float, resamples: int, seed: int) -> Estimate:
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    draws_a, draws_b = _draws(seed, resamples, (a.size, ()), (b.size, ()))
-    ratios = _resampled(a, draws_a) / _resampled(b, draws_b)
-    return Estimate(float(np.median(a) / np.median(b)), *_interval(ratios, level),
-                    int(min(a.size, b.size)))
+    first, second = (len(a), ()), (len(b), ())
+    median_a, medians_a = _bootstrapped(a, seed, resamples, first)
+    median_b, medians_b = _bootstrapped(b, seed, resamples, first, second)
+    return Estimate(float(median_a / median_b), *_interval(medians_a / medians_b, level),
+                    min(len(a), len(b)))
