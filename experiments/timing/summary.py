@@ -15,7 +15,7 @@ from experiments.timing.records import (COMPILED, COMPILED_MODES, EAGER, Timing,
                                         unpaired_spread)
 from experiments.timing.targets import (ProbeFact, block_ratios, fractions, harness_ratios,
                                         probe_fact, target_values)
-from study.compare.stats import Estimate
+from study.compare.stats import Estimate, together
 
 
 @dataclass(frozen=True)
@@ -272,6 +272,10 @@ def _taken_apart(t: Timing) -> dict[str, list[dict]]:
 
 
 def summarise(runs) -> Summary:
+    return together(lambda: _summarise(runs))
+
+
+def _summarise(runs) -> Summary:
     timings = [Timing(run) for run in runs]
     rows: dict[str, list[dict]] = {}
     for t in timings:

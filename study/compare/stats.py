@@ -9,7 +9,9 @@ rounds, where the values come from several processes); counts get Clopper-Pearso
 """
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -53,6 +55,7 @@ RESAMPLES = 2000
 MIN_BOOTSTRAP = 20  # fewer values than this: a bootstrap interval says little, so none is given
 
 
+T = TypeVar("T")
 Sample = tuple[int, tuple[int, ...]]  # (size, blocks): blocks as median_interval takes them
 
 
@@ -106,11 +109,13 @@ def _drawn(rng: np.random.Generator, resamples: int, sample: Sample) -> Draws:
     state = rng.bit_generator.state
     size = sample[0]
     counts, chunks = _drawing(rng, resamples, sample)
-    tally = np.zeros((size + 1, resamples),
-                     np.int16 if counts.max() < np.iinfo(np.int16).max else np.int32)
+    # the narrowest type that holds the most a resample holds: the passes over it are SIMD
+    tally = np.zeros((size + 1, resamples), next(t for t in (np.int8, np.int16, np.int32)
+                                                  if counts.max() <= np.iinfo(t).max))
     for first, index in chunks:  # counted row by row: each resample's counters together
         rows = len(index)
-        cells = np.where(index < 0, size, index) + (np.arange(rows) * (size + 1))[:, None]
+        cells = np.where(index < 0, size, index) if len(sample[1]) >= 2 else index
+        cells += (np.arange(rows) * (size + 1))[:, None]
         counted = np.bincount(cells.ravel(), minlength=rows * (size + 1))
         tally[:, first:first + rows] = counted.reshape(rows, size + 1).T
     tally[size] = 0  # where the rows that hold fewer counted their missing values
@@ -147,64 +152,95 @@ def _draws(seed: int, resamples: int, *samples: Sample) -> tuple[Draws, ...]:
     return _draws_and_state(seed, resamples, *samples)[0]
 
 
-def _resampled(a: np.ndarray, draws: Draws, order: np.ndarray | None = None) -> np.ndarray:
-    """Medians of bootstrap resamples of a (sorted by `order`, where given), as numpy's
-    median gives them."""
+def _resampled(a: np.ndarray, draws: Draws) -> np.ndarray:
+    """Medians of bootstrap resamples of a, as numpy's median gives them."""
     # NaN, or ±0 (values that tie but differ): numpy's own medians pick which one
     if np.isnan(a).any() or (a == 0).any():
         index = _indices(draws)
         if len(draws.sample[1]) < 2:
             return np.median(a[index], axis=1)
         return np.nanmedian(np.where(index < 0, np.nan, a[index]), axis=1)
-    order = np.argsort(a, kind="stable") if order is None else order
-    low, high = a[order][_middle_ranks(draws.tally, order, draws.middle)][[0, -1]]
-    return np.where(draws.counts % 2 == 1, low, (low + high) / 2)
+    return _medians(a[None], draws)[0]
 
 
-def _middle_ranks(tally: np.ndarray, order: np.ndarray, middle: np.ndarray) -> np.ndarray:
-    """Each resample's rank (of the values in `order`) at each of its `middle` positions:
-    counted in blocks of about √size ranks, its block by the counts summed by block, then
-    its place in that block by that block's counts. A few passes over the tally, where
-    sorting each resample's ranks is log(size) passes over its values."""
+def _medians(values: np.ndarray, draws: Draws) -> np.ndarray:
+    """The resamples' medians of each row of values (none NaN or zero), as numpy's median
+    gives them: a resample's middle values are those at its middle ranks."""
+    groups, size = values.shape
+    orders = np.argsort(values, axis=1, kind="stable")
+    ranked = np.take_along_axis(values, orders, axis=1)
+    odd = draws.counts % 2 == 1
+    out = np.empty((groups, draws.counts.size))
+    rows = max(1, CHUNK * 16 // ((size + 1) * draws.counts.size))  # a few MB of counts
+    for first in range(0, groups, rows):
+        part = slice(first, first + rows)
+        ranks = _middle_ranks(draws.tally, orders[part], draws.middle)
+        middle = np.take_along_axis(ranked[part], ranks.reshape(len(ranks), -1), axis=1)
+        low, high = middle.reshape(ranks.shape)[:, [0, -1]].transpose(1, 0, 2)
+        out[part] = np.where(odd, low, (low + high) / 2)
+    return out
+
+
+def _middle_ranks(tally: np.ndarray, orders: np.ndarray, middle: np.ndarray) -> np.ndarray:
+    """For each row of orders (groups × size, each a ranking of the values) each resample's
+    rank at each of its `middle` positions (groups × positions × resamples). The counts of
+    the values in rank order are added up rank by rank for few values; for more, in blocks
+    of about √size ranks, which place each position in a block, and then that block's
+    counts one by one: a few passes over the tally either way, where sorting each
+    resample's ranks is log(size) passes over its values."""
     size, resamples = tally.shape[0] - 1, tally.shape[1]
-    width = max(1, math.isqrt(size))
+    groups = len(orders)
+    if size <= FEW:
+        below = tally[orders]  # then the counts up to each rank, in place
+        for t in range(1, size):
+            np.add(below[:, t], below[:, t - 1], out=below[:, t])
+        return np.stack([(below <= at).view(np.uint8).sum(axis=1, dtype=np.uint8)
+                         for at in middle], axis=1)
+    width = math.isqrt(size)
     blocks = -(-size // width)
-    # ranked counts, padded to whole blocks with tally's row of zeros
-    ranked = tally[np.concatenate((order, np.full(blocks * width - size, size)))]
-    sums = ranked.reshape(blocks, width, resamples).sum(axis=1, dtype=tally.dtype)
-    below = np.zeros((blocks + 1, resamples), tally.dtype)  # drawn below each block
+    padded = np.full((groups, blocks * width), size)  # past the last rank: tally's zeros
+    padded[:, :size] = orders
+    ranked = tally[padded]
+    sums = ranked.reshape(groups, blocks, width, resamples).sum(axis=2, dtype=tally.dtype)
+    below = np.zeros((groups, blocks + 1, resamples), tally.dtype)  # drawn below each block
     for j in range(blocks):  # numpy's cumsum along a short axis costs more than this loop
-        np.add(below[j], sums[j], out=below[j + 1])
-    tallied = np.uint8 if max(blocks, width) <= np.iinfo(np.uint8).max else np.intp
-    block = (below[1:, None] <= middle).view(np.uint8).sum(axis=0, dtype=tallied).astype(np.intp)
+        np.add(below[:, j], sums[:, j], out=below[:, j + 1])
+    counted = np.uint8 if blocks <= np.iinfo(np.uint8).max else np.intp  # width <= blocks
+    block = (below[:, 1:, None] <= middle).view(np.uint8).sum(axis=1, dtype=counted)
+    block = block.astype(np.intp)
+    group = np.arange(groups)[:, None, None]
     resample = np.arange(resamples)
-    first = block * width * resamples + resample  # each block's first ranked count
-    within = ranked.ravel()[first + (np.arange(width) * resamples)[:, None, None]]
+    first = (group * blocks + block) * width * resamples + resample  # a block's first count
+    within = ranked.ravel()[first + (np.arange(width) * resamples)[:, None, None, None]]
     for w in range(1, width):
         np.add(within[w], within[w - 1], out=within[w])
-    ahead = middle - below.ravel()[block * resamples + resample]
-    return block * width + (within <= ahead).view(np.uint8).sum(axis=0, dtype=tallied)
+    ahead = middle - below.ravel()[(group * (blocks + 1) + block) * resamples + resample]
+    return block * width + (within <= ahead).view(np.uint8).sum(axis=0, dtype=counted)
 
 
-def _interval(medians: np.ndarray, level: float) -> tuple[float, float]:
-    """np.percentile(medians, [50 (1 - level), 50 (1 + level)]) to the bit (its linear
-    interpolation between the same order statistics), without its cost per call."""
-    ends = [(medians.size - 1) * (q / 100) for q in (50 * (1 - level), 50 * (1 + level))]
-    if np.isnan(medians).any() or not all(0 <= v < medians.size - 1 for v in ends):
-        lo, hi = np.percentile(medians, [50 * (1 - level), 50 * (1 + level)])
-        return float(lo), float(hi)
-    below = [math.floor(v) for v in ends]
-    ordered = np.partition(medians, sorted({0, medians.size - 1, *below, *(b + 1 for b in below)}))
-    out = []
-    for v, b in zip(ends, below):
-        low, high, t = float(ordered[b]), float(ordered[b + 1]), v - b
-        out.append(high - (high - low) * (1 - t) if t >= 0.5 else low + (high - low) * t)
-    return out[0], out[1]
+FEW = 100  # values up to which counting rank by rank costs less than by blocks (< 256)
 
 
-def _median(a: np.ndarray, order: np.ndarray) -> np.float64:
-    """np.median(a) to the bit, for values without NaN and zeros that `order` sorts."""
-    return (a[order[(a.size - 1) // 2]] + a[order[a.size // 2]]) / 2
+def _intervals(medians: np.ndarray, level: float) -> np.ndarray:
+    """np.percentile(row, [50 (1 - level), 50 (1 + level)]) of each row of medians (rows ×
+    2) to the bit: its linear interpolation between the same order statistics, without its
+    cost per call."""
+    medians = np.atleast_2d(medians)
+    count = medians.shape[1]
+    q = [50 * (1 - level), 50 * (1 + level)]
+    ends = np.array(q) / 100 * (count - 1)
+    below = np.floor(ends).astype(np.intp)
+    if np.isnan(medians).any() or not 0 <= ends[0] <= ends[1] < count - 1:
+        return np.array([np.percentile(row, q) for row in medians])
+    ordered = np.partition(medians, np.unique(np.concatenate(([0, -1], below, below + 1))))
+    low, high, t = ordered[:, below], ordered[:, below + 1], ends - below
+    return np.where(t >= 0.5, high - (high - low) * (1 - t), low + (high - low) * t)
+
+
+def _median(ordered: np.ndarray) -> np.ndarray:
+    """np.median of each row, to the bit, for rows without NaN and zeros, sorted."""
+    size = ordered.shape[-1]
+    return (ordered[..., (size - 1) // 2] + ordered[..., size // 2]) / 2
 
 
 @functools.lru_cache(maxsize=1024)  # a case's times are resampled for its interval and ratios
@@ -216,8 +252,7 @@ def _bootstrapped(values: tuple, seed: int, resamples: int,
     draws = _draws(seed, resamples, *samples)[-1]
     if np.isnan(a).any() or (a == 0).any():
         return np.median(a), _resampled(a, draws)
-    order = np.argsort(a, kind="stable")
-    return _median(a, order), _resampled(a, draws, order)
+    return _median(np.sort(a)), _medians(a[None], draws)[0]
 
 
 def median_interval(values, level: float = CI_LEVEL, resamples: int = RESAMPLES,
@@ -228,14 +263,13 @@ def median_interval(values, level: float = CI_LEVEL, resamples: int = RESAMPLES,
     values = tuple(map(float, values))
     if blocks and sum(blocks) != len(values):
         raise ValueError(f"blocks of {sum(blocks)} values in all for {len(values)} values")
-    return _median_interval(values, level, resamples, seed, tuple(blocks))
+    return _estimate(_median_interval, values, level, resamples, seed, tuple(blocks))
 
 
-@functools.lru_cache(maxsize=4096)  # a report asks for the same case's interval many times
 def _median_interval(values: tuple, level: float, resamples: int, seed: int,
                      blocks: tuple[int, ...]) -> Estimate:
     median, medians = _bootstrapped(values, seed, resamples, (len(values), blocks))
-    return Estimate(float(median), *_interval(medians, level), len(values))
+    return Estimate(float(median), *map(float, _intervals(medians, level)[0]), len(values))
 
 
 def paired_ratio(a, b, level: float = CI_LEVEL, resamples: int = RESAMPLES,
@@ -254,13 +288,99 @@ def unpaired_ratio(a, b, level: float = CI_LEVEL, resamples: int = RESAMPLES,
                    seed: int = 0) -> Estimate:
     """median(a) ÷ median(b) for times taken in different cases, with the bootstrap interval
     of that ratio, each side resampled on its own."""
-    return _unpaired_ratio(tuple(map(float, a)), tuple(map(float, b)), level, resamples, seed)
+    return _estimate(_unpaired_ratio, tuple(map(float, a)), tuple(map(float, b)), level,
+                     resamples, seed)
 
 
-@functools.lru_cache(maxsize=4096)
 def _unpaired_ratio(a: tuple, b: tuple, level: float, resamples: int, seed: int) -> Estimate:
-    first, second = (len(a), ()), (len(b), ())
-    median_a, medians_a = _bootstrapped(a, seed, resamples, first)
-    median_b, medians_b = _bootstrapped(b, seed, resamples, first, second)
-    return Estimate(float(median_a / median_b), *_interval(medians_a / medians_b, level),
+    (median_a, medians_a), (median_b, medians_b) = (
+        _bootstrapped(*side) for side in _sides(a, b, resamples, seed))
+    return Estimate(float(median_a / median_b),
+                    *map(float, _intervals(medians_a / medians_b, level)[0]),
                     min(len(a), len(b)))
+
+
+def _sides(a: tuple, b: tuple, resamples: int, seed: int) -> list[tuple]:
+    """An unpaired ratio's two resamplings (_bootstrapped's arguments): b's draws follow a's."""
+    first, second = (len(a), ()), (len(b), ())
+    return [(a, seed, resamples, first), (b, seed, resamples, first, second)]
+
+
+_known: dict = {}  # (function, arguments) -> its estimate: a report asks for many again
+_asked: list | None = None  # while together() collects them: the estimates asked for
+
+
+def _estimate(of: Callable[..., Estimate], *args) -> Estimate:
+    """of(*args), computed once; a stand-in while together() collects what is asked for."""
+    if _asked is not None:
+        _asked.append((of, args))
+        return Estimate(1.0, 1.0, 1.0, len(args[0]))
+    if (known := _known.get((of, args))) is None:
+        if len(_known) >= KNOWN:
+            _known.clear()
+        known = _known[of, args] = of(*args)
+    return known
+
+
+KNOWN = 8192  # estimates kept
+
+
+def together(work: Callable[[], T]) -> T:
+    """work(), the bootstrap estimates it asks for made together: work runs once to learn
+    which (answered with stand-ins; its result, or its error, dropped), their resamples are
+    taken in one batch for each sample size and their intervals in one, and work runs
+    again, answered from those. Resampling a few dozen values takes a few dozen numpy calls
+    whatever their number, and a summary asks for a thousand such estimates."""
+    global _asked
+    if _asked is not None:  # within another's first run: its own collects
+        return work()
+    _asked = []
+    try:
+        work()
+    except Exception:  # noqa: BLE001  a stand-in may upset it; the run that counts will say
+        pass
+    finally:
+        asked, _asked = list(dict.fromkeys(_asked)), None
+    _known.update(_made_together([(of, args) for of, args in asked if (of, args) not in _known]))
+    return work()
+
+
+def _made_together(asked: list[tuple]) -> dict:
+    """{(function, arguments): estimate} for those asked for whose values hold no NaN and no
+    zero (for those, numpy's medians choose among ties that differ: each is made alone)."""
+    wanted = {key: _resamplings(*key) for key in asked}
+    by_draws: dict[tuple, dict] = {}  # _draws' arguments -> {values: (median, medians)}
+    for _, sides in wanted.values():
+        for values, *drawn in sides:
+            by_draws.setdefault(tuple(drawn), {})[values] = None
+    for drawn, resampled in by_draws.items():
+        values = list(resampled)
+        a = np.array(values)
+        clean = ~(np.isnan(a) | (a == 0)).any(axis=1)
+        if clean.any():
+            resampled.update(zip((v for v, ok in zip(values, clean) if ok), zip(
+                _median(np.sort(a[clean], axis=1)), _medians(a[clean], _draws(*drawn)[-1]))))
+    by_level: dict[tuple, list] = {}  # (level, resamples) -> what to make of their medians
+    for key, (level, sides) in wanted.items():
+        got = [by_draws[tuple(drawn)][values] for values, *drawn in sides]
+        if None in got:
+            continue
+        value, medians = got[0] if len(got) == 1 else (got[0][0] / got[1][0],
+                                                        got[0][1] / got[1][1])
+        by_level.setdefault((level, medians.size), []).append(
+            (key, value, medians, min(len(values) for values, *_ in sides)))
+    out = {}
+    for (level, _), made in by_level.items():
+        ends = _intervals(np.array([medians for _, _, medians, _ in made]), level)
+        for (key, value, _, n), (lo, hi) in zip(made, ends):
+            out[key] = Estimate(float(value), float(lo), float(hi), n)
+    return out
+
+
+def _resamplings(of: Callable[..., Estimate], args: tuple) -> tuple[float, list[tuple]]:
+    """An estimate's level and the resamplings it takes (_bootstrapped's arguments)."""
+    if of is _median_interval:
+        values, level, resamples, seed, blocks = args
+        return level, [(values, seed, resamples, (len(values), blocks))]
+    a, b, level, resamples, seed = args
+    return level, _sides(a, b, resamples, seed)
