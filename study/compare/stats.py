@@ -370,10 +370,13 @@ def _made_together(asked: list[tuple]) -> dict:
         by_level.setdefault((level, medians.size), []).append(
             (key, value, medians, min(len(values) for values, *_ in sides)))
     out = {}
-    for (level, _), made in by_level.items():
-        ends = _intervals(np.array([medians for _, _, medians, _ in made]), level)
-        for (key, value, _, n), (lo, hi) in zip(made, ends):
-            out[key] = Estimate(float(value), float(lo), float(hi), n)
+    for (level, resamples), made in by_level.items():
+        step = max(1, CHUNK * 4 // resamples)  # a few MB of medians at a time
+        for first in range(0, len(made), step):
+            part = made[first:first + step]
+            ends = _intervals(np.array([medians for _, _, medians, _ in part]), level)
+            for (key, value, _, n), (lo, hi) in zip(part, ends):
+                out[key] = Estimate(float(value), float(lo), float(hi), n)
     return out
 
 
