@@ -6,6 +6,7 @@
 Every interval is a 95% interval. Medians and ratios of medians get percentile-bootstrap
 intervals (with a fixed seed, so pure functions of the values; two levels, processes then
 rounds, where the values come from several processes); counts get Clopper-Pearson intervals.
+Code that asks for many bootstrap estimates gets them in batches through together().
 """
 import functools
 import math
