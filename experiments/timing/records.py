@@ -12,7 +12,7 @@ import numpy as np
 from study.compare.cells import Value
 from study.runs.results import Run
 from study.compare.stats import (MIN_BOOTSTRAP, Estimate, median_interval, paired_ratio,
-                                 unpaired_ratio)
+                                 together, unpaired_ratio)
 
 # A rerun's ratio reproduces ours when the two 95% intervals overlap or lie within
 # 25% of each other; see the README for how two runs on this machine compare.
@@ -164,6 +164,10 @@ def comparable_cells(run: Run) -> dict:
     bootstrap interval: each rule ÷ built-in; a rule's eager step and backward body over the
     built-in's; each way of torch.relu's step over the autograd step; each compiled probe
     over its eager time; and the bytes kept for backward."""
+    return together(lambda: _comparable_cells(run))
+
+
+def _comparable_cells(run: Run) -> dict:
     t, out = Timing(run), {}
 
     def put(name, r):

@@ -15,7 +15,7 @@ from experiments.timing.records import (COMPILED, COMPILED_MODES, EAGER, Timing,
                                         unpaired_spread)
 from experiments.timing.targets import (ProbeFact, block_ratios, fractions, harness_ratios,
                                         probe_fact, target_values)
-from study.compare.stats import Estimate
+from study.compare.stats import Estimate, together
 
 
 @dataclass(frozen=True)
@@ -272,6 +272,21 @@ def _taken_apart(t: Timing) -> dict[str, list[dict]]:
 
 
 def summarise(runs) -> Summary:
+    timings, rows, costs, probe = together(lambda: _measured(runs))
+    frames = {name: pd.DataFrame(r, dtype=object) for name, r in rows.items()}
+    for f in frames.values():  # torch's compile and JAX's jit are both "compiled", and so on
+        if "mode" in f.columns:
+            f["mode"] = [EXECUTION.get(m, m) for m in f["mode"]]
+    return Summary(**{name: frames.get(name, pd.DataFrame(dtype=object)) for name in (
+        "rules", "kept", "nets", "harness", "fresh", "parts", "probes", "copies", "ways", "cross",
+        "torch_vs_jax", "bandwidth")}, costs=costs, probe=probe,
+        releases=releases([t.run for t in timings]),
+        runs=[t.run.tag for t in timings])
+
+
+def _measured(runs) -> tuple[list[Timing], dict[str, list[dict]], list[Cost], ProbeFact | None]:
+    """Each run's timing, the rows of each frame, the costs, the reproducer's result: all
+    that asks for estimates (which stats.together makes in batches)."""
     timings = [Timing(run) for run in runs]
     rows: dict[str, list[dict]] = {}
     for t in timings:
@@ -296,17 +311,8 @@ def summarise(runs) -> Summary:
         for name, of in (("rules", _rules), ("nets", _nets), ("harness", _harness),
                          ("torch_vs_jax", _torch_vs_jax)):
             rows.setdefault(name, []).extend(of(t))
-    frames = {name: pd.DataFrame(r, dtype=object) for name, r in rows.items()}
-    for f in frames.values():  # torch's compile and JAX's jit are both "compiled", and so on
-        if "mode" in f.columns:
-            f["mode"] = [EXECUTION.get(m, m) for m in f["mode"]]
     newest = max(timings, key=lambda t: str(t.run.provenance.get("utc")), default=None)
     commit = newest.run.provenance.get("git_commit") if newest else None
-    return Summary(**{name: frames.get(name, pd.DataFrame(dtype=object)) for name in (
-        "rules", "kept", "nets", "harness", "fresh", "parts", "probes", "copies", "ways", "cross",
-        "torch_vs_jax", "bandwidth")},
-        costs=[c for t in timings if 10 ** 6 in t.sizes and (c := _cost(
-            t, 10 ** 6, t.run.provenance.get("git_commit") != commit))],
-        probe=next((f for t in timings if (f := probe_fact(t))), None),
-        releases=releases([t.run for t in timings]),
-        runs=[t.run.tag for t in timings])
+    return timings, rows, [c for t in timings if 10 ** 6 in t.sizes and (c := _cost(
+        t, 10 ** 6, t.run.provenance.get("git_commit") != commit))], next(
+        (f for t in timings if (f := probe_fact(t))), None)
