@@ -60,6 +60,9 @@ def stored_cell(old):
     return old
 
 
+_PLAIN = frozenset((float, int, bool, type(None)))  # cells no older form wrote otherwise
+
+
 def _cells_today(rec: dict) -> dict:
     if rec.get("part") != "atlas" or "case_error" in rec or "withdrawn" in rec:
         return rec
@@ -70,7 +73,7 @@ def _cells_today(rec: dict) -> dict:
             continue
         if isinstance(cells, str):  # one error line for every input of the mode
             out[mode] = [{"error": cells}] * len(rec["inputs"])
-        elif any(isinstance(c, (str, dict)) for c in cells):
+        elif not _PLAIN.issuperset(map(type, cells)):  # an error or placement, maybe older
             out[mode] = [stored_cell(c) for c in cells]
     return out
 
