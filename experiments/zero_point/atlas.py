@@ -86,8 +86,8 @@ class Decoder:
 
     def __call__(self, stored) -> Cell:
         kind = stored.__class__
-        if kind is dict:
-            key = repr(stored)  # repr tells -0.0 from 0.0 and keeps the placements' order
+        if kind is dict:  # an error by its line; repr tells -0.0 from 0.0, keeps the order
+            key = ("error", stored["error"]) if "error" in stored else repr(stored)
         elif kind is float and stored == 0:
             key = (kind, stored, math.copysign(1.0, stored))
         elif kind in _HASHABLE:

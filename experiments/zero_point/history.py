@@ -113,18 +113,30 @@ def _varying_cells(cells: list[tuple]) -> list[tuple]:
 
 def _varying(blocks: list[tuple]) -> list[tuple]:
     """The (key, release, cell) of the cells that take more than one outcome, in their order:
-    the few that changed_cells' frames need to hold. A mode whose every release gives the same
-    inputs the same cells (one object each: atlas.Decoder) is not looked into."""
+    the few that changed_cells' frames need to hold. Where each release gives a mode the same
+    inputs, an input whose every release gives one object (atlas.Decoder) is not looked into."""
     if len({(b[1], b[2]) for b in blocks}) < len(blocks) or any(
-            len(set(b[3])) < len(b[3]) for b in blocks):  # a cell given twice: as stored
+            len(set(labels)) < len(labels) for labels in {tuple(b[3]) for b in blocks}):
+        # a cell given twice: as stored
         return _varying_cells(_cells(blocks))
     by_mode: dict[tuple, list[tuple]] = {}
     for block in blocks:
         by_mode.setdefault(block[2], []).append(block)
-    differ = {mode for mode, (first, *others) in by_mode.items()
-              if any(b[3] != first[3] or len(b[4]) != len(first[4])
-                     or not all(map(operator.is_, b[4], first[4])) for b in others)}
-    return _varying_cells(_cells([b for b in blocks if b[2] in differ]))
+    varying = set()  # (mode, label)
+    for mode, (first, *others) in ((m, g) for m, g in by_mode.items() if len(g) > 1):
+        if all(b[3] == first[3] and len(b[4]) == len(first[4]) for b in others):
+            if all(all(map(operator.is_, b[4], first[4])) for b in others):
+                continue
+            varying.update((mode, label) for label, *cells in zip(first[3], first[4],
+                                                                  *(b[4] for b in others))
+                           if any(c is not cells[0] for c in cells)
+                           and len(set(map(_distinct, cells))) > 1)
+        else:
+            varying.update((mode, key[2]) for key, _, _ in
+                           _varying_cells(_cells([first, *others])))
+    modes = {mode for mode, _ in varying}
+    return [(_cell_key(b, label), b[1], c) for b in blocks if b[2] in modes
+            for label, c in zip(b[3], b[4]) if (b[2], label) in varying]
 
 
 def history(releases: list[Release]) -> pd.DataFrame:

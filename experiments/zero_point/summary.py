@@ -119,10 +119,12 @@ def _cells(atlases: list[RunAtlas], main: RunAtlas | None) -> pd.DataFrame:
                             for i, name in enumerate(CELL_COLUMNS[6:])}}, dtype=object)
 
 
-def _placement(a: RunAtlas) -> list[dict]:
+def _placement(atlases: list[RunAtlas]) -> list[dict]:
+    where: dict[int, str] = {}  # by id: the atlas reads equal cells as one (Decoder)
     return [{"run": a.run.tag, "framework": op.framework, "op": op.name, "dtype": op.dtype,
-             "mode": mode, "input": label, "where": c.where}
-            for op in a.atlas() for mode, cells in op.modes.items()
+             "mode": mode, "input": label,
+             "where": where.get(id(c)) or where.setdefault(id(c), c.where)}
+            for a in atlases for op in a.atlas() for mode, cells in op.modes.items()
             if isinstance(cells, list) and Placed in set(map(type, cells))
             for label, c in zip(op.inputs, cells) if isinstance(c, Placed)]
 
@@ -307,7 +309,7 @@ def summarise(runs) -> Summary:
         history_marks=history_marks(changed, history_runs),
         history_cells=frame(history_cells(changed)), history_runs=history_runs,
         conformance=conformance, breakers=frame(breakers),
-        conformance_runs=conformance_runs, placement=every_run(_placement),
+        conformance_runs=conformance_runs, placement=frame(_placement(atlases)),
         subnormals=every_run(_subnormals), custom=every_run(_custom),
         porting=frame(_porting(main) if main else []), gradcheck=every_run(_gradcheck),
         facts=replace(facts(atlases, main, kinks, changed),
