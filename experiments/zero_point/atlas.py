@@ -115,7 +115,7 @@ def _typed(stored, decoder: Decoder | None = None) -> list[Cell] | Error | Withd
     if isinstance(stored, str):  # study.runs.results.withdraw wrote "withdrawn: why"
         return Withdrawn(stored)
     cells = (decoder or Decoder()).cells(stored)
-    if cells and isinstance(cells[0], Error) and all(c == cells[0] for c in cells):
+    if cells and isinstance(cells[0], Error) and cells.count(cells[0]) == len(cells):
         return cells[0]
     return cells
 
