@@ -1,6 +1,6 @@
-"""The atlas summarised: tidy frames of every cell, the look-alike pairs at their kinks, what
-compiling and releases change, placement-dependent cells, subnormal flushing and the custom
-rules; and the facts the answer states. Pure functions of loaded runs.
+"""The atlas summarised: tidy frames of the cells the report lists, the look-alike pairs at their
+kinks, what compiling and releases change, placement-dependent cells, subnormal flushing and the
+custom rules; and the facts the answer states. Pure functions of loaded runs.
 
 The atlas's cells are typed when read (study.compare.cells); a frame holds a cell's number, its
 error line, or the Placed cell where its value depends on where the element sits, until the
