@@ -1,6 +1,7 @@
 """Does compilation change the convention? The atlas's compiled cells against eager ones, and
 the look-alike pairs eagerly and compiled.
 """
+import operator
 from dataclasses import dataclass
 
 from experiments.zero_point.atlas import (OpAtlas, RunAtlas, equal_unless_placed, input_kind,
@@ -67,6 +68,9 @@ def compiled_changes(a: RunAtlas, placed_at: dict | None = None) -> list[Compile
                     out.append(CompiledChange(c.framework, c.rule, c.name, c.kind, c.dtype, mode,
                                               EVERY_INPUT, e.cell(mode, "+0.0"),
                                               c.cell(mode, "+0.0"), shares))
+                continue
+            if (c.inputs == e.inputs and len(ec) == len(cc) and Placed not in set(map(type, ec))
+                    and all(map(operator.is_, ec, cc))):  # one shared Cell each (atlas.Decoder)
                 continue
             for label, after in zip(c.inputs, cc):
                 if label not in e.position:

@@ -186,8 +186,9 @@ def segments(cells: list, releases: list[str]) -> list[tuple[str, str, object]]:
     """(first release, last release, cell) for each run of consecutive releases (among those
     given, in order) whose cells are the same outcome."""
     out: list[list] = []
-    for c, release in zip(cells, releases):
-        if out and _key(out[-1][2]) == _key(c):
+    keys = [_key(c) for c in cells]  # a span's cells share one key: its first cell's
+    for c, key, before, release in zip(cells, keys, [None, *keys], releases):
+        if out and before == key:
             out[-1][1] = release
         else:
             out.append([release, release, c])

@@ -77,22 +77,33 @@ CELL_COLUMNS = ["run", "framework", "op", "dtype", "execution", "mode", "input",
                 "error", "where"]
 
 
-def _cells(atlases: list[RunAtlas], main: RunAtlas | None) -> pd.DataFrame:
+def _cells(atlases: list[RunAtlas], main: RunAtlas | None) -> tuple[pd.DataFrame, list[dict]]:
     """The cells the report lists, one row per value (CELL_COLUMNS): every float32 cell and
-    every cell of the main run's label, and the other eager cells that depend on placement.
-    Built a mode at a time: its head (run to mode) repeated, and its values, errors and wheres."""
-    heads, counts, tails = [], [], []
+    every cell of the main run's label, and the other eager cells that depend on placement;
+    and the placement rows, one per eager cell that depends on placement. One pass: a mode's
+    head (run to mode) repeated, and its values, errors and wheres."""
+    heads, counts, tails, placement = [], [], [], []
     values_of: dict[int, list[tuple]] = {}  # by id: the atlas reads equal cells as one (Decoder)
+    where: dict[int, str] = {}
     for a in atlases:
         listed = main is not None and a.run.tag == main.run.tag
-        for op in a.ops + a.compiled:
+        for op, eager in [(op, True) for op in a.ops] + [(op, False) for op in a.compiled]:
             every = listed or op.dtype == "float32"  # else only placement, eagerly
-            if not (every or op.compiler is None):
+            if not (every or op.compiler is None or eager):
                 continue
             head = (a.run.tag, op.framework, op.name, op.dtype, op.compiler or "eager")
-            for mode in (m for m in op.modes if m not in op.withdrawn):
-                cells = op.cells(mode)
-                kinds = set(map(type, cells))
+            for mode, cells in op.modes.items():
+                kinds = set(map(type, cells)) if isinstance(cells, list) else {type(cells)}
+                if eager and Placed in kinds:
+                    placement += [{"run": a.run.tag, "framework": op.framework, "op": op.name,
+                                   "dtype": op.dtype, "mode": mode, "input": label,
+                                   "where": where.get(id(c)) or where.setdefault(id(c), c.where)}
+                                  for label, c in zip(op.inputs, cells) if isinstance(c, Placed)]
+                if mode in op.withdrawn or not (every or op.compiler is None):
+                    continue
+                if not isinstance(cells, list):
+                    cells = op.cells(mode)
+                    kinds = set(map(type, cells))
                 if every and kinds == {Value}:
                     tail = op.inputs, [c.value for c in cells], *[[None] * len(cells)] * 2
                 elif every or Placed in kinds:
@@ -110,23 +121,13 @@ def _cells(atlases: list[RunAtlas], main: RunAtlas | None) -> pd.DataFrame:
     if not heads:  # no columns only where the atlas has no cell at all, as the report reads it
         return frame([]) if not any(op.cells(m) for a in atlases for op in a.ops + a.compiled
                                     for m in op.modes if m not in op.withdrawn) \
-            else pd.DataFrame(columns=CELL_COLUMNS, dtype=object)
+            else pd.DataFrame(columns=CELL_COLUMNS, dtype=object), placement
     repeated = np.empty((len(heads), 6), dtype=object)
     repeated[:] = heads
     repeated = np.repeat(repeated, counts, axis=0)
     return pd.DataFrame({**{name: repeated[:, i] for i, name in enumerate(CELL_COLUMNS[:6])},
                          **{name: list(chain.from_iterable(tail[i] for tail in tails))
-                            for i, name in enumerate(CELL_COLUMNS[6:])}}, dtype=object)
-
-
-def _placement(atlases: list[RunAtlas]) -> list[dict]:
-    where: dict[int, str] = {}  # by id: the atlas reads equal cells as one (Decoder)
-    return [{"run": a.run.tag, "framework": op.framework, "op": op.name, "dtype": op.dtype,
-             "mode": mode, "input": label,
-             "where": where.get(id(c)) or where.setdefault(id(c), c.where)}
-            for a in atlases for op in a.atlas() for mode, cells in op.modes.items()
-            if isinstance(cells, list) and Placed in set(map(type, cells))
-            for label, c in zip(op.inputs, cells) if isinstance(c, Placed)]
+                            for i, name in enumerate(CELL_COLUMNS[6:])}}, dtype=object), placement
 
 
 def _compiled(a: RunAtlas) -> list[dict]:
@@ -301,15 +302,16 @@ def summarise(runs) -> Summary:
 
     def every_run(rows_of) -> pd.DataFrame:
         return frame([row for a in atlases for row in rows_of(a)])
+    cells, placement = _cells(atlases, main)
     return Summary(
-        cells=_cells(atlases, main), kinks=frame(kinks), pairs=every_run(_pairs),
+        cells=cells, kinks=frame(kinks), pairs=every_run(_pairs),
         compiled=every_run(_compiled), compiled_cells=every_run(_compiled_cells),
         kink_cells=frame(_kink_cells(main) if main else []), history=changed,
         history_by_cell=frame(_history_by_cell(changed)),
         history_marks=history_marks(changed, history_runs),
         history_cells=frame(history_cells(changed)), history_runs=history_runs,
         conformance=conformance, breakers=frame(breakers),
-        conformance_runs=conformance_runs, placement=frame(_placement(atlases)),
+        conformance_runs=conformance_runs, placement=frame(placement),
         subnormals=every_run(_subnormals), custom=every_run(_custom),
         porting=frame(_porting(main) if main else []), gradcheck=every_run(_gradcheck),
         facts=replace(facts(atlases, main, kinks, changed),
