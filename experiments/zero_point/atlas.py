@@ -3,7 +3,10 @@
 compared on (comparable_cells). Every comparison of two cells is study.compare.cells.equal; the
 cells that change between releases are zero_point.history's.
 """
+import math
+from array import array
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -33,7 +36,12 @@ class OpAtlas:
 
     def cell(self, mode: str, label: str) -> Cell:
         cells = self.modes[mode]
-        return cells if isinstance(cells, Error) else cells[self.inputs.index(label)]
+        return cells if isinstance(cells, Error) else cells[self.position[label]]
+
+    @cached_property
+    def position(self) -> dict[str, int]:
+        """Each input label's index in `inputs` (its first, as list.index gives)."""
+        return {label: i for i, label in reversed(list(enumerate(self.inputs)))}
 
     def cells(self, mode: str) -> list[Cell]:
         """The mode's cell at each input, in the order of `inputs`."""
@@ -63,21 +71,60 @@ class RunAtlas:
         return [op for op in self.ops if dtype is None or op.dtype == dtype]
 
 
-def _typed(stored) -> list[Cell] | Error | Withdrawn:
+_HASHABLE = (float, int, bool, str, type(None))
+
+
+class Decoder:
+    """study.compare.cells.decode, once per distinct stored cell, and once per distinct list of
+    floats: a run's ~14,500 atlas cells take a few hundred values, its modes' lists a few
+    hundred forms. Cells are immutable, so equal stored forms share one Cell. A key keeps apart
+    what == would merge: True, 1 and 1.0, and the zeros' signs."""
+
+    def __init__(self):
+        self.known: dict = {}
+        self.lists: dict[bytes, list[Cell]] = {}
+
+    def __call__(self, stored) -> Cell:
+        kind = stored.__class__
+        if kind is dict:  # an error by its line; repr tells -0.0 from 0.0, keeps the order
+            key = ("error", stored["error"]) if "error" in stored else repr(stored)
+        elif kind is float and stored == 0:
+            key = (kind, stored, math.copysign(1.0, stored))
+        elif kind in _HASHABLE:
+            key = (kind, stored)
+        else:
+            return decode(stored)
+        cell = self.known.get(key)
+        if cell is None:
+            cell = self.known[key] = decode(stored)
+        return cell
+
+    def cells(self, stored: list) -> list[Cell]:
+        """The list's cells, a new list (the Cells shared)."""
+        if {float} != set(map(type, stored)):
+            return list(map(self, stored))
+        key = array("d", stored).tobytes()  # bit for bit
+        if key not in self.lists:
+            self.lists[key] = list(map(self, stored))
+        return list(self.lists[key])
+
+
+def _typed(stored, decoder: Decoder | None = None) -> list[Cell] | Error | Withdrawn:
     """A mode's stored cells (study.compare.cells.decode), or one Error where every input
     raised it: the mode raised, whatever the input; Withdrawn where an erratum withdrew it."""
     if isinstance(stored, str):  # study.runs.results.withdraw wrote "withdrawn: why"
         return Withdrawn(stored)
-    cells = [decode(c) for c in stored]
-    if cells and isinstance(cells[0], Error) and all(c == cells[0] for c in cells):
+    cells = (decoder or Decoder()).cells(stored)
+    if cells and isinstance(cells[0], Error) and cells.count(cells[0]) == len(cells):
         return cells[0]
     return cells
 
 
-def _op(rec: dict) -> OpAtlas:
+def _op(rec: dict, decoder: Decoder | None = None) -> OpAtlas:
+    decoder = decoder or Decoder()
     return OpAtlas(rec["rule"], rec["name"], rec["framework"], rec["kind"], rec["convention"],
                    rec["kinks"], rec["dtype"], rec["inputs"],
-                   {m: _typed(rec[m]) for m in rec["modes"]}, rec["look_alike"],
+                   {m: _typed(rec[m], decoder) for m in rec["modes"]}, rec["look_alike"],
                    tuple(rec.get("withdrawn_fields", ())), tuple(rec.get("placements", ())),
                    rec.get("compiler") if rec.get("execution") == "compiled" else None,
                    tuple(tuple(kv) for kv in rec["documented"]) if "documented" in rec else None)
@@ -85,10 +132,10 @@ def _op(rec: dict) -> OpAtlas:
 
 def read(runs) -> list[RunAtlas]:
     """Each run's atlas."""
-    atlases = []
+    atlases, decoder = [], Decoder()
     for run in runs:
         recs = run.ok_records()
-        ops = [_op(r) for r in recs if r.get("part") == "atlas"]
+        ops = [_op(r, decoder) for r in recs if r.get("part") == "atlas"]
         atlases.append(RunAtlas(replace(run, records=[]), [op for op in ops if op.compiler is None],
                                 [r for r in recs if r.get("part") == "gradcheck"],
                                 [r for r in recs if r.get("part") == "arithmetic"],
@@ -200,18 +247,18 @@ def same_after_rounding(a: Cell, b: Cell, dtype: str) -> bool:
 def comparable_cells(run: Run) -> dict:
     """Every atlas cell by (op, dtype, mode, input), every numeric check by (rule, x, what),
     and every failed case, typed (study.compare.cells); fields an erratum withdrew are left out."""
-    out = {}
+    out, decoder = {}, Decoder()
     for rec in run.records:
         if "case_error" in rec:
             out[(("part", rec.get("part")), ("rule", rec.get("rule")), ("dtype", rec.get("dtype")),
                  ("path", "case_error"))] = Error(rec["case_error"])
         elif rec.get("part") == "atlas" and "withdrawn" not in rec:
-            op = _op(rec)
+            op = _op(rec, decoder)
             compiled = (("execution", "compiled"),) if op.compiler else ()
+            inputs = [(("input", label),) + compiled for label in op.inputs]
             for mode in (m for m in op.modes if m not in rec.get("withdrawn_fields", {})):
-                for label in op.inputs:
-                    out[(("op", op.name), ("dtype", op.dtype), ("mode", mode),
-                         ("input", label)) + compiled] = op.cell(mode, label)
+                head = (("op", op.name), ("dtype", op.dtype), ("mode", mode))
+                out.update((head + tail, cell) for tail, cell in zip(inputs, op.cells(mode)))
         elif rec.get("part") == "gradcheck" and "withdrawn" not in rec:
             for what in ("analytic", "finite_difference", "passed"):
                 out[(("rule", rec["name"]), ("x", rec["point"]), ("path", what))] = \

@@ -1,6 +1,7 @@
 """Does compilation change the convention? The atlas's compiled cells against eager ones, and
 the look-alike pairs eagerly and compiled.
 """
+import operator
 from dataclasses import dataclass
 
 from experiments.zero_point.atlas import (OpAtlas, RunAtlas, equal_unless_placed, input_kind,
@@ -37,9 +38,20 @@ def _shares(label: str, eager: Cell, compiled: Cell) -> str:
     return input_kind(label) + where
 
 
-def compiled_changes(a: RunAtlas) -> list[CompiledChange]:
+def _placed_at(cell: Placed, placements: tuple, known: dict) -> Cell:
+    """cell.at(placements), once per cell and placements: runs read equal cells as one
+    (atlas.Decoder). `known` holds each cell beside its answer, so that its id stays its own."""
+    key = (id(cell), placements)
+    if key not in known:
+        known[key] = cell, cell.at(placements)
+    return known[key][1]
+
+
+def compiled_changes(a: RunAtlas, placed_at: dict | None = None) -> list[CompiledChange]:
     """Every cell where the compiled op differs from the eager one, the eager cell read at the
-    compiled op's placements (Placed.at)."""
+    compiled op's placements (Placed.at; `placed_at` keeps its answers, to share between
+    runs)."""
+    placed_at = {} if placed_at is None else placed_at
     eager = {(op.rule, op.dtype): op for op in a.atlas()}
     out = []
     for c in a.compiled:
@@ -57,11 +69,16 @@ def compiled_changes(a: RunAtlas) -> list[CompiledChange]:
                                               EVERY_INPUT, e.cell(mode, "+0.0"),
                                               c.cell(mode, "+0.0"), shares))
                 continue
-            for label in (lab for lab in c.inputs if lab in e.inputs):
-                before = e.cell(mode, label)
-                before = before.at(c.placements) if isinstance(before, Placed) else before
-                after = c.cell(mode, label)
-                if not equal(before, after):
+            if (c.inputs == e.inputs and len(ec) == len(cc) and Placed not in set(map(type, ec))
+                    and all(map(operator.is_, ec, cc))):  # one shared Cell each (atlas.Decoder)
+                continue
+            for label, after in zip(c.inputs, cc):
+                if label not in e.position:
+                    continue
+                before = ec[e.position[label]]
+                if isinstance(before, Placed):
+                    before = _placed_at(before, c.placements, placed_at)
+                if before is not after and not equal(before, after):  # equal is reflexive
                     out.append(CompiledChange(c.framework, c.rule, c.name, c.kind, c.dtype, mode,
                                               label, before, after, _shares(label, before, after)))
     return out
@@ -111,8 +128,9 @@ def natural_pairs(a: RunAtlas, compiled: bool = False) -> list[PairVerdict]:
     out = []
     for t, j in look_alike_pairs(a, compiled):
         labels = [lab for lab in t.inputs if not subnormal_label(lab)]
-        verdicts = [(lab, equal_unless_placed(t.cell("reverse", lab), j.cell("reverse", lab)))
-                    for lab in labels]
+        verdicts = [(lab, True if a is b and not isinstance(a, Placed)  # equal is reflexive
+                     else equal_unless_placed(a, b)) for lab in labels
+                    for a, b in [(t.cell("reverse", lab), j.cell("reverse", lab))]]
         out.append(PairVerdict(t.name, j.name, [lab for lab, ok in verdicts if ok is False],
                                [lab for lab, ok in verdicts if ok is None]))
     return out

@@ -1,6 +1,7 @@
 """The atlas across releases: one run per release of each framework, and the cells that change
 between them with the first release of each outcome (study.conformance's history core)."""
 import math
+import operator
 from dataclasses import dataclass
 
 import pandas as pd
@@ -69,17 +70,27 @@ def _outcome(c) -> tuple:
     raise TypeError(f"an atlas cell cannot be {type(c).__name__}")
 
 
-def _cells(releases: list[Release]) -> dict[tuple, object]:
-    """{(cell key, release): Cell} over each release's own framework's ops, eager and compiled."""
+def _blocks(releases: list[Release]) -> list[tuple]:
+    """(framework, release, (op, dtype, mode, execution), input labels, cells): each release's
+    own framework's ops, eager and compiled, a mode at a time."""
+    return [(r.framework, r.release, (op.name, op.dtype, mode, op.compiler or "eager"),
+             op.inputs, op.cells(mode))
+            for r in releases for op in r.atlas.ops + r.atlas.compiled
+            if op.framework == r.framework for mode in op.modes if mode not in op.withdrawn]
+
+
+def _cell_key(block: tuple, label: str) -> tuple:
+    (op, dtype, mode, execution) = block[2]
+    return op, dtype, label, mode, execution  # CELL
+
+
+def _cells(blocks: list[tuple]) -> list[tuple]:
+    """(cell key, release, Cell) of every cell, the last where a release gives one twice."""
     out = {}
-    for r in releases:
-        for op in (op for op in r.atlas.ops + r.atlas.compiled if op.framework == r.framework):
-            for mode in (m for m in op.modes if m not in op.withdrawn):
-                execution = op.compiler or "eager"
-                for label, c in zip(op.inputs, op.cells(mode)):
-                    out[((op.name, op.dtype, label, mode, execution), r.release)] = (
-                        r.framework, c)
-    return out
+    for block in blocks:
+        for label, c in zip(block[3], block[4]):
+            out[(_cell_key(block, label), block[1])] = c
+    return [(key, release, c) for (key, release), c in out.items()]
 
 
 def _distinct(c) -> object:
@@ -92,34 +103,61 @@ def _distinct(c) -> object:
     return c
 
 
-def _varying(cells: list[tuple]) -> list[tuple]:
-    """The (key, release, cell) of the cells that take more than one outcome, in their order:
-    the few that changed_cells' frames need to hold."""
+def _varying_cells(cells: list[tuple]) -> list[tuple]:
+    """Of (key, release, cell), those whose key takes more than one outcome, in their order."""
     seen: dict[tuple, set] = {}
     for key, _, c in cells:
         seen.setdefault(key, set()).add(_distinct(c))
     return [(key, release, c) for key, release, c in cells if len(seen[key]) > 1]
 
 
+def _varying(blocks: list[tuple]) -> list[tuple]:
+    """The (key, release, cell) of the cells that take more than one outcome, in their order:
+    the few that changed_cells' frames need to hold. Where each release gives a mode the same
+    inputs, an input whose every release gives one object (atlas.Decoder) is not looked into."""
+    if len({(b[1], b[2]) for b in blocks}) < len(blocks) or any(
+            len(set(labels)) < len(labels) for labels in {tuple(b[3]) for b in blocks}):
+        # a cell given twice: as stored
+        return _varying_cells(_cells(blocks))
+    by_mode: dict[tuple, list[tuple]] = {}
+    for block in blocks:
+        by_mode.setdefault(block[2], []).append(block)
+    varying = set()  # (mode, label)
+    for mode, (first, *others) in ((m, g) for m, g in by_mode.items() if len(g) > 1):
+        if all(b[3] == first[3] and len(b[4]) == len(first[4]) for b in others):
+            if all(all(map(operator.is_, b[4], first[4])) for b in others):
+                continue
+            varying.update((mode, label) for label, *cells in zip(first[3], first[4],
+                                                                  *(b[4] for b in others))
+                           if any(c is not cells[0] for c in cells)
+                           and len(set(map(_distinct, cells))) > 1)
+        else:
+            varying.update((mode, key[2]) for key, _, _ in
+                           _varying_cells(_cells([first, *others])))
+    modes = {mode for mode, _ in varying}
+    return [(_cell_key(b, label), b[1], c) for b in blocks if b[2] in modes
+            for label, c in zip(b[3], b[4]) if (b[2], label) in varying]
+
+
 def history(releases: list[Release]) -> pd.DataFrame:
     """Every cell that differs between releases, one row per cell and release, in version
     order: framework, the cell (op, dtype, input, mode, execution), release, run, the Cell
     itself (`cell`) and `first_release`, the first release that gave this outcome."""
-    cells = _cells(releases)
+    blocks = _blocks(releases)
     runs = {(r.framework, r.release): r.atlas.run.tag for r in releases}
-    parts = []
+    parts, cells = [], {}
     for fw in FRAMEWORKS:
-        mine = [(key, release, c) for (key, release), (framework, c) in cells.items()
-                if framework == fw]
-        if len({release for _, release, _ in mine}) < 2:  # one release changes nothing
+        mine = [b for b in blocks if b[0] == fw]
+        if len({b[1] for b in mine if b[3] and b[4]}) < 2:  # one release changes nothing
             continue
         # a value column of numbers and None is float64 (None read as NaN) as in a frame of
         # every cell, whichever cells are kept
-        numbers = any(isinstance(c, Value) for _, _, c in mine)
-        mine = _varying(mine) or mine  # a frame of no rows: as changed_cells makes it
-        rows = pd.DataFrame([key for key, _, _ in mine], columns=list(CELL))
-        outcomes = [_outcome(c) for _, _, c in mine]
-        rows["release"] = [release for _, release, _ in mine]
+        numbers = any(Value in set(map(type, b[4])) for b in mine)
+        kept = _varying(mine) or _cells(mine)  # a frame of no rows: as changed_cells makes it
+        cells.update(((key, release), c) for key, release, c in kept)
+        rows = pd.DataFrame([key for key, _, _ in kept], columns=list(CELL))
+        outcomes = [_outcome(c) for _, _, c in kept]
+        rows["release"] = [release for _, release, _ in kept]
         rows["value"] = pd.Series([value for value, _ in outcomes],
                                   dtype="float64" if numbers else object)
         rows["error"] = [error for _, error in outcomes]
@@ -130,7 +168,7 @@ def history(releases: list[Release]) -> pd.DataFrame:
     changed = pd.concat(parts, ignore_index=True)
     keys = list(zip(*(changed[c].tolist() for c in CELL)))
     release = changed["release"].tolist()
-    changed["cell"] = [cells[(key, rel)][1] for key, rel in zip(keys, release)]
+    changed["cell"] = [cells[(key, rel)] for key, rel in zip(keys, release)]
     changed["run"] = [runs[(fw, rel)] for fw, rel in zip(changed["framework"].tolist(), release)]
     changed["first_release"] = _first_releases(keys, changed)
     return changed[["framework", *CELL, "release", "run", "cell", "first_release"]]
@@ -148,8 +186,9 @@ def segments(cells: list, releases: list[str]) -> list[tuple[str, str, object]]:
     """(first release, last release, cell) for each run of consecutive releases (among those
     given, in order) whose cells are the same outcome."""
     out: list[list] = []
-    for c, release in zip(cells, releases):
-        if out and _key(out[-1][2]) == _key(c):
+    keys = [_key(c) for c in cells]  # a span's cells share one key: its first cell's
+    for c, key, before, release in zip(cells, keys, [None, *keys], releases):
+        if out and before == key:
             out[-1][1] = release
         else:
             out.append([release, release, c])
@@ -163,20 +202,24 @@ def _key(c) -> tuple:
 
 def history_cells(changed: pd.DataFrame) -> list[dict]:
     """The history as tidy rows for the listing: one per value a cell takes in a release."""
-    named = changed[["framework", *CELL, "release", "run", "first_release"]].to_dict("records")
-    return [{**r, **row} for r, c in zip(named, changed["cell"]) for row in cell_rows(c)]
+    names = ["framework", *CELL, "release", "run", "first_release"]
+    return [{**dict(zip(names, r)), **row}
+            for r, c in zip(zip(*(changed[n].tolist() for n in names)), changed["cell"])
+            for row in cell_rows(c)]
 
 
 def history_marks(changed: pd.DataFrame, releases: list[Release]) -> list[dict]:
     """Per op that changed and each release of its framework: `changed`, how many of its cells
     give another outcome than in the release measured before, and `measured`, whether the
     release's run holds the op at all."""
+    by_cell: dict[tuple, list[tuple]] = {}  # rows are in version order within each cell
+    for *key, c, release in zip(*(changed[n].tolist() for n in ("framework", *CELL)),
+                                changed["cell"], changed["release"].tolist()):
+        by_cell.setdefault(tuple(key), []).append((_key(c), release))
     counts: dict[tuple, int] = {}
-    for (fw, op), g in changed.groupby(["framework", "op"], sort=False):
-        for _, cell in g.groupby(list(CELL[1:]), sort=False):
-            keys, names = [_key(c) for c in cell["cell"]], list(cell["release"])
-            for before, after, release in zip(keys, keys[1:], names[1:]):
-                counts[(fw, op, release)] = counts.get((fw, op, release), 0) + (before != after)
+    for (fw, op, *_), outcomes in by_cell.items():
+        for (before, _), (after, release) in zip(outcomes, outcomes[1:]):
+            counts[(fw, op, release)] = counts.get((fw, op, release), 0) + (before != after)
     held = {(r.framework, op.name, r.release) for r in releases
             for op in r.atlas.ops + r.atlas.compiled}
     ops = dict.fromkeys(zip(changed["framework"], changed["op"]))

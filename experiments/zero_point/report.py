@@ -12,12 +12,17 @@ PROSE = macros("experiments/zero_point/prose.j2")
 
 
 def _grouped(rows: pd.DataFrame, by: list[str], listed: list[str]) -> pd.DataFrame:
-    """Rows that agree in `by` merged, the `listed` columns' distinct values named, and counted."""
-    out = []
-    for key, g in rows.groupby(by, sort=False):
-        out.append({**dict(zip(by, key if isinstance(key, tuple) else (key,))), "cells": len(g),
-                    **{c: names([str(v) for v in g[c]], 4) for c in listed}})
-    return frame(out)
+    """Rows that agree in `by` merged, the `listed` columns' distinct values named, and counted
+    (groups in the order they first occur, a row with a missing key left out, as pandas
+    groups)."""
+    columns = {c: rows[c].tolist() for c in dict.fromkeys(by + listed)}
+    groups: dict[tuple, list[int]] = {}
+    for i, key in enumerate(zip(*(columns[c] for c in by))):
+        if None not in key and all(k == k for k in key):  # NaN is not itself
+            groups.setdefault(key, []).append(i)
+    return frame([{**dict(zip(by, key)), "cells": len(rows_of),
+                   **{c: names([str(columns[c][i]) for i in rows_of], 4) for c in listed}}
+                  for key, rows_of in groups.items()])
 
 
 def _by_release(spans) -> str:
@@ -95,7 +100,7 @@ def _placed_cells(s: Summary) -> pd.DataFrame:
     """The eager atlas cells that depend on placement, one row per value."""
     if not len(s.cells):
         return frame([])
-    placed = s.cells["where"].map(lambda w: w is not None) & (s.cells["execution"] == "eager")
+    placed = s.cells["where"].notna() & (s.cells["execution"] == "eager")  # a where or None
     return s.cells[placed]
 
 

@@ -1,13 +1,15 @@
-"""The atlas summarised: tidy frames of every cell, the look-alike pairs at their kinks, what
-compiling and releases change, placement-dependent cells, subnormal flushing and the custom
-rules; and the facts the answer states. Pure functions of loaded runs.
+"""The atlas summarised: tidy frames of the cells the report lists, the look-alike pairs at their
+kinks, what compiling and releases change, placement-dependent cells, subnormal flushing and the
+custom rules; and the facts the answer states. Pure functions of loaded runs.
 
 The atlas's cells are typed when read (study.compare.cells); a frame holds a cell's number, its
 error line, or the Placed cell where its value depends on where the element sits, until the
 formatter prints it. Every frame has a `run` column of legend labels.
 """
 from dataclasses import dataclass, replace
+from itertools import chain
 
+import numpy as np
 import pandas as pd
 
 from experiments.zero_point.atlas import (OpAtlas, RunAtlas, cell_rows, cell_values,
@@ -19,7 +21,7 @@ from experiments.zero_point.compiled import (changed_by_compiling, compiled_chan
 from experiments.zero_point.facts import Facts, conformance_facts, facts
 from experiments.zero_point.history import (CELL, Release, history, history_cells,
                                             history_marks, release_runs, segments)
-from study.compare.cells import Placed
+from study.compare.cells import Placed, Value
 from study.conformance import LISTING_COLUMNS, conformance_rows, rule_breakers
 from study.report import frame, releases
 
@@ -27,7 +29,8 @@ from study.report import frame, releases
 @dataclass
 class Summary:
     # run, framework, op, dtype, execution, mode, input, value, error, where: one row per value
-    # a cell takes (where: the places a placement-dependent value occurs at)
+    # a cell takes (where: the places a placement-dependent value occurs at), of the cells the
+    # report lists: every float32 cell, every cell of the main run, every eager placed cell
     cells: pd.DataFrame
     # run, torch op, JAX op, kink, torch value, torch d/dx, JAX value, JAX d/dx, same, changes in
     kinks: pd.DataFrame
@@ -74,24 +77,57 @@ CELL_COLUMNS = ["run", "framework", "op", "dtype", "execution", "mode", "input",
                 "error", "where"]
 
 
-def _cells(atlases: list[RunAtlas]) -> pd.DataFrame:
-    """Every cell of every run, one row per value (CELL_COLUMNS): some 360,000 rows, built as
-    tuples."""
-    rows = []
+def _cells(atlases: list[RunAtlas], main: RunAtlas | None) -> tuple[pd.DataFrame, list[dict]]:
+    """The cells the report lists, one row per value (CELL_COLUMNS): every float32 cell and
+    every cell of the main run's label, and the other eager cells that depend on placement;
+    and the placement rows, one per eager cell that depends on placement. One pass: a mode's
+    head (run to mode) repeated, and its values, errors and wheres."""
+    heads, counts, tails, placement = [], [], [], []
+    values_of: dict[int, list[tuple]] = {}  # by id: the atlas reads equal cells as one (Decoder)
+    where: dict[int, str] = {}
     for a in atlases:
-        for op in a.ops + a.compiled:
+        listed = main is not None and a.run.tag == main.run.tag
+        for op, eager in [(op, True) for op in a.ops] + [(op, False) for op in a.compiled]:
+            every = listed or op.dtype == "float32"  # else only placement, eagerly
+            if not (every or op.compiler is None or eager):
+                continue
             head = (a.run.tag, op.framework, op.name, op.dtype, op.compiler or "eager")
-            for mode in (m for m in op.modes if m not in op.withdrawn):
-                rows += [(*head, mode, label, *values)
-                         for label in op.inputs for values in cell_values(op.cell(mode, label))]
-    return pd.DataFrame(rows, columns=CELL_COLUMNS, dtype=object) if rows else frame([])
-
-
-def _placement(a: RunAtlas) -> list[dict]:
-    return [{"run": a.run.tag, "framework": op.framework, "op": op.name, "dtype": op.dtype,
-             "mode": mode, "input": label, "where": c.where}
-            for op in a.atlas() for mode, cells in op.modes.items() if isinstance(cells, list)
-            for label, c in zip(op.inputs, cells) if isinstance(c, Placed)]
+            for mode, cells in op.modes.items():
+                kinds = set(map(type, cells)) if isinstance(cells, list) else {type(cells)}
+                if eager and Placed in kinds:
+                    placement += [{"run": a.run.tag, "framework": op.framework, "op": op.name,
+                                   "dtype": op.dtype, "mode": mode, "input": label,
+                                   "where": where.get(id(c)) or where.setdefault(id(c), c.where)}
+                                  for label, c in zip(op.inputs, cells) if isinstance(c, Placed)]
+                if mode in op.withdrawn or not (every or op.compiler is None):
+                    continue
+                if not isinstance(cells, list):
+                    cells = op.cells(mode)
+                    kinds = set(map(type, cells))
+                if every and kinds == {Value}:
+                    tail = op.inputs, [c.value for c in cells], *[[None] * len(cells)] * 2
+                elif every or Placed in kinds:
+                    tail = tuple(map(list, zip(*[
+                        (label, *values) for label, c in zip(op.inputs, cells)
+                        if every or isinstance(c, Placed)
+                        for values in values_of.get(id(c)) or values_of.setdefault(
+                            id(c), cell_values(c))]))) or ([],)
+                else:
+                    continue
+                if tail[0]:
+                    heads.append((*head, mode))
+                    counts.append(len(tail[0]))
+                    tails.append(tail)
+    if not heads:  # no columns only where the atlas has no cell at all, as the report reads it
+        return frame([]) if not any(op.cells(m) for a in atlases for op in a.ops + a.compiled
+                                    for m in op.modes if m not in op.withdrawn) \
+            else pd.DataFrame(columns=CELL_COLUMNS, dtype=object), placement
+    repeated = np.empty((len(heads), 6), dtype=object)
+    repeated[:] = heads
+    repeated = np.repeat(repeated, counts, axis=0)
+    return pd.DataFrame({**{name: repeated[:, i] for i, name in enumerate(CELL_COLUMNS[:6])},
+                         **{name: list(chain.from_iterable(tail[i] for tail in tails))
+                            for i, name in enumerate(CELL_COLUMNS[6:])}}, dtype=object), placement
 
 
 def _compiled(a: RunAtlas) -> list[dict]:
@@ -157,16 +193,17 @@ def _gradcheck(a: RunAtlas) -> list[dict]:
 
 # --- the main run's frames, against the others --------------------------------------------------
 
-def _changes_in(atlases, main: RunAtlas, side: OpAtlas, mode: str, label: str) -> str | None:
-    """Where the main run's float32 cell changes: a dtype, compiled, placement, another run."""
+def _changes_in(others: dict, main: RunAtlas, side: OpAtlas, mode: str, label: str) -> str | None:
+    """Where the main run's float32 cell changes: a dtype, compiled, placement, another run
+    (`others`: the other runs' float32 eager ops by rule, as (run tag, op))."""
     base = side.cell(mode, label)
     marks = ["placement"] if isinstance(base, Placed) else []
     marks += [op.dtype for op in main.atlas() if op.rule == side.rule and op.dtype != "float32"
               and label in op.inputs and mode not in op.withdrawn
               and not same_after_rounding(op.cell(mode, label), base, op.dtype)]
     marks += ["compiled"] if changed_by_compiling(main, side.rule, "float32", mode, label) else []
-    marks += sorted({a.run.tag for a in atlases if a is not main for op in a.atlas("float32")
-                     if op.rule == side.rule and label in op.inputs and mode not in op.withdrawn
+    marks += sorted({tag for tag, op in others.get(side.rule, ())
+                     if label in op.inputs and mode not in op.withdrawn
                      and equal_unless_placed(op.cell(mode, label), base) is not True})
     return ", ".join(marks) or None
 
@@ -178,11 +215,15 @@ def _at_kinks(main: RunAtlas) -> list[tuple[OpAtlas, OpAtlas, float, str]]:
 
 
 def _kinks(atlases, main: RunAtlas) -> list[dict]:
+    others: dict[str, list] = {}
+    for a in (a for a in atlases if a is not main):
+        for op in a.atlas("float32"):
+            others.setdefault(op.rule, []).append((a.run.tag, op))
     rows = []
     for t, j, k, label in _at_kinks(main):
         changes = [f"{side.framework} {'d/dx' if m == 'reverse' else m}: {where}"
                    for side in (t, j) for m in ("value", "reverse")
-                   if (where := _changes_in(atlases, main, side, m, label))]
+                   if (where := _changes_in(others, main, side, m, label))]
         rows.append({"run": main.run.tag, "torch op": t.name, "JAX op": j.name, "kink": k,
                      "torch value": frame_value(t.cell("value", label)),
                      "torch d/dx": frame_value(t.cell("reverse", label)),
@@ -206,13 +247,16 @@ def _porting(a: RunAtlas) -> list[dict]:
     reverse gradient equal its own at every input, and with subnormals aside; a cell that
     depends on placement equals nothing."""
     def same(op, other, labels) -> bool:
-        return all(equal_unless_placed(op.cell(m, lab), other.cell(m, lab)) is True
-                   for m in ("value", "reverse") for lab in labels)
+        return all((a is b and not isinstance(a, Placed))  # equal is reflexive
+                   or equal_unless_placed(a, b) is True
+                   for m in ("value", "reverse") for lab in labels
+                   for a, b in [(op.cell(m, lab), other.cell(m, lab))])
     ops = a.atlas("float32")
+    probed = {id(op): sorted(op.inputs) for op in ops}
     rows = []
     for op in ops:
         others = [o for o in ops if o.framework != op.framework
-                  and sorted(o.inputs) == sorted(op.inputs)]
+                  and probed[id(o)] == probed[id(op)]]
         key = {"run": a.run.tag, "from": op.framework, "op": op.name}
         for inputs, labels in (("every input", op.inputs), ("subnormals aside", [
                 lab for lab in op.inputs if not subnormal_label(lab)])):
@@ -227,10 +271,16 @@ def _porting(a: RunAtlas) -> list[dict]:
 def _history_by_cell(changed: pd.DataFrame) -> list[dict]:
     """One row per changed cell: the cell, and `by release`, the spans of consecutive releases
     (first, last, value) that give one outcome (history.segments), in version order."""
-    return [{**dict(zip(["framework", *CELL], key)),
-             "by release": tuple((first, last, frame_value(c)) for first, last, c in segments(
-                 list(g["cell"]), list(g["release"])))}
-            for key, g in changed.groupby(["framework", *CELL], sort=False)]
+    names = ["framework", *CELL]
+    by_cell: dict[tuple, tuple[list, list]] = {}
+    for *key, c, release in zip(*(changed[n].tolist() for n in names), changed["cell"],
+                                changed["release"].tolist()):
+        cells, releases = by_cell.setdefault(tuple(key), ([], []))
+        cells.append(c)
+        releases.append(release)
+    return [{**dict(zip(names, key)), "by release": tuple(
+                (first, last, frame_value(c)) for first, last, c in segments(cells, releases))}
+            for key, (cells, releases) in by_cell.items()]
 
 
 def _conformance(releases: list[Release]) -> pd.DataFrame:
@@ -239,9 +289,9 @@ def _conformance(releases: list[Release]) -> pd.DataFrame:
 
 
 def summarise(runs) -> Summary:
-    atlases = read(runs)
+    atlases, placed_at = read(runs), {}
     for a in atlases:
-        a.changes = compiled_changes(a)
+        a.changes = compiled_changes(a, placed_at)
     main = _main(atlases)
     kinks = _kinks(atlases, main) if main else []
     history_runs = release_runs(atlases, main) if main else []
@@ -252,15 +302,16 @@ def summarise(runs) -> Summary:
 
     def every_run(rows_of) -> pd.DataFrame:
         return frame([row for a in atlases for row in rows_of(a)])
+    cells, placement = _cells(atlases, main)
     return Summary(
-        cells=_cells(atlases), kinks=frame(kinks), pairs=every_run(_pairs),
+        cells=cells, kinks=frame(kinks), pairs=every_run(_pairs),
         compiled=every_run(_compiled), compiled_cells=every_run(_compiled_cells),
         kink_cells=frame(_kink_cells(main) if main else []), history=changed,
         history_by_cell=frame(_history_by_cell(changed)),
         history_marks=history_marks(changed, history_runs),
         history_cells=frame(history_cells(changed)), history_runs=history_runs,
         conformance=conformance, breakers=frame(breakers),
-        conformance_runs=conformance_runs, placement=every_run(_placement),
+        conformance_runs=conformance_runs, placement=frame(placement),
         subnormals=every_run(_subnormals), custom=every_run(_custom),
         porting=frame(_porting(main) if main else []), gradcheck=every_run(_gradcheck),
         facts=replace(facts(atlases, main, kinks, changed),

@@ -60,19 +60,29 @@ def stored_cell(old):
     return old
 
 
+def _older(stored) -> bool:
+    """Whether stored_cell would rewrite the cell: a bare string, here or among its values."""
+    return isinstance(stored, str) or (
+        isinstance(stored, dict) and "values" in stored and any(map(_older, stored["values"])))
+
+
+_PLAIN = frozenset((float, int, bool, type(None)))  # cells no older form wrote otherwise
+
+
 def _cells_today(rec: dict) -> dict:
+    """The record, or a copy with its older cells rewritten."""
     if rec.get("part") != "atlas" or "case_error" in rec or "withdrawn" in rec:
         return rec
-    out = dict(rec)
+    today = {}
     for mode in rec.get("modes", ALL_MODES):
         cells = rec.get(mode)
         if mode in rec.get("withdrawn_fields", {}) or cells is None:
             continue
         if isinstance(cells, str):  # one error line for every input of the mode
-            out[mode] = [{"error": cells}] * len(rec["inputs"])
-        elif any(isinstance(c, (str, dict)) for c in cells):
-            out[mode] = [stored_cell(c) for c in cells]
-    return out
+            today[mode] = [{"error": cells}] * len(rec["inputs"])
+        elif not _PLAIN.issuperset(map(type, cells)) and any(map(_older, cells)):
+            today[mode] = [stored_cell(c) for c in cells]
+    return {**rec, **today} if today else rec
 
 
 def upgrade(records: list[dict]) -> list[dict]:
