@@ -128,9 +128,9 @@ def natural_pairs(a: RunAtlas, compiled: bool = False) -> list[PairVerdict]:
     out = []
     for t, j in look_alike_pairs(a, compiled):
         labels = [lab for lab in t.inputs if not subnormal_label(lab)]
-        verdicts = [(lab, True if a is b and not isinstance(a, Placed)  # equal is reflexive
-                     else equal_unless_placed(a, b)) for lab in labels
-                    for a, b in [(t.cell("reverse", lab), j.cell("reverse", lab))]]
+        verdicts = [(lab, True if mine is theirs and not isinstance(mine, Placed)  # reflexive
+                     else equal_unless_placed(mine, theirs)) for lab in labels
+                    for mine, theirs in [(t.cell("reverse", lab), j.cell("reverse", lab))]]
         out.append(PairVerdict(t.name, j.name, [lab for lab, ok in verdicts if ok is False],
                                [lab for lab, ok in verdicts if ok is None]))
     return out

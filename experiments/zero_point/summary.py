@@ -247,10 +247,10 @@ def _porting(a: RunAtlas) -> list[dict]:
     reverse gradient equal its own at every input, and with subnormals aside; a cell that
     depends on placement equals nothing."""
     def same(op, other, labels) -> bool:
-        return all((a is b and not isinstance(a, Placed))  # equal is reflexive
-                   or equal_unless_placed(a, b) is True
+        return all((mine is theirs and not isinstance(mine, Placed))  # equal is reflexive
+                   or equal_unless_placed(mine, theirs) is True
                    for m in ("value", "reverse") for lab in labels
-                   for a, b in [(op.cell(m, lab), other.cell(m, lab))])
+                   for mine, theirs in [(op.cell(m, lab), other.cell(m, lab))])
     ops = a.atlas("float32")
     probed = {id(op): sorted(op.inputs) for op in ops}
     rows = []
