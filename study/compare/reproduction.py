@@ -14,6 +14,7 @@ that device, it is compared with the other device's and labelled a device compar
 differs then is a property of the devices, not a failed reproduction.
 """
 from dataclasses import dataclass, field
+from itertools import chain
 
 import pandas as pd
 
@@ -35,42 +36,72 @@ def name_text(name: CellName) -> str:
     return f"{fields} :: {path}" if path is not None else fields
 
 
-def _flatten(value, path: str, out: dict, error: bool, cells: bool = True) -> None:
-    """Leaves as cells. `error`: a string here is an error line. In a {"status": "error",
-    "detail": line} step (how transforms records a raised step), the detail is one too.
-    cells=False: the leaves' paths only, each to None."""
+def _leaves(value, path: str, out: dict, error: bool) -> None:
+    """Leaves by path, each as stored, except that a string where `error` says it is an error
+    line is an Error already. In a {"status": "error", "detail": line} step (how a record
+    keeps a step that raised), the detail is one too."""
     if isinstance(value, dict):
         for k in sorted(value):
-            _flatten(value[k], f"{path}.{k}" if path else str(k), out,
-                     error or (k == "detail" and value.get("status") == "error"), cells)
+            _leaves(value[k], f"{path}.{k}" if path else str(k), out,
+                    error or (k == "detail" and value.get("status") == "error"))
     elif isinstance(value, list):
-        if not _holds_no_container(value):
-            for i, v in enumerate(value):
-                _flatten(v, f"{path}[{i}]", out, error, cells)
-        elif cells:  # a list of numbers: its leaves without a call each
-            out.update((f"{path}[{i}]", Error(v) if error and isinstance(v, str) else Value(v))
-                       for i, v in enumerate(value))
+        kinds = set(map(type, value))
+        if not _containers_among(kinds):  # a list of numbers: its leaves without a call each
+            if error and not kinds <= _NOT_TEXT:
+                value = [Error(v) if isinstance(v, str) else v for v in value]
+            out.update(zip(map(path.__add__, _indices(len(value))), value))
+        elif kinds == {list} and not error and not _containers_among(
+                set(map(type, chain.from_iterable(value)))):  # a matrix: the same, row by row
+            rows = map(path.__add__, _indices(len(value)))
+            widths = set(map(len, value))
+            if len(widths) == 1:
+                columns = _indices(widths.pop())
+                paths = [row + column for row in rows for column in columns]
+            else:
+                paths = [row + column for row, cells in zip(rows, value)
+                         for column in _indices(len(cells))]
+            out.update(zip(paths, chain.from_iterable(value)))
         else:
-            out.update((f"{path}[{i}]", None) for i in range(len(value)))
+            for i, v in enumerate(value):
+                _leaves(v, f"{path}[{i}]", out, error)
     else:
-        out[path] = (Error(value) if error and isinstance(value, str) else Value(value)
-                     ) if cells else None
+        out[path] = Error(value) if error and isinstance(value, str) else value
 
 
-def _holds_no_container(values: list) -> bool:
-    return not any(issubclass(kind, (dict, list)) for kind in set(map(type, values)))
+# a leaf's path is joined from these rather than formatted: a run has 10^5 leaves or more
+_INDEX = tuple(f"[{i}]" for i in range(1024))
+
+
+def _indices(n: int) -> tuple[str, ...]:
+    """'[0]', '[1]', ... '[n-1]'."""
+    return _INDEX[:n] if n <= len(_INDEX) else _INDEX + tuple(
+        f"[{i}]" for i in range(len(_INDEX), n))
+
+
+_LEAF_KINDS = frozenset({float, int, bool, str, type(None)})
+_NOT_TEXT = frozenset({float, int, bool, type(None)})
+
+
+def _containers_among(kinds: set) -> bool:
+    return not kinds <= _LEAF_KINDS and any(issubclass(kind, (dict, list)) for kind in kinds)
+
+
+def _cell(leaf) -> Cell:
+    """A leaf of _leaves as a cell."""
+    return leaf if isinstance(leaf, Error) else Value(leaf)
 
 
 def _leaf_count(value) -> int:
-    """How many cells _flatten makes of `value`."""
+    """How many leaves _leaves finds in `value`."""
     if isinstance(value, dict):
         if not all(isinstance(k, str) and "." not in k and "[" not in k for k in value):
             leaves: dict = {}  # two keys may name one path: count the paths
-            _flatten(value, "field", leaves, False)
+            _leaves(value, "field", leaves, False)
             return len(leaves)
         return sum(map(_leaf_count, value.values()))
     if isinstance(value, list):
-        return len(value) if _holds_no_container(value) else sum(map(_leaf_count, value))
+        return sum(map(_leaf_count, value)) if _containers_among(set(map(type, value))) \
+            else len(value)
     return 1
 
 
@@ -99,10 +130,10 @@ def record_cells(records: list[dict], key_fields: tuple[str, ...], ignored: tupl
     out: dict[CellName, Cell] = {}
     errors = {"case_error", *error_fields}
     for ident, name, value in _compared_fields(records, key_fields, ignored):
-        leaves: dict[str, Cell] = {}
-        _flatten(value, name, leaves, name in errors)
+        leaves: dict = {}
+        _leaves(value, name, leaves, name in errors)
         for path, leaf in leaves.items():
-            out[ident + (("path", path),)] = leaf
+            out[ident + (("path", path),)] = _cell(leaf)
     return out
 
 
@@ -126,18 +157,36 @@ class CellComparison:
 def compare_cells(ours: dict, theirs: dict, tolerance: float = 0.0) -> CellComparison:
     """Every cell named on both sides, equal (study.compare.cells.equal) or different, and those on
     one. A withdrawn cell is left out, as if it were not there."""
-    ours = {k: v for k, v in ours.items() if not isinstance(v, Withdrawn)}
-    theirs = {k: v for k, v in theirs.items() if not isinstance(v, Withdrawn)}
     out = CellComparison()
     for name, value in ours.items():
-        if name not in theirs:
+        if isinstance(value, Withdrawn):
+            continue
+        other = theirs.get(name, _ABSENT)
+        if other is _ABSENT or isinstance(other, Withdrawn):
             out.only_ours.append(name)
-        elif equal(value, theirs[name], tolerance):
+        elif equal(value, other, tolerance):
             out.equal += 1
         else:
-            out.different.append((name, value, theirs[name]))
-    out.only_theirs = [name for name in theirs if name not in ours]
+            out.different.append((name, value, other))
+    if out.equal + len(out.different) < _kept(theirs):  # else every one of theirs is ours too
+        out.only_theirs = [name for name, value in theirs.items()
+                           if not isinstance(value, Withdrawn)
+                           and isinstance(ours.get(name, _ABSENT), (Withdrawn, _Absent))]
     return out
+
+
+def _kept(cells: dict) -> int:
+    """How many cells are not withdrawn."""
+    if not any(issubclass(kind, Withdrawn) for kind in set(map(type, cells.values()))):
+        return len(cells)
+    return sum(not isinstance(cell, Withdrawn) for cell in cells.values())
+
+
+class _Absent:
+    """What a cell's name looks up to on a side that lacks it."""
+
+
+_ABSENT = _Absent()
 
 
 @dataclass(kw_only=True)
@@ -219,30 +268,41 @@ def _joined(ours: pd.DataFrame, theirs: pd.DataFrame, comparison) -> CellCompari
     for r in rest[rest["side"] != "right_only"].sort_values("row").itertuples(index=False):
         if r.side == "left_only":  # only ours: named, never made cells
             out.only_ours += _leaf_names(r.identity, r.field, r.value)
-            continue
-        c = compare_cells(_named_leaves(r.identity, r.field, r.value, errors),
-                          _named_leaves(r.identity_theirs, r.field, r.value_theirs, errors),
-                          comparison.tolerance)
-        out.equal += c.equal
-        out.different += c.different
-        out.only_ours += c.only_ours
-        theirs_left[int(r.row_theirs)] = c.only_theirs
+        else:
+            theirs_left[int(r.row_theirs)] = _compare_field(out, r, r.field in errors,
+                                                            comparison.tolerance)
     for r in rest[rest["side"] != "left_only"].sort_values("row_theirs").itertuples(index=False):
         out.only_theirs += theirs_left[int(r.row_theirs)] if r.side == "both" else \
             _leaf_names(r.identity_theirs, r.field, r.value_theirs)
     return out
 
 
+def _compare_field(out: CellComparison, r, error: bool, tolerance: float) -> list[CellName]:
+    """compare_cells over one field's leaves on both sides (row `r` of the join), added to
+    `out`; their leaves that ours lack, named. Leaves equal as stored are counted without
+    being made cells: without a tolerance, equal values are equal cells."""
+    mine, other = {}, {}
+    _leaves(r.value, r.field, mine, error)
+    _leaves(r.value_theirs, r.field, other, error)
+    for path, leaf in mine.items():
+        their_leaf = other.get(path, _ABSENT)
+        if their_leaf is _ABSENT:
+            out.only_ours.append(r.identity + (("path", path),))
+        elif leaf == their_leaf and not tolerance:
+            out.equal += 1
+        else:
+            cells = _cell(leaf), _cell(their_leaf)
+            if equal(*cells, tolerance):
+                out.equal += 1
+            else:
+                out.different.append((r.identity + (("path", path),), *cells))
+    return [r.identity_theirs + (("path", path),) for path in other if path not in mine]
+
+
 def _leaf_names(identity: tuple, field: str, value) -> list[CellName]:
-    paths: dict[str, None] = {}
-    _flatten(value, field, paths, False, cells=False)
+    paths: dict = {}
+    _leaves(value, field, paths, False)
     return [identity + (("path", path),) for path in paths]
-
-
-def _named_leaves(identity: tuple, field: str, value, errors: set) -> dict[CellName, Cell]:
-    leaves: dict[str, Cell] = {}
-    _flatten(value, field, leaves, field in errors)
-    return {identity + (("path", path),): leaf for path, leaf in leaves.items()}
 
 
 def is_reference_run(run: Run, references: list[Run]) -> bool:

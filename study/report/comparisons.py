@@ -3,7 +3,7 @@
 (study.compare.device_comparison)."""
 import re
 
-from study.report.format import cell_text, shorten, wrap
+from study.report.format import cell_text, csv_value, shorten, wrap
 from study.report.prose import macros, say
 from study.report.runs import label_order, short_gpu, span
 from study.report.table import Table, csv, frame, markdown
@@ -48,9 +48,10 @@ def _against(comps, references) -> str:
 
 def _cell_columns(side: str, cell) -> dict:
     """A cell as CSV columns: a value with an interval as three numbers, anything else as its
-    text (a number and its interval never share a cell)."""
+    text (a number and its interval never share a cell). The first column is text already, as
+    the CSV writes it: a column of text is written without a test per cell."""
     lo, hi = getattr(cell, "lo", None), getattr(cell, "hi", None)
-    value = cell.value if lo is not None else cell_text(cell, None)
+    value = csv_value(cell.value) if lo is not None else cell_text(cell, None)
     return {side: value, f"{side} lo": lo, f"{side} hi": hi}
 
 
