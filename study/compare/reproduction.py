@@ -48,8 +48,7 @@ def _leaves(value, path: str, out: dict, error: bool) -> None:
             if error and not kinds <= _NOT_TEXT:
                 value = [Error(v) if isinstance(v, str) else v for v in value]
             out.update(zip(map(path.__add__, _indices(len(value))), value))
-        elif kinds == {list} and not error and not _containers_among(
-                set(map(type, chain.from_iterable(value)))):  # a matrix: the same, row by row
+        elif not error and _is_matrix(value, kinds):  # the same, row by row
             rows = map(path.__add__, _indices(len(value)))
             widths = set(map(len, value))
             if len(widths) == 1:
@@ -84,6 +83,11 @@ def _containers_among(kinds: set) -> bool:
     return not kinds <= _LEAF_KINDS and any(issubclass(kind, (dict, list)) for kind in kinds)
 
 
+def _is_matrix(value: list, kinds: set) -> bool:
+    """Rows of leaves (`kinds`: the types of value's items)."""
+    return kinds == {list} and not _containers_among(set(map(type, chain.from_iterable(value))))
+
+
 def _cell(leaf) -> Cell:
     """A leaf of _leaves as a cell."""
     return leaf if isinstance(leaf, Error) else Value(leaf)
@@ -101,8 +105,8 @@ def _leaf_count(value) -> int:
         kinds = set(map(type, value))
         if not _containers_among(kinds):
             return len(value)
-        if kinds == {list} and not _containers_among(set(map(type, chain.from_iterable(value)))):
-            return sum(map(len, value))  # a matrix
+        if _is_matrix(value, kinds):
+            return sum(map(len, value))
         return sum(map(_leaf_count, value))
     return 1
 
@@ -164,7 +168,7 @@ def compare_cells(ours: dict, theirs: dict, tolerance: float = 0.0) -> CellCompa
         if isinstance(value, Withdrawn):
             continue
         other = theirs.get(name, _ABSENT)
-        if other is _ABSENT or isinstance(other, Withdrawn):
+        if isinstance(other, Withdrawn):
             out.only_ours.append(name)
         elif equal(value, other, tolerance):
             out.equal += 1
@@ -173,7 +177,7 @@ def compare_cells(ours: dict, theirs: dict, tolerance: float = 0.0) -> CellCompa
     if out.equal + len(out.different) < _kept(theirs):  # else every one of theirs is ours too
         out.only_theirs = [name for name, value in theirs.items()
                            if not isinstance(value, Withdrawn)
-                           and isinstance(ours.get(name, _ABSENT), (Withdrawn, _Absent))]
+                           and isinstance(ours.get(name, _ABSENT), Withdrawn)]
     return out
 
 
@@ -184,11 +188,7 @@ def _kept(cells: dict) -> int:
     return sum(not isinstance(cell, Withdrawn) for cell in cells.values())
 
 
-class _Absent:
-    """What a cell's name looks up to on a side that lacks it."""
-
-
-_ABSENT = _Absent()
+_ABSENT = Withdrawn("not on this side")  # a side lacks the name: left out, as if withdrawn
 
 
 @dataclass(kw_only=True)
@@ -268,10 +268,11 @@ def _joined(ours: list[FieldRow], theirs: list[FieldRow], comparison) -> CellCom
     errors = {"case_error", *comparison.error_fields}
     out = CellComparison()
     theirs_left: dict[int, list] = {}  # their row -> its leaves that ours lack, named
+    known: dict = {}  # _leaf_names'
     for code, identity, name, value in ours:
         i = their_row.get((code, name))
         if i is None:  # only ours: named, never made cells
-            out.only_ours += _leaf_names(identity, name, value)
+            out.only_ours += _leaf_names(identity, name, value, known)
         elif value == theirs[i][3]:
             out.equal += _leaf_count(value)
         else:
@@ -280,7 +281,7 @@ def _joined(ours: list[FieldRow], theirs: list[FieldRow], comparison) -> CellCom
     ours_named = {(code, name) for code, _, name, _ in ours}
     for i, (code, identity, name, value) in enumerate(theirs):
         out.only_theirs += theirs_left.get(i, ()) if (code, name) in ours_named else \
-            _leaf_names(identity, name, value)
+            _leaf_names(identity, name, value, known)
     return out
 
 
@@ -307,10 +308,32 @@ def _compare_field(out: CellComparison, identity: tuple, their_identity: tuple, 
     return [their_identity + (("path", path),) for path in other if path not in mine]
 
 
-def _leaf_names(identity: tuple, field: str, value) -> list[CellName]:
-    paths: dict = {}
-    _leaves(value, field, paths, False)
-    return [identity + (("path", path),) for path in paths]
+def _leaf_names(identity: tuple, field: str, value, known: dict) -> list[CellName]:
+    """The names of a field's leaves. `known`: (field, shape) -> the leaves' last name parts,
+    for one comparison: a run's records of a kind share their fields' shapes, and a record
+    on one side alone names its every leaf."""
+    shape = _shape(value)
+    ends = known.get((field, shape)) if shape is not None else None
+    if ends is None:
+        paths: dict = {}
+        _leaves(value, field, paths, False)
+        ends = [(("path", path),) for path in paths]
+        if shape is not None:
+            known[(field, shape)] = ends
+    return list(map(identity.__add__, ends))
+
+
+def _shape(value):
+    """What the paths of a value's leaves depend on besides its field, where that is quick to
+    tell: its length, or its rows' lengths; None for anything else (a dict)."""
+    if isinstance(value, list):
+        kinds = set(map(type, value))
+        if not _containers_among(kinds):
+            return "list", len(value)
+        if _is_matrix(value, kinds):
+            return "matrix", tuple(map(len, value))
+        return None
+    return None if isinstance(value, dict) else "leaf"
 
 
 def is_reference_run(run: Run, references: list[Run]) -> bool:
