@@ -32,7 +32,7 @@ class Value:
 
     def __init__(self, value: Scalar, lo: float | None = None, hi: float | None = None):
         # records decode into cells by the hundred thousand: the __init__ a frozen dataclass
-        # generates sets each field through object.__setattr__, at several times the cost
+        # generates sets each field through object.__setattr__, at twice the cost
         fields = self.__dict__
         fields["value"], fields["lo"], fields["hi"] = value, lo, hi
 

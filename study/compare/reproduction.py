@@ -16,8 +16,6 @@ differs then is a property of the devices, not a failed reproduction.
 from dataclasses import dataclass, field
 from itertools import chain
 
-import pandas as pd
-
 from study.compare.cells import Cell, Error, Value, Withdrawn, equal
 from study.runs.results import Run
 
@@ -50,8 +48,7 @@ def _leaves(value, path: str, out: dict, error: bool) -> None:
             if error and not kinds <= _NOT_TEXT:
                 value = [Error(v) if isinstance(v, str) else v for v in value]
             out.update(zip(map(path.__add__, _indices(len(value))), value))
-        elif kinds == {list} and not error and not _containers_among(
-                set(map(type, chain.from_iterable(value)))):  # a matrix: the same, row by row
+        elif not error and _is_matrix(value, kinds):  # the same, row by row
             rows = map(path.__add__, _indices(len(value)))
             widths = set(map(len, value))
             if len(widths) == 1:
@@ -86,6 +83,11 @@ def _containers_among(kinds: set) -> bool:
     return not kinds <= _LEAF_KINDS and any(issubclass(kind, (dict, list)) for kind in kinds)
 
 
+def _is_matrix(value: list, kinds: set) -> bool:
+    """Rows of leaves (`kinds`: the types of value's items)."""
+    return kinds == {list} and not _containers_among(set(map(type, chain.from_iterable(value))))
+
+
 def _cell(leaf) -> Cell:
     """A leaf of _leaves as a cell."""
     return leaf if isinstance(leaf, Error) else Value(leaf)
@@ -100,8 +102,12 @@ def _leaf_count(value) -> int:
             return len(leaves)
         return sum(map(_leaf_count, value.values()))
     if isinstance(value, list):
-        return sum(map(_leaf_count, value)) if _containers_among(set(map(type, value))) \
-            else len(value)
+        kinds = set(map(type, value))
+        if not _containers_among(kinds):
+            return len(value)
+        if _is_matrix(value, kinds):
+            return sum(map(len, value))
+        return sum(map(_leaf_count, value))
     return 1
 
 
@@ -162,7 +168,7 @@ def compare_cells(ours: dict, theirs: dict, tolerance: float = 0.0) -> CellCompa
         if isinstance(value, Withdrawn):
             continue
         other = theirs.get(name, _ABSENT)
-        if other is _ABSENT or isinstance(other, Withdrawn):
+        if isinstance(other, Withdrawn):
             out.only_ours.append(name)
         elif equal(value, other, tolerance):
             out.equal += 1
@@ -171,7 +177,7 @@ def compare_cells(ours: dict, theirs: dict, tolerance: float = 0.0) -> CellCompa
     if out.equal + len(out.different) < _kept(theirs):  # else every one of theirs is ours too
         out.only_theirs = [name for name, value in theirs.items()
                            if not isinstance(value, Withdrawn)
-                           and isinstance(ours.get(name, _ABSENT), (Withdrawn, _Absent))]
+                           and isinstance(ours.get(name, _ABSENT), Withdrawn)]
     return out
 
 
@@ -182,11 +188,7 @@ def _kept(cells: dict) -> int:
     return sum(not isinstance(cell, Withdrawn) for cell in cells.values())
 
 
-class _Absent:
-    """What a cell's name looks up to on a side that lacks it."""
-
-
-_ABSENT = _Absent()
+_ABSENT = Withdrawn("not on this side")  # a side lacks the name: left out, as if withdrawn
 
 
 @dataclass(kw_only=True)
@@ -239,55 +241,62 @@ def compare_runs(experiment, ours: Run, theirs: Run) -> CellComparison:
                          comparison.tolerance)
 
 
-def _field_table(records: list[dict], comparison, codes: dict) -> pd.DataFrame | None:
+# A row of a field table: (record code, record identity, field, value).
+FieldRow = tuple[int, tuple, str, object]
+
+
+def _field_table(records: list[dict], comparison, codes: dict) -> list[FieldRow] | None:
     """One row per compared field of each record: its record (a code for its identity, as a
-    dict tells identities apart), the identity, the field, its value and its row. None where
-    one row's leaves could be named as another's (a field twice in one identity, or a field
-    name that reads as a path): those runs are compared cell by cell."""
+    dict tells identities apart), the identity, the field and its value. None where one row's
+    leaves could be named as another's (a field twice in one identity, or a field name that
+    reads as a path): those runs are compared cell by cell."""
     rows = [(codes.setdefault(ident, len(codes)), ident, name, value) for ident, name, value
             in _compared_fields(records, comparison.record_key, comparison.not_compared)]
-    table = pd.DataFrame(rows, columns=["record", "identity", "field", "value"], dtype=object)
-    table["row"] = range(len(table))
-    if table.duplicated(["record", "field"]).any() or not all(
-            isinstance(f, str) and "." not in f and "[" not in f for f in set(table["field"])):
+    if len({(code, name) for code, _, name, _ in rows}) < len(rows) or not all(
+            isinstance(f, str) and "." not in f and "[" not in f for f in {r[2] for r in rows}):
         return None
-    return table
+    return rows
 
 
-def _joined(ours: pd.DataFrame, theirs: pd.DataFrame, comparison) -> CellComparison:
+def _joined(ours: list[FieldRow], theirs: list[FieldRow], comparison) -> CellComparison:
     """compare_cells over the two tables joined on (record, field): equal stored values are
-    counted; the rest is compared leaf by leaf, in each side's order."""
-    both = ours.merge(theirs, on=["record", "field"], how="outer", suffixes=("", "_theirs"),
-                      indicator="side")
-    same = [side == "both" and a == b
-            for side, a, b in zip(both["side"], both["value"], both["value_theirs"])]
-    out = CellComparison(equal=sum(map(_leaf_count, both.loc[same, "value"])))
-    rest = both[[not s for s in same]]
+    counted; the rest is compared leaf by leaf, in each side's order. The join is a dict's:
+    the values are records' own lists and dicts, which no frame compares faster than Python's
+    == does, and the tables are some thousand rows, which a dict joins in less time than a
+    frame takes to build."""
+    their_row = {(code, name): i for i, (code, _, name, _) in enumerate(theirs)}
     errors = {"case_error", *comparison.error_fields}
+    out = CellComparison()
     theirs_left: dict[int, list] = {}  # their row -> its leaves that ours lack, named
-    for r in rest[rest["side"] != "right_only"].sort_values("row").itertuples(index=False):
-        if r.side == "left_only":  # only ours: named, never made cells
-            out.only_ours += _leaf_names(r.identity, r.field, r.value)
+    known: dict = {}  # _leaf_names'
+    for code, identity, name, value in ours:
+        i = their_row.get((code, name))
+        if i is None:  # only ours: named, never made cells
+            out.only_ours += _leaf_names(identity, name, value, known)
+        elif value == theirs[i][3]:
+            out.equal += _leaf_count(value)
         else:
-            theirs_left[int(r.row_theirs)] = _compare_field(out, r, r.field in errors,
-                                                            comparison.tolerance)
-    for r in rest[rest["side"] != "left_only"].sort_values("row_theirs").itertuples(index=False):
-        out.only_theirs += theirs_left[int(r.row_theirs)] if r.side == "both" else \
-            _leaf_names(r.identity_theirs, r.field, r.value_theirs)
+            theirs_left[i] = _compare_field(out, identity, theirs[i][1], name, value,
+                                            theirs[i][3], name in errors, comparison.tolerance)
+    ours_named = {(code, name) for code, _, name, _ in ours}
+    for i, (code, identity, name, value) in enumerate(theirs):
+        out.only_theirs += theirs_left.get(i, ()) if (code, name) in ours_named else \
+            _leaf_names(identity, name, value, known)
     return out
 
 
-def _compare_field(out: CellComparison, r, error: bool, tolerance: float) -> list[CellName]:
-    """compare_cells over one field's leaves on both sides (row `r` of the join), added to
-    `out`; their leaves that ours lack, named. Leaves equal as stored are counted without
-    being made cells: without a tolerance, equal values are equal cells."""
+def _compare_field(out: CellComparison, identity: tuple, their_identity: tuple, name: str,
+                   value, their_value, error: bool, tolerance: float) -> list[CellName]:
+    """compare_cells over one field's leaves on both sides, added to `out`; their leaves that
+    ours lack, named. Leaves equal as stored are counted without being made cells: without a
+    tolerance, equal values are equal cells."""
     mine, other = {}, {}
-    _leaves(r.value, r.field, mine, error)
-    _leaves(r.value_theirs, r.field, other, error)
+    _leaves(value, name, mine, error)
+    _leaves(their_value, name, other, error)
     for path, leaf in mine.items():
         their_leaf = other.get(path, _ABSENT)
         if their_leaf is _ABSENT:
-            out.only_ours.append(r.identity + (("path", path),))
+            out.only_ours.append(identity + (("path", path),))
         elif leaf == their_leaf and not tolerance:
             out.equal += 1
         else:
@@ -295,14 +304,36 @@ def _compare_field(out: CellComparison, r, error: bool, tolerance: float) -> lis
             if equal(*cells, tolerance):
                 out.equal += 1
             else:
-                out.different.append((r.identity + (("path", path),), *cells))
-    return [r.identity_theirs + (("path", path),) for path in other if path not in mine]
+                out.different.append((identity + (("path", path),), *cells))
+    return [their_identity + (("path", path),) for path in other if path not in mine]
 
 
-def _leaf_names(identity: tuple, field: str, value) -> list[CellName]:
-    paths: dict = {}
-    _leaves(value, field, paths, False)
-    return [identity + (("path", path),) for path in paths]
+def _leaf_names(identity: tuple, field: str, value, known: dict) -> list[CellName]:
+    """The names of a field's leaves. `known`: (field, shape) -> the leaves' last name parts,
+    for one comparison: a run's records of a kind share their fields' shapes, and a record
+    on one side alone names its every leaf."""
+    shape = _shape(value)
+    ends = known.get((field, shape)) if shape is not None else None
+    if ends is None:
+        paths: dict = {}
+        _leaves(value, field, paths, False)
+        ends = [(("path", path),) for path in paths]
+        if shape is not None:
+            known[(field, shape)] = ends
+    return list(map(identity.__add__, ends))
+
+
+def _shape(value):
+    """What the paths of a value's leaves depend on besides its field, where that is quick to
+    tell: its length, or its rows' lengths; None for anything else (a dict)."""
+    if isinstance(value, list):
+        kinds = set(map(type, value))
+        if not _containers_among(kinds):
+            return "list", len(value)
+        if _is_matrix(value, kinds):
+            return "matrix", tuple(map(len, value))
+        return None
+    return None if isinstance(value, dict) else "leaf"
 
 
 def is_reference_run(run: Run, references: list[Run]) -> bool:

@@ -2,6 +2,7 @@
 (study.compare.reproduction) and each cuda run against its cpu partner
 (study.compare.device_comparison)."""
 import re
+from collections import Counter
 
 from study.report.format import cell_text, csv_value, shorten, wrap
 from study.report.prose import macros, say
@@ -59,9 +60,7 @@ def _verdict(c) -> str:
     """The comparison's verdict, its differing cells split by what they show
     (study.compare.reproduction.difference_kind)."""
     from study.compare.reproduction import difference_kind
-    kinds: dict[str, int] = {}
-    for _, a, b in c.different:
-        kinds[difference_kind(a, b)] = kinds.get(difference_kind(a, b), 0) + 1
+    kinds = Counter(difference_kind(a, b) for _, a, b in c.different)
     split = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
     return f"{c.verdict} ({split})" if split else c.verdict
 
