@@ -111,54 +111,10 @@ def tidy(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, index=frame.index) if out else frame
 
 
-def _quoting_characters() -> str:
-    """The ASCII characters for which Python's csv writer, as pandas' to_csv calls it (minimal
-    quoting, "\n" line ends), quotes a field; it quotes no other character."""
-    quoted = []
-    for code in range(128):
-        out = io.StringIO()
-        csv_writer(out, lineterminator="\n").writerow([f"a{chr(code)}b", ""])
-        if out.getvalue().startswith('"'):
-            quoted.append(chr(code))
-    return "".join(quoted)
-
-
-_QUOTING = _quoting_characters()
-
-
-def _needs_quotes(text: str) -> bool:
-    return any(char in text for char in _QUOTING)
-
-
-def _csv_field(text: str) -> str:
-    return '"' + text.replace('"', '""') + '"' if _needs_quotes(text) else text
-
-
-def _quoted(column: list[str]) -> list[str]:
-    if not _needs_quotes("".join(column)):
-        return column
-    fields = {text: _csv_field(text) for text in set(column)}  # a column repeats its texts
-    return list(map(fields.__getitem__, column))
-
-
-# cells whose csv_column texts (numbers, yes or no, empty) hold no character the writer quotes
-_NUMBER_KINDS = {float, int, bool, type(None), np.float64, np.float32, np.int64, np.bool_}
-
-
-def _csv_lines(columns: list[list[str]], rows: int) -> str:
-    """Rows of these columns of fields joined as Python's csv writer joins them: an empty
-    field alone on its row is '""'."""
-    if not columns:
-        return "\n" * rows
-    if len(columns) == 1:
-        columns = [[text or '""' for text in columns[0]]]
-    return "\n".join(map(",".join, zip(*columns))) + "\n" if rows else ""
-
-
 def csv(table: Table) -> str:
     """The listing (or the view), tidy (as `tidy` splits it), at full precision: each column's
-    cells as text by one formatter (study.report.format.csv_column), quoted and joined as
-    Python's csv writer does it for pandas' to_csv, a column at a time."""
+    cells as text by one formatter (study.report.format.csv_column), written by Python's csv
+    writer as pandas' to_csv calls it (minimal quoting, "\n" line ends)."""
     frame = table.listing if table.listing is not None else table.frame
     header, columns = [], []
     for i, name in enumerate(frame.columns):
@@ -167,10 +123,15 @@ def csv(table: Table) -> str:
         if any(issubclass(kind, Estimate) for kind in kinds):
             for part, suffix in _ESTIMATE_PARTS:
                 header.append(f"{name}{suffix}")
-                columns.append(_quoted(csv_column(_estimate_part(values, part))))
+                columns.append(csv_column(_estimate_part(values, part)))
         else:
             header.append(name)
-            texts = csv_column(values, kinds)
-            columns.append(texts if kinds <= _NUMBER_KINDS else _quoted(texts))
-    return (_csv_lines([[_csv_field(str(h))] for h in header], 1)
-            + _csv_lines(columns, len(frame)))
+            columns.append(csv_column(values, kinds))
+    out = io.StringIO()
+    rows = csv_writer(out, lineterminator="\n")
+    rows.writerow(header)
+    if columns:
+        rows.writerows(zip(*columns))
+    else:  # rows of no column: one empty line each, as to_csv writes them
+        out.write("\n" * len(frame))
+    return out.getvalue()
