@@ -49,3 +49,25 @@ def test_an_unpaired_ratio_draws_its_second_sample_after_its_first():
     draws_a, draws_b = stats._draws(0, 300, (a.size, ()), (b.size, ()))
     np.testing.assert_array_equal(stats._resampled(a, draws_a), first)
     np.testing.assert_array_equal(stats._resampled(b, draws_b), second)
+
+
+def test_distribution_functions_are_scipy_stats_own_to_the_bit():
+    # the oracle is scipy.stats itself, on the arguments the study passes: Clopper-Pearson
+    # bounds of every count up to 400 trials and of larger ones, chi-square tails of 1 to 9
+    # degrees of freedom (0 and inf included), normal tails of both signs
+    from scipy.stats import beta, chi2, norm
+    for trials in [*range(1, 400, 7), 1000, 60000]:
+        for events in range(0, trials + 1, max(1, trials // 50)):
+            if events:
+                assert stats.beta_quantile(0.025, events, trials - events + 1) == \
+                    beta.ppf(0.025, events, trials - events + 1)
+            if events < trials:
+                assert stats.beta_quantile(0.975, events + 1, trials - events) == \
+                    beta.ppf(0.975, events + 1, trials - events)
+    assert stats.chi2_quantile(0.95, 1) == chi2.ppf(0.95, 1)
+    rng = np.random.default_rng(0)
+    for x in [0.0, 5e-324, 1e3, float("inf"), *rng.exponential(3, 200)]:
+        for df in (1, 2, 3, 9):
+            assert stats.chi2_tail(x, df) == chi2.sf(x, df)
+    for z in [0.0, -0.0, 40.0, -40.0, *rng.normal(0, 3, 200)]:
+        assert stats.normal_tail(z) == norm.sf(z)

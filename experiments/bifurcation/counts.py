@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from experiments.bifurcation.fits import (P_FIGURES, Mixture, Rate, mixture_estimate,
                                           predicted_count, rate_estimate)
 from study.runs.results import Run
-from study.compare.stats import to_figures
+from study.compare.stats import chi2_tail, normal_tail, to_figures
 
 # A predicted count of the paper's K is kept to 4 figures: the fit's interval spans far more.
 PREDICTED_FIGURES = 4
@@ -258,14 +258,13 @@ def _segments(o: Outcomes, labels: list[int] | None, split: str) -> list[tuple[s
 def rate_check(o: Outcomes, labels: list[int] | None, split: str) -> dict:
     """Does one constant per-image rate fit the pass? Rates over segments of the pass ("halves"
     or "classes"), and the likelihood-ratio test of one rate against one per segment."""
-    from scipy.stats import chi2
     segments = [(label, rate_estimate(*o.segment(a, b)))
                 for label, a, b in _segments(o, labels, split)]
     whole = rate_estimate(*o.segment(0, len(o.edges)))
     separate = sum(est.log_likelihood for _, est in segments)
     finite = math.isfinite(separate) and math.isfinite(whole.log_likelihood)
     statistic = 2 * (separate - whole.log_likelihood) if finite else None
-    p = (to_figures(float(chi2.sf(max(statistic, 0.0), len(segments) - 1)), P_FIGURES)
+    p = (to_figures(chi2_tail(max(statistic, 0.0), len(segments) - 1), P_FIGURES)
          if statistic is not None and whole.events else None)
     return {"order": o.order, "dtype": o.dtype, "framework": o.framework, "split": split,
             "segments": segments, "p (one rate)": p}
@@ -328,7 +327,6 @@ def distinct_weights(agreements: list[Agreement]) -> list[Agreement]:
 
 
 def independence(rc: Pass, dtype: str = "float32", order: str = "mlxtend") -> Independence | None:
-    from scipy.stats import norm
     agree = distinct_weights([a for a in rc.agreements if a.dtype == dtype and a.order == order])
     if not agree:
         return None
@@ -338,6 +336,6 @@ def independence(rc: Pass, dtype: str = "float32", order: str = "mlxtend") -> In
         mean += t * j / k
         var += t * j * (k - t) * (k - j) / (k * k * (k - 1)) if k > 1 else 0.0
     both = sum(a.both for a in agree)
-    p = float(norm.sf((both - mean) / var ** 0.5)) if var > 0 else (0.0 if both > mean else 1.0)
+    p = normal_tail((both - mean) / var ** 0.5) if var > 0 else (0.0 if both > mean else 1.0)
     return Independence(dtype, order, len(agree), both, sum(a.torch_only for a in agree),
                         sum(a.jax_only for a in agree), mean, to_figures(p, P_FIGURES))

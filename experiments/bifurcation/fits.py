@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from study.compare.stats import to_figures
+from study.compare.stats import chi2_quantile, chi2_tail, to_figures
 
 def _sufficient(events: list[tuple[int, int]], censored_at: list[int]) -> tuple:
     """What the interval-censored exponential's likelihood reads of a pass (an event seen in
@@ -91,10 +91,8 @@ RATE_FIGURES, GRID_FIGURES, P_FIGURES = 6, 4, 3
 
 @cache
 def _chi2_95() -> float:
-    """The chi-square(1) 95% point, for likelihood-ratio intervals (scipy.stats is imported
-    only when an interval is computed: it takes half a second)."""
-    from scipy.stats import chi2
-    return float(chi2.ppf(0.95, 1))
+    """The chi-square(1) 95% point, for likelihood-ratio intervals."""
+    return chi2_quantile(0.95, 1)
 
 
 @dataclass(frozen=True)
@@ -199,7 +197,6 @@ def _mixture_estimate(events: tuple, censored_at: tuple, at: int) -> Mixture | N
     the likelihood-ratio p-value of the constant rate against it (half a χ²(1) tail: k → ∞ is
     the boundary). None without an event or without an image to extrapolate to."""
     import numpy as np
-    from scipy.stats import chi2
     if not events or not at:
         return None
     pairs: dict[tuple[int, int], int] = {}
@@ -226,7 +223,7 @@ def _mixture_estimate(events: tuple, censored_at: tuple, at: int) -> Mixture | N
     grid = (float(grid_f[best, 0, 0]), float(inside.min()), float(inside.max()),
             float(k[0, int(np.argmax(ll[best])), 0]))
     return Mixture(*(to_figures(v, GRID_FIGURES) for v in grid),
-                   to_figures(float(0.5 * chi2.sf(stat, 1)), P_FIGURES) if stat > 0 else 1.0)
+                   to_figures(0.5 * chi2_tail(stat, 1), P_FIGURES) if stat > 0 else 1.0)
 
 
 def predicted_count(rate: float, images: int, inits: int) -> float:
