@@ -201,6 +201,14 @@ def _labels(out: str) -> dict[str, str]:
 
 
 def cmd_report(args) -> None:
+    # the collector off from the first import on: the renderer's imports (matplotlib, pandas,
+    # jinja2) and its reads allocate in no cycle worth collecting, and its collections walked
+    # every object made so far, about a second of a render
+    with results.collector_paused():
+        _report(args)
+
+
+def _report(args) -> None:
     from study import report
     from study.report.document import render_document
     runs, notes = _load(args.results or [results.RESULTS_DIR], args.errata)
