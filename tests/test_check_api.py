@@ -1,5 +1,7 @@
 """study check end to end: the API's typed result and the state it restores, the JSON, a
 registry rule against its committed atlas row, and the command line's exit codes."""
+import copy
+import dataclasses
 import json
 import logging
 
@@ -117,6 +119,23 @@ def test_myrelu_quick_is_ok_and_the_users_settings_come_back():
     assert minus_zero[0]["value"] == "-0.0" and minus_zero[0]["reverse"] == "1.0"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _each_committed_atlas_loaded_once():
+    """The committed atlas (every committed zero_point run read, upgraded and the errata
+    applied: about a second) loaded once a module for each set of arguments, by the tests and
+    by each check they run: a pure function of committed files, the same value every time."""
+    loaded, load = {}, _atlas.committed_atlas
+
+    def committed_atlas_once(installed, *args, **kwargs):
+        key = (tuple(sorted(installed.items())), args, tuple(sorted(kwargs.items())))
+        if key not in loaded:
+            loaded[key] = load(installed, *args, **kwargs)
+        return loaded[key]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_atlas, "committed_atlas", committed_atlas_once)
+        yield
+
+
 def committed_atlas():
     """The committed atlas the check reads for the releases installed here (errata applied),
     or a skip where this checkout has none."""
@@ -186,10 +205,30 @@ def test_each_usage_error_is_one_line_and_exit_2(rules_file, capsys, target, mes
     assert len(err.strip().splitlines()) == 1 and message in err, err
 
 
-@pytest.mark.slow  # every eager section twice, and jax.jit: about 10 s
-def test_exit_1_on_a_finding_and_0_with_fail_on_elsewhere(rules_file, capsys):
-    code, out, _ = _run_cli([f"{rules_file}:jax_alpha_at_zero", "--quick", "--json", "-",
-                             "--kinks", "0.25", "--twin", f"{rules_file}:AlphaAtZero"], capsys)
+@pytest.fixture
+def measured_once(monkeypatch):
+    """study.check's measurements (study.check._run._checked) taken once for a rule, its twin,
+    kinks and scope: a second check of the same ones gets a copy with its own fail_on, the only
+    argument of the measurements' result that --fail-on changes; everything around them (the
+    command line, known findings, reproducers, markdown, exit code) runs as it is."""
+    from study.check import _run
+    measured, measure = {}, _run._checked
+
+    def checked(rule, style, twin_rule, dev, kinks, quick, fail_on):
+        key = (rule.name, style, twin_rule and twin_rule.name, dev.name, kinks, quick)
+        if key not in measured:
+            measured[key] = copy.deepcopy(measure(rule, style, twin_rule, dev, kinks, quick,
+                                                  fail_on))
+        return dataclasses.replace(copy.deepcopy(measured[key]), fail_on=fail_on)
+    monkeypatch.setattr(_run, "_checked", checked)
+    return measured
+
+
+@pytest.mark.slow  # every eager section and jax.jit, a twin: about 10 s
+def test_exit_1_on_a_finding_and_0_with_fail_on_elsewhere(rules_file, capsys, measured_once):
+    check = [f"{rules_file}:jax_alpha_at_zero", "--quick", "--kinks", "0.25",
+             "--twin", f"{rules_file}:AlphaAtZero"]
+    code, out, _ = _run_cli([*check, "--json", "-"], capsys)
     data = json.loads(out)
     assert code == 1 and data["exit_code"] == 1 and data["schema_version"] == 3
     assert {"vjp_not_linear", "transform_wrong"} <= {f["kind"] for f in data["findings"]}
@@ -204,8 +243,9 @@ def test_exit_1_on_a_finding_and_0_with_fail_on_elsewhere(rules_file, capsys):
                if f["severity"] == "wrong")
     assert f"({rules_file}:AlphaAtZero)" in twin[0]["reproducer"]
     assert f"({rules_file}:jax_alpha_at_zero)" in twin[0]["reproducer"]
-    code, out, _ = _run_cli([f"{rules_file}:jax_alpha_at_zero", "--quick",
-                             "--fail-on", "not_deterministic"], capsys)
+    # the same check failing on a kind not found: the same findings (measured once), exit 0
+    code, out, _ = _run_cli([*check, "--fail-on", "not_deterministic"], capsys)
+    assert len(measured_once) == 1
     assert code == 0 and out.startswith("# study check:")
     first_screen = out.split("## Findings in detail")[0]  # findings come first, one row a kind
     assert first_screen.count("| wrong | `vjp_not_linear` |") == 1

@@ -1,7 +1,8 @@
-"""One framework at a time, in this venv where both are installed: the check of a torch rule
-leaves JAX unimported, and the check of a JAX rule leaves torch unimported (a fresh process each:
-the suite's conftest imports JAX). tests/test_install.py runs the same without the other
-framework installed at all (make test-install)."""
+"""One framework at a time, in this venv where both are installed: the check and the
+conformance of one framework leave the other unimported, and the report imports neither (a fresh
+process: the suite's conftest imports JAX). tests/test_install.py runs the same without the
+other framework installed at all (make test-install)."""
+import json
 import os
 import subprocess
 import sys
@@ -10,24 +11,71 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-CHECK = """
+# The frameworks imported after each command, in one process: a command that imports a
+# framework shows it under its own name, whatever ran before it (which imported neither, or
+# only the framework it judges).
+COMMANDS = """
+import json
 import sys
+
+def frameworks():
+    return sorted(m for m in ("torch", "jax") if m in sys.modules)
+
+framework, target, report_argv = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+imported = {}
+if report_argv:
+    from study.cli import main
+    assert main(report_argv) == 0
+    imported["report"] = frameworks()
+
 import study
 from study.measure.rule import load
-result = study.check(load({target!r}), quick=True)
+result = study.check(load(target), quick=True)
 assert result.exit_code == 1 and any(f.kind == "vjp_not_linear" for f in result.findings)
-print(sorted(m for m in ("torch", "jax") if m in sys.modules))
+imported["check"] = frameworks()
+
+from study.conformance import Known, judge_installed
+outcome = judge_installed(framework, f"{framework}_relu6", Known({}, "none"))
+assert outcome.exit_code == 0, outcome.to_markdown()
+imported["conformance"] = frameworks()
+print(json.dumps(imported))
 """
 
 
+def smallest_results(results_dir) -> None:
+    """The smallest committed result file of each experiment, copied to results_dir: a report
+    of them walks every summary and renderer, and zero_point's the upgrade of old records."""
+    reports = os.path.join(ROOT, "reports", "results")
+    for experiment in sorted(os.listdir(reports)):
+        folder = os.path.join(reports, experiment)
+        smallest = min((f for f in os.listdir(folder) if f.endswith(".json")),
+                       key=lambda f: os.path.getsize(os.path.join(folder, f)))
+        os.makedirs(results_dir / experiment)
+        with open(os.path.join(folder, smallest), "rb") as src:
+            (results_dir / experiment / smallest).write_bytes(src.read())
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("framework, target", [
-    ("torch", "tests/rules_torch_only.py:AlphaAtZero"),
-    ("jax", "tests/rules_jax_only.py:alpha_at_zero")])
-def test_the_check_of_a_rule_imports_its_framework_alone(framework, target):
-    done = subprocess.run([sys.executable, "-c", CHECK.format(target=target)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
-    assert done.stdout.strip() == f"['{framework}']", done.stderr[-3000:]
+@pytest.mark.parametrize("framework, target, with_report", [
+    ("torch", "tests/rules_torch_only.py:AlphaAtZero", True),
+    ("jax", "tests/rules_jax_only.py:alpha_at_zero", False)])
+def test_each_command_imports_the_framework_it_judges_alone(framework, target, with_report,
+                                                           tmp_path):
+    # a report is a pure function of result files: it imports neither framework; it runs
+    # first in one of the two processes (a third would import numpy, scipy and matplotlib
+    # again)
+    report_argv = ["report", "--results", str(tmp_path / "results"), "--reference",
+                   str(tmp_path / "none"), "--out", str(tmp_path / "out")] if with_report else []
+    if with_report:
+        smallest_results(tmp_path / "results")
+    done = subprocess.run([sys.executable, "-c", COMMANDS, framework, target,
+                           json.dumps(report_argv)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    imported = json.loads(done.stdout.strip().splitlines()[-1])
+    expected = {"check": [framework], "conformance": [framework]}
+    assert imported == ({"report": []} | expected if with_report else expected)
+    assert os.path.exists(tmp_path / "out" / "REPORT.md") == with_report
 
 
 def test_look_alikes_name_each_other_so_either_frameworks_rules_give_them(monkeypatch):
@@ -43,36 +91,6 @@ def test_look_alikes_name_each_other_so_either_frameworks_rules_give_them(monkey
             assert look_alike_of(r.key) == r.look_alike, r.key
         assert hidden not in sys.modules
         monkeypatch.undo()
-
-
-REPORT_IMPORTS = """
-import sys
-from study.cli import main
-code = main(sys.argv[1:])
-print(sorted(m for m in ("torch", "jax") if m in sys.modules))
-sys.exit(code)
-"""
-
-
-def test_the_report_renders_importing_neither_framework(tmp_path):
-    # a report is a pure function of result files: the smallest committed file of each
-    # experiment walks every summary and renderer, and zero_point's the upgrade of old records
-    results_dir = tmp_path / "results"
-    reports = os.path.join(ROOT, "reports", "results")
-    for experiment in sorted(os.listdir(reports)):
-        folder = os.path.join(reports, experiment)
-        smallest = min((f for f in os.listdir(folder) if f.endswith(".json")),
-                       key=lambda f: os.path.getsize(os.path.join(folder, f)))
-        os.makedirs(results_dir / experiment)
-        with open(os.path.join(folder, smallest), "rb") as src:
-            (results_dir / experiment / smallest).write_bytes(src.read())
-    done = subprocess.run([sys.executable, "-c", REPORT_IMPORTS, "report", "--results",
-                           str(results_dir), "--reference", str(tmp_path / "none"),
-                           "--out", str(tmp_path / "out")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout[-3000:]
-    assert os.path.exists(tmp_path / "out" / "REPORT.md")
 
 
 def test_old_zero_point_records_get_the_look_alikes_the_registry_declares():
