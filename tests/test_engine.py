@@ -21,6 +21,9 @@ pytestmark = pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")
 
 QUICK = ("nonscalar_backward", "clone_hazard")
 CLONE_HAZARD_QUICK_CASES = 8  # len(cases_of(clone_hazard, "quick")): its two chunks must tile it
+# torch's threads as a fresh process has them, read before any test sets them (as the timing
+# experiment does): the plain run in this process runs with them, as a plain `study run` would
+THREADS_OF_A_FRESH_PROCESS = torch.get_num_threads()
 
 
 def _chunk(root, start, stop, total, records, wall_s=1.0):
@@ -218,12 +221,7 @@ def _run_side_by_side_on_a_cluster_of_its_own(results, cli, capsys):
                                                                             "with": [other]}
 
 
-# torch's threads as a fresh process has them, before a test sets them (as the timing
-# experiment does): the plain run in this process has them, as a plain `study run` would
-THREADS_OF_A_FRESH_PROCESS = torch.get_num_threads()
-
-
-def _shards_give_a_plain_runs_report_retry_and_resume(cluster, tmp_path, cli):
+def _shards_give_a_plain_runs_report_retry_and_resume(ray, tmp_path, cli):
     assert_listens_on_loopback_only()
     # one folder name, so that the tables' source lines (relative to its parent) agree
     plain, sharded = str(tmp_path / "plain" / "results"), str(tmp_path / "sharded" / "results")
@@ -268,7 +266,7 @@ def _shards_give_a_plain_runs_report_retry_and_resume(cluster, tmp_path, cli):
                for run in results.load_runs([plain], set(experiments.NAMES))[0]}
     for run in runs:
         assert run.provenance["threads"] == threads[run.experiment]  # not Ray's cap of 1
-        assert run.provenance["engine"] == f"ray {cluster.__version__}"
+        assert run.provenance["engine"] == f"ray {ray.__version__}"
         assert run.provenance["node"].endswith(")") and "127.0.0.1" in run.provenance["node"]
     clone_hazard, = [r for r in runs if r.experiment == "clone_hazard"]
     assert [c["cases"] for c in clone_hazard.provenance["chunks"]] == [[0, 4], [4, 8]]

@@ -137,7 +137,7 @@ def test_two_layer_swaps_in_only_the_relu_like_rules_it_is_given():
     assert {c["rule"].key for c in two_layer.cases("quick", given)} == {"torch_relu", CLAMP.key}
 
 
-def test_timings_checks_take_a_rule_outside_the_registry_only_where_it_names_its_source():
+def test_timing_checks_take_a_rule_outside_the_registry_only_where_it_names_its_source():
     # the standard scope's checks time a case's rules again in fresh processes, which load a
     # rule outside the registry from its source (tests/test_timing.py times one there); one
     # that names none is refused in one line

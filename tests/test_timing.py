@@ -105,7 +105,7 @@ def test_the_harness_check_times_the_same_case_in_a_fresh_process_in_alternation
     monkeypatch.setattr(timing, "BUDGET_S", 0.001)  # the blocks the fresh process is asked for too
     monkeypatch.setattr(harness, "WARMUP_S", 0.0)
     rules = (by_key("jax_relu"), by_key("jax_custom_bit_mask"), OUTSIDE)
-    fresh = timing.FreshProcess("cpu", "jax", "jit", 1000, rules)  # told their keys
+    fresh = timing.FreshProcess("cpu", "jax", "jit", 1000, rules)  # told keys, or a source
     try:
         timings = timing.time_rules("jax", "jit", 1000, cpu, rules, fresh)
     finally:
@@ -120,8 +120,9 @@ def test_the_harness_check_times_the_same_case_in_a_fresh_process_in_alternation
 
 
 def test_a_fresh_process_that_fails_is_named_in_one_line(monkeypatch, tmp_path):
-    # what it says last: a process that dies of its own error (a worker given a case it cannot
-    # run) is in tests/test_timing_anatomy.py
+    # named by the last line it wrote; an interpreter that writes two and exits, where a real
+    # one would import torch and JAX first (a real child dying of its own error: the worker
+    # given a case it cannot run, in tests/test_timing_anatomy.py)
     from experiments.timing import measure as timing
     failing = tmp_path / "failing-python"
     failing.write_text("#!/bin/sh\necho 'a first line' >&2\necho 'error: planted' >&2\nexit 1\n")
