@@ -122,16 +122,8 @@ def test_compare_names_a_missing_reference_in_one_line(capsys, tmp_path):
     assert rc == 2 and err.count("\n") == 1 and "no reference results" in err
 
 
-def test_jobs_runs_untimed_experiments_side_by_side_and_records_it(capsys, tmp_path):
-    results = tmp_path / "results"
-    rc, _, err = run_cli(capsys, "run", "nonscalar_backward", "clone_hazard", "--jobs", "2",
-                         "--quick", "--quiet", "--device", "cpu", "--results-dir", str(results))
-    assert rc == 0, err
-    for name, other in (("nonscalar_backward", "clone_hazard"),
-                        ("clone_hazard", "nonscalar_backward")):
-        path, = (results / name).iterdir()
-        assert json.loads(path.read_text())["provenance"]["side_by_side"] == {"jobs": 2,
-                                                                            "with": [other]}
+def test_jobs_must_be_a_positive_number_of_processes(capsys):
+    # `study run --jobs 2` side by side on Ray: in tests/test_engine.py, on its one cluster
     rc, _, err = run_cli(capsys, "run", "nonscalar_backward", "--jobs", "0")
     assert rc == 2 and err.strip() == "error: --jobs must be a positive number of processes"
 

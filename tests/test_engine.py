@@ -1,13 +1,14 @@
-"""study.runs.engine: shards on one local Ray cluster (started once for this file, on 2 CPUs), two
-small experiments in this environment, checked against a plain `study run` of the same."""
+"""study.runs.engine: shards on one local Ray cluster (started once for this file, on 2 CPUs, by
+`study run --jobs 2`), two small experiments in this environment, checked against a plain
+`study run` of the same."""
 import io
 import json
 import os
-import subprocess
 import sys
 import time
 
 import pytest
+import torch
 
 import experiments
 from study.runs import engine, results
@@ -20,6 +21,9 @@ pytestmark = pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")
 
 QUICK = ("nonscalar_backward", "clone_hazard")
 CLONE_HAZARD_QUICK_CASES = 8  # len(cases_of(clone_hazard, "quick")): its two chunks must tile it
+# torch's threads as a fresh process has them, read before any test sets them (as the timing
+# experiment does): the plain run in this process runs with them, as a plain `study run` would
+THREADS_OF_A_FRESH_PROCESS = torch.get_num_threads()
 
 
 def _chunk(root, start, stop, total, records, wall_s=1.0):
@@ -91,14 +95,6 @@ def test_engine_flags_need_the_engine(tmp_path, capsys):
 
 # --- on a local Ray cluster ----------------------------------------------------------------------
 
-@pytest.fixture
-def cluster():
-    import ray  # a dependency (constraints.txt): no skip when it is missing
-    engine.start_local_cluster(num_cpus=2)
-    yield ray
-    ray.shutdown()
-
-
 def _listening_addresses(pids: set[int]) -> list[str]:
     """The local addresses (hex, as /proc/net/tcp* writes them) of TCP sockets in LISTEN state
     that processes `pids` hold."""
@@ -143,7 +139,7 @@ LOOPBACK = {"0100007F",  # 127.0.0.1 (little-endian word)
             "00000000000000000000000001000000"}  # ::1
 
 
-def assert_listens_on_loopback_only(cluster):
+def assert_listens_on_loopback_only():
     addresses = _listening_addresses(_descendants(os.getpid()))
     assert addresses  # the GCS, the raylet and the workers listen: an empty list tests nothing
     assert set(addresses) <= LOOPBACK, addresses
@@ -166,6 +162,17 @@ def _gone_within(seconds: float, text: str) -> bool:
     return False
 
 
+def _sleeps_at_first_interpreter(tmp_path):
+    """An "interpreter" that, called the first time, sleeps for two minutes with the shard's
+    command line (till killed), and is this python every later time."""
+    script, called = tmp_path / "sleeps-at-first-python", tmp_path / "called"
+    script.write_text(f"#!/bin/sh\nif [ ! -e {called} ]; then\n  touch {called}\n"
+                      f"  exec {sys.executable} -c 'import time; time.sleep(120)' \"$@\"\nfi\n"
+                      f"exec {sys.executable} \"$@\"\n")
+    script.chmod(0o755)
+    return str(script)
+
+
 def _failing_interpreter(tmp_path):
     """An "interpreter" that counts its calls in a file and exits 1 with an error line."""
     script, calls = tmp_path / "failing-python", tmp_path / "calls"
@@ -184,22 +191,57 @@ def _rendered_tables(folder: str) -> dict[str, str]:
             if name == "REPORT.md" or name.startswith("tables/")}
 
 
-# One test, so that pytest-xdist starts one cluster, not one per worker that gets a test
+# One test, so that pytest-xdist starts one cluster, not one per worker that gets a test: the
+# one `study run --jobs 2` starts (run_shards starts one where none runs, then stops it), kept
+# up for the shards that follow
 @pytest.mark.slow
-def test_shards_on_a_loopback_cluster_give_a_plain_runs_report_retry_and_resume(
-        cluster, tmp_path):
-    assert_listens_on_loopback_only(cluster)
+def test_shards_on_a_loopback_cluster_run_side_by_side_give_a_plain_runs_report_retry_and_resume(
+        tmp_path, monkeypatch, capsys):
+    import ray  # a dependency (constraints.txt): no skip when it is missing
+    from study import cli
+    shutdown, stops = ray.shutdown, []
+    monkeypatch.setattr(ray, "shutdown", lambda: stops.append("ray.shutdown"))
+    try:
+        _run_side_by_side_on_a_cluster_of_its_own(tmp_path / "side_by_side", cli, capsys)
+        assert stops == ["ray.shutdown"] and ray.cluster_resources()["CPU"] == 2  # --jobs 2
+        monkeypatch.setattr(ray, "shutdown", shutdown)
+        _shards_give_a_plain_runs_report_retry_and_resume(ray, tmp_path, cli)
+    finally:
+        shutdown()
+
+
+def _run_side_by_side_on_a_cluster_of_its_own(results, cli, capsys):
+    rc = cli.main(["run", *QUICK, "--jobs", "2", "--quick", "--quiet", "--device", "cpu",
+                   "--results-dir", str(results)])
+    assert rc == 0, capsys.readouterr().err
+    for name, other in (("nonscalar_backward", "clone_hazard"),
+                        ("clone_hazard", "nonscalar_backward")):
+        path, = (results / name).iterdir()
+        assert json.loads(path.read_text())["provenance"]["side_by_side"] == {"jobs": 2,
+                                                                            "with": [other]}
+
+
+def _shards_give_a_plain_runs_report_retry_and_resume(ray, tmp_path, cli):
+    assert_listens_on_loopback_only()
     # one folder name, so that the tables' source lines (relative to its parent) agree
     plain, sharded = str(tmp_path / "plain" / "results"), str(tmp_path / "sharded" / "results")
-    subprocess.run([sys.executable, "-m", "study", "run", *QUICK, "--quick", "--device", "cpu",
-                    "--quiet", "--results-dir", plain], check=True)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(THREADS_OF_A_FRESH_PROCESS)
+    try:
+        assert cli.main(["run", *QUICK, "--quick", "--device", "cpu", "--quiet",
+                         "--results-dir", plain]) == 0
+    finally:
+        torch.set_num_threads(threads)
     failing, calls = _failing_interpreter(tmp_path)
 
     def shard(experiment, **kw):
         return engine.Shard(experiment, scope="quick", device="cpu", results_dir=sharded, **kw)
+    clone_hazard_chunks = engine.chunks_of(CLONE_HAZARD_QUICK_CASES, 2)
     shards = [shard("nonscalar_backward")]
-    shards += [shard("clone_hazard", cases=part)
-               for part in engine.chunks_of(CLONE_HAZARD_QUICK_CASES, 2)]
+    # the first chunk is still in flight when the interrupt comes: its first try sleeps
+    shards += [shard("clone_hazard", cases=clone_hazard_chunks[0],
+                     python=_sleeps_at_first_interpreter(tmp_path)),
+               shard("clone_hazard", cases=clone_hazard_chunks[1])]
     shards += [shard("nonscalar_backward", python=failing)]  # last: no try before the interrupt
     def interrupt_at_the_first_shard_done(line):
         if " done in " in line:
@@ -208,7 +250,7 @@ def test_shards_on_a_loopback_cluster_give_a_plain_runs_report_retry_and_resume(
         engine.run_shards(shards, progress=interrupt_at_the_first_shard_done)
     with open(os.path.join(sharded, engine.LEDGER)) as f:
         assert len(json.load(f)["shards"]) == 1  # the other shard in flight was cancelled
-    assert _gone_within(3, sharded)  # with its process (a shard takes 5 s or more here)
+    assert _gone_within(3, sharded)  # with its process (which would sleep for two minutes)
     log = io.StringIO()
     outcomes = engine.run_shards(shards, progress=Progress(stream=log))
 
@@ -224,7 +266,7 @@ def test_shards_on_a_loopback_cluster_give_a_plain_runs_report_retry_and_resume(
                for run in results.load_runs([plain], set(experiments.NAMES))[0]}
     for run in runs:
         assert run.provenance["threads"] == threads[run.experiment]  # not Ray's cap of 1
-        assert run.provenance["engine"] == f"ray {cluster.__version__}"
+        assert run.provenance["engine"] == f"ray {ray.__version__}"
         assert run.provenance["node"].endswith(")") and "127.0.0.1" in run.provenance["node"]
     clone_hazard, = [r for r in runs if r.experiment == "clone_hazard"]
     assert [c["cases"] for c in clone_hazard.provenance["chunks"]] == [[0, 4], [4, 8]]

@@ -169,10 +169,14 @@ def test_a_chunked_experiment_is_a_shard_per_chunk():
 
 
 def test_case_count_is_what_the_runner_lists():
+    # bifurcation lists its cases without importing torch or JAX (a second of CPU, not five),
+    # and its full scope has more of them than the scope `study list` takes unless told
     import experiments
-    zero_point = experiments.load("zero_point")
-    assert history.case_count(sys.executable, "zero_point", "quick") \
-        == len(runner.cases_of(zero_point, "quick"))
+    bifurcation = experiments.load("bifurcation")
+    assert len(runner.cases_of(bifurcation, "full")) != len(runner.cases_of(bifurcation,
+                                                                            "standard"))
+    assert history.case_count(sys.executable, "bifurcation", "full") \
+        == len(runner.cases_of(bifurcation, "full"))
 
 
 def test_build_drops_the_pin_uv_rejects_and_records_it(tmp_path, monkeypatch):

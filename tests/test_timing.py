@@ -1,3 +1,4 @@
+import sys
 import threading
 import time
 from types import SimpleNamespace
@@ -96,17 +97,21 @@ def test_interleaved_timing_runs_the_thunks_round_by_round():
 
 
 def test_the_harness_check_times_the_same_case_in_a_fresh_process_in_alternation(cpu, monkeypatch):
+    # and a rule outside the registry too, which the fresh process loads from its source
+    # (tests/test_registry.py: the checks refuse one that names none)
     from experiments.timing import harness
     from experiments.timing import measure as timing
+    from tests.outside_rules import OUTSIDE
     monkeypatch.setattr(timing, "BUDGET_S", 0.001)  # the blocks the fresh process is asked for too
     monkeypatch.setattr(harness, "WARMUP_S", 0.0)
-    rules = (by_key("jax_relu"), by_key("jax_custom_bit_mask"))
-    fresh = timing.FreshProcess("cpu", "jax", "jit", 1000, rules)  # told their keys
+    rules = (by_key("jax_relu"), by_key("jax_custom_bit_mask"), OUTSIDE)
+    fresh = timing.FreshProcess("cpu", "jax", "jit", 1000, rules)  # told keys, or a source
     try:
         timings = timing.time_rules("jax", "jit", 1000, cpu, rules, fresh)
     finally:
         fresh.close()
-    assert set(timings) == {"jax_relu", "jax_custom_bit_mask"} and fresh.proc.returncode == 0
+    assert set(timings) == {"jax_relu", "jax_custom_bit_mask", OUTSIDE.key}
+    assert fresh.proc.returncode == 0
     for t in timings.values():  # both sides timed in every one of the alternating blocks
         assert t["fresh"]["blocks"] == timing.FRESH_BLOCKS
         assert (t["stats"]["n"] >= timing.FRESH_BLOCKS
@@ -114,12 +119,20 @@ def test_the_harness_check_times_the_same_case_in_a_fresh_process_in_alternation
         assert t["fresh"]["stats"]["median"] > 0 and t["fresh"]["first_call_s"] > 0
 
 
-def test_a_fresh_process_that_fails_is_named_in_one_line(cpu):
+def test_a_fresh_process_that_fails_is_named_in_one_line(monkeypatch, tmp_path):
+    # named by the last line it wrote; an interpreter that writes two and exits, where a real
+    # one would import torch and JAX first (a real child dying of its own error: the worker
+    # given a case it cannot run, in tests/test_timing_anatomy.py)
     from experiments.timing import measure as timing
-    fresh = timing.FreshProcess("cpu", "jax", "jit", 1000, ("no_such_rule",))
-    with pytest.raises(RuntimeError, match="the fresh process failed"):
+    failing = tmp_path / "failing-python"
+    failing.write_text("#!/bin/sh\necho 'a first line' >&2\necho 'error: planted' >&2\nexit 1\n")
+    failing.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(failing))
+    fresh = timing.FreshProcess("cpu", "jax", "jit", 1000, (by_key("jax_relu"),))
+    with pytest.raises(RuntimeError) as failed:
         fresh.ready()
     fresh.close()
+    assert str(failed.value) == "the fresh process failed: error: planted"
 
 
 def test_in_run_over_fresh_is_the_ratio_of_the_two_medians():
