@@ -34,6 +34,12 @@ result = study.check(load(target), quick=True)
 assert result.exit_code == 1 and any(f.kind == "vjp_not_linear" for f in result.findings)
 imported["check"] = frameworks()
 
+# a registry rule's reproducer names it by key, after looking it up in its framework's rules
+from study.check._reproducer import Source
+from study.measure.rules import by_key
+assert Source.of(by_key(f"{framework}_relu"), None, "builtin").spec.endswith(":by_key")
+imported["registry rule's source"] = frameworks()
+
 from study.conformance import Known, judge_installed
 outcome = judge_installed(framework, f"{framework}_relu6", Known({}, "none"))
 assert outcome.exit_code == 0, outcome.to_markdown()
@@ -73,7 +79,8 @@ def test_each_command_imports_the_framework_it_judges_alone(framework, target, w
                           timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     imported = json.loads(done.stdout.strip().splitlines()[-1])
-    expected = {"check": [framework], "conformance": [framework]}
+    expected = {"check": [framework], "registry rule's source": [framework],
+                "conformance": [framework]}
     assert imported == ({"report": []} | expected if with_report else expected)
     assert os.path.exists(tmp_path / "out" / "REPORT.md") == with_report
 

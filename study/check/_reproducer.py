@@ -36,7 +36,9 @@ class Source:
         from study.measure.rule import Rule, load
         if isinstance(obj, Rule):
             from study.measure import rules
-            if obj.key not in {r.key for r in rules.RULES}:
+            try:  # its own framework's rules: RULES would import the other framework too
+                rules.by_key(obj.key)
+            except KeyError:
                 return _why_none("outside_registry")
             return Source("study.measure.rules:by_key", f"({obj.key!r}).fn", args)
         if spec is None:
