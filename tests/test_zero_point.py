@@ -71,20 +71,19 @@ def sample_tables(sample_run) -> dict:
 
 
 @pytest.fixture(scope="module")
-def probed_0d() -> dict:
-    """{op key: {"x": {input label: x}, mode: {input label: cell}}}: value and reverse gradient
-    of every look-alike op at each float32 input the atlas probes it at, each input alone as a
-    0-d tensor."""
+def probe_0d():
+    """probe_0d(op key, mode) -> {input label: cell}: the mode's cell of a look-alike op at each
+    float32 input the atlas probes it at, each input alone as a 0-d tensor; measured once."""
     from study.measure.devices import Device
-    out = {}
-    for key in SAMPLE:
+
+    @functools.cache
+    def probe(key: str, mode: str) -> dict:
         rule = by_key(key)
         inputs = probe_inputs("float32", zp.probed_kinks(rule))
         cells = measure(rule, [x for _, x in inputs], "float32", Device("cpu"), ("0-d",),
-                        modes=SAMPLE_MODES)
-        labels = [label for label, _ in inputs]
-        out[key] = {"x": dict(inputs), **{m: dict(zip(labels, cells[m])) for m in cells}}
-    return out
+                        modes=(mode,))[mode]
+        return dict(zip([label for label, _ in inputs], cells))
+    return probe
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -144,24 +143,25 @@ def test_the_conventions_note_checks_every_declared_derivative_against_the_measu
     assert f"the other {len(SAMPLE) - len(declared)} ops" in note
 
 
-def test_atlas_cells_contain_the_0d_measurement_of_every_op_and_input(sample_run, probed_0d):
+def test_atlas_cells_contain_the_0d_measurement_of_every_op_and_input(sample_run, probe_0d):
     for rec in (r for r in sample_run.records if r["part"] == "atlas"):
-        op, probed = zp_atlas._op(rec), probed_0d[rec["rule"]]
-        probed_x = [probed["x"][label] for label in rec["inputs"]]  # the record's inputs, bitwise
-        assert rec["dtype"] == "float32" and len(probed["x"]) == len(rec["inputs"]) and (
-            np.array(rec["x"]).tobytes() == np.array(probed_x).tobytes()), rec["rule"]
+        op, probed = zp_atlas._op(rec), probe_0d(rec["rule"], "reverse")
+        inputs = probe_inputs("float32", zp.probed_kinks(by_key(rec["rule"])))
+        assert rec["dtype"] == "float32" and rec["inputs"] == [label for label, _ in inputs] and (
+            np.array(rec["x"]).tobytes() == np.array([x for _, x in inputs]).tobytes()), \
+            rec["rule"]  # the record's inputs are the probe's, bit for bit
         for label in rec["inputs"]:
-            got = probed["reverse"][label]
+            got = probed[label]
             assert isinstance(got, Value), (rec["rule"], label, got)
             cell = op.cell("reverse", label)
             values = cell.values if isinstance(cell, Placed) else (cell,)
             assert any(equal(got, v) for v in values), (rec["rule"], label, cell)
 
 
-def test_porting_guide_and_pairs_hold_on_0d_measurements(sample_tables, probed_0d):
+def test_porting_guide_and_pairs_hold_on_0d_measurements(sample_tables, probe_0d):
     def probe(key):  # value and reverse gradient of every input, each as a 0-d tensor
         inputs = probe_inputs("float32", zp.probed_kinks(by_key(key)))
-        return {m: [probed_0d[key][m][label] for label, _ in inputs] for m in ("value", "reverse")}
+        return {m: [probe_0d(key, m)[label] for label, _ in inputs] for m in ("value", "reverse")}
 
     names = {r.name: r.key for r in RULES}
     tables = sample_tables
