@@ -4,6 +4,7 @@ Nothing here pastes a convention: whatever release is installed, the atlas built
 must contain what a 0-d probe of the same op returns, and its porting guide and look-alike pairs
 must hold on those probes.
 """
+import functools
 import math
 from dataclasses import replace
 
@@ -46,21 +47,50 @@ def tables_of(runs) -> dict:
 SAMPLE = sorted(r.key for r in RULES if r.look_alike)
 
 
+SAMPLE_MODES = ("value", "reverse")  # all that the kinks, porting and pairs tables read
+
+
 @pytest.fixture(scope="module")
 def sample_run():
-    """A quick zero_point run of every look-alike op, made in this interpreter."""
+    """A quick zero_point run of every look-alike op, made in this interpreter: the atlas part,
+    in the modes its tests read (forward and second mode, over half of a JAX op's time, feed
+    only tables no test here reads; a record lists the modes it measured)."""
     from study.measure.devices import Device
     device = Device("cpu")
-    records = [rec for case in zp.cases("quick", [by_key(k) for k in SAMPLE])
-               if case["part"] == "atlas" for rec in zp.run_case(device, **case)]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(zp, "measure", functools.partial(measure, modes=SAMPLE_MODES))
+        records = [rec for case in zp.cases("quick", [by_key(k) for k in SAMPLE])
+                   if case["part"] == "atlas" for rec in zp.run_case(device, **case)]
+    assert all(rec["modes"] == list(SAMPLE_MODES) for rec in records)
     return Run("zero_point", PROV, records, "x.json")
+
+
+@pytest.fixture(scope="module")
+def sample_tables(sample_run) -> dict:
+    return tables_of([sample_run])
+
+
+@pytest.fixture(scope="module")
+def probe_0d():
+    """probe_0d(op key, mode) -> {input label: cell}: the mode's cell of a look-alike op at each
+    float32 input the atlas probes it at, each input alone as a 0-d tensor; measured once."""
+    from study.measure.devices import Device
+
+    @functools.cache
+    def probe(key: str, mode: str) -> dict:
+        rule = by_key(key)
+        inputs = probe_inputs("float32", zp.probed_kinks(rule))
+        cells = measure(rule, [x for _, x in inputs], "float32", Device("cpu"), ("0-d",),
+                        modes=(mode,))[mode]
+        return dict(zip([label for label, _ in inputs], cells))
+    return probe
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("rule", CUSTOM, ids=lambda r: r.key)
 def test_custom_rules_return_their_convention_at_zero_everywhere(cpu, rule, dtype):
     placements = ALL_PLACEMENTS if rule.framework == "torch" else ("0-d",)
-    out = measure(rule, [0.0, -0.0], dtype, cpu, placements)
+    out = measure(rule, [0.0, -0.0], dtype, cpu, placements, modes=("reverse", "forward"))
     for cell in out["reverse"]:
         assert cell == Value(rule.convention), cell
     # forward mode: what the rule's definition promises (its jvp's convention, or the error the
@@ -103,8 +133,9 @@ def test_a_docstrings_declared_derivative_is_read_from_its_math():
     assert rules_module.documented_derivatives(Rule("f", "jax", "f", "builtin", lambda x: x)) == {}
 
 
-def test_the_conventions_note_checks_every_declared_derivative_against_the_measurement(sample_run):
-    note = next(n for n in tables_of([sample_run])["kinks"].notes if "docstrings" in n)
+def test_the_conventions_note_checks_every_declared_derivative_against_the_measurement(
+        sample_tables):
+    note = next(n for n in sample_tables["kinks"].notes if "docstrings" in n)
     assert "differs" not in note
     declared = [by_key(k) for k in SAMPLE if rules_module.documented_derivatives(by_key(k))]
     for rule in declared:
@@ -112,25 +143,28 @@ def test_the_conventions_note_checks_every_declared_derivative_against_the_measu
     assert f"the other {len(SAMPLE) - len(declared)} ops" in note
 
 
-def test_atlas_cells_contain_the_0d_measurement_of_every_op_and_input(cpu, sample_run):
+def test_atlas_cells_contain_the_0d_measurement_of_every_op_and_input(sample_run, probe_0d):
     for rec in (r for r in sample_run.records if r["part"] == "atlas"):
-        rule, op = by_key(rec["rule"]), zp_atlas._op(rec)
-        for label, x in zip(rec["inputs"], rec["x"]):
-            got = reverse_derivative(rule, x, rec["dtype"], cpu)
+        op, probed = zp_atlas._op(rec), probe_0d(rec["rule"], "reverse")
+        inputs = probe_inputs("float32", zp.probed_kinks(by_key(rec["rule"])))
+        assert rec["dtype"] == "float32" and rec["inputs"] == [label for label, _ in inputs] and (
+            np.array(rec["x"]).tobytes() == np.array([x for _, x in inputs]).tobytes()), \
+            rec["rule"]  # the record's inputs are the probe's, bit for bit
+        for label in rec["inputs"]:
+            got = probed[label]
+            assert isinstance(got, Value), (rec["rule"], label, got)
             cell = op.cell("reverse", label)
             values = cell.values if isinstance(cell, Placed) else (cell,)
-            assert any(equal(Value(got), v) for v in values), (rule.key, label, cell)
+            assert any(equal(got, v) for v in values), (rec["rule"], label, cell)
 
 
-def test_porting_guide_and_pairs_hold_on_0d_measurements(cpu, sample_run):
+def test_porting_guide_and_pairs_hold_on_0d_measurements(sample_tables, probe_0d):
     def probe(key):  # value and reverse gradient of every input, each as a 0-d tensor
-        rule = by_key(key)
-        inputs = probe_inputs("float32", zp.probed_kinks(rule))
-        out = measure(rule, [v for _, v in inputs], "float32", cpu, ("0-d",))
-        return {m: out[m] for m in ("value", "reverse")}
+        inputs = probe_inputs("float32", zp.probed_kinks(by_key(key)))
+        return {m: [probe_0d(key, m)[label] for label, _ in inputs] for m in ("value", "reverse")}
 
     names = {r.name: r.key for r in RULES}
-    tables = tables_of([sample_run])
+    tables = sample_tables
     checked = 0
     porting = tables["porting"].frame
     every = porting[(porting["from"] == "torch") & (porting["inputs"] == "every input")]
