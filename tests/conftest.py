@@ -5,7 +5,6 @@ import os
 os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
                            + " --xla_force_host_platform_device_count=2").strip()
 
-import jax  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
@@ -13,9 +12,15 @@ import study  # noqa: E402,F401  sets XLA_PYTHON_CLIENT_PREALLOCATE before JAX s
 from study.measure.devices import Device  # noqa: E402
 from study.measure.frameworks import use_shared_settings  # noqa: E402
 
-use_shared_settings()  # x64 and full-precision matmuls, as the CLI sets them
-jax.config.update("jax_numpy_dtype_promotion", "strict")
-jax.config.update("jax_numpy_rank_promotion", "raise")
+
+def pytest_configure(config):
+    # in a hook, not at import, which pytest does just before it: importing this module's
+    # helpers imports no framework (tests/test_report.py's render in a fresh process needs
+    # neither, and importing them cost it 4 s of its 14)
+    import jax
+    use_shared_settings()  # x64 and full-precision matmuls, as the CLI sets them
+    jax.config.update("jax_numpy_dtype_promotion", "strict")
+    jax.config.update("jax_numpy_rank_promotion", "raise")
 
 
 @pytest.fixture
@@ -104,6 +109,24 @@ def committed_document(committed_runs):
 @pytest.fixture(scope="session")
 def committed(committed_document):
     return committed_document.files
+
+
+def csv_cells(content: str) -> tuple[list[str], list[str]]:
+    """A CSV's header, and the distinct cells of its other rows in the order they first appear:
+    the CSV checks judge a cell by its text alone, and the committed CSVs' 2 million cells are
+    16 thousand texts."""
+    import csv
+    import io
+    from itertools import chain
+    header, *rows = csv.reader(io.StringIO(content))
+    return header, list(dict.fromkeys(chain.from_iterable(rows)))
+
+
+@pytest.fixture(scope="session")
+def committed_csv_cells(committed):
+    """csv_cells of each CSV of the committed render, parsed once per session."""
+    return {rel: csv_cells(content) for rel, content in committed.items()
+            if rel.endswith(".csv")}
 
 
 
