@@ -129,13 +129,14 @@ def committed_csv_cells(committed):
             if rel.endswith(".csv")}
 
 
-
-# The committed report is rendered once a run, not once a worker: under pytest-xdist, the test
-# files that read the render go to one worker together, every other test to whichever worker
-# is free (as xdist's default, load). xdist_group marks with --dist loadgroup would say this, but
-# they group nothing under pytest 9.2 (pytest-xdist issue 1386).
+# The committed runs are loaded, and the committed report rendered, once a run, not once a
+# worker: under pytest-xdist, the tests that read them go to one worker together, every other
+# test to whichever worker is free (as xdist's default, load). xdist_group marks with --dist
+# loadgroup would say this, but they group nothing under pytest 9.2 (pytest-xdist issue 1386).
 READS_THE_RENDER = ("tests/test_report.py::", "tests/test_report_cells.py::",
-                    "tests/test_report_citation.py::")
+                    "tests/test_report_citation.py::",
+                    "tests/test_reproduction.py::test_every_cell_of_every_committed_run",
+                    "tests/test_rules.py::test_every_rule_key_a_committed_result_records")
 # So is tests/test_zero_point.py's quick run of every look-alike op (its module fixture
 # sample_run, about 20 s): the tests that read it go to one worker together.
 READS_THE_SAMPLE_RUN = tuple(
@@ -144,15 +145,14 @@ READS_THE_SAMPLE_RUN = tuple(
         "test_atlas_cells_contain_the_0d_measurement_of_every_op_and_input",
         "test_porting_guide_and_pairs_hold_on_0d_measurements",
         "test_every_look_alike_pair_is_measured_at_the_same_inputs_and_at_both_kinks"))
-GROUPS = {"the committed render": ({"committed", "committed_document"}, READS_THE_RENDER),
+GROUPS = {"the committed runs and render": ({"committed_runs", "committed", "committed_document"},
+                                            READS_THE_RENDER),
           "zero_point's sample run": ({"sample_run"}, READS_THE_SAMPLE_RUN)}
-# The longest single tests (tens of seconds each: a Ray cluster, a render or `study check` in
-# another process, every committed cell), started first, so that none is left to run alone at
-# the end while the other worker idles. Order only: a test not named here runs all the same.
+# The longest single tests (tens of seconds each: a Ray cluster, `study check` in another
+# process), started first, so that none is left to run alone at the end while the other worker
+# idles. Order only: a test not named here runs all the same.
 LONGEST_FIRST = (
     "tests/test_engine.py::test_shards_on_a_loopback_cluster",
-    "tests/test_report.py::test_committed_report_renders_the_same_with_numpys_baseline_kernels",
-    "tests/test_reproduction.py::test_every_cell_of_every_committed_run",
     "tests/test_check_api.py::test_exit_1_on_a_finding_and_0_with_fail_on_elsewhere",
     "tests/test_device_audit.py::test_experiment_computes_only_on_its_device[timing]",
     "tests/test_one_framework.py::",
