@@ -95,10 +95,9 @@ def test_a_report_over_a_rerun_says_whether_it_reproduced_the_reference():
               "reference/nonscalar_backward/vm.json")
     mine = Run("nonscalar_backward", {**PROV, "host": "alice", "utc": "2027-01-01T00:00:00+00:00"},
                copy.deepcopy(ref.records), "results/nonscalar_backward/alice.json")
-    text = report.render([ref, mine], [], exps, [ref], figures=False)["REPORT.md"]
-    section = text.split("## Reproduction", 1)[1].split("\n## ", 1)[0]
-    assert "C2: **1 of 1 experiments reproduce** (against C1)" in " ".join(section.split())
     files = report.render([ref, mine], [], exps, [ref], figures=False)
+    section = files["REPORT.md"].split("## Reproduction", 1)[1].split("\n## ", 1)[0]
+    assert "C2: **1 of 1 experiments reproduce** (against C1)" in " ".join(section.split())
     assert "| reproduced |" not in section  # REPORT.md shows only what did not reproduce
     assert ",reproduced," in files["tables/reproduction.csv"]
     assert "Every result here is the committed reference" in \
