@@ -5,7 +5,6 @@ import os
 os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
                            + " --xla_force_host_platform_device_count=2").strip()
 
-import jax  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
@@ -13,9 +12,15 @@ import study  # noqa: E402,F401  sets XLA_PYTHON_CLIENT_PREALLOCATE before JAX s
 from study.measure.devices import Device  # noqa: E402
 from study.measure.frameworks import use_shared_settings  # noqa: E402
 
-use_shared_settings()  # x64 and full-precision matmuls, as the CLI sets them
-jax.config.update("jax_numpy_dtype_promotion", "strict")
-jax.config.update("jax_numpy_rank_promotion", "raise")
+
+def pytest_configure(config):
+    # in a hook, not at import, which pytest does just before it: importing this module's
+    # helpers imports no framework (tests/test_report.py's render in a fresh process needs
+    # neither, and importing them cost it 4 s of its 14)
+    import jax
+    use_shared_settings()  # x64 and full-precision matmuls, as the CLI sets them
+    jax.config.update("jax_numpy_dtype_promotion", "strict")
+    jax.config.update("jax_numpy_rank_promotion", "raise")
 
 
 @pytest.fixture
@@ -47,11 +52,15 @@ def listed_result_files(report_text: str) -> list[str]:
 
 
 def load_listed(paths: list[str], reports_dir: str):
-    """Runs of exactly these files (paths relative to reports_dir), errata applied."""
+    """Runs of exactly these files (paths relative to reports_dir), errata applied; read as
+    results.load_runs reads a folder's, the collector paused and each long array parsed once
+    (1 s less CPU for the committed results in a process that holds torch and JAX)."""
     import experiments
     from study.runs import results
     known = set(experiments.NAMES)
-    runs = [results._load_one(os.path.join(reports_dir, p), p, known) for p in paths]
+    arrays: dict = {}
+    with results.collector_paused():
+        runs = [results._load_one(os.path.join(reports_dir, p), p, known, arrays) for p in paths]
     errata = results.load_errata(os.path.join(reports_dir, "errata.json"))
     return results.ready(sorted(runs, key=lambda r: (r.experiment, r.label)), errata,
                          experiments.all_experiments())
@@ -106,13 +115,34 @@ def committed(committed_document):
     return committed_document.files
 
 
+def csv_cells(content: str) -> tuple[list[str], list[str]]:
+    """A CSV's header, and the distinct cells of its other rows in the order they first appear:
+    the CSV checks judge a cell by its text alone, and the committed CSVs' 2 million cells are
+    16 thousand texts."""
+    import csv
+    import io
+    from itertools import chain
+    from study.runs.results import collector_paused
+    with collector_paused():  # a row is a list: the biggest CSV's 136 thousand of them, no cycle
+        header, *rows = csv.reader(io.StringIO(content))
+        return header, list(dict.fromkeys(chain.from_iterable(rows)))
 
-# The committed report is rendered once a run, not once a worker: under pytest-xdist, the test
-# files that read the render go to one worker together, every other test to whichever worker
-# is free (as xdist's default, load). xdist_group marks with --dist loadgroup would say this, but
-# they group nothing under pytest 9.2 (pytest-xdist issue 1386).
+
+@pytest.fixture(scope="session")
+def committed_csv_cells(committed):
+    """csv_cells of each CSV of the committed render, parsed once per session."""
+    return {rel: csv_cells(content) for rel, content in committed.items()
+            if rel.endswith(".csv")}
+
+
+# The committed runs are loaded, and the committed report rendered, once a run, not once a
+# worker: under pytest-xdist, the tests that read them go to one worker together, every other
+# test to whichever worker is free (as xdist's default, load). xdist_group marks with --dist
+# loadgroup would say this, but they group nothing under pytest 9.2 (pytest-xdist issue 1386).
 READS_THE_RENDER = ("tests/test_report.py::", "tests/test_report_cells.py::",
-                    "tests/test_report_citation.py::")
+                    "tests/test_report_citation.py::",
+                    "tests/test_reproduction.py::test_every_cell_of_every_committed_run",
+                    "tests/test_rules.py::test_every_rule_key_a_committed_result_records")
 # So is tests/test_zero_point.py's quick run of every look-alike op (its module fixture
 # sample_run, about 20 s): the tests that read it go to one worker together.
 READS_THE_SAMPLE_RUN = tuple(
@@ -121,15 +151,14 @@ READS_THE_SAMPLE_RUN = tuple(
         "test_atlas_cells_contain_the_0d_measurement_of_every_op_and_input",
         "test_porting_guide_and_pairs_hold_on_0d_measurements",
         "test_every_look_alike_pair_is_measured_at_the_same_inputs_and_at_both_kinks"))
-GROUPS = {"the committed render": ({"committed", "committed_document"}, READS_THE_RENDER),
+GROUPS = {"the committed runs and render": ({"committed_runs", "committed", "committed_document"},
+                                            READS_THE_RENDER),
           "zero_point's sample run": ({"sample_run"}, READS_THE_SAMPLE_RUN)}
-# The longest single tests (tens of seconds each: a Ray cluster, a render or `study check` in
-# another process, every committed cell), started first, so that none is left to run alone at
-# the end while the other worker idles. Order only: a test not named here runs all the same.
+# The longest single tests (tens of seconds each: a Ray cluster, `study check` in another
+# process), started first, so that none is left to run alone at the end while the other worker
+# idles. Order only: a test not named here runs all the same.
 LONGEST_FIRST = (
     "tests/test_engine.py::test_shards_on_a_loopback_cluster",
-    "tests/test_report.py::test_committed_report_renders_the_same_with_numpys_baseline_kernels",
-    "tests/test_reproduction.py::test_every_cell_of_every_committed_run",
     "tests/test_check_api.py::test_exit_1_on_a_finding_and_0_with_fail_on_elsewhere",
     "tests/test_device_audit.py::test_experiment_computes_only_on_its_device[timing]",
     "tests/test_one_framework.py::",

@@ -12,6 +12,7 @@ import pytest
 
 from study.compare.cells import Placed, Value
 from study.report import Table, csv, frame, markdown, text
+from tests.conftest import csv_cells
 
 # a dataclass or named tuple printed with its field names: Name(a=..., b=...), or a field =None
 # (a rule's own name, as ReLUWithConvention(c=0), has one argument and no None)
@@ -50,14 +51,17 @@ def bad_markdown_cells(markdown_text: str) -> list[str]:
 
 
 def bad_csv(content: str) -> list[str]:
-    rows = list(csvlib.reader(io.StringIO(content)))
-    problems = [f"header {h!r}" for h in rows[0] if RUN_LABEL.search(h) or SIZE.search(h)]
-    for row in rows[1:]:
-        for header, cell in zip(rows[0], row):
-            if cell in MISSING_REPRS or REPR.search(_ours(cell)):
-                problems.append(f"{header}={cell[:60]!r}")
-            elif cell[:1] in "[{" and _json(cell) is not None:
-                problems.append(f"{header}={cell[:60]!r} (a list in a cell)")
+    return bad_csv_cells(*csv_cells(content))
+
+
+def bad_csv_cells(header: list[str], cells: list[str]) -> list[str]:
+    """bad_csv of a CSV's header and its distinct cells (tests/conftest.py)."""
+    problems = [f"header {h!r}" for h in header if RUN_LABEL.search(h) or SIZE.search(h)]
+    for cell in cells:
+        if cell in MISSING_REPRS or REPR.search(_ours(cell)):
+            problems.append(repr(cell[:60]))
+        elif cell[:1] in "[{" and _json(cell) is not None:
+            problems.append(f"{cell[:60]!r} (a list in a cell)")
     return problems
 
 
@@ -114,10 +118,9 @@ def test_no_cell_of_the_committed_report_holds_a_repr_or_nan(committed):
     assert not {rel: cells for rel, cells in found.items() if cells}
 
 
-def test_every_committed_csv_is_tidy(committed):
+def test_every_committed_csv_is_tidy(committed_csv_cells):
     # long form: no run label or size in a header, no missing value spelled out, no list in a cell
-    found = {rel: bad_csv(content)[:3] for rel, content in committed.items()
-             if rel.endswith(".csv")}
+    found = {rel: bad_csv_cells(*cells)[:3] for rel, cells in committed_csv_cells.items()}
     assert not {rel: problems for rel, problems in found.items() if problems}
 
 
