@@ -144,7 +144,7 @@ READS_THE_RENDER = ("tests/test_report.py::", "tests/test_report_cells.py::",
                     "tests/test_reproduction.py::test_every_cell_of_every_committed_run",
                     "tests/test_rules.py::test_every_rule_key_a_committed_result_records")
 # So is tests/test_zero_point.py's quick run of every look-alike op (its module fixture
-# sample_run, about 20 s): the tests that read it go to one worker together.
+# sample_run, about 6 s): the tests that read it go to one worker together.
 READS_THE_SAMPLE_RUN = tuple(
     f"tests/test_zero_point.py::{name}" for name in (
         "test_the_conventions_note_checks_every_declared_derivative_against_the_measurement",
@@ -159,10 +159,9 @@ GROUPS = {"the committed runs and render": ({"committed_runs", "committed", "com
 # idles. Order only: a test not named here runs all the same.
 LONGEST_FIRST = (
     "tests/test_engine.py::test_shards_on_a_loopback_cluster",
-    "tests/test_check_api.py::test_exit_1_on_a_finding_and_0_with_fail_on_elsewhere",
-    "tests/test_device_audit.py::test_experiment_computes_only_on_its_device[timing]",
     "tests/test_one_framework.py::",
-    "tests/test_cli.py::test_jobs_runs_untimed_experiments_side_by_side",
+    "tests/test_check_api.py::test_exit_1_on_a_finding_and_0_with_fail_on_elsewhere",
+    "tests/test_timing.py::test_the_harness_check_times_the_same_case_in_a_fresh_process",
 )
 
 
