@@ -14,9 +14,9 @@ from study.measure.frameworks import use_shared_settings  # noqa: E402
 
 
 def pytest_configure(config):
-    # in a hook, not at import, which pytest does just before it: importing this module's
-    # helpers imports no framework (tests/test_report.py's render in a fresh process needs
-    # neither, and importing them cost it 4 s of its 14)
+    # run by pytest right after it imports this file, before it collects a test; not at import,
+    # so that another process can import the helpers below without torch and JAX
+    # (tests/test_report.py's render with numpy's baseline kernels needs neither: 4 s of CPU)
     import jax
     use_shared_settings()  # x64 and full-precision matmuls, as the CLI sets them
     jax.config.update("jax_numpy_dtype_promotion", "strict")
