@@ -3,7 +3,7 @@ the intervals the report prints do not depend on how the medians are computed.""
 import numpy as np
 import pytest
 
-from study.compare import stats
+from study.compare import distributions, stats
 
 
 def numpys_medians(a, rng, resamples, blocks=()):
@@ -59,15 +59,15 @@ def test_distribution_functions_are_scipy_stats_own_to_the_bit():
     for trials in [*range(1, 400, 7), 1000, 60000]:
         for events in range(0, trials + 1, max(1, trials // 50)):
             if events:
-                assert stats.beta_quantile(0.025, events, trials - events + 1) == \
+                assert distributions.beta_quantile(0.025, events, trials - events + 1) == \
                     beta.ppf(0.025, events, trials - events + 1)
             if events < trials:
-                assert stats.beta_quantile(0.975, events + 1, trials - events) == \
+                assert distributions.beta_quantile(0.975, events + 1, trials - events) == \
                     beta.ppf(0.975, events + 1, trials - events)
-    assert stats.chi2_quantile(0.95, 1) == chi2.ppf(0.95, 1)
+    assert distributions.chi2_quantile(0.95, 1) == chi2.ppf(0.95, 1)
     rng = np.random.default_rng(0)
     for x in [0.0, 5e-324, 1e3, float("inf"), *rng.exponential(3, 200)]:
         for df in (1, 2, 3, 9):
-            assert stats.chi2_tail(x, df) == chi2.sf(x, df)
+            assert distributions.chi2_tail(x, df) == chi2.sf(x, df)
     for z in [0.0, -0.0, 40.0, -40.0, *rng.normal(0, 3, 200)]:
-        assert stats.normal_tail(z) == norm.sf(z)
+        assert distributions.normal_tail(z) == norm.sf(z)

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field, replace
 from experiments.bifurcation.fits import (P_FIGURES, Mixture, Rate, mixture_estimate,
                                           predicted_count, rate_estimate)
 from study.runs.results import Run
-from study.compare.stats import chi2_tail, normal_tail, to_figures
+from study.compare.distributions import chi2_tail, normal_tail
+from study.compare.stats import to_figures
 
 # A predicted count of the paper's K is kept to 4 figures: the fit's interval spans far more.
 PREDICTED_FIGURES = 4

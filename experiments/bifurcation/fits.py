@@ -7,7 +7,8 @@ import math
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from study.compare.stats import chi2_quantile, chi2_tail, to_figures
+from study.compare.distributions import chi2_quantile, chi2_tail
+from study.compare.stats import to_figures
 
 def _sufficient(events: list[tuple[int, int]], censored_at: list[int]) -> tuple:
     """What the interval-censored exponential's likelihood reads of a pass (an event seen in

@@ -16,6 +16,8 @@ from typing import TypeVar
 
 import numpy as np
 
+from study.compare.distributions import beta_quantile
+
 
 @dataclass(frozen=True)
 class Estimate:
@@ -40,31 +42,6 @@ def to_figures(value: float, figures: int) -> float:
     """`value` rounded to so many significant figures (inf, nan and 0 as they are): a fitted
     value is kept to what its fit determines, so no CPU's kernels change a printed digit."""
     return float(f"{value:.{figures}g}") if math.isfinite(value) and value else value
-
-
-# The distributions' functions as scipy.special computes them for scipy.stats' beta, chi2 and
-# norm, the same numbers to the bit (tests/test_stats.py holds them against scipy.stats):
-# importing scipy.stats took about a second of every render.
-def beta_quantile(q: float, a: float, b: float) -> float:
-    from scipy.special import betaincinv
-    return float(betaincinv(a, b, q))
-
-
-def chi2_quantile(q: float, df: float) -> float:
-    from scipy.special import gammaincinv
-    return float(2 * gammaincinv(df / 2, q))
-
-
-def chi2_tail(x: float, df: float) -> float:
-    """P(X > x) for X ~ chi-square(df)."""
-    from scipy.special import chdtrc
-    return float(chdtrc(df, x))
-
-
-def normal_tail(z: float) -> float:
-    """P(Z > z) for a standard normal Z."""
-    from scipy.special import ndtr
-    return float(ndtr(-z))
 
 
 def binomial(events: int, trials: int, level: float = 0.95) -> Estimate:
