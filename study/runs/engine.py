@@ -33,6 +33,7 @@ from study.runs.runner import SHARD_OUTPUT_MARKER, Progress
 
 LEDGER = ".engine-shards.json"
 RETRIES = 1  # a failed shard runs at most twice
+CANCEL_WAIT_S = 30  # how long an interrupted run waits for its cancelled shards to stop
 
 
 @dataclass(frozen=True)
@@ -231,6 +232,9 @@ def _dispatch(shards, todo, outcomes, ledger_of, address, progress, num_cpus) ->
     except BaseException:  # interrupted: stop the shards in flight (each kills its process)
         for ref in running:
             ray.cancel(ref)
+        # before the cluster goes: a worker stopped first would leave its shard's process
+        if running:
+            ray.wait(list(running), num_returns=len(running), timeout=CANCEL_WAIT_S)
         raise
     finally:
         if started:
