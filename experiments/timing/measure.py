@@ -79,7 +79,7 @@ def serve_fresh() -> None:
     """The fresh process: prepare the case named on the command line, say so with its first
     calls, then time a block of rounds for each request on stdin until stdin closes."""
     from study.measure.frameworks import use_shared_settings
-    use_shared_settings()
+    use_shared_settings(compile_cache=False)  # its first calls time compilation
     device_name, framework, mode, n, rules = sys.argv[1:6]
     device = Device(device_name)
     set_equal_threads()
@@ -234,7 +234,7 @@ def serve_parts() -> None:
     """A worker (experiments.timing.processes.Worker): for each request on stdin, a part's
     records on this device as one JSON line."""
     from study.measure.frameworks import use_shared_settings
-    use_shared_settings()
+    use_shared_settings(compile_cache=False)  # its first calls time compilation
     device = Device(sys.argv[1])
     with device.as_default():
         for line in sys.stdin:

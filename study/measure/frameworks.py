@@ -5,19 +5,49 @@ lower precision than torch), and JAX gets float64 so the dtype sweeps can reach 
 (study.runs.runner) and the test suite call use_shared_settings() before any case runs; code
 that imports the library on its own calls it too. A check of one framework's rule names that
 framework alone, so that the other is never imported; reading results imports neither.
+
+JAX compiles every op it runs eagerly, about 70 ms each on a small CPU, and the atlas alone
+compiles some 1,100, most of them again in each process and run. So JAX's persistent
+compilation cache is on (JAX_CACHE_DIR, shared by every run and checkout of this user, as
+torch's inductor cache is), except where compile time is itself measured: the timing
+experiment turns it off. A cached executable is the one XLA compiled for the same program,
+options and release, so no measured value depends on it.
 """
+import os
+
 FRAMEWORKS = ("torch", "jax")
 MATMUL_PRECISION = "highest"
+JAX_CACHE_DIR = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+                             "relu-gradient-study", "jax")
+JAX_CACHE_MAX_BYTES = 2 * 2**30  # JAX drops the least recently used entries past this
 
 
-def use_shared_settings(frameworks: tuple[str, ...] = FRAMEWORKS) -> None:
+def use_shared_settings(frameworks: tuple[str, ...] = FRAMEWORKS,
+                        compile_cache: bool = True) -> None:
+    """`compile_cache`: JAX's persistent compilation cache on (a directory the user set with
+    JAX_COMPILATION_CACHE_DIR, else JAX_CACHE_DIR) or, where compile time is measured, off."""
     if "jax" in frameworks:
         import jax
         jax.config.update("jax_enable_x64", True)
         jax.config.update("jax_default_matmul_precision", MATMUL_PRECISION)
+        _use_jax_compile_cache(jax, compile_cache)
     if "torch" in frameworks:
         import torch
         torch.set_float32_matmul_precision(MATMUL_PRECISION)
+
+
+def _use_jax_compile_cache(jax, on: bool) -> None:
+    from jax.experimental.compilation_cache import compilation_cache
+    directory = os.environ.get("JAX_COMPILATION_CACHE_DIR") or JAX_CACHE_DIR
+    try:  # every program, however quick to compile or small: most of the atlas's are both
+        for option, value in (("jax_persistent_cache_min_compile_time_secs", 0),
+                              ("jax_persistent_cache_min_entry_size_bytes", -1),
+                              ("jax_compilation_cache_max_size", JAX_CACHE_MAX_BYTES)):
+            jax.config.update(option, value)
+    except AttributeError:  # a release without these options (the history's oldest) runs
+        on = False          # without the cache: slower, the same values
+    jax.config.update("jax_compilation_cache_dir", directory if on else None)
+    compilation_cache.reset_cache()  # JAX decides whether to use its cache once, until reset
 
 
 def matmul_settings() -> dict:

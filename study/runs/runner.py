@@ -105,7 +105,9 @@ def run_experiment(experiment, devices: list[Device], scope: str, progress: Prog
     """Run and write one result file per device; with `chunk` (I, J), only cases I to J - 1,
     written as a chunk file (study.runs.checkpoint.write_chunk) for merge_chunks to join."""
     from study.measure.frameworks import use_shared_settings
-    use_shared_settings()  # before provenance records the settings, and before any case runs
+    # before provenance records the settings, and before any case runs; no compile cache
+    # where compile time is measured
+    use_shared_settings(compile_cache=not experiment.timed)
     paths = []  # the caller checked that root is writable (study.cli, before any work)
     for device in devices:
         prov = provenance.collect(device, experiment.seed, scope)
