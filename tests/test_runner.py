@@ -66,7 +66,8 @@ def test_an_interrupted_run_resumes_from_the_cases_it_finished(tmp_path):
         if k == 2 and len(calls) == 3:
             raise KeyboardInterrupt  # the run stops after cases 0 and 1
         return [{"k": k, "device": device.name}]
-    experiment = SimpleNamespace(name="fake", seed=None, run_case=run_case, counts_inits=False,
+    experiment = SimpleNamespace(name="fake", seed=None, timed=False, run_case=run_case,
+                                 counts_inits=False,
                                  cases=lambda scope: [{"k": 0}, {"k": 1}, {"k": 2}])
     stream = io.StringIO()
     try:
@@ -103,8 +104,8 @@ def test_cases_that_hold_rules_are_written_down_by_key_and_resume(tmp_path):
 
     def cases(scope, rules=(relu, c0)):
         return [{"rule": r, "k": k} for k, r in enumerate(rules + rules[:1])]
-    experiment = SimpleNamespace(name="fake", seed=None, run_case=run_case, counts_inits=False,
-                                 cases=cases)
+    experiment = SimpleNamespace(name="fake", seed=None, timed=False, run_case=run_case,
+                                 counts_inits=False, cases=cases)
     stream = io.StringIO()
     with pytest.raises(KeyboardInterrupt):
         run_experiment(experiment, [Device("cpu")], "standard", Progress(stream=stream),
@@ -142,7 +143,7 @@ def test_chunks_of_a_run_write_what_the_whole_run_writes_once_merged(tmp_path, m
     from study.runs.checkpoint import merge_chunks
     from study.runs.provenance import ENGINE_ENV, NODE_ENV
     from study.runs.runner import run_experiment
-    experiment = SimpleNamespace(name="fake", seed=None, counts_inits=False,
+    experiment = SimpleNamespace(name="fake", seed=None, timed=False, counts_inits=False,
                                  run_case=lambda device, k: [{"k": k, "device": device.name}],
                                  cases=lambda scope: [{"k": k} for k in range(5)])
     quiet = Progress(quiet=True)
@@ -167,7 +168,7 @@ def test_chunks_of_a_run_write_what_the_whole_run_writes_once_merged(tmp_path, m
 def test_a_chunk_past_the_last_case_is_a_one_line_error(tmp_path):
     from study.errors import StudyError
     from study.runs.runner import case_slice, run_experiment
-    experiment = SimpleNamespace(name="fake", seed=None, counts_inits=False,
+    experiment = SimpleNamespace(name="fake", seed=None, timed=False, counts_inits=False,
                                  run_case=lambda device, k: [], cases=lambda scope: [{"k": 0}])
     with pytest.raises(StudyError, match="fake has 1 cases"):
         run_experiment(experiment, [Device("cpu")], "standard", Progress(quiet=True),
