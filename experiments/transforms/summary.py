@@ -48,30 +48,29 @@ def _error_text(detail, style: str):
 def _shown(cells: pd.DataFrame) -> list:
     """For each ✓: False where its value equals what another style of its framework gave, wrong,
     under the same transformation (so the transformation may have bypassed its rule); None
-    for a cell that is not a ✓."""
-    out = []
-    for _, c in cells.iterrows():
-        if c["status"] != "ok":
-            out.append(None)
-            continue
-        wrong = cells[(cells["run"] == c["run"]) & (cells["framework"] == c["framework"])
-                      & (cells["transformation"] == c["transformation"])
-                      & (cells["status"] == "wrong")]
-        out.append(not any(np.shape(w) == np.shape(c["detail"]) and np.array_equal(w, c["detail"])
-                           for w in wrong["detail"]))
-    return out
+    for a cell that is not a ✓. Over the columns' values, not a frame filtered per cell."""
+    keys = list(zip(cells["run"], cells["framework"], cells["transformation"]))
+    wrong: dict[tuple, list] = {}
+    for key, status, detail in zip(keys, cells["status"], cells["detail"]):
+        if status == "wrong":
+            wrong.setdefault(key, []).append(detail)
+    return [None if status != "ok" else not any(
+        np.shape(w) == np.shape(detail) and np.array_equal(w, detail) for w in wrong.get(key, ()))
+        for key, status, detail in zip(keys, cells["status"], cells["detail"])]
 
 
 def _fixes(run: pd.DataFrame) -> list[dict]:
     """For each failed cell, the custom style of its framework shown to pass that
     transformation: of the same convention where one is, else of any; None where none is."""
-    custom = run[~run["builtin"].astype(bool)]
-    passing = custom[(custom["status"] == "ok") & (custom["shown"] == True)]  # noqa: E712
+    rows = run.to_dict("records")
+    passing: dict[tuple, list] = {}  # (framework, transformation) -> its passing custom cells
+    for m in rows:
+        if not m["builtin"] and m["status"] == "ok" and m["shown"] == True:  # noqa: E712
+            passing.setdefault((m["framework"], m["transformation"]), []).append(m)
     out = []
-    for _, c in run[run["status"].isin(FAILED)].iterrows():
-        mates = passing[(passing["framework"] == c["framework"])
-                        & (passing["transformation"] == c["transformation"])]
-        fix = min(((m["convention"] != c["convention"], m["number"]) for _, m in mates.iterrows()),
+    for c in (c for c in rows if c["status"] in FAILED):
+        mates = passing.get((c["framework"], c["transformation"]), ())
+        fix = min(((m["convention"] != c["convention"], m["number"]) for m in mates),
                   default=(None, None))[1]
         out.append({"run": c["run"], "number": c["number"], "transformation": c["transformation"],
                     "fix": fix})
