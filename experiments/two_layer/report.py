@@ -12,8 +12,14 @@ PARAMETERS = ("grad_w1", "grad_w2")
 
 def _elements(array) -> list[tuple]:
     """(i, j, value) of a 1-d (j None) or 2-d array, row by row: one CSV row per element."""
+    values = np.asarray(array)
+    if values.ndim == 1:
+        return [(i, None, float(v)) for i, v in enumerate(values.tolist())]
+    if values.ndim == 2:
+        return [(i, j, float(v)) for i, row in enumerate(values.tolist())
+                for j, v in enumerate(row)]
     return [(int(at[0]), int(at[1]) if len(at) > 1 else None, float(v))
-            for at, v in np.ndenumerate(np.asarray(array))]
+            for at, v in np.ndenumerate(values)]
 
 
 def ties(s: Summary) -> Table:
@@ -37,22 +43,29 @@ def _seed_rows(s: Summary) -> pd.DataFrame:
     return s.gradients[s.gradients["dataset"] == "seed"]
 
 
+def _records(rows: pd.DataFrame) -> list[dict]:
+    """The rows as dicts of their cells, which are looked up by the thousand: a row Series is
+    slow at that."""
+    return rows.to_dict("records")
+
+
 def _diff_rows(s: Summary) -> tuple[list[dict], list[dict]]:
     """The view's rows (rules that give the same Δ grouped) and the listing's (one per rule and
     element)."""
     rows, listing = [], []
     for run, group in _seed_rows(s).groupby("run", sort=False):
-        ref = {r["rule"]: r for _, r in group.iterrows()}
+        records = _records(group)
+        ref = {r["rule"]: r for r in records}
         by: dict[tuple, list] = {}
-        for _, r in group.iterrows():
+        for r in records:
             base = ref.get(r["reference"])
             d1, d2 = ((np.subtract(base[p], r[p]).tolist() if base is not None else None)
                       for p in PARAMETERS)
             by.setdefault((r["framework"], r["at_0"], str(d1), str(d2)),
                           [d1, d2, []])[2].append(r["name"])
-            listing += [{"run": run, "framework": r["framework"], "rule": r["rule"],
-                         "name": r["name"], "d/dx at 0": r["at_0"], "reference": r["reference"],
-                         "parameter": p, "i": i, "j": j, "Δ": v}
+            head = {"run": run, "framework": r["framework"], "rule": r["rule"], "name": r["name"],
+                    "d/dx at 0": r["at_0"], "reference": r["reference"]}
+            listing += [{**head, "parameter": p, "i": i, "j": j, "Δ": v}
                         for p, d in zip(PARAMETERS, (d1, d2)) if d is not None
                         for i, j, v in _elements(d)]
         rows += [{"run": run, "framework": fw, "d/dx at 0": at0, "Δ grad w1": d1, "Δ grad w2": d2,
@@ -71,7 +84,7 @@ def diff(s: Summary) -> Table:
 def gradients(s: Summary) -> Table:
     keys = ("run", "framework", "rule", "name", "kind", "convention", "at_0")
     listing = []
-    for _, r in _seed_rows(s).iterrows():
+    for r in _records(_seed_rows(s)):
         head = {k: r[k] for k in keys}
         listing.append({**head, "quantity": "loss", "i": None, "j": None, "value": r["loss"]})
         listing += [{**head, "quantity": p, "i": i, "j": j, "value": v}
