@@ -154,3 +154,48 @@ def test_parse_json_rejects_bad_text_with_json_loads_own_error(text):
     with pytest.raises(ValueError) as got:
         parse_json(text.encode(), {})
     assert str(got.value) == str(expected.value)
+
+
+# parse_result parses each distinct record of the files of one load once, where a file is laid
+# out as write_run writes it; its oracle is json.loads too
+_RECORDS = [{"rule": "a", "grad": [i / 7 for i in range(200)], "cells": {"x": {"error": "E: }"}}},
+            {"rule": "b", "text": "  },\n  {", "values": [1.0, float("nan"), -0.0]},
+            {"rule": "a", "grad": [i / 7 for i in range(200)], "cells": {"x": {"error": "E: }"}}}]
+
+
+def _result_file(records) -> bytes:
+    return (json.dumps({"experiment": "two_layer", "provenance": PROV, "records": records},
+                       indent=1, sort_keys=True) + "\n").encode()
+
+
+def test_parse_result_shares_a_record_among_files_never_within_one():
+    from study.runs.results import parse_result
+    arrays, records = {}, {}
+    data = _result_file(_RECORDS)
+    first, again = parse_result(data, arrays, records), parse_result(data, arrays, records)
+    assert _bits(first) == _bits(again) == _bits(json.loads(data))
+    assert list(first) == list(json.loads(data))
+    assert [a is b for a, b in zip(first["records"], again["records"])] == [True, True, False]
+    assert first["records"][0] is not first["records"][2]  # a file's records stay apart
+
+
+@pytest.mark.parametrize("records", [[], [{}], [{"a": [1, 2]}]], ids=["none", "empty", "one"])
+def test_parse_result_reads_few_records_as_json_loads(records):
+    from study.runs.results import parse_result
+    data = _result_file(records)
+    assert _bits(parse_result(data, {}, {})) == _bits(json.loads(data))
+
+
+@pytest.mark.parametrize("broken", [
+    lambda d: d.replace(b'"rule": "b"', b'"rule": "b",'),  # a record's text is no JSON
+    lambda d: d.replace(b"\n  },\n  {", b"\n  }\n  {", 1),  # no comma between records
+    lambda d: d.replace(b'"experiment"', b'"experiment" "x"', 1),  # the head is no JSON
+], ids=["record", "between records", "head"])
+def test_parse_result_rejects_a_corrupt_file_with_json_loads_own_error(broken):
+    from study.runs.results import parse_result
+    data = broken(_result_file(_RECORDS))
+    with pytest.raises(ValueError) as expected:
+        json.loads(data)
+    with pytest.raises(ValueError) as got:
+        parse_result(data, {}, {})
+    assert str(got.value) == str(expected.value)

@@ -198,10 +198,47 @@ def parse_json(data: bytes, arrays: dict) -> object:
         return json.loads(data.decode("utf-8"))
 
 
-def _load_one(path: str, rel: str, known: set[str], arrays: dict | None = None) -> Run:
+# How write_run lays a file out (indented by one space, keys sorted): its records come last, each
+# opening and closing on a line of its own indented by two spaces, and no other line is
+_RECORDS_OPEN, _RECORDS_CLOSE = b'\n "records": [\n  {', b"\n  }\n ]\n}\n"
+_BETWEEN_RECORDS = b"\n  },\n  {"
+
+
+def parse_result(data: bytes, arrays: dict, records: dict) -> object:
+    """parse_json of a result file, with each distinct record's text parsed once per load
+    (`records`: text -> record, shared by the files of one load, as `arrays` is): reruns and
+    releases measure the same records over and over, and a record, like an array, is read and
+    never changed in place. A record that a file repeats is parsed again: records of one file
+    are apart. A file laid out otherwise than write_run lays it out is parsed whole, and so is
+    one whose pieces do not parse, so that a corrupt file's error is the one json.loads gives."""
+    start, end = data.find(_RECORDS_OPEN), len(data) - len(_RECORDS_CLOSE)
+    if start < 0 or not data.endswith(_RECORDS_CLOSE):
+        return parse_json(data, arrays)
+    try:
+        doc = parse_json(data[:start] + b'\n "records": []\n}', arrays)
+        texts = data[start + len(_RECORDS_OPEN):end].split(_BETWEEN_RECORDS)
+        mine, parsed = set(), []  # mine: the texts of this file's records so far
+        for text in texts:
+            record = None if text in mine else records.get(text)
+            if record is None:
+                record = parse_json(b"{" + text + b"}", arrays)
+                records.setdefault(text, record)
+            mine.add(text)
+            parsed.append(record)
+    except ValueError:
+        return parse_json(data, arrays)
+    if not isinstance(doc, dict) or doc.get("records") != []:
+        return parse_json(data, arrays)
+    doc["records"] = parsed
+    return doc
+
+
+def _load_one(path: str, rel: str, known: set[str], arrays: dict | None = None,
+              records: dict | None = None) -> Run:
     try:
         with open(path, "rb") as f:
-            doc = parse_json(f.read(), {} if arrays is None else arrays)
+            doc = parse_result(f.read(), {} if arrays is None else arrays,
+                               {} if records is None else records)
     except (OSError, ValueError) as e:
         raise StudyError(f"corrupt result file {path}: {e}") from None
     if not isinstance(doc, dict) or not {"experiment", "provenance", "records"} <= doc.keys():
@@ -222,6 +259,7 @@ def _load_one(path: str, rel: str, known: set[str], arrays: dict | None = None) 
 def _found_runs(roots: list[str], known: set[str], only: tuple[str, ...] | None) -> list[Run]:
     found = []
     arrays: dict = {}  # one list per distinct array text of every file found (parse_json)
+    records: dict = {}  # one dict per distinct record text (parse_result)
     for root in roots:
         if not os.path.isdir(root):
             raise StudyError(f"results folder not found: {root}")
@@ -232,7 +270,8 @@ def _found_runs(roots: list[str], known: set[str], only: tuple[str, ...] | None)
             for name in sorted(os.listdir(folder)):
                 if name.endswith(".json") and not name.startswith("."):
                     rel = os.path.relpath(os.path.join(folder, name), os.path.dirname(root))
-                    found.append(_load_one(os.path.join(folder, name), rel, known, arrays))
+                    found.append(_load_one(os.path.join(folder, name), rel, known, arrays,
+                                           records))
     return found
 
 
