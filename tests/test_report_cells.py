@@ -160,6 +160,8 @@ def test_a_csv_column_is_written_as_each_of_its_cells_alone():
         writer.writerow(["" if _missing(v) else csv_value(v) for v in row])
     assert csv(table) == out.getvalue()
     assert csv(Table("e", "E", "", frame([], ["a", "b"]))) == "a,b\n"
+    # a row of one empty field is the one the writer quotes as it stands alone
+    assert csv(Table("o", "O", "", frame([{"a": ""}, {"a": "x,y"}]))) == 'a\n""\n"x,y"\n'
 
 
 def test_a_frame_keeps_every_cell_as_given_with_or_without_a_key_in_every_row():

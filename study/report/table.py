@@ -113,8 +113,8 @@ def tidy(frame: pd.DataFrame) -> pd.DataFrame:
 
 def csv(table: Table) -> str:
     """The listing (or the view), tidy (as `tidy` splits it), at full precision: each column's
-    cells as text by one formatter (study.report.format.csv_column), written by Python's csv
-    writer as pandas' to_csv calls it (minimal quoting, "\n" line ends)."""
+    cells as text by one formatter (study.report.format.csv_column), written as Python's csv
+    writer writes them where pandas' to_csv calls it (minimal quoting, "\n" line ends)."""
     frame = table.listing if table.listing is not None else table.frame
     header, columns = [], []
     for i, name in enumerate(frame.columns):
@@ -130,8 +130,25 @@ def csv(table: Table) -> str:
     out = io.StringIO()
     rows = csv_writer(out, lineterminator="\n")
     rows.writerow(header)
-    if columns:
+    if len(columns) > 1 and len(frame):
+        out.write("\n".join(map(",".join, zip(*map(_quoted, columns)))) + "\n")
+    elif columns:  # a row of one field: the writer quotes it where it is empty
         rows.writerows(zip(*columns))
     else:  # rows of no column: one empty line each, as to_csv writes them
         out.write("\n" * len(frame))
     return out.getvalue()
+
+
+def _quoted(texts: list[str]) -> list[str]:
+    """Each text as the csv writer writes it among several fields: quoted where it must be, by
+    the writer itself, once per distinct text (a listing repeats its texts row after row)."""
+    line = io.StringIO()
+    writer = csv_writer(line, lineterminator="\n")
+    quoted = {}
+    for text in set(texts):
+        line.seek(0)
+        line.truncate()
+        writer.writerow((text, ""))  # the text, the delimiter, an empty field, the line end
+        if line.getvalue()[:-2] != text:
+            quoted[text] = line.getvalue()[:-2]
+    return list(map(quoted.get, texts, texts)) if quoted else texts
