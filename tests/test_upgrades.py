@@ -72,3 +72,16 @@ def test_older_atlas_cells_are_read_in_the_one_stored_form():
                                   "where": placed["where"]}]
     assert got["forward"] == [{"error": "E: every input"}] * 2
     assert upgrade("zero_point", [got]) == [got]  # today's form stays as it is
+
+
+def test_a_record_runs_share_is_upgraded_once_into_one_record_and_a_runs_own_stay_apart():
+    from study.runs.upgrades import shared
+    atlas = {"part": "atlas", "rule": "torch_relu6", "reverse": "RuntimeError: x",
+             "inputs": ["nan"], "modes": ["reverse"]}
+    twin = dict(atlas)  # equal, but another record of the same run
+    with shared():
+        first = upgrade("zero_point", [atlas, twin])
+        again = upgrade("zero_point", [atlas])
+    assert first[0] is again[0] and first[1] is not first[0]
+    assert first[0] == first[1] == upgrade("zero_point", [atlas])[0]
+    assert upgrade("zero_point", [atlas])[0] is not first[0]  # outside, each call its own

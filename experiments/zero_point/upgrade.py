@@ -1,7 +1,7 @@
 """zero_point records of older code in today's shapes (study.runs.upgrades): fields it left
 implicit, and atlas cells in the one stored form (study.compare.cells), which older code wrote
 with a bare string for an error and one string for a mode where every input raised."""
-from study.runs.upgrades import filled
+from study.runs.upgrades import each, filled
 
 ALL_MODES = ["value", "reverse", "forward", "second"]
 
@@ -86,4 +86,4 @@ def _cells_today(rec: dict) -> dict:
 
 
 def upgrade(records: list[dict]) -> list[dict]:
-    return [_cells_today(r) for r in filled(records, _fill)]
+    return each(_cells_today, filled(records, _fill))

@@ -349,9 +349,9 @@ def apply_errata(runs: list[Run], errata: list[dict]) -> list[Run]:
 def ready(runs: list[Run], errata: list[dict], experiments) -> list[Run]:
     """Loaded runs as the study reads them: errata applied to the records as stored, then
     older record shapes brought up to date by each experiment's upgrade (study.runs.upgrades)."""
-    from study.runs.upgrades import upgrade
+    from study.runs.upgrades import shared, upgrade
     by_name = {e.name: e for e in experiments}
-    with collector_paused():
+    with collector_paused(), shared():  # a record the runs share is upgraded once, and shared
         return [replace(run, records=upgrade(by_name[run.experiment], run.records))
                 for run in apply_errata(runs, errata)]
 
