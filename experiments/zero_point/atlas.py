@@ -131,11 +131,15 @@ def _op(rec: dict, decoder: Decoder | None = None) -> OpAtlas:
 
 
 def read(runs) -> list[RunAtlas]:
-    """Each run's atlas."""
+    """Each run's atlas. A record the loader shares among runs (study.runs.results.parse_result:
+    releases and reruns measure the same records) is read once, into one OpAtlas, which no
+    reader changes."""
     atlases, decoder = [], Decoder()
+    known: dict[int, tuple[dict, OpAtlas]] = {}  # by the record's id, kept beside it
     for run in runs:
         recs = run.ok_records()
-        ops = [_op(r, decoder) for r in recs if r.get("part") == "atlas"]
+        ops = [(known.get(id(r)) or known.setdefault(id(r), (r, _op(r, decoder))))[1]
+               for r in recs if r.get("part") == "atlas"]
         atlases.append(RunAtlas(replace(run, records=[]), [op for op in ops if op.compiler is None],
                                 [r for r in recs if r.get("part") == "gradcheck"],
                                 [r for r in recs if r.get("part") == "arithmetic"],
