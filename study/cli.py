@@ -216,10 +216,11 @@ def cmd_report(args) -> None:
 def _report(args) -> None:
     from study import report
     from study.report.document import render_document
-    runs, notes = _load(args.results or [results.RESULTS_DIR], args.errata)
-    doc = render_document(runs, notes, experiments.all_experiments(),
-                          _references(args.reference, args.errata), _labels(args.out),
-                          code=provenance.code_commit())
+    with results.shared_loads():
+        runs, notes = _load(args.results or [results.RESULTS_DIR], args.errata)
+        references = _references(args.reference, args.errata)
+    doc = render_document(runs, notes, experiments.all_experiments(), references,
+                          _labels(args.out), code=provenance.code_commit())
     try:
         report.write_report(doc.files, args.out)
     except OSError as e:

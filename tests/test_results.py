@@ -199,3 +199,15 @@ def test_parse_result_rejects_a_corrupt_file_with_json_loads_own_error(broken):
     with pytest.raises(ValueError) as got:
         parse_result(data, {}, {})
     assert str(got.value) == str(expected.value)
+
+
+def test_loads_within_shared_loads_share_their_records(tmp_path):
+    from study.runs.results import shared_loads
+    for folder in ("results", "reference"):
+        write_run("two_layer", PROV, [{"rule": "a", "grad": [0.5] * 300}], str(tmp_path / folder))
+    with shared_loads():
+        (ours,), _ = load_runs([str(tmp_path / "results")], {"two_layer"})
+        (theirs,), _ = load_runs([str(tmp_path / "reference")], {"two_layer"})
+    (apart,), _ = load_runs([str(tmp_path / "reference")], {"two_layer"})
+    assert ours.records == theirs.records == apart.records
+    assert ours.records[0] is theirs.records[0] and apart.records[0] is not ours.records[0]

@@ -256,10 +256,29 @@ def _load_one(path: str, rel: str, known: set[str], arrays: dict | None = None,
     return Run(experiment, prov, records, rel)
 
 
+_shared_parsing: tuple[dict, dict] | None = None  # while shared_loads runs: _found_runs' caches
+
+
+@contextlib.contextmanager
+def shared_loads():
+    """Loads within it share what they parse, each distinct long array and record once, and
+    their upgrades, each record's once (study.runs.upgrades.shared): a report's results and
+    reference hold many of the same records, some files the same bytes."""
+    from study.runs.upgrades import shared
+    global _shared_parsing
+    outer = _shared_parsing
+    _shared_parsing = outer or ({}, {})
+    try:
+        with shared():
+            yield
+    finally:
+        _shared_parsing = outer
+
+
 def _found_runs(roots: list[str], known: set[str], only: tuple[str, ...] | None) -> list[Run]:
     found = []
-    arrays: dict = {}  # one list per distinct array text of every file found (parse_json)
-    records: dict = {}  # one dict per distinct record text (parse_result)
+    # each distinct array (parse_json) and record (parse_result) of the files found, as one
+    arrays, records = _shared_parsing or ({}, {})
     for root in roots:
         if not os.path.isdir(root):
             raise StudyError(f"results folder not found: {root}")
