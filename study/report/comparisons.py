@@ -4,7 +4,8 @@
 import re
 from collections import Counter
 
-from study.report.format import cell_text, csv_value, shorten, wrap
+from study.compare.cells import Value
+from study.report.format import cell_text, csv_value, number, shorten, wrap
 from study.report.prose import macros, say
 from study.report.runs import label_order, short_gpu, span
 from study.report.table import Table, csv, frame, markdown
@@ -51,6 +52,9 @@ def _cell_columns(side: str, cell) -> dict:
     """A cell as CSV columns: a value with an interval as three numbers, anything else as its
     text (a number and its interval never share a cell). The first column is text already, as
     the CSV writes it: a column of text is written without a test per cell."""
+    if cell.__class__ is Value and cell.lo is None and cell.value.__class__ is float:
+        # most differing cells: cell_text's text of a float, without its tests of the type
+        return {side: number(cell.value, None), f"{side} lo": None, f"{side} hi": None}
     lo, hi = getattr(cell, "lo", None), getattr(cell, "hi", None)
     value = csv_value(cell.value) if lo is not None else cell_text(cell, None)
     return {side: value, f"{side} lo": lo, f"{side} hi": hi}
