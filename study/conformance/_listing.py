@@ -74,12 +74,18 @@ def _allowed(judgement: pd.DataFrame) -> tuple[tuple[float, ...], ...]:
     """The gradients the documented rule allows, from one judgement's rows (one per operand):
     by continuity either one-sided limit; otherwise the minimum-norm element (the derivative
     itself where the op is differentiable, to within the limits' error bounds)."""
-    rule = judgement["documented rule"].iloc[0]
+    return _allowed_by(judgement["documented rule"].iloc[0], *(
+        judgement[c] for c in ("f'(k−)", "f'(k+)", "minimum-norm")))
+
+
+def _allowed_by(rule, left, right, minimum_norm) -> tuple[tuple[float, ...], ...]:
+    """_allowed of a judgement's rule (its first row's) and its columns of limits and
+    minimum-norm elements."""
     if rule == "by continuity":
-        return tuple(tuple(e.value for e in judgement[side]) for side in ("f'(k−)", "f'(k+)"))
+        return tuple(tuple(e.value for e in side) for side in (left, right))
     if rule is None or rule == "undefined input":
         return ()
-    return (tuple(e.value for e in judgement["minimum-norm"]),)
+    return (tuple(e.value for e in minimum_norm),)
 
 
 def judgements(listing: pd.DataFrame) -> list[dict]:
@@ -99,6 +105,18 @@ def judgements(listing: pd.DataFrame) -> list[dict]:
     return out
 
 
+def _rows_by(frame: pd.DataFrame, columns: tuple[str, ...]) -> dict[tuple, list[dict]]:
+    """The frame's rows (dicts) by their values in `columns`, as frame.groupby(list(columns),
+    sort=False) groups them (a row with a missing value there in none), without a frame per
+    group."""
+    out: dict[tuple, list[dict]] = {}
+    for row in frame.to_dict("records"):
+        key = tuple(row[c] for c in columns)
+        if not any(v is None or v != v for v in key):  # None and NaN: pandas drops the row
+            out.setdefault(key, []).append(row)
+    return out
+
+
 def rule_breakers(listing: pd.DataFrame) -> list[dict]:
     """The built-ins that break the documented rule in some release, one row per op and kink:
     the rule(s) that apply and the gradients they allow (`rule gives`), the gradients measured
@@ -108,15 +126,15 @@ def rule_breakers(listing: pd.DataFrame) -> list[dict]:
     if not len(listing):
         return []
     gradients, allowed = {}, {}
-    for key, g in listing.groupby(["framework", "op", "kink", "over", "release"], sort=False):
-        gradients[key] = tuple(g["measured"])
-        allowed[key] = _allowed(g)
+    for key, g in _rows_by(listing, ("framework", "op", "kink", "over", "release")).items():
+        gradients[key] = tuple(r["measured"] for r in g)
+        allowed[key] = _allowed_by(g[0]["documented rule"], *(
+            [r[c] for r in g] for c in ("f'(k−)", "f'(k+)", "minimum-norm")))
     rows = []
-    for (fw, op, kink), g in _governing(listing).groupby(["framework", "op", "kink"],
-                                                          sort=False):
-        order = in_version_order(list(g["release"]))
-        g = g.iloc[sorted(range(len(g)), key=lambda i: order.index(g["release"].iloc[i]))]
-        follows, releases = list(g["follows"]), list(g["release"])
+    for (fw, op, kink), g in _rows_by(_governing(listing), ("framework", "op", "kink")).items():
+        order = in_version_order([r["release"] for r in g])
+        g = sorted(g, key=lambda r: order.index(r["release"]))
+        follows, releases = [r["follows"] for r in g], [r["release"] for r in g]
         if all(follows):
             continue
         last_break = max(i for i, f in enumerate(follows) if not f)
@@ -126,15 +144,14 @@ def rule_breakers(listing: pd.DataFrame) -> list[dict]:
                 spans[-1][1] = release
             elif not f:
                 spans.append([release, release])
-        breaking = g[[not f for f in follows]]
-        rows.append({"framework": fw, "op": op, "kink": kink, "over": g["over"].iloc[0],
-                     "documented rule": tuple(dict.fromkeys(breaking["documented rule"])),
+        breaking = [(r["over"], r["release"], r) for r, f in zip(g, follows) if not f]
+        rows.append({"framework": fw, "op": op, "kink": kink, "over": g[0]["over"],
+                     "documented rule": tuple(dict.fromkeys(
+                         r["documented rule"] for _, _, r in breaking)),
                      "rule gives": tuple(dict.fromkeys(
-                         a for o, r in zip(breaking["over"], breaking["release"])
-                         for a in allowed[(fw, op, kink, o, r)])),
+                         a for o, r, _ in breaking for a in allowed[(fw, op, kink, o, r)])),
                      "measured": tuple(dict.fromkeys(
-                         gradients[(fw, op, kink, o, r)]
-                         for o, r in zip(breaking["over"], breaking["release"]))),
+                         gradients[(fw, op, kink, o, r)] for o, r, _ in breaking)),
                      "breaks in": tuple(tuple(s) for s in spans),
                      "fixed_in": releases[last_break + 1] if last_break + 1 < len(g) else None})
     return rows
