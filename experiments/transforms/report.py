@@ -5,6 +5,7 @@ import pandas as pd
 from experiments.transforms.summary import Summary
 from study.runs.experiment import Rendered
 from study.report import Table, answer, frame, macros, say, shorten, side_by_side
+from study.report.table import elements
 
 PROSE = macros("experiments/transforms/prose.j2")
 SYMBOLS = {"ok": "✓", "n/a": "—", "wrong": "✗w"}
@@ -29,15 +30,14 @@ def _fix_texts(s: Summary) -> dict[tuple, str]:
 def _listing(cells: pd.DataFrame) -> pd.DataFrame:
     """One row per element of each cell's value (i, j: its position), or one with the error."""
     rows = []
-    for _, c in cells.iterrows():
-        head = {k: c[k] for k in cells.columns if k != "detail"}
+    for c in cells.to_dict("records"):
+        head = {k: v for k, v in c.items() if k != "detail"}
         if not isinstance(c["detail"], list):  # an error line, or n/a's "no such API"
             rows.append({**head, "error": c["detail"] if c["status"] == "error" else None,
                          "i": None, "j": None, "value": None})
             continue
-        for index, v in np.ndenumerate(np.asarray(c["detail"], np.float64)):
-            rows.append({**head, "error": None, "i": int(index[0]),
-                         "j": int(index[1]) if len(index) > 1 else None, "value": float(v)})
+        rows += [{**head, "error": None, "i": i, "j": j, "value": v}
+                 for i, j, v in elements(np.asarray(c["detail"], np.float64))]
     return frame(rows)
 
 

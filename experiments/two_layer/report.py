@@ -5,6 +5,7 @@ import pandas as pd
 from experiments.two_layer.summary import ARITHMETIC, Summary
 from study.runs.experiment import Answer, Rendered
 from study.report import Table, answer, frame, label_order, macros, say, shorten, side_by_side, span
+from study.report.table import elements
 
 PROSE = macros("experiments/two_layer/prose.j2")
 PARAMETERS = ("grad_w1", "grad_w2")
@@ -12,14 +13,7 @@ PARAMETERS = ("grad_w1", "grad_w2")
 
 def _elements(array) -> list[tuple]:
     """(i, j, value) of a 1-d (j None) or 2-d array, row by row: one CSV row per element."""
-    values = np.asarray(array)
-    if values.ndim == 1:
-        return [(i, None, float(v)) for i, v in enumerate(values.tolist())]
-    if values.ndim == 2:
-        return [(i, j, float(v)) for i, row in enumerate(values.tolist())
-                for j, v in enumerate(row)]
-    return [(int(at[0]), int(at[1]) if len(at) > 1 else None, float(v))
-            for at, v in np.ndenumerate(values)]
+    return elements(np.asarray(array))
 
 
 def ties(s: Summary) -> Table:

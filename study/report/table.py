@@ -63,6 +63,18 @@ def frame(rows: list[dict], columns: list[str] | None = None) -> pd.DataFrame:
     return pd.DataFrame(cells, columns=columns, dtype=object)
 
 
+def elements(values: np.ndarray) -> list[tuple]:
+    """(i, j, float(value)) of each element of a 1-d (j None) or 2-d array, row by row, as
+    np.ndenumerate gives them (of a deeper array: its first two indices): a listing's rows."""
+    if values.ndim == 1:
+        return [(i, None, float(v)) for i, v in enumerate(values.tolist())]
+    if values.ndim == 2:
+        return [(i, j, float(v)) for i, row in enumerate(values.tolist())
+                for j, v in enumerate(row)]
+    return [(int(at[0]), int(at[1]) if len(at) > 1 else None, float(v))
+            for at, v in np.ndenumerate(values)]
+
+
 def markdown(table: Table) -> str:
     """A GitHub table without alignment padding, so that a wide cell widens only its row."""
     def line(cells):
