@@ -257,12 +257,7 @@ def comparable_cells(run: Run) -> dict:
             out[(("part", rec.get("part")), ("rule", rec.get("rule")), ("dtype", rec.get("dtype")),
                  ("path", "case_error"))] = Error(rec["case_error"])
         elif rec.get("part") == "atlas" and "withdrawn" not in rec:
-            op = _op(rec, decoder)
-            compiled = (("execution", "compiled"),) if op.compiler else ()
-            inputs = [(("input", label),) + compiled for label in op.inputs]
-            for mode in (m for m in op.modes if m not in rec.get("withdrawn_fields", {})):
-                head = (("op", op.name), ("dtype", op.dtype), ("mode", mode))
-                out.update((head + tail, cell) for tail, cell in zip(inputs, op.cells(mode)))
+            out.update(_atlas_cells(rec, decoder))
         elif rec.get("part") == "gradcheck" and "withdrawn" not in rec:
             for what in ("analytic", "finite_difference", "passed"):
                 out[(("rule", rec["name"]), ("x", rec["point"]), ("path", what))] = \
@@ -273,6 +268,29 @@ def comparable_cells(run: Run) -> dict:
                      ("exec", rec["exec"]), ("dtype", rec["dtype"]), ("path", what))] = \
                     Value(rec[what])
     return out
+
+
+# An atlas record's named cells, by the record's id (the record kept beside them, so that its id
+# is its own): the loader shares a record among the runs that store it (a rerun and its
+# reference, releases alike), and each run is compared cell by cell
+_ATLAS_CELLS: dict[int, tuple[dict, list]] = {}
+ATLAS_CELLS_KEPT = 8192  # records
+
+
+def _atlas_cells(rec: dict, decoder: Decoder) -> list[tuple]:
+    known = _ATLAS_CELLS.get(id(rec))
+    if known is None:
+        if len(_ATLAS_CELLS) >= ATLAS_CELLS_KEPT:
+            _ATLAS_CELLS.clear()
+        op = _op(rec, decoder)
+        compiled = (("execution", "compiled"),) if op.compiler else ()
+        inputs = [(("input", label),) + compiled for label in op.inputs]
+        cells = []
+        for mode in (m for m in op.modes if m not in rec.get("withdrawn_fields", {})):
+            head = (("op", op.name), ("dtype", op.dtype), ("mode", mode))
+            cells += [(head + tail, cell) for tail, cell in zip(inputs, op.cells(mode))]
+        known = _ATLAS_CELLS[id(rec)] = rec, cells
+    return known[1]
 
 
 @dataclass(frozen=True)
