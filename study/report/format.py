@@ -246,11 +246,21 @@ _LATEX_UNICODE = {"−": "$-$", "×": r"$\times$", "÷": r"$\div$", "≤": r"$\l
                   "⁸": r"$^8$"}
 
 
+class _LatexTable(dict):
+    """latex_escape's table for str.translate: each character to its escape, its Unicode
+    mapping, itself (ASCII) or '?', worked out on first sight of the character."""
+
+    def __missing__(self, code: int) -> str:
+        ch = chr(code)
+        self[code] = (_LATEX_SPECIAL.get(ch) or _LATEX_UNICODE.get(ch)
+                      or (ch if code < 128 else "?"))
+        return self[code]
+
+
+_LATEX_TABLE = _LatexTable()
+
+
 def latex_escape(value: str) -> str:
     """Text that pdflatex (with amssymb) reads as the characters given: specials escaped,
     common Unicode mapped, anything else non-ASCII replaced by '?' so the file compiles."""
-    out = []
-    for ch in str(value):
-        out.append(_LATEX_SPECIAL.get(ch) or _LATEX_UNICODE.get(ch)
-                   or (ch if ord(ch) < 128 else "?"))
-    return "".join(out)
+    return str(value).translate(_LATEX_TABLE)
