@@ -85,6 +85,7 @@ def _cells(atlases: list[RunAtlas], main: RunAtlas | None) -> tuple[pd.DataFrame
     heads, counts, tails, placement = [], [], [], []
     values_of: dict[int, list[tuple]] = {}  # by id: the atlas reads equal cells as one (Decoder)
     where: dict[int, str] = {}
+    of_mode: dict[tuple, tuple] = {}  # (id(op), mode, every) -> kinds, tail: runs share ops
     for a in atlases:
         listed = main is not None and a.run.tag == main.run.tag
         for op, eager in [(op, True) for op in a.ops] + [(op, False) for op in a.compiled]:
@@ -93,28 +94,17 @@ def _cells(atlases: list[RunAtlas], main: RunAtlas | None) -> tuple[pd.DataFrame
                 continue
             head = (a.run.tag, op.framework, op.name, op.dtype, op.compiler or "eager")
             for mode, cells in op.modes.items():
-                kinds = set(map(type, cells)) if isinstance(cells, list) else {type(cells)}
+                known = of_mode.get((id(op), mode, every))
+                if known is None:
+                    known = of_mode[id(op), mode, every] = _mode_tail(op, mode, cells, every,
+                                                                      values_of)
+                kinds, tail = known
                 if eager and Placed in kinds:
                     placement += [{"run": a.run.tag, "framework": op.framework, "op": op.name,
                                    "dtype": op.dtype, "mode": mode, "input": label,
                                    "where": where.get(id(c)) or where.setdefault(id(c), c.where)}
                                   for label, c in zip(op.inputs, cells) if isinstance(c, Placed)]
-                if mode in op.withdrawn or not (every or op.compiler is None):
-                    continue
-                if not isinstance(cells, list):
-                    cells = op.cells(mode)
-                    kinds = set(map(type, cells))
-                if every and kinds == {Value}:
-                    tail = op.inputs, [c.value for c in cells], *[[None] * len(cells)] * 2
-                elif every or Placed in kinds:
-                    tail = tuple(map(list, zip(*[
-                        (label, *values) for label, c in zip(op.inputs, cells)
-                        if every or isinstance(c, Placed)
-                        for values in values_of.get(id(c)) or values_of.setdefault(
-                            id(c), cell_values(c))]))) or ([],)
-                else:
-                    continue
-                if tail[0]:
+                if tail and tail[0]:
                     heads.append((*head, mode))
                     counts.append(len(tail[0]))
                     tails.append(tail)
@@ -128,6 +118,26 @@ def _cells(atlases: list[RunAtlas], main: RunAtlas | None) -> tuple[pd.DataFrame
     return pd.DataFrame({**{name: repeated[:, i] for i, name in enumerate(CELL_COLUMNS[:6])},
                          **{name: list(chain.from_iterable(tail[i] for tail in tails))
                             for i, name in enumerate(CELL_COLUMNS[6:])}}, dtype=object), placement
+
+
+def _mode_tail(op: OpAtlas, mode: str, cells, every: bool, values_of: dict) -> tuple:
+    """The types of a mode's cells, and its listed rows' input, value, error and where columns
+    (None where none is listed): every cell (`every`), else an eager op's placed ones."""
+    kinds = set(map(type, cells)) if isinstance(cells, list) else {type(cells)}
+    if mode in op.withdrawn or not (every or op.compiler is None):
+        return kinds, None
+    if not isinstance(cells, list):
+        cells = op.cells(mode)
+        kinds = set(map(type, cells))
+    if every and kinds == {Value}:
+        return kinds, (op.inputs, [c.value for c in cells], *[[None] * len(cells)] * 2)
+    if every or Placed in kinds:
+        return kinds, tuple(map(list, zip(*[
+            (label, *values) for label, c in zip(op.inputs, cells)
+            if every or isinstance(c, Placed)
+            for values in values_of.get(id(c)) or values_of.setdefault(
+                id(c), cell_values(c))]))) or ([],)
+    return kinds, None
 
 
 def _compiled(a: RunAtlas) -> list[dict]:
