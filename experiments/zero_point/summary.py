@@ -294,8 +294,9 @@ def _history_by_cell(changed: pd.DataFrame) -> list[dict]:
 
 
 def _conformance(releases: list[Release]) -> pd.DataFrame:
+    judged: dict = {}  # conformance_rows': a kink record releases share is judged once
     return frame([row for r in releases for row in conformance_rows(
-        r.framework, r.release, r.atlas.run.tag, r.atlas.kinks)], LISTING_COLUMNS)
+        r.framework, r.release, r.atlas.run.tag, r.atlas.kinks, judged)], LISTING_COLUMNS)
 
 
 def summarise(runs) -> Summary:

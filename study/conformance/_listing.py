@@ -42,22 +42,34 @@ def _judged(key: dict, operands: list[str], stored: dict, measured, judged: bool
             for i, name in enumerate(operands)]
 
 
-def conformance_rows(framework: str, release: str, run: str, records: list[dict]) -> list[dict]:
+def conformance_rows(framework: str, release: str, run: str, records: list[dict],
+                     judged: dict | None = None) -> list[dict]:
     """The listing's rows for one release: every kink record of the framework's built-ins, x
-    alone and, at a tie, jointly; a kink the release could not read is one row with its error."""
+    alone and, at a tie, jointly; a kink the release could not read is one row with its error.
+    `judged`: id of a record -> (the record, its rows but for the release's own columns), for
+    the releases of one listing, which share the records they stored alike."""
     rows = []
     for rec in (r for r in records if r["framework"] == framework):
         key = {"framework": framework, "release": release, "run": run, "op": rec["name"],
                "kink": rec["point"]}
-        if "error" in rec:
-            rows.append({**key, "over": "x", "operand": "x", "error": rec["error"],
-                         "judged": rec["judged"]})
-            continue
-        rows += _judged(key, ["x"], rec["shape"], rec["measured"], rec["judged"], rec["dtype"])
-        if "tie" in rec:
-            tie = rec["tie"]
-            rows += _judged(key, tie["operands"], tie["shape"], tie["measured"], rec["judged"],
-                            rec["dtype"])
+        known = None if judged is None else judged.get(id(rec))
+        if known is None:
+            known = rec, _judgements(rec)
+            if judged is not None:
+                judged[id(rec)] = known
+        rows += [{**key, **row} for row in known[1]]
+    return rows
+
+
+def _judgements(rec: dict) -> list[dict]:
+    """A kink record's rows, without the columns conformance_rows keys them by."""
+    if "error" in rec:
+        return [{"over": "x", "operand": "x", "error": rec["error"], "judged": rec["judged"]}]
+    rows = _judged({}, ["x"], rec["shape"], rec["measured"], rec["judged"], rec["dtype"])
+    if "tie" in rec:
+        tie = rec["tie"]
+        rows += _judged({}, tie["operands"], tie["shape"], tie["measured"], rec["judged"],
+                        rec["dtype"])
     return rows
 
 
