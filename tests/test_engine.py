@@ -145,21 +145,23 @@ def assert_listens_on_loopback_only():
     assert set(addresses) <= LOOPBACK, addresses
 
 
-def _gone_within(seconds: float, text: str) -> bool:
-    """Whether, within `seconds`, no process has `text` in its command line."""
+def _still_running_after(seconds: float, text: str) -> list[str]:
+    """The command lines that hold `text` once `seconds` have passed, or none as soon as no
+    process's does."""
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    while True:
         lines = []
         for entry in filter(str.isdigit, os.listdir("/proc")):
             try:
                 with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    lines.append(f.read().decode(errors="replace"))
+                    lines.append(f"{entry}: " + f.read().decode(errors="replace")
+                                 .replace("\0", " "))
             except OSError:
                 continue
-        if not any(text in line for line in lines):
-            return True
+        lines = [line for line in lines if text in line]
+        if not lines or time.monotonic() > deadline:
+            return lines
         time.sleep(0.2)
-    return False
 
 
 def _sleeps_at_first_interpreter(tmp_path):
@@ -250,7 +252,8 @@ def _shards_give_a_plain_runs_report_retry_and_resume(ray, tmp_path, cli):
         engine.run_shards(shards, progress=interrupt_at_the_first_shard_done)
     with open(os.path.join(sharded, engine.LEDGER)) as f:
         assert len(json.load(f)["shards"]) == 1  # the other shard in flight was cancelled
-    assert _gone_within(3, sharded)  # with its process (which would sleep for two minutes)
+    # with its process (which would sleep for two minutes)
+    assert _still_running_after(3, sharded) == []
     log = io.StringIO()
     outcomes = engine.run_shards(shards, progress=Progress(stream=log))
 
