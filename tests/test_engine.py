@@ -4,6 +4,7 @@
 import io
 import json
 import os
+import signal
 import sys
 import time
 
@@ -203,6 +204,9 @@ def test_shards_on_a_loopback_cluster_run_side_by_side_give_a_plain_runs_report_
     from study import cli
     shutdown, stops = ray.shutdown, []
     monkeypatch.setattr(ray, "shutdown", lambda: stops.append("ray.shutdown"))
+    # the cluster's processes ignore SIGINT, as those of a shell script's background job do:
+    # ray.cancel still has to stop a shard in flight (its interrupt arrives as a SIGINT would)
+    sigint = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         _run_side_by_side_on_a_cluster_of_its_own(tmp_path / "side_by_side", cli, capsys)
         assert stops == ["ray.shutdown"] and ray.cluster_resources()["CPU"] == 2  # --jobs 2
@@ -210,6 +214,7 @@ def test_shards_on_a_loopback_cluster_run_side_by_side_give_a_plain_runs_report_
         _shards_give_a_plain_runs_report_retry_and_resume(ray, tmp_path, cli)
     finally:
         shutdown()
+        signal.signal(signal.SIGINT, sigint)
 
 
 def _run_side_by_side_on_a_cluster_of_its_own(results, cli, capsys):

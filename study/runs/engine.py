@@ -90,11 +90,17 @@ def _run_shard_process(argv: list[str], env: dict, restore: dict, cwd: str) -> d
     `restore`: variables that Ray sets for its workers, as the caller had them (None: unset).
     Sent to the workers by value, as they may import another checkout's `study`."""
     import os
+    import signal
     import socket
     import subprocess
+    import threading
     import time
 
     import ray
+    if threading.current_thread() is threading.main_thread():
+        # ray.cancel interrupts a task as SIGINT does, and a worker that inherited SIGINT
+        # ignored (a shell script's background job starts its processes so) never sees it
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     node = (f"{socket.gethostname()} ({ray.util.get_node_ip_address()}, "
             f"ray node {ray.get_runtime_context().get_node_id()[:8]})")
     start = time.perf_counter()
