@@ -19,7 +19,6 @@ FRAMEWORKS = ("torch", "jax")
 MATMUL_PRECISION = "highest"
 JAX_CACHE_DIR = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
                              "relu-gradient-study", "jax")
-JAX_CACHE_MAX_BYTES = 2 * 2**30  # JAX drops the least recently used entries past this
 
 
 def use_shared_settings(frameworks: tuple[str, ...] = FRAMEWORKS,
@@ -40,9 +39,10 @@ def _use_jax_compile_cache(jax, on: bool) -> None:
     from jax.experimental.compilation_cache import compilation_cache
     directory = os.environ.get("JAX_COMPILATION_CACHE_DIR") or JAX_CACHE_DIR
     try:  # every program, however quick to compile or small: most of the atlas's are both
+        # and no size limit: with one, JAX locks the folder and reads every entry's access
+        # time at each write (about 5 kB an entry; a suite run writes some 2,000)
         for option, value in (("jax_persistent_cache_min_compile_time_secs", 0),
-                              ("jax_persistent_cache_min_entry_size_bytes", -1),
-                              ("jax_compilation_cache_max_size", JAX_CACHE_MAX_BYTES)):
+                              ("jax_persistent_cache_min_entry_size_bytes", -1)):
             jax.config.update(option, value)
     except AttributeError:  # a release without these options (the history's oldest) runs
         on = False          # without the cache: slower, the same values
