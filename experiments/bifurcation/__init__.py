@@ -5,14 +5,13 @@
                                              # and the headline over a permuted data order
 """
 from experiments.bifurcation import measure, report, summary
+from study.report.prose import say
 from study.runs.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
     name="bifurcation",
-    description="Bertoin et al.'s count on MNIST: how often ReLU'(0) changes dW1",
-    question="Out of K random initialisations of an MLP, how many get a different first-layer "
-             "gradient under ReLU'(0) = 0 and = 1 within one pass over MNIST, against Bertoin et "
-             "al.'s counts?",
+    description=say(report.PROSE, "description"),
+    question=say(report.PROSE, "question"),
     seed=measure.SEED,
     tables=("headline", "sweeps", "checks", "counts", "agreements", "independence", "batches",
             "kernels"),

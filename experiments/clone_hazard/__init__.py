@@ -7,13 +7,13 @@ else also reads (fan-out, skip connections, expanded gradients of sum/mean), and
 in-place rule and the cloning seed rule with the built-in.
 """
 from experiments.clone_hazard import measure, report, summary
+from study.report.prose import say
 from study.runs.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
     name="clone_hazard",
-    description="seed 000: what breaks when a backward edits grad_output in place",
-    question="Why does the textbook MyReLU clone grad_output, and what goes wrong without the "
-             "clone?",
+    description=say(report.PROSE, "description"),
+    question=say(report.PROSE, "question"),
     seed=None, tables=("hazard",), cases=measure.cases, run_case=measure.run_case,
     summarise=summary.summarise, render=report.render,
     comparison=Comparison(record_key=("case", "dtype"),

@@ -5,13 +5,13 @@
     python -m study run timing --full     # up to 10^8, the large net, SGD steps
 """
 from experiments.timing import harness, measure, records, report, summary, upgrade
+from study.report.prose import say
 from study.runs.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
     upgrade=upgrade.upgrade, across_devices=False,
-    name="timing", description="time and memory of each rule and of the net, eager and compiled",
-    question="What does a custom ReLU rule cost in time and memory against the built-in, eager and "
-             "compiled, in each framework, and how close does it come to the machine's limits?",
+    name="timing", description=say(report.PROSE, "description"),
+    question=say(report.PROSE, "question"),
     seed=harness.SEED, tables=("cost", "harness", "nets", "compile", "parts", "probes", "rules",
                                "kept", "fresh", "copies", "ways", "cross", "torch_vs_jax",
                                "bandwidth"),

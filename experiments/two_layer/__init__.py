@@ -6,15 +6,15 @@ loss = sum((act(x @ w1) @ w2 - 1)^2) in float32, with seed 001's exact x, w1, w2
 seeded random variants: one with no exact-zero pre-activation, one with many forced.
 """
 from experiments.two_layer import measure, report, summary, upgrade
+from study.report.prose import say
 from study.runs.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
     history_scope="standard",
     upgrade=upgrade.upgrade,
     name="two_layer",
-    description="seed 001's net: gradients of every ReLU rule, the −38, torch vs JAX",
-    question="Does seed 001's net get the same gradients under every ReLU rule of both frameworks, "
-             "and where do the rules differ?",
+    description=say(report.PROSE, "description"),
+    question=say(report.PROSE, "question"),
     seed=measure.SEED, tables=("ties", "diff_vs_relu", "gradients"), cases=measure.cases,
     run_case=measure.run_case, summarise=summary.summarise, render=report.render,
     comparison=Comparison(record_key=("dataset", "rule", "dtype"), not_compared=("name",)),

@@ -12,16 +12,15 @@ each built-in's shape at its own kinks is read off its float64 forward (study.co
 the report judges its derivative there by PyTorch's documented rule and by Clarke's.
 """
 from experiments.zero_point import atlas, measure, report, summary, upgrade
+from study.report.prose import say
 from study.runs.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
     history_scope="standard",
     upgrade=upgrade.upgrade, builtin_cells=atlas.builtin_cells,
     name="zero_point",
-    description="the atlas: every op at its kinks, all dtypes, modes and placements",
-    question="What does each built-in and custom rule return at exactly x = 0 and at its other "
-             "kinks, in each framework, dtype, mode and placement, and which torch/JAX "
-             "look-alikes disagree?",
+    description=say(report.PROSE, "description"),
+    question=say(report.PROSE, "question"),
     seed=None, tables=("conventions", "kinks", "compiled", "compiled_cells", "releases",
                        "conformance", "conformance_listing", "placement", "subnormals", "custom",
                        "atlas", "gradcheck", "pairs", "porting"),

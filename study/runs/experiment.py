@@ -66,7 +66,8 @@ class Comparison:
 @dataclass(frozen=True)
 class Experiment:
     name: str
-    description: str  # one line, for `study list` and the section heading
+    description: str  # one line, for `study list` and the section heading; each experiment
+    # keeps these two in its prose.j2 with its other words
     question: str  # one sentence
     seed: int | None  # recorded in provenance; None where the inputs are fixed by hand
     tables: tuple[str, ...]  # table ids in report order: a table keeps its number
