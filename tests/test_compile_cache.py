@@ -1,5 +1,6 @@
 """JAX's persistent compilation cache (study.measure.frameworks): on for every measurement but
-where compile time is measured, and never a change in a measured cell."""
+where compile time is measured, and never a change in a measured cell. Where compile time is
+measured, torch's inductor compiles into an empty folder of its own."""
 import json
 import os
 from types import SimpleNamespace
@@ -8,7 +9,7 @@ import jax
 from jax._src import monitoring  # the listener's removal is not in jax.monitoring
 
 from experiments.zero_point import measure as zero_point
-from study.measure.frameworks import JAX_CACHE_DIR, use_shared_settings
+from study.measure.frameworks import JAX_CACHE_DIR, torch_compile_cache, use_shared_settings
 from study.measure.rules import by_key
 from study.runs.runner import Progress, run_experiment
 
@@ -59,14 +60,35 @@ def test_the_runner_turns_the_cache_off_for_an_experiment_that_times(tmp_path, c
 
     def experiment(name, timed):
         def run_case(device, k):
-            seen[name] = jax.config.jax_compilation_cache_dir
+            seen[name] = (jax.config.jax_compilation_cache_dir, torch_compile_cache())
             return [{"k": k}]
         return SimpleNamespace(name=name, timed=timed, seed=None, counts_inits=False,
                                cases=lambda scope: [{"k": 0}], run_case=run_case)
     for name, timed in (("times", True), ("measures", False), ("times_again", True)):
         run_experiment(experiment(name, timed), [cpu], "quick", Progress(quiet=True),
                        root=str(tmp_path))
-    assert seen == {"times": None, "measures": os.environ.get("JAX_COMPILATION_CACHE_DIR",
-                                                               JAX_CACHE_DIR),
-                    "times_again": None}
+    jax_dir = os.environ.get("JAX_COMPILATION_CACHE_DIR", JAX_CACHE_DIR)
+    assert seen == {"times": (None, "empty"), "measures": (jax_dir, "user"),
+                    "times_again": (None, "empty")}
     use_shared_settings()
+
+
+def test_where_compile_time_is_measured_inductor_compiles_into_an_empty_folder_of_its_own(
+        tmp_path, monkeypatch):
+    # inductor reads its folder through cache_dir() at each use: a first call that finds a
+    # graph and its kernels there reads them back instead of compiling them
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+    user = str(tmp_path / "user")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", user)
+    try:
+        use_shared_settings(("torch",), compile_cache=False)
+        first = cache_dir()
+        assert first != user and os.listdir(first) == [] and torch_compile_cache() == "empty"
+        use_shared_settings(("torch",), compile_cache=False)  # another timed run: a new folder
+        second = cache_dir()
+        assert second != first and not os.path.exists(first) and os.listdir(second) == []
+        use_shared_settings(("torch",))
+        assert cache_dir() == user and torch_compile_cache() == "user"
+        assert not os.path.exists(second)
+    finally:
+        use_shared_settings(("torch",))

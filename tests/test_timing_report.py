@@ -2,6 +2,7 @@
 other measurement; answer 5 quotes Table 9's cells as printed, with their run and size; the
 CSVs are long form; the figure reads in print. Every record's rounds are the built-in's times
 scaled by a constant, so each ratio is that constant exactly (a per-round ratio's median)."""
+import dataclasses
 import re
 
 import numpy as np
@@ -126,6 +127,19 @@ def _table(rendered, table_id):
 def _cost_cell(rendered, column, rule):
     view = _table(rendered, "cost").frame
     return view[view["rule"] == rule][column].iloc[0]
+
+
+def test_the_compile_caption_says_which_runs_compiled_into_an_empty_inductor_folder():
+    # Table 21 printed C1's torch first calls (0.05 to 1.07 s) with no word that inductor may
+    # have read them back from its folder instead of compiling (here 1.5 to 8.4 s from empty)
+    old = _cpu_run()
+    new = dataclasses.replace(old, path="c2.json", tag="C2", records=[
+        {**r, "torch_compile_cache": "empty"} if r is PLAN else r for r in old.records])
+    caption = _table((None, render(summarise([old, new, _gpu_run()]))), "compile").caption
+    assert ("Torch in C2 (torch t, jax j): compiled into an empty folder of the run's own, each "
+            "fresh process its own") in caption
+    assert "Torch in C1: the folder's state was not recorded" in caption
+    assert "G1" not in caption  # no compiled torch row
 
 
 def test_the_eager_parts_step_names_the_cost_tables_measurement_and_the_difference(rendered):

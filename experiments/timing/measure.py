@@ -177,10 +177,12 @@ def cases(scope: str, rules=None) -> list[dict]:
 
 def _plan_records(base: dict, device, scope: str, rules=None) -> list[dict]:
     """What the report reads as this run's design, never from today's code: the built-in
-    each framework's rules are measured against, the pairs, the targets and the limits."""
+    each framework's rules are measured against, the pairs, the targets and the limits, and
+    whether torch compiled into an empty inductor folder (study.measure.frameworks)."""
+    from study.measure.frameworks import torch_compile_cache
     rules = registry_unless(rules)
     frameworks = dict.fromkeys(r.framework for r in rules if r.timed)
-    return [{**base, "targets": TARGETS,
+    return [{**base, "targets": TARGETS, "torch_compile_cache": torch_compile_cache(),
              "reference_rules": {fw: REFERENCE_RELU[fw].key for fw in frameworks},
              "torch_jax_pairs": twin_pairs(rules), "harness_limit": HARNESS_LIMIT,
              "min_rounds": MIN_ROUNDS, "skipped": _skipped(scope)}]

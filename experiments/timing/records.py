@@ -103,6 +103,7 @@ class Timing:
         self.references = plan.get("reference_rules", {})
         self.pairs = [tuple(p) for p in plan.get("torch_jax_pairs", [])]
         self.targets = plan.get("targets", [])
+        self.torch_compile_cache = plan.get("torch_compile_cache")  # None: not recorded
         self.rules = self.part("rule")
         self.index = {(r["framework"], r["mode"], r["rule"], r["n"]): r for r in self.rules}
         self.sizes = sorted({r["n"] for r in self.rules})

@@ -86,6 +86,16 @@ def _compile_times(s: Summary) -> tuple[pd.DataFrame, pd.DataFrame]:
     return view, listing
 
 
+def _compile_caption(s: Summary, view: pd.DataFrame) -> str:
+    """The caption, with the runs of the table's torch rows by the state of inductor's folder
+    when their first calls compiled."""
+    torch_runs = dict.fromkeys(view[view["framework"] == "torch"]["run"]) if len(view) else {}
+    by_state = {state: [r for r in torch_runs if (s.compile_cache or {}).get(r) == state]
+                for state in ("empty", "user", None)}
+    return say(PROSE, "caption_compile", empty=by_state["empty"], user=by_state["user"],
+               unrecorded=by_state[None], releases=s.releases)
+
+
 def _one_run(f: pd.DataFrame) -> pd.DataFrame:
     """The frame without its run column where one run gives every row (its caption names it)."""
     return f.drop(columns=["run"]) if len(f) and len(set(f["run"])) == 1 else f
@@ -121,8 +131,8 @@ def render(s: Summary) -> Rendered:
               say(PROSE, "caption_nets", runs=standard[:1], releases=s.releases),
               s.nets[s.nets["run"].isin(standard[:1])].drop(columns=["run", "first call s"]),
               listing=s.nets),
-        Table("compile", say(PROSE, "title_compile"),
-              say(PROSE, "caption_compile"), compile_view, listing=compile_listing),
+        Table("compile", say(PROSE, "title_compile"), _compile_caption(s, compile_view),
+              compile_view, listing=compile_listing),
         Table("parts", say(PROSE, "title_parts"),
               say(PROSE, "caption_parts", runs=runs_of(s.parts), releases=s.releases),
               _one_run(s.parts), listing=s.parts),

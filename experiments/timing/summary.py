@@ -56,6 +56,7 @@ class Summary:
     probe: ProbeFact | None  # the reproducer's result in the first run that ran it
     runs: list[str]
     releases: dict = None  # label -> (torch, jax)
+    compile_cache: dict = None  # label -> inductor's folder at the start: "empty", "user", None
 
 
 def builtin_compiled_over_eager(t: Timing, fw: str, n: int) -> Estimate | None:
@@ -281,7 +282,8 @@ def summarise(runs) -> Summary:
         "rules", "kept", "nets", "harness", "fresh", "parts", "probes", "copies", "ways", "cross",
         "torch_vs_jax", "bandwidth")}, costs=costs, probe=probe,
         releases=releases([t.run for t in timings]),
-        runs=[t.run.tag for t in timings])
+        runs=[t.run.tag for t in timings],
+        compile_cache={t.run.tag: t.torch_compile_cache for t in timings})
 
 
 def _measured(runs) -> tuple[list[Timing], dict[str, list[dict]], list[Cost], ProbeFact | None]:

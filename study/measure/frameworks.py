@@ -12,8 +12,16 @@ compilation cache is on (JAX_CACHE_DIR, shared by every run and checkout of this
 torch's inductor cache is), except where compile time is itself measured: the timing
 experiment turns it off. A cached executable is the one XLA compiled for the same program,
 options and release, so no measured value depends on it.
+
+Torch's inductor keeps compiled graphs and their kernels in a folder on disk too, so a first call
+reads them back there instead of compiling, at a fraction of the time. Where compile time is
+measured, inductor compiles into an empty folder of the process's own (removed at exit), as a
+first run in a new environment does; everywhere else it uses the user's folder.
 """
+import atexit
 import os
+import shutil
+import tempfile
 
 FRAMEWORKS = ("torch", "jax")
 MATMUL_PRECISION = "highest"
@@ -33,6 +41,7 @@ def use_shared_settings(frameworks: tuple[str, ...] = FRAMEWORKS,
     if "torch" in frameworks:
         import torch
         torch.set_float32_matmul_precision(MATMUL_PRECISION)
+        _use_inductor_folder(compile_cache)
 
 
 def _use_jax_compile_cache(jax, on: bool) -> None:
@@ -48,6 +57,44 @@ def _use_jax_compile_cache(jax, on: bool) -> None:
         on = False          # without the cache: slower, the same values
     jax.config.update("jax_compilation_cache_dir", directory if on else None)
     compilation_cache.reset_cache()  # JAX decides whether to use its cache once, until reset
+
+
+INDUCTOR_DIR_ENV = "TORCHINDUCTOR_CACHE_DIR"
+_inductor = {"switched": False, "user": None, "empty": None}
+
+
+def _use_inductor_folder(cache: bool) -> None:
+    """Without `cache`, a new empty folder for inductor (the last one removed); with it, the
+    folder the process started with, where an empty one had replaced it. Inductor reads its
+    folder from the environment at each use; what it holds in memory is dropped at a switch."""
+    if cache and not _inductor["switched"]:
+        return
+    if not _inductor["switched"]:
+        _inductor.update(switched=True, user=os.environ.get(INDUCTOR_DIR_ENV))
+    if _inductor["empty"]:
+        shutil.rmtree(_inductor["empty"], ignore_errors=True)
+        _inductor["empty"] = None
+    if cache:
+        _inductor["switched"] = False
+        if _inductor["user"] is None:
+            os.environ.pop(INDUCTOR_DIR_ENV, None)
+        else:
+            os.environ[INDUCTOR_DIR_ENV] = _inductor["user"]
+    else:
+        _inductor["empty"] = tempfile.mkdtemp(prefix="relu-study-inductor-")
+        atexit.register(shutil.rmtree, _inductor["empty"], True)
+        os.environ[INDUCTOR_DIR_ENV] = _inductor["empty"]
+    try:
+        from torch._inductor.utils import clear_caches
+    except ImportError:  # a release without it: the folder alone is switched
+        return
+    clear_caches()
+
+
+def torch_compile_cache() -> str:
+    """"empty": inductor compiles into an empty folder of this process's own (see above);
+    "user": into the folder it keeps across runs."""
+    return "empty" if _inductor["empty"] else "user"
 
 
 def matmul_settings() -> dict:
