@@ -3,6 +3,8 @@ where compile time is measured, and never a change in a measured cell. Where com
 measured, torch's inductor compiles into an empty folder of its own."""
 import json
 import os
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import jax
@@ -11,6 +13,7 @@ from jax._src import monitoring  # the listener's removal is not in jax.monitori
 from experiments.zero_point import measure as zero_point
 from study.measure.frameworks import JAX_CACHE_DIR, torch_compile_cache, use_shared_settings
 from study.measure.rules import by_key
+from study.runs.provenance import REPO_ROOT
 from study.runs.runner import Progress, run_experiment
 
 RULES = ("jax_relu", "jax_custom_c0", "jax_hard_tanh")  # a built-in, a custom_vjp, two kinks
@@ -87,6 +90,15 @@ def test_where_compile_time_is_measured_inductor_compiles_into_an_empty_folder_o
         use_shared_settings(("torch",), compile_cache=False)  # another timed run: a new folder
         second = cache_dir()
         assert second != first and not os.path.exists(first) and os.listdir(second) == []
+        # a process the run starts (timing's fresh process and workers) shares the run's folder
+        # and leaves it: what the run compiled, it reads back
+        child = subprocess.run(
+            [sys.executable, "-c", "from study.measure.frameworks import use_shared_settings, "
+             "torch_compile_cache; use_shared_settings(('torch',), compile_cache=False); "
+             "from torch._inductor.runtime.cache_dir_utils import cache_dir; "
+             "print(cache_dir(), torch_compile_cache())"],
+            capture_output=True, text=True, check=True, cwd=REPO_ROOT)
+        assert child.stdout.split() == [second, "empty"] and os.path.isdir(second)
         use_shared_settings(("torch",))
         assert cache_dir() == user and torch_compile_cache() == "user"
         assert not os.path.exists(second)

@@ -136,8 +136,8 @@ def test_the_compile_caption_says_which_runs_compiled_into_an_empty_inductor_fol
     new = dataclasses.replace(old, path="c2.json", tag="C2", records=[
         {**r, "torch_compile_cache": "empty"} if r is PLAN else r for r in old.records])
     caption = _table((None, render(summarise([old, new, _gpu_run()]))), "compile").caption
-    assert ("Torch in C2 (torch t, jax j): compiled into an empty folder of the run's own, each "
-            "fresh process its own") in caption
+    assert ("Torch in C2 (torch t, jax j): compiled into an empty folder of the run's own, as in "
+            "a new environment") in caption
     assert "Torch in C1: the folder's state was not recorded" in caption
     assert "G1" not in caption  # no compiled torch row
 

@@ -15,8 +15,9 @@ options and release, so no measured value depends on it.
 
 Torch's inductor keeps compiled graphs and their kernels in a folder on disk too, so a first call
 reads them back there instead of compiling, at a fraction of the time. Where compile time is
-measured, inductor compiles into an empty folder of the process's own (removed at exit), as a
-first run in a new environment does; everywhere else it uses the user's folder.
+measured, inductor compiles into an empty folder of the run's own (removed at exit), as a first
+run in a new environment does, and the processes the run starts share it; everywhere else it uses
+the user's folder.
 """
 import atexit
 import os
@@ -60,30 +61,39 @@ def _use_jax_compile_cache(jax, on: bool) -> None:
 
 
 INDUCTOR_DIR_ENV = "TORCHINDUCTOR_CACHE_DIR"
-_inductor = {"switched": False, "user": None, "empty": None}
+RUN_FOLDER_ENV = "RELU_STUDY_EMPTY_INDUCTOR_DIR"  # the timed run's folder, for its processes
+_inductor = {"switched": False, "user": None, "empty": None, "owned": False}
 
 
 def _use_inductor_folder(cache: bool) -> None:
-    """Without `cache`, a new empty folder for inductor (the last one removed); with it, the
-    folder the process started with, where an empty one had replaced it. Inductor reads its
-    folder from the environment at each use; what it holds in memory is dropped at a switch."""
+    """Without `cache`, a new empty folder for inductor (the last one removed), which the
+    processes the run starts share (they inherit it); with it, the folder the process started
+    with, where an empty one had replaced it. Inductor reads its folder from the environment at
+    each use; what it holds in memory is dropped at a switch."""
     if cache and not _inductor["switched"]:
+        return
+    run_folder = os.environ.get(RUN_FOLDER_ENV)
+    if (not cache and not _inductor["switched"] and run_folder
+            and run_folder == os.environ.get(INDUCTOR_DIR_ENV) and os.path.isdir(run_folder)):
+        _inductor.update(switched=True, empty=run_folder, owned=False)  # a process of the run
         return
     if not _inductor["switched"]:
         _inductor.update(switched=True, user=os.environ.get(INDUCTOR_DIR_ENV))
-    if _inductor["empty"]:
+    if _inductor["owned"]:
         shutil.rmtree(_inductor["empty"], ignore_errors=True)
-        _inductor["empty"] = None
+    _inductor.update(empty=None, owned=False)
     if cache:
         _inductor["switched"] = False
+        os.environ.pop(RUN_FOLDER_ENV, None)
         if _inductor["user"] is None:
             os.environ.pop(INDUCTOR_DIR_ENV, None)
         else:
             os.environ[INDUCTOR_DIR_ENV] = _inductor["user"]
     else:
-        _inductor["empty"] = tempfile.mkdtemp(prefix="relu-study-inductor-")
-        atexit.register(shutil.rmtree, _inductor["empty"], True)
-        os.environ[INDUCTOR_DIR_ENV] = _inductor["empty"]
+        folder = tempfile.mkdtemp(prefix="relu-study-inductor-")
+        atexit.register(shutil.rmtree, folder, True)
+        _inductor.update(empty=folder, owned=True)
+        os.environ[INDUCTOR_DIR_ENV] = os.environ[RUN_FOLDER_ENV] = folder
     try:
         from torch._inductor.utils import clear_caches
     except ImportError:  # a release without it: the folder alone is switched
@@ -92,7 +102,7 @@ def _use_inductor_folder(cache: bool) -> None:
 
 
 def torch_compile_cache() -> str:
-    """"empty": inductor compiles into an empty folder of this process's own (see above);
+    """"empty": inductor compiles into an empty folder of this run's own (see above);
     "user": into the folder it keeps across runs."""
     return "empty" if _inductor["empty"] else "user"
 
