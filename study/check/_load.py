@@ -3,6 +3,7 @@ study.measure.rules.Rule."""
 import ast
 import importlib
 import importlib.util
+import math
 import sys
 
 import numpy as np
@@ -79,18 +80,40 @@ def _jax_callable(obj):
     return None
 
 
-def _answers(fn, framework: str) -> bool:
-    """Whether fn maps a framework array to one of the same shape."""
+def _array_type(framework: str) -> type:
+    module = sys.modules[framework]
+    return module.Tensor if framework == "torch" else module.Array
+
+
+def _kind_of(value) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, (tuple, list)):
+        return f"a {type(value).__name__} of {len(value)}"
+    module = type(value).__module__
+    return f"a {'' if module == 'builtins' else module + '.'}{type(value).__qualname__}"
+
+
+def output_problem(y, x_shape: tuple, framework: str) -> str | None:
+    """Why `y`, what the rule returned for an input of x_shape, cannot be measured as its
+    elementwise value, or None: it is one array of the framework, of x's shape, or of one
+    element for a one-element x (study.measure.probe.one_element_as)."""
+    if not isinstance(y, _array_type(framework)):
+        return f"the rule returns {_kind_of(y)} for an input of shape {list(x_shape)}"
+    if tuple(y.shape) == tuple(x_shape) or math.prod(y.shape) == 1 == math.prod(x_shape):
+        return None
+    return f"the rule returns shape {list(y.shape)} for an input of shape {list(x_shape)}"
+
+
+def _returned(fn, framework: str) -> tuple | None:
+    """(what fn returns for _SHAPE_PROBE as a framework array,), or None where it raises."""
     module = importlib.import_module(framework)
-    if framework == "torch":
-        x, kind = module.from_numpy(_SHAPE_PROBE), module.Tensor
-    else:
-        x, kind = module.numpy.asarray(_SHAPE_PROBE), module.Array
+    x = (module.from_numpy(_SHAPE_PROBE) if framework == "torch"
+         else module.numpy.asarray(_SHAPE_PROBE))
     try:
-        y = fn(x)
+        return (fn(x),)
     except Exception:  # noqa: BLE001  the question is only whether it answers
-        return False
-    return isinstance(y, kind) and tuple(y.shape) == _SHAPE_PROBE.shape
+        return None
 
 
 def _candidates() -> list[str]:
@@ -114,12 +137,16 @@ def detect(obj, framework: str | None, args: tuple = ()) -> tuple[object, str, s
     fn = _with_args(obj, args)
     if framework is not None:
         return fn, framework, "callable"
-    answering = [fw for fw in _candidates() if _answers(fn, fw)]
-    if len(answering) != 1:
-        how = ("both a torch tensor and a JAX array" if answering
-               else "neither a torch tensor nor a JAX array to one of its shape")
-        raise UsageError(f"cannot tell the framework: the rule maps {how}; pass --framework")
-    return fn, answering[0], "callable"
+    ran = {fw: got[0] for fw in _candidates() if (got := _returned(fn, fw)) is not None}
+    problems = {fw: output_problem(y, _SHAPE_PROBE.shape, fw) for fw, y in ran.items()}
+    answering = [fw for fw, problem in problems.items() if problem is None]
+    if len(answering) == 1:
+        return fn, answering[0], "callable"
+    if problems and not answering:  # it runs, but returns no elementwise value: say what
+        raise UsageError(next(iter(problems.values())))
+    how = ("both a torch tensor and a JAX array" if answering
+           else "neither a torch tensor nor a JAX array to one of its shape")
+    raise UsageError(f"cannot tell the framework: the rule maps {how}; pass --framework")
 
 
 def _with_args(fn, args: tuple):

@@ -8,12 +8,13 @@ import numpy as np
 
 from study.check._findings import PROSE, Finding, Where
 from study.check._judges import not_linear
-from study.check._load import UsageError
+from study.check._load import UsageError, output_problem
 from study.compare.cells import Cell, Placed, Value, equal
 from study.errors import first_error_line
 from study.measure.inputs import finfo, numpy_dtype, ordinary_inputs, probe_inputs
 from study.measure.probe import (FD_EPS, evaluate, finite_difference, measure,
-                                 measure_compiled, numeric_check, reverse_derivative)
+                                 measure_compiled, numeric_check, returned,
+                                 reverse_derivative)
 from study.measure.rule import Rule
 from study.report.format import text
 from study.report.prose import say
@@ -48,22 +49,49 @@ ELEMENTWISE_PROBES = ([-1.5, -0.25, 0.5, 2.0, 3.25], [0.5, 2.0, 3.25], [-1.5, -0
 
 def _first_input_it_takes(rule: Rule, device) -> np.ndarray:
     """The first of ELEMENTWISE_PROBES the rule's forward and reverse run on (a rule may
-    refuse negatives, say); a UsageError where it takes none or returns another shape."""
+    refuse negatives, say); a UsageError where it takes none, or where output_problem_at
+    finds what it returns there no elementwise value."""
     first_error = None
     for values in ELEMENTWISE_PROBES:
         x = np.array(values)
         try:
-            y = evaluate(rule, x, "float64", device)
-            if y.shape == x.shape:
+            problem = output_problem_at(rule, x, device)
+            if problem is None:
                 vjp(rule, x, "float64", 1.0, device)
         except Exception as exc:  # noqa: BLE001  whatever the user's rule raises
             first_error = first_error or f"{x.tolist()}: {first_error_line(exc)}"
             continue
-        if y.shape != x.shape:
-            raise UsageError(f"the rule returns shape {list(y.shape)} for an input of shape "
-                             f"{list(x.shape)}")
+        if problem:
+            raise UsageError(problem)
         return x
     raise UsageError(f"the rule raises on every input tried, e.g. {first_error}")
+
+
+def output_problem_at(rule: Rule, x: np.ndarray, device) -> str | None:
+    """study.check._load.output_problem of what the rule returns at x (raising what it raises
+    there), then at each other shape the placements measure where it runs: x's first element
+    as 0-d and as shape (1,), and x in 2-D."""
+    problem = output_problem(returned(rule, x, "float64", device), x.shape, rule.framework)
+    for placed in (np.asarray(x[0]), x[:1], np.stack([x, x[::-1]])):
+        if problem is not None:
+            break
+        try:
+            y = returned(rule, placed, "float64", device)
+        except Exception:  # noqa: BLE001  a shape it refuses is measured so: an error cell
+            continue
+        problem = output_problem(y, placed.shape, rule.framework)
+    return problem
+
+
+def twin_output_problem(rule: Rule, device) -> str | None:
+    """output_problem_at the first of ELEMENTWISE_PROBES the twin runs on; None where it runs
+    on none (its cells are errors then, compared as they are)."""
+    for values in ELEMENTWISE_PROBES:
+        try:
+            return output_problem_at(rule, np.array(values), device)
+        except Exception:  # noqa: BLE001  whatever the user's twin raises
+            continue
+    return None
 
 
 def mixing_entries(jacobian: np.ndarray) -> list[tuple[int, int]]:

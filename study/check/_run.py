@@ -127,8 +127,11 @@ def check(fn, twin=None, *, framework: str | None = None, twin_framework: str | 
         raise UsageError(f"unknown device {device!r}; choose cpu or cuda")
     entries, known_source = _known.as_entries(known)
     rule, style = as_rule(fn, framework, tuple(args), name, tuple(kinks))
-    twin_rule, twin_style = (None, None) if twin is None else as_rule(
-        twin, twin_framework, tuple(args), twin_name, tuple(kinks))
+    try:
+        twin_rule, twin_style = (None, None) if twin is None else as_rule(
+            twin, twin_framework, tuple(args), twin_name, tuple(kinks))
+    except UsageError as exc:
+        raise UsageError(f"twin: {exc}") from None
     frameworks = {rule.framework} | ({twin_rule.framework} if twin_rule else set())
     dev, = resolve_devices(device, tuple(sorted(frameworks)))
     with _user_state_restored(frameworks), dev.as_default():
@@ -143,6 +146,8 @@ def check(fn, twin=None, *, framework: str | None = None, twin_framework: str | 
 
 def _checked(rule, style, twin_rule, dev, kinks, quick, fail_on) -> CheckResult:
     findings: list[Finding] = _probe.check_callable(rule, dev)
+    if twin_rule is not None and (problem := _probe.twin_output_problem(twin_rule, dev)):
+        raise UsageError(f"twin: {problem}")
     scanned = _probe.scan_kinks(rule, dev) if not findings else ()
     probed = tuple(sorted(set(() if isinstance(scanned, str) else scanned) | set(kinks)
                           | {0.0}))

@@ -21,6 +21,8 @@ torch.autograd.gradcheck and jax's check_grads.
 
 Each framework is imported only when one of its rules is measured.
 """
+import math
+
 import numpy as np
 
 from study.compare.cells import Cell, Error, collapse
@@ -55,7 +57,8 @@ def _torch_mode(fn, array, dtype: str, device: Device, mode: str, cotangent, str
     if mode == "reverse":
         y = fn(view(x))
         y.backward(torch.ones_like(y) if cotangent is None
-                   else device.to_torch(cotangent, dtype=y.dtype))
+                   else device.to_torch(one_element_as(cotangent, tuple(y.shape)),
+                                        dtype=y.dtype))
         return view(torch.zeros_like(x) if x.grad is None else x.grad)
     g, = torch.autograd.grad(fn(view(x)).sum(), x, create_graph=True)
     if not g.requires_grad:  # the first derivative is a constant to autograd
@@ -77,22 +80,42 @@ def _jax_mode(fn, array, dtype: str, device: Device, mode: str, cotangent):
         return jax.jvp(fn, (x,), (jnp.ones_like(x),))[1]
     if mode == "reverse":
         y, pullback = jax.vjp(fn, x)
-        cot = (jnp.ones_like(y) if cotangent is None
-               else device.to_jax(np.asarray(cotangent, np.float64).astype(y.dtype)))
+        cot = (jnp.ones_like(y) if cotangent is None else device.to_jax(
+            one_element_as(np.asarray(cotangent, np.float64), y.shape).astype(y.dtype)))
         return pullback(cot)[0]
     grad = jax.grad(lambda v: jnp.sum(fn(v)))
     return jax.grad(lambda v: jnp.sum(grad(v)))(x)
 
 
+def one_element_as(array: np.ndarray, shape: tuple) -> np.ndarray:
+    """`array` in `shape` where both hold one element, else as it is. A rule multiplying by a
+    parameter of shape (1,) (a quantiser's learned clip or scale) maps a 0-d x to shape (1,):
+    one element for one element is still that element's value, so it is measured, its value
+    read and its cotangent given in the other side's shape."""
+    if np.shape(array) != tuple(shape) and np.size(array) == 1 == math.prod(shape):
+        return np.reshape(array, shape)
+    return array
+
+
+def returned(rule: Rule, array, dtype: str, device: Device):
+    """What the rule returns at `array` (cast to `dtype`), eagerly, as it returns it: for
+    study.check to judge before it measures."""
+    if rule.framework == "torch":
+        return _torch_mode(rule.fn, array, dtype, device, "value", None, False)
+    return _jax_mode(rule.fn, array, dtype, device, "value", None)
+
+
 def evaluate(rule: Rule, array, dtype: str, device: Device, mode: str = "value",
              cotangent=None, strided: bool = False) -> np.ndarray:
-    """One eager call: the mode's result at `array` (cast to `dtype`) on the host, float64.
-    `cotangent`: the reverse mode's, an array of the output's shape (None: ones). `strided`:
-    the rule reads x[:, 0] of a 2-column array (torch). Raises what the rule raises."""
+    """One eager call: the mode's result at `array` (cast to `dtype`) on the host, float64,
+    in the input's shape where it is one element (one_element_as). `cotangent`: the reverse
+    mode's, an array of the output's shape (None: ones). `strided`: the rule reads x[:, 0] of
+    a 2-column array (torch). Raises what the rule raises."""
     if rule.framework == "torch":
-        return device.to_host(_torch_mode(rule.fn, array, dtype, device, mode, cotangent,
-                                          strided))
-    return device.to_host(_jax_mode(rule.fn, array, dtype, device, mode, cotangent))
+        got = _torch_mode(rule.fn, array, dtype, device, mode, cotangent, strided)
+    else:
+        got = _jax_mode(rule.fn, array, dtype, device, mode, cotangent)
+    return one_element_as(device.to_host(got), np.shape(array))
 
 
 def reverse_derivative(rule: Rule, x0: float, dtype: str, device: Device) -> float:
