@@ -81,7 +81,9 @@ clean:
 # Other releases (not part of `make report` or CI): one uv env per torch or JAX release under
 # .history/ (built once, from one shared uv cache), each running zero_point and two_layer as
 # shards on the Ray engine; then the report re-renders with every release beside ours.
-# HISTORY_ARGS: e.g. --only torch, --release torch-2.4.1, --address HOST:6379.
+# HISTORY_ARGS: e.g. --only torch, --release torch-2.4.1, --address HOST:6379. JAX 0.11 and later
+# need Python 3.12: on an older Python, the first such env builds one from Debian's packages
+# (study.runs.interpreters; as root, with debootstrap installed).
 HISTORY_ARGS ?=
 history: $(BOOTSTRAP)
 	$(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet -c constraints.txt uv

@@ -11,12 +11,16 @@ common to several torch wheels are stored once and the venvs are hardlinks into 
 the envs must share a filesystem). Every pin but the release's own is
 constraints.txt's; a pin the release rejects is dropped, and the version uv chose is recorded in
 the env's release.json beside the build's wall time. The study is not installed: each shard
-runs with PYTHONPATH at this checkout. The experiments it runs are those whose Experiment has a
+runs with PYTHONPATH at this checkout. A release that needs a newer Python than this machine's
+(JAX 0.11 and later need 3.12) gets its venv from a Python that study.runs.interpreters builds
+once from Debian's packages; its bin/python is then a launcher, and release.json says how that
+Python was made. The experiments it runs are those whose Experiment has a
 history_scope (study.cli passes them). make history calls this.
 """
 import argparse
 import json
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -24,6 +28,10 @@ import sys
 import time
 import tomllib
 from dataclasses import dataclass
+
+from packaging.version import Version
+
+from study.runs import interpreters
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HISTORY_DIR = os.path.join(REPO_ROOT, ".history")
@@ -33,7 +41,8 @@ CACHE_LIMIT_BYTES = 50 * 2**30  # stop building past this: the disk is shared
 # every minor release at its last patch, as PyPI served them for Python 3.11 in November 2026
 TORCH_RELEASES = ("2.4.1", "2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1", "2.10.0", "2.11.0",
                   "2.12.1", "2.13.0", "2.14.1", "2.15.0")
-JAX_RELEASES = ("0.4.38", "0.5.3", "0.6.2", "0.7.2", "0.8.3", "0.9.2", "0.10.2")
+JAX_RELEASES = ("0.4.38", "0.5.3", "0.6.2", "0.7.2", "0.8.3", "0.9.2", "0.10.2",
+                "0.11.2", "0.12.0.1")  # 0.11 and later for Python 3.12 and later only
 DEVICE = "cpu"  # the history compares releases, not devices
 
 
@@ -50,6 +59,13 @@ class Release:
     def pins(self) -> dict[str, str]:
         packages = ("jax", "jaxlib") if self.package == "jax" else (self.package,)
         return {p: self.version for p in packages}
+
+    @property
+    def python_needed(self) -> tuple[int, int]:
+        """The oldest Python the release's wheels are for (PyPI's requires-python)."""
+        if self.package == "jax" and Version(self.version) >= Version("0.11"):
+            return (3, 12)
+        return (3, 11)
 
 
 def releases(only: str | None = None) -> list[Release]:
@@ -90,10 +106,17 @@ def built(release: Release, root: str = HISTORY_DIR) -> bool:
     return os.path.exists(os.path.join(env_dir(release, root), "release.json"))
 
 
+# the engine's driver imports ray; a shard's `study run` never does
+NOT_IN_SHARDS = ("ray",)
+
+
 def project_requirements(pyproject: str = os.path.join(REPO_ROOT, "pyproject.toml")) -> list:
-    """The study's runtime dependencies (pyproject's ranges; the test extras are not needed)."""
+    """What `study run` needs: pyproject's dependencies and its study extra (their ranges),
+    less NOT_IN_SHARDS; the test extras are not needed."""
     with open(pyproject, "rb") as f:
-        return tomllib.load(f)["project"]["dependencies"]
+        project = tomllib.load(f)["project"]
+    return [r for r in project["dependencies"] + project["optional-dependencies"]["study"]
+            if _package_of(r) not in NOT_IN_SHARDS]
 
 
 def _package_of(line: str) -> str:
@@ -155,12 +178,23 @@ def uv_cache_dir() -> str:
                           text=True, check=True, env=_uv_env()).stdout.strip()
 
 
+def host_python() -> dict:
+    return {"made_by": "this machine", "python": platform.python_version(),
+            "executable": sys.executable}
+
+
 def build(release: Release, root: str = HISTORY_DIR, say=print) -> dict:
     """Create the release's venv and install into it; returns what release.json records."""
+    newer = interpreters.interpreter_for(release.python_needed, sys.version_info[:2])
+    # built once for every release that needs it, and timed in its own record
+    interpreter = interpreters.ensure_built(newer, root, say) if newer else host_python()
+    python = interpreters.root_launcher(newer, root) if newer else sys.executable
     where, start = env_dir(release, root), time.perf_counter()
     shutil.rmtree(where, ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "uv", "venv", "--quiet", "--python", sys.executable,
-                    where], check=True, env=_uv_env())
+    subprocess.run([sys.executable, "-m", "uv", "venv", "--quiet", "--python", python, where],
+                   check=True, env=_uv_env())
+    if newer:
+        interpreters.make_env_launcher(where, newer, root)
     with open(CONSTRAINTS, encoding="utf-8") as f:
         text = f.read()
     dropped, wheel_dirs = set(), local_wheel_dirs(_pip_config())
@@ -182,6 +216,7 @@ def build(release: Release, root: str = HISTORY_DIR, say=print) -> dict:
         dropped |= rejected
     record = {"release": release.name, "pins": release.pins, "pins_dropped": sorted(dropped),
               "installed": installed_versions(env_python(release, root)),
+              "interpreter": interpreter,
               "build_s": round(time.perf_counter() - start, 1)}
     with open(os.path.join(where, "release.json"), "w", encoding="utf-8") as f:
         json.dump(record, f, indent=1, sort_keys=True)
