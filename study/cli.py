@@ -6,7 +6,6 @@ The experiments (and with them both frameworks) are imported by the commands tha
 them; `check` imports only the framework of the rule it checks, and `conformance` only the
 framework it judges."""
 import argparse
-import gc
 import json
 import os
 import sys
@@ -175,8 +174,7 @@ def _merge_finished_chunks(paths: list[str], progress) -> None:
 
 def _load(folders: list[str], errata_file: str) -> tuple[list, list[str]]:
     runs, notes = results.load_runs(folders, set(experiments.NAMES))
-    return results.ready(runs, results.load_errata(errata_file),
-                         experiments.all_experiments()), notes
+    return results.ready(runs, results.load_errata(errata_file)), notes
 
 
 def _references(folder: str | None, errata_file: str) -> list:
@@ -202,23 +200,10 @@ def _labels(out: str) -> dict[str, str]:
 
 
 def cmd_report(args) -> None:
-    # the collector off from the first import on: the renderer's imports (matplotlib, pandas,
-    # jinja2) and its reads allocate in no cycle worth collecting, and its collections walked
-    # every object made so far, about a second of a render
-    with results.collector_paused():
-        _report(args)
-        # the report is written and the process ends: what it made is left out of the
-        # collections still to come, the one that enabling the collector sets off and the one
-        # at exit, each a walk over every object (about 0.3 s each)
-        gc.freeze()
-
-
-def _report(args) -> None:
     from study import report
     from study.report.document import render_document
-    with results.shared_loads():
-        runs, notes = _load(args.results or [results.RESULTS_DIR], args.errata)
-        references = _references(args.reference, args.errata)
+    runs, notes = _load(args.results or [results.RESULTS_DIR], args.errata)
+    references = _references(args.reference, args.errata)
     doc = render_document(runs, notes, experiments.all_experiments(), references,
                           _labels(args.out), code=provenance.code_commit())
     try:
@@ -226,6 +211,11 @@ def _report(args) -> None:
     except OSError as e:
         raise StudyError(f"cannot write the report to {args.out}: {e.strerror or e}") from None
     print(f"wrote {os.path.join(args.out, 'REPORT.md')} from {len(runs)} result files")
+    if not args.results:  # the study's own results: the dataset the package ships, as well
+        from study import conventions
+        labels = json.loads(doc.files[report.LABELS])
+        conventions.write(conventions.from_runs(runs, labels, ""),
+                          built_by=provenance.code_commit())
     if doc.errors:  # every other section is written; a broken one must still fail make and CI
         raise IncompleteReport(f"{len(doc.errors)} section(s) could not be rendered: " + "; ".join(
             f"{name} ({error})" for name, error in doc.errors.items()))

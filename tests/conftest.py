@@ -52,18 +52,14 @@ def listed_result_files(report_text: str) -> list[str]:
 
 
 def load_listed(paths: list[str], reports_dir: str):
-    """Runs of exactly these files (paths relative to reports_dir), errata applied; read as
-    results.load_runs reads a folder's, the collector paused and each long array parsed once
-    (1 s less CPU for the committed results in a process that holds torch and JAX)."""
+    """Runs of exactly these provenance files (paths relative to reports_dir), errata applied,
+    as results.load_runs reads a folder's."""
     import experiments
     from study.runs import results
     known = set(experiments.NAMES)
-    arrays: dict = {}
-    with results.collector_paused():
-        runs = [results._load_one(os.path.join(reports_dir, p), p, known, arrays) for p in paths]
+    runs = [results.load_run(os.path.join(reports_dir, p), p, known) for p in paths]
     errata = results.load_errata(os.path.join(reports_dir, "errata.json"))
-    return results.ready(sorted(runs, key=lambda r: (r.experiment, r.label)), errata,
-                         experiments.all_experiments())
+    return results.ready(sorted(runs, key=lambda r: (r.experiment, r.label)), errata)
 
 
 def reference_runs():
@@ -72,7 +68,7 @@ def reference_runs():
     import experiments
     from study.runs import results
     runs, _ = results.load_runs([results.REFERENCE_DIR], set(experiments.NAMES))
-    return results.ready(runs, results.load_errata(), experiments.all_experiments())
+    return results.ready(runs, results.load_errata())
 
 
 REPORTS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "reports")
@@ -94,7 +90,7 @@ def committed_inputs():
 
 @pytest.fixture(scope="session")
 def committed_runs():
-    """committed_inputs(), loaded once per session: the 28 MB of result files."""
+    """committed_inputs(), loaded once per session."""
     return committed_inputs()
 
 
@@ -122,10 +118,8 @@ def csv_cells(content: str) -> tuple[list[str], list[str]]:
     import csv
     import io
     from itertools import chain
-    from study.runs.results import collector_paused
-    with collector_paused():  # a row is a list: the biggest CSV's 136 thousand of them, no cycle
-        header, *rows = csv.reader(io.StringIO(content))
-        return header, list(dict.fromkeys(chain.from_iterable(rows)))
+    header, *rows = csv.reader(io.StringIO(content))
+    return header, list(dict.fromkeys(chain.from_iterable(rows)))
 
 
 @pytest.fixture(scope="session")

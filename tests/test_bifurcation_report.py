@@ -21,8 +21,8 @@ def inits(framework: str, batch: int, first: list) -> dict:
     edges = [[lo, lo + batch] for lo in range(0, 1000, batch)]
     return {"part": "inits", "order": "mlxtend", "framework": framework, "dtype": "float32",
             **HEADLINE, "batch": batch, "first_init": 0, "images": 1000, "headline": HEADLINE,
-            "sweeps": {"batch": ["batch", [100, 200]]}, "edges": edges, "first_batch": first,
-            "first_batch_accumulated": first, "seconds": 1.0}
+            "sweeps": {"batch": {"setting": "batch", "values": [100, 200]}}, "edges": edges,
+            "first_batch": first, "first_batch_accumulated": first, "seconds": 1.0}
 
 
 def hand_made_run(theirs: int) -> Run:
@@ -38,7 +38,7 @@ def hand_made_run(theirs: int) -> Run:
     for batch in (100, 200):  # at batch 200 each flags in the minibatch holding the same images
         records += [inits(fw, batch, [None if t is None else t * 100 // batch for t in first])
                     for fw, first in (("torch", torch_first), ("jax", jax_first))]
-    return Run("bifurcation", {"scope": "full"}, records, "hand-made.json", tag="H1")
+    return Run.of("bifurcation", {"scope": "full"}, records, "hand-made.json", tag="H1")
 
 
 def rendered(theirs: int):

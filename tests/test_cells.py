@@ -1,8 +1,11 @@
-"""The one cell type (study.compare.cells) on hand-made cells: what counts as the same, the one
-stored form and its one decoder, and reading a cell at fewer placements."""
-from study.compare.cells import (Error, Placed, Value, Withdrawn, collapse, decode, encode,
-                                 equal)
+"""The one cell type (study.compare.cells) on hand-made cells: what counts as the same, the rows a
+table stores it as and its one reader, and reading a cell at fewer placements."""
+import math
+
+from study.compare.cells import (Error, Placed, Value, Withdrawn, collapse, equal, from_rows,
+                                 stored_rows)
 from study.report.format import cell_text, pair_texts
+from study.runs.tables import rows_of, to_arrow
 
 FILL = (("fill", ((0, "0-63"), (1, "64-66"))),)
 
@@ -36,21 +39,42 @@ def test_two_cells_that_differ_print_differently():
     assert pair_texts(Value(2.0, 1.9, 2.1), Error("E: x")) == ("2 [1.9, 2.1]", "E: x")
 
 
-def test_a_stored_cell_is_decoded_once_with_its_values_and_where_they_sit():
-    assert decode(-0.0) == Value(-0.0) and decode({"error": "ValueError: x"}) == \
-        Error("ValueError: x")
-    assert decode("a label") == Value("a label")  # a string is a value: errors are tagged
-    stored = {"values": [0.0, {"error": "E: x"}],
-              "where": {"fill": [[0, "0-63"], [1, "64-66"]], "0-d": [[1, "0"]]}}
-    cell = decode(stored)
-    assert cell.values == (Value(0.0), Error("E: x"))
-    assert cell.where == "0 at fill 0-63; E: x at fill 64-66, 0-d"  # a whole placement: its name
-    assert cell.places() == [["fill 0-63"], ["fill 64-66", "0-d"]]
-    assert encode(cell) == stored
-    for c in (Value(-0.0), Value(True), Error("E: y"), cell):
-        assert decode(encode(c)) == c
+def _through_a_table(cell):
+    """The cell stored as rows, written to Arrow (as a Parquet table holds it) and read back."""
+    return from_rows(rows_of(to_arrow(stored_rows(cell))))
+
+
+def test_a_cell_the_same_everywhere_is_one_row_and_reads_back_to_the_bit():
+    assert stored_rows(Value(-0.0)) == [{"placement": None, "positions": None, "value": -0.0,
+                                         "error": None}]
+    assert stored_rows(Error("ValueError: x")) == [{"placement": None, "positions": None,
+                                                    "value": None, "error": "ValueError: x"}]
+    back = _through_a_table(Value(-0.0))
+    # == says -0.0 == 0.0: the sign is checked by itself
+    assert isinstance(back, Value) and math.copysign(1, back.value) == -1.0
+    nan = _through_a_table(Value(float("nan")))
+    assert isinstance(nan, Value) and math.isnan(nan.value)
+    assert _through_a_table(Error("ValueError: x")) == Error("ValueError: x")
+    assert _through_a_table(Value(1.5)) == Value(1.5)
+
+
+def test_a_placed_cell_is_a_row_per_placement_and_run_and_reads_back_with_where_it_sits():
+    # fill: 64 positions of 0 then 3 that raise; 0-d raised as a whole placement ("all")
+    cell = collapse({"fill": [Value(0.0)] * 64 + [Error("E: x")] * 3, "0-d": Error("E: x")})
+    assert stored_rows(cell) == [
+        {"placement": "fill", "positions": "0-63", "value": 0.0, "error": None},
+        {"placement": "fill", "positions": "64-66", "value": None, "error": "E: x"},
+        {"placement": "0-d", "positions": "all", "value": None, "error": "E: x"}]
+    back = _through_a_table(cell)
+    assert back == cell and back.values == (Value(0.0), Error("E: x"))
+    assert back.where == "0 at fill 0-63; E: x at fill 64-66, 0-d"  # a whole placement: its name
+    assert back.places() == [["fill 0-63"], ["fill 64-66", "0-d"]]
+    # -0.0 and NaN keep their bits inside a Placed cell too
+    signed = _through_a_table(collapse({"fill": [Value(-0.0)] * 2 + [Value(float("nan"))]}))
+    assert math.copysign(1, signed.values[0].value) == -1.0 and math.isnan(signed.values[1].value)
+    assert signed.positions == (("fill", ((0, "0-1"), (1, "2"))),)
     # 1/6 in float32 and in float64 print alike at 6 digits: where gives every digit
-    close = decode({"values": [0.1666666716337204, 1 / 6], "where": {"a": [[0, "0"], [1, "1"]]}})
+    close = _through_a_table(collapse({"a": [Value(0.1666666716337204), Value(1 / 6)]}))
     assert close.where == "0.1666666716337204 at a 0; 0.16666666666666666 at a 1"
 
 
@@ -66,9 +90,8 @@ def test_collapse_keeps_one_cell_where_every_position_agrees_and_names_runs_wher
 
 
 def test_reading_a_placed_cell_at_fewer_placements():
-    cell = decode({"values": [0.0, 1.0], "where": {"fill": [[0, "0-63"], [1, "64-66"]],
-                                                    "2-D rows": [[0, "0-66"]]}})
+    cell = Placed((Value(0.0), Value(1.0)), (("fill", ((0, "0-63"), (1, "64-66"))),
+                                             ("2-D rows", ((0, "0-66"),))))
     assert cell.at(("2-D rows",)) == Value(0.0)
-    assert cell.at(("fill",)) == decode({"values": [0.0, 1.0],
-                                         "where": {"fill": [[0, "0-63"], [1, "64-66"]]}})
+    assert cell.at(("fill",)) == Placed((Value(0.0), Value(1.0)), FILL)
     assert cell.at(("0-d",)) is cell

@@ -2,8 +2,10 @@
 registry rule against its committed atlas row, and the command line's exit codes."""
 import copy
 import dataclasses
+import functools
 import json
 import logging
+import math
 
 import jax
 import numpy as np
@@ -11,12 +13,13 @@ import pytest
 import torch
 
 import study
-from study import cli
+from study import cli, conventions
 from study.check import _atlas, _probe, _sections
 from study.check._load import as_rule
 from study.compare.cells import Error, Placed, Value, equal
 from study.measure.custom_rules import MyReLU, jax_relu_custom_jvp, jax_relu_with_convention
 from study.measure.rules import by_key
+from study.runs import results
 from study.runs.provenance import torch_cpu_capability
 
 RULES_FILE = '''
@@ -106,24 +109,38 @@ def test_myrelu_quick_is_ok_and_the_users_settings_come_back():
         trace.removeHandler(kept)
     assert torch.equal(torch.get_rng_state(), rng)
     assert r.ok and r.exit_code == 0, r.to_markdown()
-    # inductor returns +0 where eager returns -0 for a clamp-based forward: information only
+    # where compiled code returns a zero of the other sign than eager (inductor's AVX-512
+    # kernels give +0 for clamp's -0.0, its AVX2 ones -0.0: the machine decides), the check
+    # says so as information only: the cells it measured, compared here by their sign bits
+    eager = {(row["dtype"], row["input"], row["placement"]): row for row in r.conventions
+             if row["execution"] == "eager"}
+
+    def flips(a, b) -> bool:
+        return (isinstance(a, Value) and isinstance(b, Value) and a.value == 0 == b.value
+                and math.copysign(1, a.value) != math.copysign(1, b.value))
+    flipped = {(row["input"], mode) for row in r.conventions if row["execution"] == "compiled"
+               for mode in ("value", "reverse", "forward")
+               if flips(row.get(mode), eager[(row["dtype"], row["input"],
+                                              row["placement"])].get(mode))}
     sign = [f for f in r.findings if f.kind == "compiled_zero_sign"]
-    assert [(f.where.input, f.where.transformation) for f in sign] == [("-0.0", "value")]
+    assert {(f.where.input, f.where.transformation) for f in sign} == flipped
+    assert all(f.severity == "info" for f in sign)
     assert r.style == "autograd.Function (forward(ctx, ...))"
     assert "cost" in r.scope["skipped"] and r.cost is None
-    data = r.to_json()
-    json.dumps(data)  # every float is a string: JSON has no NaN
+    data = json.loads(json.dumps(r.to_json()))  # numbers as numbers, NaN as the token NaN
     minus_zero = [row for row in data["conventions"] if row["input"] == "-0.0"
                   and row["dtype"] == "float32" and row["placement"] == "packed"
                   and row["execution"] == "eager"]
-    assert minus_zero[0]["value"] == "-0.0" and minus_zero[0]["reverse"] == "1.0"
+    # clamp's value at -0.0 is -0.0 (== 0.0 in Python: its sign is checked alone)
+    assert minus_zero[0]["value"] == {"value": 0.0} and minus_zero[0]["reverse"] == {"value": 1.0}
+    assert math.copysign(1, minus_zero[0]["value"]["value"]) == -1.0
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _each_committed_atlas_loaded_once():
-    """The committed atlas (every committed zero_point run read, upgraded and the errata
-    applied: about a second) loaded once a module for each set of arguments, by the tests and
-    by each check they run: a pure function of committed files, the same value every time."""
+    """The committed atlas (the conventions dataset of the committed results, errata applied:
+    about a second) loaded once a module for each set of arguments, by the tests and by each
+    check they run: a pure function of committed files, the same value every time."""
     loaded, load = {}, _atlas.committed_atlas
 
     def committed_atlas_once(installed, *args, **kwargs):
@@ -136,22 +153,48 @@ def _each_committed_atlas_loaded_once():
         yield
 
 
+INSTALLED = {"torch": torch.__version__, "jax": jax.__version__}
+
+
 def committed_atlas():
     """The committed atlas the check reads for the releases installed here (errata applied),
     or a skip where this checkout has none."""
-    installed = {"torch": torch.__version__, "jax": jax.__version__}
-    atlas = _atlas.committed_atlas(installed, "torch", "cpu", torch_cpu_capability())
+    atlas = _atlas.committed_atlas(INSTALLED, "torch", "cpu", torch_cpu_capability())
     if isinstance(atlas, str):
         pytest.skip(atlas)
     return atlas
 
 
+def expected_run(dataset, capability: str | None) -> dict | None:
+    """The dataset's run the check must compare with, as study.check._atlas documents it (the
+    run of the installed releases, on a CPU, of this CPU's kernel set where the dataset has one,
+    the newest of those), picked here from the dataset's run list; None where no run of the
+    installed releases holds cells. Never a label written here: which run it is depends on the
+    machine (an AVX-512 CPU's run differs from an AVX2 one's where a value depends on
+    placement)."""
+    with_cells = set(dataset.cells["run"])
+    same = [r for r in dataset.runs if r["run"] in with_cells and r["device"] == "cpu"
+            and (r["torch"], r["jax"]) == (INSTALLED["torch"], INSTALLED["jax"])]
+    kernels = [r for r in same if r["torch_cpu_capability"] == capability]
+    return max(kernels or same, key=lambda r: r["utc"]) if same else None
+
+
+@functools.cache
+def committed_op(run: str, rule: str, dtype: str):
+    """The rule's eager op in the committed run named `run`, read from the run's result tables
+    as the report reads them (experiments.zero_point.atlas, errata applied): not through the
+    conventions dataset the check reads."""
+    from experiments.zero_point.atlas import run_atlas
+    stored, = [r for r in conventions.atlas_runs(results.RESULTS_DIR)
+               if r.path.endswith(f"/{run}.json")]
+    op, = [op for op in run_atlas(stored).ops if (op.rule, op.dtype) == (rule, dtype)]
+    return op
+
+
 def atlas_row(atlas, rule, dtype: str):
-    """The rule's eager atlas record in the committed run, typed as the report reads it."""
-    from experiments.zero_point.atlas import _op
-    return _op(next(rec for rec in atlas.run.ok_records() if rec.get("part") == "atlas"
-                    and rec["rule"] == rule.key and rec["dtype"] == dtype
-                    and rec["execution"] == "eager"))
+    """The rule's eager atlas op in the committed run the check chose, typed as the report
+    reads it."""
+    return committed_op(atlas.run["run"], rule.key, dtype)
 
 
 def test_a_registry_rule_gives_exactly_the_cells_of_its_committed_atlas_row(cpu):
@@ -161,7 +204,7 @@ def test_a_registry_rule_gives_exactly_the_cells_of_its_committed_atlas_row(cpu)
     rule = by_key("torch_hardtanh")  # kinks at ±1, and a placement-dependent cell at NaN
     atlas = committed_atlas()
     if not atlas.same_releases:
-        pytest.skip(f"no committed run of the releases installed here ({atlas.run.path})")
+        pytest.skip(f"no committed run of the releases installed here ({atlas.run['run']})")
     op = atlas_row(atlas, rule, "float32")
     rows = _probe.conventions(rule, "float32", rule.kinks, cpu, op.placements, (), ())
     for label in op.inputs:
@@ -171,6 +214,10 @@ def test_a_registry_rule_gives_exactly_the_cells_of_its_committed_atlas_row(cpu)
                 theirs = theirs.at([row["placement"]]) if isinstance(theirs, Placed) else theirs
                 assert equal(row[mode], theirs), (label, row["placement"], mode)
     assert any(isinstance(op.cell("reverse", label), Placed) for label in op.inputs)
+    # the check's own cells of the op (the conventions dataset) are the report's, cell for cell
+    mine, = [b for b in atlas.ops if (b.rule, b.dtype) == (rule.key, "float32")]
+    assert mine.cells.keys() == {(m, label) for m in op.modes for label in op.inputs}
+    assert all(equal(c, op.cell(m, label), zero_sign=True) for (m, label), c in mine.cells.items())
     found = _sections.matches(rows, "torch", atlas)
     assert rule.name in [m["name"] for m in found["matches"]]
 
@@ -183,7 +230,46 @@ def test_a_rule_matching_no_builtin_names_the_nearest_and_the_cells(cpu):
     # MyReLU: slope 1 at ±0 and at NaN; the nearest built-in differs in few cells, NaN among them
     assert any(d["input"] == "+nan" and d["mode"] == "reverse" and d["rule"] == [Value(1.0)]
                for d in found["nearest"]["differing"])
-    assert found["run"]["label"] == "C1" and found["run"]["torch"]
+    expected = expected_run(conventions.load(), torch_cpu_capability())
+    if expected is None:
+        pytest.skip("no committed run of the releases installed here")
+    assert (found["run"]["label"], found["run"]["run"]) == (expected["label"], expected["run"])
+    assert found["run"]["label"] and found["run"]["same_releases"] is True
+
+
+def test_the_check_names_the_dataset_and_the_release_it_compared_with(cpu, tmp_path):
+    rule = as_rule(MyReLU)[0]
+    rows = _probe.conventions(rule, "float32", (0.0,), cpu, ("packed",), (), ())
+    # in a checkout: the committed results, read as the conventions dataset
+    found = _sections.matches(rows, "torch", committed_atlas())["run"]
+    assert found["dataset"] == "the results in reports/results"
+    expected = expected_run(conventions.load(), torch_cpu_capability())
+    if expected is not None:
+        assert {k: found[k] for k in ("label", "torch", "jax")} == {
+            k: expected[k] for k in ("label", "torch", "jax")}
+    # without results (an install): the dataset the package ships, and the check says so
+    empty = tmp_path / "results"
+    empty.mkdir()
+    shipped = conventions.shipped()
+    atlas = _atlas.committed_atlas(INSTALLED, "torch", "cpu", torch_cpu_capability(),
+                                   results_dir=str(empty))
+    found = _sections.matches(rows, "torch", atlas)
+    run = found["run"]
+    assert run["dataset"] == shipped.source and run["dataset"].startswith(
+        "the conventions dataset of relu-gradient-study ")
+    chosen = expected_run(shipped, torch_cpu_capability())
+    if chosen is not None:
+        assert (run["label"], run["run"], run["torch"], run["jax"]) == (
+            chosen["label"], chosen["run"], INSTALLED["torch"], INSTALLED["jax"])
+    assert run["run"] in {r["run"] for r in shipped.runs}
+    from study.check import CheckResult
+    md = CheckResult(target="t", framework="torch", style="callable", device="cpu",
+                     scope={"quick": True, "skipped": [], "dtypes": ["float32"],
+                            "placements": ["packed"], "compiled": "none"},
+                     environment={"torch": "T", "jax": "J", "cpu": "C", "cpu_capability": "K"},
+                     kinks={"scanned": [0.0], "given": [], "probed": [0.0]},
+                     matches=found).to_markdown()
+    assert f"against run {run['label']} of {shipped.source}" in " ".join(md.split())
 
 
 @pytest.mark.parametrize("target, message", [
@@ -230,9 +316,9 @@ def test_exit_1_on_a_finding_and_0_with_fail_on_elsewhere(rules_file, capsys, me
              "--twin", f"{rules_file}:AlphaAtZero"]
     code, out, _ = _run_cli([*check, "--json", "-"], capsys)
     data = json.loads(out)
-    assert code == 1 and data["exit_code"] == 1 and data["schema_version"] == 3
+    assert code == 1 and data["exit_code"] == 1 and data["schema_version"] == 4
     assert {"vjp_not_linear", "transform_wrong"} <= {f["kind"] for f in data["findings"]}
-    assert data["kinks"]["given"] == ["0.25"] and "0.25" in data["kinks"]["probed"]
+    assert data["kinks"]["given"] == [0.25] and 0.25 in data["kinks"]["probed"]
     assert {"0.25-ulp", "0.25", "0.25+ulp"} <= {row["input"] for row in data["conventions"]}
     # the twin sets 0.5 at 0 too, but JAX flushes a subnormal x to 0 (where the rule gives
     # 0.5), torch does not; and at NaN torch's clone passes the gradient, JAX's where does not
@@ -290,7 +376,12 @@ def test_study_check_of_a_registry_rule_gives_its_atlas_row_and_matches_it():
     rule = by_key("jax_relu")
     atlas = committed_atlas()
     r = study.check(rule, quick=True)
-    assert r.matches["run"]["file"] == atlas.run.path
+    assert r.matches["run"]["run"] == atlas.run["run"]
+    # the run of the installed releases and of the kernels the check's environment names
+    expected = expected_run(conventions.load(), r.environment["cpu_capability"])
+    if expected is not None:
+        assert {k: r.matches["run"][k] for k in ("label", "run", "torch", "jax")} == {
+            k: expected[k] for k in ("label", "run", "torch", "jax")}
     for dtype in ("float32", "float64"):
         op = atlas_row(atlas, rule, dtype)
         for row in (row for row in r.conventions if row["dtype"] == dtype
@@ -328,8 +419,12 @@ def test_the_markdown_and_json_of_a_hand_made_result():
     assert "| eager | 1.5 [1.25, 2] |" in md and "| compiled | Unsupported: x |" in md
     assert "| seed | — | ValueError: net | no |" in md
     data = json.loads(json.dumps(r.to_json()))
-    assert data["conventions"][0]["value"] == "-0.0" and data["conventions"][0]["x"] == "-0.0"
-    assert data["conventions"][0]["forward"] == {"error": "RuntimeError: no jvp"}
-    assert data["cost"]["ratios"]["eager"] == {"value": "1.5", "lo": "1.25", "hi": "2.0",
-                                               "n": 20}
+    # numbers are numbers, -0.0 keeping its sign; a cell is {"value"} or {"error"}
+    row = data["conventions"][0]
+    assert row["value"] == {"value": 0.0} and math.copysign(1, row["value"]["value"]) == -1.0
+    assert row["x"] == 0.0 and math.copysign(1, row["x"]) == -1.0
+    assert row["reverse"] == {"value": 1.0} and isinstance(row["reverse"]["value"], float)
+    assert row["forward"] == {"error": "RuntimeError: no jvp"}
+    assert data["cost"]["ratios"]["eager"] == {"value": 1.5, "lo": 1.25, "hi": 2.0, "n": 20}
+    assert data["cost"]["ratios"]["compiled"] == "Unsupported: x"
     assert data["findings"][0]["severity"] == "info" and data["exit_code"] == 0

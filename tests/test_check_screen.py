@@ -224,7 +224,7 @@ def test_a_long_nearest_builtin_list_is_cut_with_a_count():
     differing = [{"dtype": "float32", "input": f"{k}", "mode": "reverse", "rule": [Value(1.0)],
                   "builtin": Value(0.0)} for k in range(11)]
     r = _result([], matches={"run": {"label": "C1", "device": "cpu", "torch": "T", "jax": "J",
-                                     "same_releases": True, "file": "f.json"},
+                                     "same_releases": True, "run": "r", "dataset": "d"},
                              "matches": [], "nearest": {"name": "F.relu", "framework": "torch",
                                                         "differing": differing}}, determinism=[])
     section = r.to_markdown().split("## Built-ins it matches")[1]

@@ -1,6 +1,7 @@
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -57,7 +58,8 @@ def test_unwritable_results_folder_fails_before_any_work(capsys, tmp_path):
 @pytest.mark.parametrize("content,message", [
     ("{not json", "corrupt result file"),
     (json.dumps({"hello": "world"}), "not a study result file"),
-    (json.dumps({"experiment": "other", "provenance": {}, "records": []}), "unknown experiment"),
+    (json.dumps({"run": "bad", "experiment": "other", "provenance": {}, "tables": {}}),
+     "unknown experiment"),
 ])
 def test_corrupt_or_foreign_result_file_is_named_and_nothing_is_written(
         capsys, tmp_path, content, message):
@@ -77,9 +79,10 @@ def test_run_then_report_end_to_end(capsys, tmp_path):
                          str(tmp_path / "results"))
     assert rc == 0 and "[nonscalar_backward cpu]" in err and "s left)" in err  # progress on stderr
     files = os.listdir(tmp_path / "results" / "nonscalar_backward")
-    assert len(files) == 1 and files[0].startswith(f"{os.uname().nodename}-")
-    assert "__cpu__torch-" in files[0]
-    assert files[0].endswith("__standard.json")
+    provenance, = [f for f in files if f.endswith(".json")]
+    assert set(files) - {provenance} == {"steps"}  # its one table, beside its provenance
+    assert provenance.startswith(f"{os.uname().nodename}-")
+    assert "__cpu__torch-" in provenance and provenance.endswith("__standard.json")
     rc, _, _ = run_cli(capsys, "report", "--results", str(tmp_path / "results"),
                        "--out", str(tmp_path / "out"))
     assert rc == 0
@@ -173,9 +176,12 @@ def test_a_section_that_raises_fails_the_report_after_writing_the_others(capsys,
     for name in ("clone_hazard", "nonscalar_backward"):  # the two smallest committed runs
         (tmp_path / "results" / name).mkdir(parents=True)
         source = os.path.join(REPO_ROOT, "reports", "reference", name)
-        first = sorted(os.listdir(source))[0]
-        with open(os.path.join(source, first), encoding="utf-8") as f:
-            (tmp_path / "results" / name / first).write_text(f.read())
+        first = sorted(f for f in os.listdir(source) if f.endswith(".json"))[0]
+        shutil.copy(os.path.join(source, first), tmp_path / "results" / name)
+        for table in json.loads(open(os.path.join(source, first)).read())["tables"]:
+            parquet = f"{first[:-len('.json')]}.parquet"
+            (tmp_path / "results" / name / table).mkdir()
+            shutil.copy(os.path.join(source, table, parquet), tmp_path / "results" / name / table)
     out = tmp_path / "out"
     rc, said, err = run_cli(capsys, "report", "--results", str(tmp_path / "results"),
                             "--out", str(out), "--reference", str(tmp_path / "none"))

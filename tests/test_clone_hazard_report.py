@@ -15,19 +15,21 @@ def _case(case, inplace, warning=None):
     # torch.relu's gradient [1, 0] by hand (x = [2, -1], loss = act(x).sum()); the in-place rule
     # is wrong where its gradient differs from it
     correct = [1.0, 0.0]
-    return {"case": case, "device": "cpu", "dtype": "float64", "correct": correct,
+    return {"part": "cases", "case": case, "device": "cpu", "dtype": "float64", "correct": correct,
             "cloning_rule": correct, "cloning_matches": True, "inplace_rule": inplace,
             "silently_wrong": inplace != correct, "warning": warning, "error": None,
-            "gradcheck_catches": inplace != correct, "detect_anomaly_catches": False,
+            "gradcheck_catches": inplace != correct, "gradcheck_error": None,
+            "detect_anomaly_catches": False,
             "jax_rule": correct, "jax_matches": True}
 
 
 def _runs():
     records = [_case("shared buffer", [0.0, 0.0]), _case("plain", [1.0, 0.0]),
                _case("expanded", [0.0, 0.0], warning="Use of index_put_ is deprecated."),
-               {"case": "at exactly 0", "dtype": "float32", "seed_rule_at_0": 1.0,
-                "seed_rule_at_minus_0": 1.0, "builtin_at_0": 0.0, "device": "cpu"}]
-    return [Run("clone_hazard", PROV, records, "x.json", tag="C1", title="C1")]
+               {"part": "at_zero", "case": "at exactly 0", "dtype": "float32",
+                "seed_rule_at_0": 1.0, "seed_rule_at_minus_0": 1.0, "builtin_at_0": 0.0,
+                "device": "cpu"}]
+    return [Run.of("clone_hazard", PROV, records, "x.json", tag="C1", title="C1")]
 
 
 def _rendered():

@@ -48,20 +48,24 @@ def test_the_verdicts_equal_the_committed_listing_of_the_same_release(judged, fr
 
 
 def test_the_rules_ties_and_compositions_are_those_the_committed_records_hold():
-    # the records of the committed run of these releases were written when ties and
+    # the kink rows of the committed run of these releases were written when ties and
     # compositions were lists in zero_point: the Rule fields must reproduce them exactly
     from study.measure.rules import by_key
     from study.runs import results
-    name = "vm-7c174e__cpu__torch-2.13.0+cpu__jax-0.10.2__standard.json"
-    with open(os.path.join(results.RESULTS_DIR, "zero_point", name), encoding="utf-8") as f:
-        records = [r for r in json.load(f)["records"] if r.get("part") == "kinks"]
-    assert len(records) > 60
-    for rec in records:
+    from study.runs.tables import read_table, rows_of
+    name = "vm-7c174e__cpu__torch-2.13.0+cpu__jax-0.10.2__standard"
+    rows = rows_of(read_table(os.path.join(results.RESULTS_DIR, "zero_point", "kinks",
+                                           name + ".parquet")))
+    assert len(rows) > 60
+    for rec in rows:
         rule = by_key(rec["rule"])
         assert rec["judged"] is not rule.composition, rec["rule"]
-        assert ("tie" in rec) == (rule.tie_at(rec["point"]) is not None), rec["rule"]
-        if "tie" in rec:
+        # a row without a tie reads back with tie None (the table's column)
+        assert (rec["tie"] is not None) == (rule.tie_at(rec["point"]) is not None), rec["rule"]
+        if rec["tie"] is not None:
             assert rec["tie"]["operands"] == ["x", rule.tie_at(rec["point"]).other]
+    assert any(rec["tie"] is not None for rec in rows)
+    assert any(not rec["judged"] for rec in rows)
 
 
 @pytest.mark.parametrize("framework", ["torch", "jax"])
@@ -79,14 +83,21 @@ def test_the_committed_history_of_the_release_lists_its_breaks_as_known(framewor
     names = {r.key: r.name for r in builtins_of(framework)}
     assert {(names[op], kink) for op, kink in known.entries} == {
         key for key, (_, follows) in governing.items() if follows is False}
-    assert governing and "committed history of" in known.source
+    # the checkout's results serve (study.conventions.load), and the source says so
+    assert governing and known.source.startswith("the results in reports/results, "
+                                                 f"{framework} {release}: runs ")
 
 
 def test_a_release_with_no_committed_run_says_so_and_knows_no_break(tmp_path):
     known = committed_known("torch", "99.0.0")
-    assert known.entries == {} and "no committed run of torch 99.0.0" in known.source
-    known = committed_known("torch", "2.13.0", results_dir=str(tmp_path / "nowhere"))
-    assert known.entries == {} and "no committed results here" in known.source
+    assert known.entries == {} and known.source == (
+        "the results in reports/results holds no run of torch 99.0.0: no break is known")
+    # without results (an install), the dataset the package ships is asked, and says so
+    # (tests/test_conventions.py: the breaks it knows for a release it holds)
+    known = committed_known("torch", "99.0.0", results_dir=str(tmp_path / "nowhere"))
+    assert known.entries == {} and known.source.startswith(
+        "the conventions dataset of relu-gradient-study ")
+    assert known.source.endswith(" holds no run of torch 99.0.0: no break is known")
 
 
 def run_cli(capsys, *argv) -> tuple[int, str, str]:

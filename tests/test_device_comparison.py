@@ -42,7 +42,8 @@ G3 = {**XEON, "device": "cuda", "gpu": {"name": "NVIDIA H200"}, "git_commit": "0
 
 def run_of(p, experiment="zero_point"):
     from study.runs.results import Run
-    return Run(experiment, p, [{"op": "relu", "v": 1.0}], f"results/{experiment}/{p['utc']}.json")
+    return Run.of(experiment, p, [{"op": "relu", "v": 1.0}],
+                  f"results/{experiment}/{p['utc']}.json")
 
 
 def test_a_cpu_run_is_on_a_cuda_runs_host_only_where_its_host_gpu_or_its_session_says_so():
@@ -74,9 +75,9 @@ def test_a_cuda_run_without_a_cpu_run_on_its_host_has_no_cpu_partner():
 
 def test_a_cpu_run_on_a_gpu_host_is_another_machine_than_one_on_another_gpu_host():
     # a cpu run on the H200 host once shared C5's identity, and so its file name and label
-    from study.runs.results import identity, result_filename
+    from study.runs.results import identity, run_name
     on_h100 = {**C5, "host_gpu": "NVIDIA H100 80GB HBM3"}
     on_h200 = {**C5, "host_gpu": "NVIDIA H200"}
     assert identity(on_h100) != identity(on_h200)
-    assert result_filename(on_h100) != result_filename(on_h200)
+    assert run_name(on_h100) != run_name(on_h200)
     assert identity(C5) == identity({**C5, "host_gpu": None})  # older files keep their labels

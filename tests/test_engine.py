@@ -30,19 +30,20 @@ THREADS_OF_A_FRESH_PROCESS = torch.get_num_threads()
 def _chunk(root, start, stop, total, records, wall_s=1.0):
     prov = {"utc": f"t{start}", "host": "h", "device": "cpu", "torch": "t", "jax": "j",
             "scope": "quick", "wall_s": wall_s, "node": f"node-{start}"}
-    name = results.result_filename(prov)
+    name = results.run_name(prov) + ".json"
     path = chunk_path(str(root), "clone_hazard", name, start, stop)
     write_chunk(path, "clone_hazard", prov, records, (start, stop, total))
     return path
 
 
 def test_chunks_merge_into_one_result_file_in_case_order_once_they_tile_the_cases(tmp_path):
-    late = _chunk(tmp_path, 2, 3, 3, [{"k": 2}], wall_s=0.5)
+    late = _chunk(tmp_path, 2, 3, 3, [{"part": "cases", "k": 2}], wall_s=0.5)
     assert merge_chunks([late]) is None  # cases 0 and 1 missing: nothing written
-    early = _chunk(tmp_path, 0, 2, 3, [{"k": 0}, {"k": 1}], wall_s=1.25)
+    early = _chunk(tmp_path, 0, 2, 3, [{"part": "cases", "k": 0}, {"part": "cases", "k": 1}],
+                   wall_s=1.25)
     assert os.listdir(tmp_path / "clone_hazard") != []
     written = merge_chunks([late, early])
-    assert sorted(os.listdir(tmp_path / "clone_hazard")) == [os.path.basename(written)]
+    assert sorted(os.listdir(tmp_path / "clone_hazard")) == ["cases", os.path.basename(written)]
     run, = results.load_runs([str(tmp_path)], {"clone_hazard"})[0]
     assert [r["k"] for r in run.records] == [0, 1, 2]
     assert run.provenance["wall_s"] == 1.75  # 1.25 + 0.5
@@ -51,8 +52,8 @@ def test_chunks_merge_into_one_result_file_in_case_order_once_they_tile_the_case
 
 
 def test_overlapping_chunks_are_not_merged(tmp_path):
-    paths = [_chunk(tmp_path, 0, 2, 3, [{"k": 0}, {"k": 1}]),
-             _chunk(tmp_path, 1, 3, 3, [{"k": 1}, {"k": 2}])]
+    paths = [_chunk(tmp_path, 0, 2, 3, [{"part": "cases", "k": k} for k in (0, 1)]),
+             _chunk(tmp_path, 1, 3, 3, [{"part": "cases", "k": k} for k in (1, 2)])]
     assert merge_chunks(paths) is None
     assert all(os.path.exists(p) for p in paths)
 
@@ -187,7 +188,7 @@ def _failing_interpreter(tmp_path):
 def _rendered_tables(folder: str) -> dict[str, str]:
     runs, notes = results.load_runs([folder], set(experiments.NAMES))
     exps = experiments.all_experiments()
-    files = report.render(results.ready(runs, [], exps), notes, exps, figures=False)
+    files = report.render(results.ready(runs, []), notes, exps, figures=False)
     # REPORT.md and the table files hold what was measured; APPENDIX.md's provenance lists the
     # wall times, the engine and the node, which must differ
     return {name: text for name, text in files.items()
@@ -223,7 +224,7 @@ def _run_side_by_side_on_a_cluster_of_its_own(results, cli, capsys):
     assert rc == 0, capsys.readouterr().err
     for name, other in (("nonscalar_backward", "clone_hazard"),
                         ("clone_hazard", "nonscalar_backward")):
-        path, = (results / name).iterdir()
+        path, = (results / name).glob("*.json")
         assert json.loads(path.read_text())["provenance"]["side_by_side"] == {"jobs": 2,
                                                                             "with": [other]}
 

@@ -1,24 +1,26 @@
 """zero_point's history and conformance tables on hand-made records with exact rows: a cell that
 changes between releases and the first release of each value, one run per release with the
 other framework pinned, a rule-breaker and the release that fixed it, a tie judged jointly, and
-runs without kink records. Every expected row is read off the records built here."""
-from dataclasses import replace
-
+runs without kink records. Every expected row is read off the rows built here, stored as the
+experiment stores them (an op: measure.atlas_rows; a kink: a row of the table kinks)."""
 from experiments.zero_point import EXPERIMENT
+from experiments.zero_point.measure import atlas_rows
+from study.compare.cells import Value
 from study.report.figures import history_map
 from study.runs.results import Run
 
 PROV = {"utc": "t", "host": "h", "device": "cpu", "scope": "standard"}
 
 
-def atlas_record(name: str, framework: str, reverse_at_zero: float) -> dict:
-    """One float32 eager op with kink 0 whose d/dx at +0 is `reverse_at_zero` (1 elsewhere)."""
-    inputs = ["-1", "+0.0", "1"]
-    return {"part": "atlas", "rule": name, "name": name, "framework": framework,
-            "kind": "builtin", "convention": None, "kinks": [0.0], "dtype": "float32",
-            "inputs": inputs, "modes": ["value", "reverse"], "value": [0.0, 0.0, 1.0],
-            "reverse": [0.0, reverse_at_zero, 1.0], "look_alike": "other",
-            "placements": ["0-d"], "execution": "eager", "documented": []}
+def atlas_record(name: str, framework: str, reverse_at_zero: float) -> list[dict]:
+    """One float32 eager op with kink 0 whose d/dx at +0 is `reverse_at_zero` (1 elsewhere):
+    its row of the table atlas and its rows of atlas_cells."""
+    op = {"part": "atlas", "rule": name, "name": name, "framework": framework,
+          "kind": "builtin", "convention": None, "kinks": [0.0], "dtype": "float32",
+          "inputs": ["-1", "+0.0", "1"], "look_alike": "other", "placements": ["0-d"],
+          "execution": "eager", "documented": []}
+    return atlas_rows(op, {"value": [Value(0.0), Value(0.0), Value(1.0)],
+                           "reverse": [Value(0.0), Value(reverse_at_zero), Value(1.0)]})
 
 
 def relu_shape(point=(0.0,), normal=(1.0,), left=((0.0,),), right=((1.0,),)) -> dict:
@@ -34,18 +36,19 @@ def relu_shape(point=(0.0,), normal=(1.0,), left=((0.0,),), right=((1.0,),)) -> 
 
 
 def kink_record(name: str, framework: str, measured, **extra) -> dict:
+    """A row of the table kinks: the op's shape at 0 and its measured d/dx there."""
     return {"part": "kinks", "framework": framework, "rule": name, "name": name,
             "kind": "builtin", "dtype": "float64", "device": "cpu", "point": 0.0,
-            "judged": True, "method": "by hand", "shape": relu_shape(), "measured": measured,
-            **extra}
+            "judged": True, "method": "by hand", "in_release": True, "shape": relu_shape(),
+            "measured": measured, "error": None, **extra}
 
 
 def run(tag: str, torch: str, jax: str, records: list[dict]) -> Run:
-    """A run of the records given, beside an atlas op (every run measures the atlas)."""
-    atlas = [atlas_record("t_relu", "torch", 0.0)] if not any(
+    """A run of the rows given, beside an atlas op (every run measures the atlas)."""
+    atlas = atlas_record("t_relu", "torch", 0.0) if not any(
         r["part"] == "atlas" for r in records) else []
-    return replace(Run("zero_point", {**PROV, "torch": torch, "jax": jax}, records + atlas,
-                       f"{tag}.json"), tag=tag)
+    return Run.of("zero_point", {**PROV, "torch": torch, "jax": jax}, records + atlas,
+                  f"{tag}.json", tag=tag)
 
 
 def tables_of(runs) -> tuple[dict, list[str]]:
@@ -56,10 +59,10 @@ def tables_of(runs) -> tuple[dict, list[str]]:
 def clamp_history() -> list[Run]:
     """torch 2.9, 2.10 and 2.11 with the JAX pin 0.5; t_clamp's d/dx at +0 is 1, then 0, then
     0; a fourth run, torch 2.12 with JAX 0.6, is off the pin and in neither history."""
-    return [run("C1", "2.9", "0.5", [atlas_record("t_clamp", "torch", 1.0)]),
-            run("C2", "2.11", "0.5", [atlas_record("t_clamp", "torch", 0.0)]),
-            run("C3", "2.10+cpu", "0.5", [atlas_record("t_clamp", "torch", 0.0)]),
-            run("C4", "2.12", "0.6", [atlas_record("t_clamp", "torch", 5.0)])]
+    return [run("C1", "2.9", "0.5", atlas_record("t_clamp", "torch", 1.0)),
+            run("C2", "2.11", "0.5", atlas_record("t_clamp", "torch", 0.0)),
+            run("C3", "2.10+cpu", "0.5", atlas_record("t_clamp", "torch", 0.0)),
+            run("C4", "2.12", "0.6", atlas_record("t_clamp", "torch", 5.0))]
 
 
 def test_a_changed_cell_gives_each_value_with_the_releases_in_version_order():
@@ -135,7 +138,7 @@ def test_a_tie_is_judged_jointly_and_x_alone_is_shown_beside_it():
     # ((1, 0)): convex along the normal (1, -1), and the minimum-norm element of the segment is
     # (0.5, 0.5); x alone, y held at 0, is relu, whose minimum-norm element is 0. Measured
     # (0.5, 0.5): the joint verdict follows, x alone (0.5) breaks; the op is judged jointly
-    tie = {"operands": ["x", "y"], "measured": [0.5, 0.5],
+    tie = {"operands": ["x", "y"], "measured": [0.5, 0.5], "error": None,
            "shape": relu_shape((0.0, 0.0), (2 ** -0.5, -(2 ** -0.5)), ((0.0, 1.0),),
                                ((1.0, 0.0),))}
     record = kink_record("j_maximum", "jax", 0.5, tie=tie)
@@ -150,9 +153,8 @@ def test_a_tie_is_judged_jointly_and_x_alone_is_shown_beside_it():
 
 
 def test_a_kink_the_release_could_not_read_is_one_row_with_its_error():
-    missing = {**kink_record("j_sparse", "jax", None), "error": "AttributeError: no such op"}
-    for key in ("shape", "measured"):
-        missing.pop(key)
+    missing = {**kink_record("j_sparse", "jax", None), "in_release": False, "shape": None,
+               "error": "AttributeError: no such op"}
     tables, _ = tables_of([run("C1", "2.9", "0.5", [missing])])
     listing = tables["conformance_listing"].frame
     assert list(zip(listing["op"], listing["error"], listing["follows"])) == [

@@ -81,6 +81,20 @@ def fresh_venv(where, wheel: str, framework: str) -> str:
     return os.path.join(venv, "bin")
 
 
+def installed(python: str, framework: str) -> str:
+    """The framework's release in that venv, as the check names it."""
+    return subprocess.run([python, "-c", f"import {framework}; print({framework}.__version__)"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_the_wheel_ships_the_conventions_dataset_and_stays_small(wheel):
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+    assert {f"study/data/conventions/{n}" for n in ("runs.json", "cells.parquet",
+                                                   "breaks.parquet")} <= names
+    assert os.path.getsize(wheel) < 2_000_000  # bytes: the dataset is ~80 kB of it
+
+
 def pins_of_pytest() -> list[str]:
     return [f"{n}=={distribution(n).version}"
             for n in ("pytest", "iniconfig", "pluggy", "packaging", "Pygments")]
@@ -105,11 +119,20 @@ def test_a_venv_with_one_framework_runs_the_instrument_with_its_exit_codes(frame
     assert (done.returncode, done.stderr.count("\n")) == (2, 1), done.stderr[-2000:]
     done = run([study, "check", f"rules.py:{CLEAN[framework]}", "--quick"], tmp_path)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    # compared with the built-ins the package ships (study.conventions), naming its release
+    matched = done.stdout.split("## Built-ins it matches", 1)[1]
+    assert "of the conventions dataset of relu-gradient-study" in matched, matched[:2000]
+    assert f"{framework} {installed(python, framework)}" in " ".join(matched.split())
+    assert "Not compared" not in matched
     done = run([study, "check", f"rules.py:{WRONG[framework]}", "--quick"], tmp_path)
     assert done.returncode == 1 and "vjp_not_linear" in done.stdout, done.stderr[-2000:]
     done = run([study, "conformance", "--ops", OPS[framework]], tmp_path)
     assert done.returncode == 0 and "2 follows" in done.stdout, done.stdout + done.stderr
-    assert "no committed results here" in done.stdout  # the wheel holds no reports/
+    # every built-in: the breaks measured in this release are known from the shipped dataset
+    done = run([study, "conformance", "--framework", framework], tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "Known breaks: the conventions dataset of relu-gradient-study" in done.stdout
+    assert "breaks (known: measured in" in done.stdout  # torch.clamp at 0; jnp.abs at 0
     done = run([python, "-m", "pytest", "-p", "no:cacheprovider", "--study-conformance",
                 "--study-ops", OPS[framework]], tmp_path)  # the pytest11 entry point
     assert done.returncode == 0 and "2 passed" in done.stdout, done.stdout[-2000:]

@@ -13,17 +13,18 @@ A = [[1.0, 2.0, 3.0]]
 
 def _runs():
     # out = a * a: the chain rule's a.grad for cotangent ones is 2a = [2, 4, 6]; torch raises
-    # without a cotangent, and so does JAX
+    # without a cotangent, and so does JAX, and the chain rule gives no gradient there (None)
+    step = {"part": "steps", "device": "cpu", "a": A, "dtype": "float32"}
     records = [
-        {"framework": "torch", "step": "no argument", "result": "RuntimeError: not a scalar",
-         "chain_rule": "an error", "a": A},
-        {"framework": "jax", "step": "no argument", "result": "TypeError: not a scalar",
-         "chain_rule": "an error", "a": A},
-        {"framework": "torch", "step": "ones", "result": [[2.0, 4.0, 6.0]],
-         "chain_rule": [[2.0, 4.0, 6.0]], "a": A},
-        {"framework": "jax", "step": "ones", "result": [[2.0, 4.0, 6.0]],
-         "chain_rule": [[2.0, 4.0, 6.0]], "a": A}]
-    return [Run("nonscalar_backward", PROV, records, "x.json", tag="C1", title="C1")]
+        {**step, "framework": "torch", "step": "no argument", "result": None,
+         "error": "RuntimeError: not a scalar", "chain_rule": None},
+        {**step, "framework": "jax", "step": "no argument", "result": None,
+         "error": "TypeError: not a scalar", "chain_rule": None},
+        {**step, "framework": "torch", "step": "ones", "result": [[2.0, 4.0, 6.0]], "error": None,
+         "chain_rule": [[2.0, 4.0, 6.0]]},
+        {**step, "framework": "jax", "step": "ones", "result": [[2.0, 4.0, 6.0]], "error": None,
+         "chain_rule": [[2.0, 4.0, 6.0]]}]
+    return [Run.of("nonscalar_backward", PROV, records, "x.json", tag="C1", title="C1")]
 
 
 def test_the_side_by_side_csv_is_one_element_a_row_and_an_error_its_own_cell():
@@ -34,7 +35,7 @@ def test_the_side_by_side_csv_is_one_element_a_row_and_an_error_its_own_cell():
     assert not any(v.startswith("[") for r in rows for v in r.values())
     assert [(r["result of"], r["error"]) for r in rows[:3]] == [
         ("torch a.grad", "RuntimeError: not a scalar"), ("JAX", "TypeError: not a scalar"),
-        ("chain rule", "an error")]
+        ("chain rule", "an error: the output is not a scalar")]  # prose.j2's no_chain_rule
     assert [(r["result of"], float(r["j"]), float(r["value"])) for r in rows[3:6]] == [
         ("torch a.grad", 0, 2.0), ("torch a.grad", 1, 4.0), ("torch a.grad", 2, 6.0)]
     listing = table.listing

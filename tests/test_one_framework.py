@@ -4,6 +4,7 @@ process: the suite's conftest imports JAX). tests/test_install.py runs the same 
 other framework installed at all (make test-install)."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -49,16 +50,22 @@ print(json.dumps(imported))
 
 
 def smallest_results(results_dir) -> None:
-    """The smallest committed result file of each experiment, copied to results_dir: a report
-    of them walks every summary and renderer, and zero_point's the upgrade of old records."""
+    """The smallest committed run of each experiment (its provenance file and its tables),
+    copied to results_dir: a report of them walks every summary and renderer."""
     reports = os.path.join(ROOT, "reports", "results")
     for experiment in sorted(os.listdir(reports)):
         folder = os.path.join(reports, experiment)
-        smallest = min((f for f in os.listdir(folder) if f.endswith(".json")),
-                       key=lambda f: os.path.getsize(os.path.join(folder, f)))
-        os.makedirs(results_dir / experiment)
-        with open(os.path.join(folder, smallest), "rb") as src:
-            (results_dir / experiment / smallest).write_bytes(src.read())
+
+        def files(provenance: str) -> list[str]:
+            with open(os.path.join(folder, provenance), encoding="utf-8") as f:
+                tables = json.load(f)["tables"]
+            run = provenance[:-len(".json")]
+            return [provenance] + [os.path.join(t, run + ".parquet") for t in tables]
+        smallest = min((files(f) for f in os.listdir(folder) if f.endswith(".json")),
+                       key=lambda fs: sum(os.path.getsize(os.path.join(folder, f)) for f in fs))
+        for rel in smallest:
+            os.makedirs((results_dir / experiment / rel).parent, exist_ok=True)
+            shutil.copyfile(os.path.join(folder, rel), results_dir / experiment / rel)
 
 
 @pytest.mark.slow
@@ -85,24 +92,23 @@ def test_each_command_imports_the_framework_it_judges_alone(framework, target, w
     assert os.path.exists(tmp_path / "out" / "REPORT.md") == with_report
 
 
-def test_look_alikes_name_each_other_so_either_frameworks_rules_give_them(monkeypatch):
-    from study.measure.rules import RULES, by_key, look_alike_of
+def test_look_alikes_name_each_other():
+    from study.measure.rules import RULES, by_key
     paired = [r for r in RULES if r.look_alike]
     assert len(paired) >= 40
     for r in paired:
         assert by_key(r.look_alike).look_alike == r.key
-    # with JAX not imported, a JAX op's look-alike comes from torch's rules, and vice versa
-    for hidden, shown in (("jax", "torch"), ("torch", "jax")):
-        monkeypatch.delitem(sys.modules, hidden)
-        for r in RULES:
-            assert look_alike_of(r.key) == r.look_alike, r.key
-        assert hidden not in sys.modules
-        monkeypatch.undo()
 
 
-def test_old_zero_point_records_get_the_look_alikes_the_registry_declares():
-    from experiments.zero_point.upgrade import OLD_LOOK_ALIKES
+def test_every_committed_atlas_row_names_the_look_alike_the_registry_declares():
+    # the report pairs ops by the look-alike their atlas rows name (runs older than the field
+    # got the registry's pairs when they were stored): a row naming another pair, or none where
+    # the registry has one, would compare the wrong ops
+    import pyarrow.parquet as pq
+
     from study.measure.rules import by_key
-    assert len(OLD_LOOK_ALIKES) >= 50
-    for key, look_alike in OLD_LOOK_ALIKES.items():
-        assert by_key(key).look_alike == look_alike, key
+    folder = os.path.join(ROOT, "reports", "results", "zero_point", "atlas")
+    stored = pq.read_table(folder, columns=["rule", "look_alike"]).to_pylist()
+    assert len({row["rule"] for row in stored}) >= 50
+    for rule, look_alike in {(row["rule"], row["look_alike"]) for row in stored}:
+        assert by_key(rule).look_alike == look_alike, rule

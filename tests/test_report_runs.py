@@ -4,7 +4,7 @@ from study.report.appendix import _jax_backend, provenance
 from study.report.legend import glossary, legend
 from study.report.runs import assign_labels, configuration, labelled, side_by_side, title
 from study.report.table import frame
-from study.runs.results import Run, result_filename
+from study.runs.results import Run, run_name
 
 C1 = {"utc": "2026-11-24T04:00:00+00:00", "host": "vm", "device": "cpu", "cpu": "AMD EPYC",
       "cpu_count": 2, "torch_cpu_capability": "AVX2", "gpu": None, "torch": "2.13.0+cpu",
@@ -14,7 +14,7 @@ C1 = {"utc": "2026-11-24T04:00:00+00:00", "host": "vm", "device": "cpu", "cpu": 
 
 
 def run(experiment="two_layer", **changes) -> Run:
-    return Run(experiment, {**C1, **changes}, [], f"results/{experiment}/x.json")
+    return Run.of(experiment, {**C1, **changes}, [], f"results/{experiment}/x.json")
 
 
 def legend_rows(runs: list[Run]) -> list[str]:
@@ -52,7 +52,7 @@ def test_a_two_core_vm_and_a_sixteen_core_host_are_two_machines():
     # both report CPU model "Intel(R) Xeon(R) Processor": they once shared hash 56a417
     small = {**C1, "cpu": "Intel(R) Xeon(R) Processor", "cpu_count": 2}
     large = {**small, "cpu_count": 16}
-    assert result_filename(small) != result_filename(large)
+    assert run_name(small) != run_name(large)
     labels = assign_labels([run(**small), run(**large)], {})
     assert sorted(labels.values()) == ["C1", "C2"]
 
@@ -100,10 +100,12 @@ def test_the_reproduction_count_says_experiments_of_which_run():
     # "8 of 8 runs reproduce" meant 8 experiments of C1
     import experiments
     from study.report.document import render
-    ref = Run("nonscalar_backward", C1, [{"framework": "torch", "step": "s", "result": [2.0]}],
-              "reference/nonscalar_backward/vm.json")
-    mine = Run("nonscalar_backward", {**C1, "host": "alice", "utc": "2027-01-01T00:00:00+00:00"},
-               ref.records, "results/nonscalar_backward/alice.json")
+    ref = Run.of("nonscalar_backward", C1, [{"part": "steps", "framework": "torch", "step": "s",
+                                             "result": [2.0], "error": None}],
+                 "reference/nonscalar_backward/vm.json")
+    mine = Run.of("nonscalar_backward", {**C1, "host": "alice",
+                                         "utc": "2027-01-01T00:00:00+00:00"},
+                  ref.records, "results/nonscalar_backward/alice.json")
     text = render([ref, mine], [], experiments.all_experiments(), [ref], figures=False)
     # the reference is C1, another host: named
     assert "C2: **1 of 1 experiments reproduce** (against C1)" in " ".join(

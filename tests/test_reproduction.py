@@ -14,10 +14,11 @@ from study.compare import reproduction
 from study.compare.cells import Error, Value, Withdrawn
 from study.report.format import cell_text
 from study.runs.experiment import Comparison
-from study.runs.results import Run, collector_paused
+from study.runs.results import Run
 
 PROV = {"utc": "2026-01-01T00:00:00+00:00", "host": "vm", "device": "cpu", "torch": "1",
         "jax": "2", "scope": "standard"}
+STEP = {"part": "steps", "framework": "torch", "step": "s", "result": [2.0], "error": None}
 # a timing run's plan: each framework's relu is the rule every other is divided by
 PLAN = {"part": "plan", "reference_rules": {"torch": "torch_relu", "jax": "jax_relu"}}
 
@@ -26,7 +27,8 @@ Exp = SimpleNamespace(name="fake", comparison=Comparison(record_key=("case",)))
 
 
 def run(records, **prov):
-    return Run("fake", {**PROV, **prov}, records, f"results/fake/{prov.get('host', 'vm')}.json")
+    return Run.of("fake", {**PROV, **prov}, records,
+                  f"results/fake/{prov.get('host', 'vm')}.json")
 
 
 def test_cells_equal_different_and_one_sided_are_counted():
@@ -42,10 +44,15 @@ def test_cells_equal_different_and_one_sided_are_counted():
 
 
 def test_nan_equals_nan_and_a_failed_case_is_a_cell():
-    ref = run([{"case": "a", "v": math.nan}, {"case": "b", "case_error": "RuntimeError: x"}])
-    mine = run([{"case": "a", "v": math.nan}, {"case": "b", "case_error": "RuntimeError: x"}],
-               host="alice")
-    assert reproduction.compare(Exp, mine, ref).verdict == "reproduced"
+    failed = {"part": "failed_cases", "case": {"case": "b"}, "error": "RuntimeError: x"}
+    ref = run([{"case": "a", "v": math.nan}, failed])
+    mine = run([{"case": "a", "v": math.nan}, dict(failed)], host="alice")
+    c = reproduction.compare(Exp, mine, ref)
+    assert c.verdict == "reproduced" and c.equal == 2
+    other = run([{"case": "a", "v": math.nan}, {**failed, "error": "TypeError: y"}], host="b")
+    (name, ours, theirs), = reproduction.compare(Exp, other, ref).different
+    assert reproduction.name_text(name) == "case=b :: error"  # named by its case's key
+    assert (ours, theirs) == (Error("TypeError: y"), Error("RuntimeError: x"))
 
 
 def test_timing_is_compared_as_ratios_within_a_run_never_as_absolute_times():
@@ -58,12 +65,13 @@ def test_timing_is_compared_as_ratios_within_a_run_never_as_absolute_times():
                 "name": rule, "bytes_per_element": 12, "stats": stats, "dispatch": stats,
                 "first_call_s": seconds, "times_s": [seconds] * 20,
                 "interleaved_with": ["torch_relu", "torch_custom_c0"]}
-    ours = Run("timing", PROV, [PLAN, rec("torch_relu", 1e-3), rec("torch_custom_c0", 1.5e-3)], "x")
-    slower_machine = Run("timing", {**PROV, "host": "slow"},
+    ours = Run.of("timing", PROV, [PLAN, rec("torch_relu", 1e-3), rec("torch_custom_c0", 1.5e-3)],
+                  "x")
+    slower_machine = Run.of("timing", {**PROV, "host": "slow"},
                          [PLAN, rec("torch_relu", 4e-3), rec("torch_custom_c0", 6.4e-3)], "y")
     c = reproduction.compare(timing, slower_machine, ours)
     assert c.verdict == "reproduced"  # 1.6 against 1.5: within 25%, at 4x the absolute time
-    much_worse = Run("timing", {**PROV, "host": "slow"},
+    much_worse = Run.of("timing", {**PROV, "host": "slow"},
                      [PLAN, rec("torch_relu", 4e-3), rec("torch_custom_c0", 12e-3)], "y")
     assert reproduction.compare(timing, much_worse, ours).different
 
@@ -91,10 +99,11 @@ def test_a_run_of_a_device_the_reference_lacks_is_a_device_comparison_not_a_fail
 
 def test_a_report_over_a_rerun_says_whether_it_reproduced_the_reference():
     exps = experiments.all_experiments()
-    ref = Run("nonscalar_backward", PROV, [{"framework": "torch", "step": "s", "result": [2.0]}],
+    ref = Run.of("nonscalar_backward", PROV, [STEP],
               "reference/nonscalar_backward/vm.json")
-    mine = Run("nonscalar_backward", {**PROV, "host": "alice", "utc": "2027-01-01T00:00:00+00:00"},
-               copy.deepcopy(ref.records), "results/nonscalar_backward/alice.json")
+    mine = Run.of("nonscalar_backward",
+                  {**PROV, "host": "alice", "utc": "2027-01-01T00:00:00+00:00"},
+                  copy.deepcopy(ref.records), "results/nonscalar_backward/alice.json")
     files = report.render([ref, mine], [], exps, [ref], figures=False)
     section = files["REPORT.md"].split("## Reproduction", 1)[1].split("\n## ", 1)[0]
     assert "C2: **1 of 1 experiments reproduce** (against C1)" in " ".join(section.split())
@@ -117,14 +126,14 @@ def test_a_timing_ratio_reproduces_when_the_95_percent_intervals_meet_within_the
                 "bytes_per_element": 12, "times_s": times,
                 "interleaved_with": ["jax_relu", "jax_custom_c0"]}
     ones = [1.0] * 20
-    ours = Run("timing", PROV, [PLAN, rule("jax_relu", ones), rule("jax_custom_c0", ones)], "x")
+    ours = Run.of("timing", PROV, [PLAN, rule("jax_relu", ones), rule("jax_custom_c0", ones)], "x")
     # a noisy rerun: per-round ratios 1 in ten rounds and 3 in ten, median 2 (100% off); a
     # resample's median is 1, 2 or 3, so the 95% interval is [1, 3], which contains our 1
-    noisy = Run("timing", {**PROV, "host": "b"},
+    noisy = Run.of("timing", {**PROV, "host": "b"},
                 [PLAN, rule("jax_relu", ones), rule("jax_custom_c0", [1.0, 3.0] * 10)], "y")
     assert reproduction.compare(timing, noisy, ours).verdict == "reproduced"
     # a tight rerun at ratio 1.3: interval [1.3, 1.3]; 1.3 > 1 * 1.25: different
-    tight = Run("timing", {**PROV, "host": "b"},
+    tight = Run.of("timing", {**PROV, "host": "b"},
                 [PLAN, rule("jax_relu", ones), rule("jax_custom_c0", [1.3] * 20)], "y")
     (_, mine, theirs), = reproduction.compare(timing, tight, ours).different
     assert cell_text(mine) == "1.3 [1.3, 1.3]" and theirs.value == 1.0
@@ -133,18 +142,19 @@ def test_a_timing_ratio_reproduces_when_the_95_percent_intervals_meet_within_the
 def test_wall_clock_seconds_are_not_a_cell_of_the_bifurcation_count():
     bif = experiments.load("bifurcation")
     rec = {"part": "inits", "framework": "torch", "dtype": "float32", "count": 3}
-    ours = Run("bifurcation", PROV, [{**rec, "seconds": 4.1}], "x")
-    slower = Run("bifurcation", {**PROV, "host": "b"}, [{**rec, "seconds": 9.7}], "y")
+    ours = Run.of("bifurcation", PROV, [{**rec, "seconds": 4.1}], "x")
+    slower = Run.of("bifurcation", {**PROV, "host": "b"}, [{**rec, "seconds": 9.7}], "y")
     assert reproduction.compare(bif, slower, ours).verdict == "reproduced"
-    assert reproduction.compare(bif, Run("bifurcation", PROV, [{**rec, "count": 4, "seconds": 4.1}],
-                                         "y"), ours).different
+    assert reproduction.compare(bif, Run.of("bifurcation", PROV,
+                                            [{**rec, "count": 4, "seconds": 4.1}], "y"),
+                                ours).different
 
 
 def test_a_rerun_on_the_reference_host_is_told_apart_by_its_date():
     exps = experiments.all_experiments()
-    ref = Run("nonscalar_backward", PROV, [{"framework": "torch", "step": "s", "result": [2.0]}],
+    ref = Run.of("nonscalar_backward", PROV, [STEP],
               "reference/nonscalar_backward/vm.json")
-    mine = Run("nonscalar_backward", {**PROV, "utc": "2027-03-04T05:06:07+00:00"},
+    mine = Run.of("nonscalar_backward", {**PROV, "utc": "2027-03-04T05:06:07+00:00"},
                copy.deepcopy(ref.records), "results/nonscalar_backward/vm.json")
     listing = report.render([mine], [], exps, [ref], figures=False)["tables/reproduction.csv"]
     assert "C1, 2027-03-04 05:06 UTC" in listing and "C1, 2026-01-01 00:00 UTC" in listing
@@ -180,15 +190,15 @@ def test_every_cell_of_every_committed_run_is_typed_and_no_error_hides_as_a_valu
         # derives its cells from the whole run, the run is the unit, and the rest of it is part
         # of what makes two runs' cells the same.
         whole_run = exp.comparison.derived_cells is not None
-        for unit in [r] if whole_run else [replace(r, records=[rec]) for rec in r.records]:
+        for unit in [r] if whole_run else [Run.of(r.experiment, r.provenance, [rec], r.path)
+                                           for rec in r.records]:
             same = (r.experiment, hashlib.sha256(pickle.dumps(unit.records)).digest(),
                     hashlib.sha256(pickle.dumps((r.provenance, r.tag, r.title))).digest()
                     if whole_run else None)
             if same in checked:
                 continue
             checked.add(same)
-            with collector_paused():  # up to a million cells made, in no cycle
-                cells = reproduction.cells_of(exp, unit)
+            cells = reproduction.cells_of(exp, unit)
             seen.update((r.experiment, kind.__name__) for kind in set(map(type, cells.values())))
             problems += [(r.path, name, cell) for name, cell in cells.items()
                          if not (type(cell) is Value and type(cell.value) in PLAIN_SCALARS)
@@ -228,10 +238,11 @@ def test_a_run_of_other_releases_is_new_not_a_failed_reproduction():
 
 def test_a_report_names_runs_of_new_releases_apart_from_its_reruns():
     exps = experiments.all_experiments()
-    ref = Run("nonscalar_backward", PROV, [{"framework": "torch", "step": "s", "result": [2.0]}],
+    ref = Run.of("nonscalar_backward", PROV, [STEP],
               "reference/nonscalar_backward/vm.json")
-    newer = Run("nonscalar_backward", {**PROV, "torch": "3", "utc": "2027-01-01T00:00:00+00:00"},
-                [{"framework": "torch", "step": "s", "result": [0.0]}],
+    newer = Run.of("nonscalar_backward", {**PROV, "torch": "3",
+                                          "utc": "2027-01-01T00:00:00+00:00"},
+                   [{**STEP, "result": [0.0]}],
                 "results/nonscalar_backward/vm-torch3.json")
     text = report.render([ref, newer], [], exps, [ref], figures=False)["REPORT.md"]
     section = text.split("## Reproduction", 1)[1].split("\n## ", 1)[0]
@@ -253,13 +264,12 @@ def test_a_reworded_error_is_told_apart_from_a_changed_value():
 def test_a_reference_measured_again_is_compared_with_the_earlier_reference_on_its_gpu():
     # G3 (H200, newer code) against G1 (H100): both committed references of the same releases
     from study.report.comparisons import earlier_references, reproduction_section
-    g1 = replace(run([{"case": "a", "v": "RuntimeError: no graph"}], device="cuda",
+    g1 = replace(run([{"case": "a", "error": "RuntimeError: no graph"}], device="cuda",
                      gpu={"name": "NVIDIA H100 80GB HBM3"}), tag="G1")
-    g3 = replace(run([{"case": "a", "v": "RuntimeError: no graph (reworded)"}],
+    g3 = replace(run([{"case": "a", "error": "RuntimeError: no graph (reworded)"}],
                      device="cuda", gpu={"name": "NVIDIA H200"}, utc="2026-02-01T00:00:00+00:00",
                      host="h200"), tag="G3")
-    exp = SimpleNamespace(name="fake", comparison=Comparison(record_key=("case",),
-                                                             error_fields=("v",)))
+    exp = SimpleNamespace(name="fake", comparison=Comparison(record_key=("case",)))
     (c,) = earlier_references([g1, g3], [exp])
     assert (c.run.tag, c.reference.tag, len(c.different)) == ("G3", "G1", 1)
     text = " ".join(reproduction_section([g1, g3], [g1, g3], [exp], {}))
@@ -276,14 +286,14 @@ def test_a_reference_measured_again_is_compared_with_the_earlier_reference_on_it
 # leaf made a cell (cells_of), which compare_runs must give exactly, order included.
 FIELD_EDGES = (
     [{"case": "a", "v": [1.0, float("nan"), -0.0, 2], "w": {"x.y": 1, "x": {"y": 2}}},
-     {"case": "b", "v": 3.0, "result": "ValueError: no", "gone": 1.0},
-     {"case": "c", "v": [[1.0, 2.0], [3.0]], "step": {"status": "error", "detail": "E: x"}},
+     {"case": "b", "v": 3.0, "error": "ValueError: no", "gone": 1.0},
+     {"case": "c", "v": [[1.0, 2.0], [3.0]], "step_error": "E: x"},
      {"case": "d", "v": 7.0, "withdrawn": "why"},
-     {"case": "e", "v": 1.0, "w": 2.0, "withdrawn_fields": {"w": "why"}}],
+     {"case": "e", "v": 1.0, "w": 2.0}],
     [{"case": "x", "v": [5.0]},
-     {"case": "c", "v": [[1.0, 2.5], [3.0], [4.0]], "step": {"status": "error", "detail": "E: y"}},
+     {"case": "c", "v": [[1.0, 2.5], [3.0], [4.0]], "step_error": "E: y"},
      {"case": "a", "v": [1, float("nan"), 0.0, 2.0], "w": {"x": {"y": 2}, "x.y": 1}},
-     {"case": "b", "v": 3.0, "result": "ValueError: no", "new": [1.0, 2.0]},
+     {"case": "b", "v": 3.0, "error": "ValueError: no", "new": [1.0, 2.0]},
      {"case": "e", "v": 1.0, "w": 3.0}])
 
 
@@ -294,20 +304,20 @@ def _by_cells(exp, ours, theirs):
 
 
 def test_runs_compared_as_a_join_of_fields_give_every_cell_of_the_cell_by_cell_comparison():
-    exp = SimpleNamespace(name="fake", comparison=Comparison(record_key=("case",),
-                                                             error_fields=("result",)))
+    exp = SimpleNamespace(name="fake", comparison=Comparison(record_key=("case",)))
     ours, theirs = run(FIELD_EDGES[0]), run(FIELD_EDGES[1], host="alice")
     got = reproduction.compare_runs(exp, ours, theirs)
     assert vars(got) == vars(_by_cells(exp, ours, theirs))
-    # by hand: a's 4 + 1 ("w.x.y" is one path, named twice) equal, b's v and result, c's
-    # v[0][0], v[1][0] and nothing else, e's v; c differs at v[0][1] and at its error line
-    assert got.equal == 5 + 2 + 3 + 1
+    # by hand: a's 4 + 1 ("w.x.y" is one path, named twice) equal, b's v and error, c's
+    # v[0][0], v[1][0] and nothing else, e's v; c differs at v[0][1] and at its error line, e
+    # at w; d is withdrawn on our side, so theirs lacks nothing of ours there
+    assert got.equal == 5 + 2 + 2 + 1
     assert [(reproduction.name_text(n), cell_text(b)) for n, _, b in got.different] == [
-        ("case=c :: v[0][1]", "2.5"), ("case=c :: step.detail", "E: y")]
+        ("case=c :: v[0][1]", "2.5"), ("case=c :: step_error", "E: y"), ("case=e :: w", "3")]
+    assert isinstance(got.different[1][2], Error)  # an error field's line is an Error
     assert [reproduction.name_text(n) for n in got.only_ours] == ["case=b :: gone"]
     assert [reproduction.name_text(n) for n in got.only_theirs] == [
-        "case=x :: v[0]", "case=c :: v[2][0]", "case=b :: new[0]", "case=b :: new[1]",
-        "case=e :: w"]  # ours withdrew its w
+        "case=x :: v[0]", "case=c :: v[2][0]", "case=b :: new[0]", "case=b :: new[1]"]
     # each side's other shapes: the same again, a run against itself, and records named twice
     # or a field name that reads as a path, which are compared cell by cell
     for a, b in ((theirs, ours), (ours, ours),

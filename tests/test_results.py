@@ -1,28 +1,72 @@
 import json
+import math
 import os
 import re
 
+import pandas as pd
 import pytest
 
 from study.errors import StudyError
-from study.runs.results import load_runs, promote_to_reference, result_filename, write_run
+from study.runs.results import Run, load_runs, promote_to_reference, ready, run_name, write_run
+from study.runs.tables import TableError, read_table, rows_of, to_arrow
 
 PROV = {"utc": "2026-01-01T00:00:00+00:00", "host": "h", "device": "cpu", "torch": "1",
         "jax": "2", "scope": "standard"}
 
 
-def test_write_is_atomic_and_leaves_no_temp_files(tmp_path):
-    path = write_run("two_layer", PROV, [{"a": 1}], str(tmp_path))
-    assert os.listdir(tmp_path / "two_layer") == [result_filename(PROV)]
-    assert json.load(open(path))["records"] == [{"a": 1}]
+def _files(folder) -> list[str]:
+    return sorted(os.path.relpath(os.path.join(base, f), folder)
+                  for base, _, files in os.walk(folder) for f in files)
+
+
+def test_a_run_is_its_provenance_file_and_a_parquet_table_per_part_and_nothing_else(tmp_path):
+    path = write_run("two_layer", PROV, [{"part": "nets", "a": 1}, {"part": "rule_alone", "b": 2}],
+                     str(tmp_path))
+    name = run_name(PROV)
+    assert _files(tmp_path / "two_layer") == [f"{name}.json", f"nets/{name}.parquet",
+                                              f"rule_alone/{name}.parquet"]
+    doc = json.load(open(path))
+    assert doc["tables"] == {"nets": 1, "rule_alone": 1} and doc["provenance"] == PROV
+    assert "records" not in open(path).read()  # no run-shaped JSON of rows
+    # a reader needs no code of ours: pandas opens the table, the run column joins provenance
+    table = pd.read_parquet(tmp_path / "two_layer" / "nets" / f"{name}.parquet")
+    assert table.to_dict("records") == [{"run": name, "a": 1}]
+
+
+def test_a_row_without_a_table_is_refused_and_nothing_is_half_written(tmp_path):
+    with pytest.raises(StudyError, match="names no table"):
+        write_run("two_layer", PROV, [{"a": 1}], str(tmp_path))
+    assert not (tmp_path / "two_layer").exists() or _files(tmp_path / "two_layer") == []
+
+
+def test_a_column_mixing_texts_and_numbers_is_refused_naming_the_column():
+    # an error goes in its own column, never in a value column
+    with pytest.raises(TableError, match="'value' mixes kinds of value"):
+        to_arrow([{"value": 1.0}, {"value": "RuntimeError: no"}])
+
+
+def test_rows_round_trip_to_the_bit_with_signed_zeros_nan_lists_and_structs():
+    rows = [{"x": -0.0, "y": float("nan"), "z": [0.0, -0.0, math.inf], "m": [[1.0], [2.0]],
+             "s": {"median": 1.5, "n": 3}, "t": "a", "b": True, "i": None},
+            {"x": 0.0, "y": 1.0, "z": [], "m": [], "s": {"median": 2.5}, "t": None, "b": False,
+             "i": 4}]
+    back = rows_of(to_arrow(rows))
+    assert [math.copysign(1, r["x"]) for r in back] == [-1.0, 1.0]
+    assert math.isnan(back[0]["y"]) and back[1]["y"] == 1.0
+    assert [math.copysign(1, v) for v in back[0]["z"][:2]] == [1.0, -1.0]
+    assert back[0]["z"][2] == math.inf and back[1]["z"] == []
+    assert back[0]["m"] == [[1.0], [2.0]] and back[0]["t"] == "a" and back[1]["i"] == 4
+    # a struct keeps only the fields its row had, though the column's struct has both
+    assert back[0]["s"] == {"median": 1.5, "n": 3} and back[1]["s"] == {"median": 2.5}
+    assert back[0]["b"] is True and back[0]["i"] is None
 
 
 def test_a_file_is_named_by_host_machine_device_releases_and_scope():
     # the machine part is 6 hex digits, and it changes with the CPU kernels: two VMs named
     # alike (every VM here is "vm") but dispatching to other kernels get two files
-    name = result_filename(PROV)
-    assert re.fullmatch(r"h-[0-9a-f]{6}__cpu__torch-1__jax-2__standard\.json", name)
-    assert result_filename({**PROV, "torch_cpu_capability": "AVX2"}) != name
+    name = run_name(PROV)
+    assert re.fullmatch(r"h-[0-9a-f]{6}__cpu__torch-1__jax-2__standard", name)
+    assert run_name({**PROV, "torch_cpu_capability": "AVX2"}) != name
 
 
 def test_runs_of_two_machines_of_one_host_name_sit_side_by_side(tmp_path):
@@ -35,46 +79,78 @@ def test_runs_of_two_machines_of_one_host_name_sit_side_by_side(tmp_path):
 
 def test_quick_full_and_standard_runs_never_overwrite_each_other(tmp_path):
     for scope in ("quick", "standard", "full"):
-        write_run("two_layer", {**PROV, "scope": scope}, [{"scope": scope}], str(tmp_path))
+        write_run("two_layer", {**PROV, "scope": scope}, [{"part": "nets", "scope": scope}],
+                  str(tmp_path))
     runs, notes = load_runs([str(tmp_path)], {"two_layer"})
     assert sorted(r.scope for r in runs) == ["full", "quick", "standard"] and notes == []
+    assert sorted(r.rows("nets")[0]["scope"] for r in runs) == ["full", "quick", "standard"]
+
+
+def test_a_rewritten_run_drops_the_tables_it_no_longer_has(tmp_path):
+    write_run("two_layer", PROV, [{"part": "nets", "a": 1}, {"part": "old", "b": 2}],
+              str(tmp_path))
+    write_run("two_layer", PROV, [{"part": "nets", "a": 3}], str(tmp_path))
+    (run,), _ = load_runs([str(tmp_path)], {"two_layer"})
+    assert set(run.tables) == {"nets"} and run.rows("nets") == [{"part": "nets", "a": 3}]
+    assert not (tmp_path / "two_layer" / "old" / f"{run_name(PROV)}.parquet").exists()
 
 
 def test_a_file_without_a_known_scope_is_named_as_malformed(tmp_path):
-    import pytest
-    from study.errors import StudyError
     write_run("two_layer", {**PROV, "scope": "sometimes"}, [], str(tmp_path / "a"))
     with pytest.raises(StudyError, match="malformed result file"):
         load_runs([str(tmp_path / "a")], {"two_layer"})
 
 
-def test_an_erratum_withdraws_the_records_or_fields_it_names_and_says_why():
-    from study.runs.results import Run, apply_errata
-    run = Run("timing", {**PROV, "git_commit": "abc", "device": "cuda"},
-              [{"part": "rule", "mode": "compile", "v": 1},
-               {"part": "rule", "mode": "eager", "v": 2},
-               {"part": "atlas", "second": [1.0], "value": [0.0]}], "x.json")
-    errata = [{"experiment": "timing", "runs": {"git_commit": "abc"},
-               "records": {"part": "rule", "mode": ["compile"]}, "why": "measured before the fix"},
-              {"experiment": "timing", "runs": {"device": "cpu"}, "records": {"part": "rule"},
+def test_a_provenance_file_whose_table_is_missing_is_named(tmp_path):
+    write_run("two_layer", PROV, [{"part": "nets", "a": 1}], str(tmp_path))
+    os.unlink(tmp_path / "two_layer" / "nets" / f"{run_name(PROV)}.parquet")
+    with pytest.raises(StudyError, match="names tables that are not there: nets"):
+        load_runs([str(tmp_path)], {"two_layer"})
+
+
+def test_a_corrupt_table_is_one_line_naming_it(tmp_path):
+    write_run("two_layer", PROV, [{"part": "nets", "a": 1}], str(tmp_path))
+    path = tmp_path / "two_layer" / "nets" / f"{run_name(PROV)}.parquet"
+    path.write_bytes(b"not parquet")
+    with pytest.raises(StudyError, match="corrupt result table .*nets"):
+        read_table(str(path))
+
+
+def test_an_erratum_withdraws_the_rows_it_names_and_says_why():
+    run = Run.of("timing", {**PROV, "git_commit": "abc", "device": "cuda"},
+                 [{"part": "rule", "mode": "compile", "v": 1},
+                  {"part": "rule", "mode": "eager", "v": 2},
+                  {"part": "probe", "mode": "compile", "v": 3}], "x.json")
+    errata = [{"experiment": "timing", "runs": {"git_commit": "abc"}, "table": "rule",
+               "rows": {"mode": ["compile"]}, "why": "measured before the fix"},
+              {"experiment": "timing", "runs": {"device": "cpu"}, "table": "rule", "rows": {},
                "why": "not this run"},
-              {"experiment": "timing", "runs": {"git_commit": "abc"}, "records": {"part": "atlas"},
-               "fields": ["second"], "why": "escaped"}]
-    withdrawn, = apply_errata([run], errata)
-    assert [r["v"] for r in withdrawn.ok_records() if "v" in r] == [2]
-    assert withdrawn.failed_records()[0]["withdrawn"] == "measured before the fix"
-    atlas = withdrawn.records[2]
-    assert atlas["second"] == "withdrawn: escaped"
-    assert atlas["withdrawn_fields"] == {"second": "escaped"}
-    assert atlas["value"] == [0.0] and run.records[2]["second"] == [1.0]  # the run is untouched
+              {"experiment": "two_layer", "runs": {}, "table": "rule", "rows": {},
+               "why": "another experiment"}]
+    withdrawn, = ready([run], errata)
+    assert [r["v"] for r in withdrawn.ok("rule")] == [2]
+    assert withdrawn.rows("rule")[0]["withdrawn"] == "measured before the fix"
+    assert [r["v"] for r in withdrawn.ok("probe")] == [3]  # another table: untouched
+    assert withdrawn.errata == (("rule", {"mode": ["compile"]}, "measured before the fix"),)
+    assert "withdrawn" not in run.rows("rule")[0]  # the run as loaded is untouched
+
+
+def test_a_failed_case_is_a_row_of_failed_cases_apart_from_the_measured_rows():
+    run = Run.of("two_layer", PROV, [
+        {"part": "nets", "rule": "a"},
+        {"part": "failed_cases", "case": {"dataset": "seed", "rule": "b"}, "device": "cpu",
+         "error": "NotInRelease: b"}], "x.json")
+    assert run.ok_rows() == [{"part": "nets", "rule": "a"}]
+    assert [f["case"]["rule"] for f in run.failures()] == ["b"]
 
 
 def test_duplicates_resolve_to_the_newest_and_say_so(tmp_path):
     old, new = tmp_path / "old", tmp_path / "new"
-    write_run("two_layer", PROV, [{"v": "old"}], str(old))
-    write_run("two_layer", {**PROV, "utc": "2026-02-01T00:00:00+00:00"}, [{"v": "new"}], str(new))
+    write_run("two_layer", PROV, [{"part": "nets", "v": "old"}], str(old))
+    write_run("two_layer", {**PROV, "utc": "2026-02-01T00:00:00+00:00"},
+              [{"part": "nets", "v": "new"}], str(new))
     runs, notes = load_runs([str(old), str(new)], {"two_layer"})
-    assert [r.records for r in runs] == [[{"v": "new"}]]
+    assert [r.rows("nets") for r in runs] == [[{"part": "nets", "v": "new"}]]
     assert len(notes) == 1 and "replaced by the newer" in notes[0]
 
 
@@ -94,120 +170,23 @@ def test_a_missing_results_folder_is_an_error(tmp_path):
 
 def test_promoting_results_to_the_reference_replaces_it_whole(tmp_path):
     results, reference = tmp_path / "results", tmp_path / "reference"
-    write_run("two_layer", PROV, [{"v": 1}], str(results))
+    write_run("two_layer", PROV, [{"part": "nets", "v": 1}], str(results))
     write_run("zero_point", {**PROV, "host": "old"}, [], str(reference))
     copied = promote_to_reference(str(results), str(reference), {"two_layer", "zero_point"})
-    assert [os.path.relpath(p, reference) for p in copied] == [
-        f"two_layer/{result_filename(PROV)}"]
+    assert [os.path.relpath(p, reference) for p in copied] == [f"two_layer/{run_name(PROV)}.json"]
     assert os.listdir(reference) == ["two_layer"]
+    assert _files(reference) == _files(results)  # the tables travel with their provenance
     assert not os.path.exists(str(reference) + ".new")
     assert not os.path.exists(str(reference) + ".old")
+    (run,), _ = load_runs([str(reference)], {"two_layer"})
+    assert run.rows("nets") == [{"part": "nets", "v": 1}]
 
 
-# parse_json parses each long array of numbers apart, once per distinct text: its oracle is
-# json.loads itself, on texts built to trip the placeholder swap (an array's text inside a
-# string, an escaped quote, an object after an array, a NUL escape, NaN and the infinities)
-_LONG = ", ".join(repr(i / 7) for i in range(200))  # far past results.LONG_ARRAY bytes
-PARSES_AS_JSON_LOADS = {
-    "plain": '{"a": [%s], "b": 1}' % _LONG,
-    "nested": '{"a": [[%s], [%s]], "b": {"c": [%s]}}' % (_LONG, _LONG, _LONG),
-    "array text in a string": '{"a": ["x", ": [%s]"], "b": 2}' % _LONG,
-    "string opening like a value": '{"a": ": [%s] tail", "b": [%s]}' % (_LONG, _LONG),
-    "escaped quote": '{"a": "\\": [%s] \\" more", "b": [%s]}' % (_LONG, _LONG),
-    "string after an array": '{"a": [[%s], "s"], "b": [%s]}' % (_LONG, _LONG),
-    "object after an array": '{"a": [[%s], {"k": 1}]}' % _LONG,
-    "NUL escape": '{"a": "\\u00000", "b": [%s]}' % _LONG,
-    "NaN and infinities": '{"a": [NaN, Infinity, -Infinity, -0.0, 1e308, %s]}' % _LONG,
-    "literals": '{"a": [true, null, false, %s]}' % _LONG,
-    "non-ascii": '{"é": [%s], "ü": "−"}' % _LONG,
-}
-REJECTED_AS_JSON_LOADS_REJECTS = {
-    "extra value": '{"a": [%s], [1]}' % _LONG,
-    "unbalanced": '{"a": [[%s]]], "b": 1}' % _LONG,
-    "missing comma": '{"a": [1 2 %s]}' % _LONG,
-    "truncated": '{"a": [%s' % _LONG,
-}
+def test_a_derived_value_is_made_once_per_run():
+    calls = []
+    run = Run.of("two_layer", PROV, [], "x.json")
 
-
-def _bits(value):
-    if isinstance(value, dict):
-        return {k: _bits(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_bits(v) for v in value]
-    return value.hex() if isinstance(value, float) else (type(value).__name__, value)
-
-
-@pytest.mark.parametrize("text", PARSES_AS_JSON_LOADS.values(), ids=PARSES_AS_JSON_LOADS)
-def test_parse_json_gives_json_loads_value_to_the_bit_and_reuses_equal_arrays(text):
-    from study.runs.results import parse_json
-    arrays = {}
-    first, again = parse_json(text.encode(), arrays), parse_json(text.encode(), arrays)
-    assert _bits(first) == _bits(again) == _bits(json.loads(text))
-
-
-@pytest.mark.parametrize("text", REJECTED_AS_JSON_LOADS_REJECTS.values(),
-                         ids=REJECTED_AS_JSON_LOADS_REJECTS)
-def test_parse_json_rejects_bad_text_with_json_loads_own_error(text):
-    from study.runs.results import parse_json
-    with pytest.raises(ValueError) as expected:
-        json.loads(text)
-    with pytest.raises(ValueError) as got:
-        parse_json(text.encode(), {})
-    assert str(got.value) == str(expected.value)
-
-
-# parse_result parses each distinct record of the files of one load once, where a file is laid
-# out as write_run writes it; its oracle is json.loads too
-_RECORDS = [{"rule": "a", "grad": [i / 7 for i in range(200)], "cells": {"x": {"error": "E: }"}}},
-            {"rule": "b", "text": "  },\n  {", "values": [1.0, float("nan"), -0.0]},
-            {"rule": "a", "grad": [i / 7 for i in range(200)], "cells": {"x": {"error": "E: }"}}}]
-
-
-def _result_file(records) -> bytes:
-    return (json.dumps({"experiment": "two_layer", "provenance": PROV, "records": records},
-                       indent=1, sort_keys=True) + "\n").encode()
-
-
-def test_parse_result_shares_a_record_among_files_never_within_one():
-    from study.runs.results import parse_result
-    arrays, records = {}, {}
-    data = _result_file(_RECORDS)
-    first, again = parse_result(data, arrays, records), parse_result(data, arrays, records)
-    assert _bits(first) == _bits(again) == _bits(json.loads(data))
-    assert list(first) == list(json.loads(data))
-    assert [a is b for a, b in zip(first["records"], again["records"])] == [True, True, False]
-    assert first["records"][0] is not first["records"][2]  # a file's records stay apart
-
-
-@pytest.mark.parametrize("records", [[], [{}], [{"a": [1, 2]}]], ids=["none", "empty", "one"])
-def test_parse_result_reads_few_records_as_json_loads(records):
-    from study.runs.results import parse_result
-    data = _result_file(records)
-    assert _bits(parse_result(data, {}, {})) == _bits(json.loads(data))
-
-
-@pytest.mark.parametrize("broken", [
-    lambda d: d.replace(b'"rule": "b"', b'"rule": "b",'),  # a record's text is no JSON
-    lambda d: d.replace(b"\n  },\n  {", b"\n  }\n  {", 1),  # no comma between records
-    lambda d: d.replace(b'"experiment"', b'"experiment" "x"', 1),  # the head is no JSON
-], ids=["record", "between records", "head"])
-def test_parse_result_rejects_a_corrupt_file_with_json_loads_own_error(broken):
-    from study.runs.results import parse_result
-    data = broken(_result_file(_RECORDS))
-    with pytest.raises(ValueError) as expected:
-        json.loads(data)
-    with pytest.raises(ValueError) as got:
-        parse_result(data, {}, {})
-    assert str(got.value) == str(expected.value)
-
-
-def test_loads_within_shared_loads_share_their_records(tmp_path):
-    from study.runs.results import shared_loads
-    for folder in ("results", "reference"):
-        write_run("two_layer", PROV, [{"rule": "a", "grad": [0.5] * 300}], str(tmp_path / folder))
-    with shared_loads():
-        (ours,), _ = load_runs([str(tmp_path / "results")], {"two_layer"})
-        (theirs,), _ = load_runs([str(tmp_path / "reference")], {"two_layer"})
-    (apart,), _ = load_runs([str(tmp_path / "reference")], {"two_layer"})
-    assert ours.records == theirs.records == apart.records
-    assert ours.records[0] is theirs.records[0] and apart.records[0] is not ours.records[0]
+    def count(r):
+        calls.append(r)
+        return len(calls)
+    assert run.derived(count) == run.derived(count) == 1 and calls == [run]

@@ -8,20 +8,27 @@ from study.measure.devices import Device
 from study.runs.runner import Progress, cases_of, run_cases
 
 
+def _rows(path: str) -> list[dict]:
+    """Every row of the run whose provenance file is `path`, each naming its table."""
+    from study.runs.results import load_run
+    return load_run(path, os.path.basename(path), {"fake"}).records
+
+
 def test_a_failing_case_is_recorded_with_its_error_and_the_run_goes_on():
     def run_case(device, k):
         if k == 1:
             raise ValueError("planted failure\nsecond line")
-        return [{"k": k, "device": device.name}]
+        return [{"part": "ks", "k": k, "device": device.name}]
 
     experiment = SimpleNamespace(name="fake", cases=lambda scope: [{"k": 0}, {"k": 1}, {"k": 2}],
                                  run_case=run_case, counts_inits=False)
     stream = io.StringIO()
     records = run_cases(experiment, Device("cpu"), cases_of(experiment, "standard"),
                         Progress(stream=stream))
-    assert records == [{"k": 0, "device": "cpu"},
-                       {"k": 1, "device": "cpu", "case_error": "ValueError: planted failure"},
-                       {"k": 2, "device": "cpu"}]
+    assert records == [{"part": "ks", "k": 0, "device": "cpu"},
+                       {"part": "failed_cases", "case": {"k": 1}, "device": "cpu",
+                        "error": "ValueError: planted failure"},
+                       {"part": "ks", "k": 2, "device": "cpu"}]
     log = stream.getvalue()
     assert "[fake cpu] 3/3 k=2" in log and "s left)" in log  # progress with an estimate
     quiet = io.StringIO()
@@ -47,14 +54,15 @@ def test_a_failed_case_shows_in_its_experiments_section():
     from study import report
     from study.runs.results import Run
     prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "standard"}
-    failed = {"dataset": "seed", "rule": "torch_relu", "device": "cpu",
-              "case_error": "RuntimeError: planted"}
-    files = report.render([Run("two_layer", prov, [failed], "x.json")], [],
+    failed = {"part": "failed_cases", "case": {"dataset": "seed", "rule": "torch_relu"},
+              "device": "cpu", "error": "RuntimeError: planted"}
+    files = report.render([Run.of("two_layer", prov, [failed], "x.json")], [],
                           experiments.all_experiments())
     section = files["REPORT.md"].split("two_layer:", 1)[1].split("\n## ", 1)[0]
-    assert "1 cases failed or were withdrawn" in section  # and failed-cases.csv says which and why
+    assert "1 case failed" in " ".join(section.split())  # failed-cases.csv says which and why
     listing = files["tables/failed-cases.csv"].splitlines()
-    assert listing[1:] == ["two_layer,C1,\"dataset=seed, rule=torch_relu\",RuntimeError: planted"]
+    assert listing[1:] == [
+        "two_layer,C1,failed,\"dataset=seed, rule=torch_relu\",RuntimeError: planted"]
 
 
 def test_an_interrupted_run_resumes_from_the_cases_it_finished(tmp_path):
@@ -65,7 +73,7 @@ def test_an_interrupted_run_resumes_from_the_cases_it_finished(tmp_path):
         calls.append(k)
         if k == 2 and len(calls) == 3:
             raise KeyboardInterrupt  # the run stops after cases 0 and 1
-        return [{"k": k, "device": device.name}]
+        return [{"part": "ks", "k": k, "device": device.name}]
     experiment = SimpleNamespace(name="fake", seed=None, timed=False, run_case=run_case,
                                  counts_inits=False,
                                  cases=lambda scope: [{"k": 0}, {"k": 1}, {"k": 2}])
@@ -80,10 +88,9 @@ def test_an_interrupted_run_resumes_from_the_cases_it_finished(tmp_path):
                            root=str(tmp_path))
     assert calls == [0, 1, 2, 2]  # the rerun ran only the case that had not finished
     assert "resuming: 2 of 3 cases already done" in stream.getvalue()
-    import json
-    with open(path) as f:
-        assert [r["k"] for r in json.load(f)["records"]] == [0, 1, 2]
-    assert [p.name for p in (tmp_path / "fake").iterdir()] == [os.path.basename(path)]
+    assert [r["k"] for r in _rows(path)] == [0, 1, 2]
+    assert sorted(p.name for p in (tmp_path / "fake").iterdir()) == ["ks",
+                                                                     os.path.basename(path)]
 
 
 def test_cases_that_hold_rules_are_written_down_by_key_and_resume(tmp_path):
@@ -100,7 +107,7 @@ def test_cases_that_hold_rules_are_written_down_by_key_and_resume(tmp_path):
             raise ValueError("planted failure")
         if k == 2 and len(calls) == 3:
             raise KeyboardInterrupt  # the run stops after cases 0 and 1
-        return [{"rule": rule.key, "name": rule.name, "k": k}]
+        return [{"part": "ks", "rule": rule.key, "name": rule.name, "k": k}]
 
     def cases(scope, rules=(relu, c0)):
         return [{"rule": r, "k": k} for k, r in enumerate(rules + rules[:1])]
@@ -118,12 +125,11 @@ def test_cases_that_hold_rules_are_written_down_by_key_and_resume(tmp_path):
                            root=str(tmp_path))
     assert calls[-1] == ("torch_relu", 2) and len(calls) == 4  # resumed: only the third ran
     assert "1/3 rule=torch_relu k=0" in stream.getvalue()
-    with open(path) as f:
-        assert json.load(f)["records"] == [
-            {"rule": "torch_relu", "name": "torch.relu", "k": 0},
-            {"rule": "torch_custom_c0", "k": 1, "device": "cpu",
-             "case_error": "ValueError: planted failure"},
-            {"rule": "torch_relu", "name": "torch.relu", "k": 2}]
+    assert _rows(path) == [  # table by table, in the order of their names
+        {"part": "failed_cases", "case": {"rule": "torch_custom_c0", "k": 1}, "device": "cpu",
+         "error": "ValueError: planted failure"},
+        {"part": "ks", "rule": "torch_relu", "name": "torch.relu", "k": 0},
+        {"part": "ks", "rule": "torch_relu", "name": "torch.relu", "k": 2}]
 
 
 def test_rules_given_to_the_runner_reach_an_experiments_cases_and_only_one_that_takes_them():
@@ -144,7 +150,8 @@ def test_chunks_of_a_run_write_what_the_whole_run_writes_once_merged(tmp_path, m
     from study.runs.provenance import ENGINE_ENV, NODE_ENV
     from study.runs.runner import run_experiment
     experiment = SimpleNamespace(name="fake", seed=None, timed=False, counts_inits=False,
-                                 run_case=lambda device, k: [{"k": k, "device": device.name}],
+                                 run_case=lambda device, k: [{"part": "ks", "k": k,
+                                                              "device": device.name}],
                                  cases=lambda scope: [{"k": k} for k in range(5)])
     quiet = Progress(quiet=True)
     whole, = run_experiment(experiment, [Device("cpu")], "standard", quiet,
@@ -159,7 +166,7 @@ def test_chunks_of_a_run_write_what_the_whole_run_writes_once_merged(tmp_path, m
     assert os.path.basename(merged) == os.path.basename(whole)
     with open(whole) as f, open(merged) as g:
         plain, sharded = json.load(f), json.load(g)
-    assert sharded["records"] == plain["records"]
+    assert _rows(merged) == _rows(whole) and [r["k"] for r in _rows(merged)] == list(range(5))
     assert "engine" not in plain["provenance"]
     assert (sharded["provenance"]["engine"], sharded["provenance"]["node"]) == ("ray 9.9", "node-a")
     assert [c["cases"] for c in sharded["provenance"]["chunks"]] == [[0, 3], [3, 5]]
@@ -186,5 +193,5 @@ def test_study_run_cases_writes_the_result_file_when_its_last_chunk_is_in(tmp_pa
     assert cli.main([*argv, "--cases", "4:8"]) == 0
     assert [p.name[:11] for p in folder.iterdir()] == [".chunk-4-8-"]
     assert cli.main([*argv, "--cases", "0:4"]) == 0  # clone_hazard --quick has 8 cases
-    merged, = folder.iterdir()
+    merged, = (p for p in folder.iterdir() if p.suffix == ".json")
     assert not merged.name.startswith(".")

@@ -4,6 +4,7 @@ import numpy as np
 import experiments.clone_hazard.measure as hazard
 import experiments.nonscalar_backward.measure as nonscalar
 import experiments.transforms.measure as transforms
+from study.compare.cells import Error
 from study.workloads import clone_hazard as workload
 from study.measure.custom_rules import torch_relu_slope_times
 from study.measure.custom_rules import MyReLU, torch_relu_with_convention
@@ -51,7 +52,9 @@ def test_nonscalar_numbers_follow_the_chain_rule_on_a_fresh_random_a(cpu):
     a = np.random.default_rng(7).standard_normal((2, 3)).astype(np.float32)
     t, j = nonscalar.torch_steps(a, cpu), nonscalar.jax_steps(a, cpu)
     steps = nonscalar.STEPS
-    assert "scalar" in t[steps[0]] and "scalar" in j[steps[0]]
+    # no cotangent: both raise, an Error naming the scalar it wanted
+    assert all(isinstance(got[steps[0]], Error) and "scalar" in got[steps[0]].line
+               for got in (t, j))
     np.testing.assert_allclose(t[steps[1]], 2 * a, rtol=1e-6)
     np.testing.assert_allclose(t[steps[2]], 4 * a, rtol=1e-6)
     np.testing.assert_allclose(j[steps[2]], 2 * a, rtol=1e-6)
@@ -62,16 +65,17 @@ def test_nonscalar_numbers_follow_the_chain_rule_on_a_fresh_random_a(cpu):
 
 def test_transform_matrix_codes_errors_with_a_legend_and_keeps_full_detail_in_the_csv(cpu):
     from experiments.transforms import EXPERIMENT as exp
+    from experiments.transforms.measure import cell_row
     from study.report import csv
     from study.runs.results import Run
     prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "quick"}
-    rec = {"style": "s", "rule": "r", "name": "n", "framework": "torch", "kind": "custom",
-           "convention": 0.0,
-           "compile_backend": "aot_eager", "device": "cpu", "columns": ["a", "b", "c"],
-           "cells": {"a": {"status": "ok", "detail": [0.0]},
-                     "b": {"status": "error", "detail": "RuntimeError: planted"},
-                     "c": {"status": "wrong", "detail": [1.0]}}}
-    run = Run("transforms", prov, [rec], "x.json", tag="C1")
+    rec = {"part": "rules", "style": "s", "rule": "r", "name": "n", "framework": "torch",
+           "kind": "custom", "convention": 0.0,
+           "compile_backend": "aot_eager", "device": "cpu", "columns": ["a", "b", "c"]}
+    cells = [cell_row("r", "a", {"status": "ok", "detail": [0.0]}),
+             cell_row("r", "b", {"status": "error", "detail": "RuntimeError: planted"}),
+             cell_row("r", "c", {"status": "wrong", "detail": [1.0]})]
+    run = Run.of("transforms", prov, [rec, *cells], "x.json", tag="C1")
     table, = exp.render(exp.summarise([run])).tables
     assert list(table.frame.iloc[0])[:5] == [1, "s", "✓", "✗E1", "✗w"]  # one run: no runs column
     assert any("E1: RuntimeError: planted" in note for note in table.notes)

@@ -85,7 +85,7 @@ def test_bandwidth_fraction_counts_the_bytes_the_work_must_move():
              "name": "torch.relu", "n": n, "bytes_per_element": 12, "stats": _stats(1.5 * t),
              "dispatch": _stats(1e-6), "first_call_s": 1.0, "saved_bytes_per_element": 1.0}]
     prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "quick"}
-    run = timing_summary.Timing(Run("timing", prov, recs, "x.json"))
+    run = timing_summary.Timing(Run.of("timing", prov, recs, "x.json"))
     # useful 12 B at the copy's rate: 1; the compiled graphs move 16 + 2 x 1 = 18 B: 1.5
     assert timing_targets.fractions(run) == {("torch", "compile", "torch_relu"): (1.0, 1.5)}
 
@@ -149,13 +149,13 @@ def test_in_run_over_fresh_is_the_ratio_of_the_two_medians():
     rec["fresh"] = {"stats": _stats(2e-6), "first_call_s": 1.0, "blocks": 4}
     plan = {"part": "plan", "targets": [], "harness_limit": 1.15}
     prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "quick"}
-    run = timing_summary.Timing(Run("timing", prov, [plan, rec], "x.json"))
+    run = timing_summary.Timing(Run.of("timing", prov, [plan, rec], "x.json"))
     assert timing_targets.harness_ratios(run) == {("jax", "jit", "jax_relu", 10): 1.5}
     # timed in alternating blocks: the median of the block ratios, so that a block the machine
     # ran slow on both sides (the second) cancels: ratios 1, 1 and 1.1 give 1
     rec["block_medians"] = [2e-6, 6e-6, 2.2e-6]
     rec["fresh"]["block_medians"] = [2e-6, 6e-6, 2e-6]
-    run = timing_summary.Timing(Run("timing", prov, [plan, rec], "x.json"))
+    run = timing_summary.Timing(Run.of("timing", prov, [plan, rec], "x.json"))
     assert timing_targets.harness_ratios(run) == {("jax", "jit", "jax_relu", 10): 1.0}
 
 

@@ -27,7 +27,7 @@ PROV = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "sco
 
 def _timing(records) -> Timing:
     plan = {"part": "plan", "reference_rules": {"torch": "ref", "jax": "jax_relu"}}
-    return Timing(Run("timing", PROV, [plan, *records], "x.json"))
+    return Timing(Run.of("timing", PROV, [plan, *records], "x.json"))
 
 
 def _rec(part, seconds, **fields):
@@ -49,14 +49,24 @@ def test_the_machines_copy_is_the_fastest_copy_into_an_existing_buffer():
 
 
 def test_copies_from_runs_before_the_into_field_keep_what_they_measured():
-    # the old harness copied torch with out.copy_(x) and JAX with jit(x + 0.0)
-    from experiments.timing.upgrade import upgrade
-    recs = [{"part": "machine", "what": "copy torch", "n": 8, "bytes": 64,
-             "stats": {"median": 1.0}},
-            {"part": "machine", "what": "copy jax", "n": 8, "bytes": 64, "stats": {"median": 1.0}},
-            {"part": "machine", "what": "matmul torch", "flops": 1, "stats": {"median": 1.0}}]
-    assert [c["into"] for c in upgrade(recs) if "bytes" in c] == \
-        ["preallocated", "new buffer"]
+    # the old harness copied torch with out.copy_(x) and JAX with jit(x + 0.0), one copy per
+    # library and size; the committed runs it made were converted once with "into" filled so:
+    # every committed copy names its buffer, and where a run has one copy per library and size
+    # torch's went into an existing buffer and JAX's into a new one
+    from study.runs.results import REFERENCE_DIR, RESULTS_DIR, load_runs
+    old = 0
+    for root in (RESULTS_DIR, REFERENCE_DIR):
+        runs, _ = load_runs([root], {"timing"}, only=("timing",))
+        assert runs
+        for run in runs:
+            copies = [c for c in run.rows("machine") if c.get("bytes") is not None]
+            assert copies and all(c.get("into") in ("preallocated", "new buffer") for c in copies)
+            keys = [(c["what"], c["n"]) for c in copies]
+            if len(set(keys)) == len(keys):  # the old harness's
+                old += 1
+                assert {(c["what"], c["into"]) for c in copies} == {
+                    ("copy torch", "preallocated"), ("copy jax", "new buffer")}
+    assert old  # the runs before the field are among them
 
 
 def test_a_paired_ratio_is_the_median_of_the_per_round_ratios():
@@ -77,7 +87,7 @@ def test_each_piece_of_the_eager_step_is_divided_by_the_built_ins_same_piece():
     recs = [_piece("ref", "step", 4), _piece("ref", "backward", 2), _piece("r", "step", 10),
             _piece("r", "backward", 3), _piece("r", "backward, sorted signs", 1.5)]
     plan = {"part": "plan", "reference_rules": {"torch": "ref"}}
-    parts = summarise([Run("timing", PROV, [plan, *recs], "x.json")]).parts
+    parts = summarise([Run.of("timing", PROV, [plan, *recs], "x.json")]).parts
     assert [r.value if r else None for r in parts["÷ built-in's"]] == [None, None, 2.5, 1.5, None]
     of = _timing(recs).pieces()[("torch", 8, "r")]
     assert over(of["backward"], of["backward, sorted signs"]).value == 2  # 3 / 1.5
@@ -87,7 +97,7 @@ def _probe(role, way, signs, us):
     compiled = way != EAGER
     return _rec("probes", [us * 1e-6] * 5, probe=f"the {role}", role=role, signs=signs, n=10 ** 6,
                 compiled=compiled,
-                inductor_options={"cpp.simdlen": 0} if way == VECTOR_OFF else None)
+                simdlen=0 if way == VECTOR_OFF else None)
 
 
 def _probes(bool_scalar_us):
@@ -206,7 +216,7 @@ def test_a_rerun_compares_each_checks_ratio_measured_within_one_case():
         ("ref", "step", 1), ("ref", "backward", 1), ("mine", "step", 2), ("mine", "backward", 3))]
     recs += [_probe("bool store", EAGER, "random", 1), _probe("bool store", COMPILED, "random", 10)]
     plan = {"part": "plan", "reference_rules": {"torch": "ref"}}
-    cells = comparable_cells(Run("timing", PROV, [plan, *recs], "x.json"))
+    cells = comparable_cells(Run.of("timing", PROV, [plan, *recs], "x.json"))
     medians = {dict(k)["ratio"]: c.value for k, c in cells.items()}
     assert medians == {"torch mine step ÷ built-in's": 2.0, "torch mine backward ÷ built-in's": 3.0,
                        "the bool store compiled ÷ eager": 10.0}

@@ -2,7 +2,6 @@
 other measurement; answer 5 quotes Table 9's cells as printed, with their run and size; the
 CSVs are long form; the figure reads in print. Every record's rounds are the built-in's times
 scaled by a constant, so each ratio is that constant exactly (a per-round ratio's median)."""
-import dataclasses
 import re
 
 import numpy as np
@@ -67,7 +66,7 @@ def _piece(fw, rule, name, piece, scale):
 
 def _probe(way, scale):
     return _timed("probes", scale, probe="torch.relu forward plus backward", role="step",
-                  signs="random", n=MILLION, compiled=way != "eager", inductor_options={})
+                  signs="random", n=MILLION, compiled=way != "eager", simdlen=None)
 
 
 def _net(rule, name, scale):
@@ -102,7 +101,7 @@ def _cpu_run():
         fresh={"stats": {"median": 1.0}, "block_medians": [1.0, 1.0, 4.0]})
     prov = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "standard",
             "git_commit": "abc", "torch_cpu_capability": "AVX2"}
-    return Run("timing", prov, records, "c1.json", tag="C1")
+    return Run.of("timing", prov, records, "c1.json", tag="C1")
 
 
 def _gpu_run():
@@ -111,7 +110,7 @@ def _gpu_run():
                _memory("jax", "jax_relu", "jax.nn.relu", 5)]
     prov = {"utc": "t", "host": "g", "device": "cuda", "torch": "t", "jax": "j",
             "scope": "standard", "git_commit": "def"}
-    return Run("timing", prov, records, "g1.json", tag="G1")
+    return Run.of("timing", prov, records, "g1.json", tag="G1")
 
 
 @pytest.fixture(scope="module")
@@ -133,8 +132,9 @@ def test_the_compile_caption_says_which_runs_compiled_into_an_empty_inductor_fol
     # Table 21 printed C1's torch first calls (0.05 to 1.07 s) with no word that inductor may
     # have read them back from its folder instead of compiling (here 1.5 to 8.4 s from empty)
     old = _cpu_run()
-    new = dataclasses.replace(old, path="c2.json", tag="C2", records=[
-        {**r, "torch_compile_cache": "empty"} if r is PLAN else r for r in old.records])
+    new = Run.of("timing", old.provenance, [
+        {**r, "torch_compile_cache": "empty"} if r["part"] == "plan" else r for r in old.records],
+        "c2.json", tag="C2")
     caption = _table((None, render(summarise([old, new, _gpu_run()]))), "compile").caption
     assert ("Torch in C2 (torch t, jax j): compiled into an empty folder of the run's own, as in "
             "a new environment") in caption

@@ -6,6 +6,7 @@ import io
 import re
 
 from experiments.transforms import report, summary
+from experiments.transforms.measure import cell_row
 from study.report import csv
 from study.runs.results import Run
 
@@ -18,9 +19,11 @@ BYPASSED = [0.0, -1.0, 2.0]  # what a transformation gives that differentiates c
 
 
 def _style(style, rule, convention, cells, kind="custom", framework="torch"):
-    return {"style": style, "rule": rule, "name": rule, "framework": framework, "kind": kind,
-            "convention": convention, "compile_backend": "inductor", "columns": COLUMNS,
-            "cells": {c: {"status": s, "detail": d} for c, (s, d) in cells.items()}}
+    """The rule's row of the table rules and its row per transformation of transform_cells."""
+    return [{"part": "rules", "style": style, "rule": rule, "name": rule, "framework": framework,
+             "kind": kind, "convention": convention, "compile_backend": "inductor",
+             "columns": COLUMNS}] + [cell_row(rule, c, {"status": s, "detail": d})
+                                     for c, (s, d) in cells.items()]
 
 
 def _runs():
@@ -40,7 +43,7 @@ def _runs():
         "eager grad": ok, "compiled func.grad": ok,
         "grad of compiled": ("error", "Unsupported: functorch"), "grad of grad": ok},
         kind="builtin")
-    return [Run("transforms", PROV, [seed, modern, relu], "x.json", tag="C1", title="C1")]
+    return [Run.of("transforms", PROV, seed + modern + relu, "x.json", tag="C1", title="C1")]
 
 
 def _rendered():
@@ -93,8 +96,8 @@ def test_the_matrix_csv_is_one_row_per_element_or_error():
     rows = list(csvlib.DictReader(io.StringIO(csv(table))))
     # 3 styles × 4 transformations: 3-element values, one row each; errors one row
     statuses = [(r["style"], r["transformation"]) for r in rows]
-    assert len(rows) == sum(3 if s != "error" else 1 for s in
-                            [c["status"] for r in _runs()[0].records for c in r["cells"].values()])
+    assert len(rows) == sum(3 if c["status"] != "error" else 1
+                            for c in _runs()[0].rows("transform_cells"))
     assert len(set(statuses)) == 12
     assert not any(v.startswith("[") for r in rows for v in r.values())
     errors = [r for r in rows if r["status"] == "error"]

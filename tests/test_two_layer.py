@@ -58,15 +58,17 @@ def test_a_rule_alone_record_counts_the_zeros_of_its_array(cpu):
 
 
 def _net(dataset, framework, at_0, g1, g2, zeros=0):
-    return {"dataset": dataset, "framework": framework, "rule": f"{framework}_{at_0}",
+    part = "rule_alone" if dataset == measure.RULE_ALONE else "nets"
+    return {"part": part, "dataset": dataset, "framework": framework, "rule": f"{framework}_{at_0}",
             "name": f"{framework} rule {at_0}", "kind": "builtin", "convention": None,
             "measured_at_0": at_0, "reference_rule": f"{framework}_0.0", "loss": 1.0,
             "grad_w1": g1, "grad_w2": g2, "preactivation_zeros": zeros, "shapes": {"x": [2, 2]}}
 
 
-def _runs(alone=True):
+def _runs(alone=True, **jax_alone):
     # random_no_ties: torch and JAX differ by 2^-11 at a gradient of 3192.307 (its float32 ulp is
-    # 2^-12, so 2 ulp); random_ties: identical; preactivations: identical values and gradients
+    # 2^-12, so 2 ulp); random_ties: identical; preactivations: identical values and gradients,
+    # but where `jax_alone` sets JAX's fields
     big = 3192.30712890625
     records = [_net("random_no_ties", "torch", 0.0, [[big]], [[1.0]]),
                _net("random_no_ties", "jax", 0.0, [[big + 2 ** -11]], [[1.0]]),
@@ -74,8 +76,9 @@ def _runs(alone=True):
                _net("random_ties", "jax", 0.0, [[8.0]], [[1.0]], zeros=40)]
     if alone:
         records += [{**_net("preactivations", fw, 0.0, None, None, zeros=3), "value": [[0.0, 1.0]],
-                     "grad_z": [[0.0, 2.0]], "shapes": {"z": [1, 2]}} for fw in ("torch", "jax")]
-    return [Run("two_layer", PROV, records, "x.json", tag="C1", title="C1")]
+                     "grad_z": [[0.0, 2.0]], "shapes": {"z": [1, 2]},
+                     **(jax_alone if fw == "jax" else {})} for fw in ("torch", "jax")]
+    return [Run.of("two_layer", PROV, records, "x.json", tag="C1", title="C1")]
 
 
 def _printed(table) -> set[str]:
@@ -103,10 +106,7 @@ def test_answer_1_counts_the_zeros_of_the_rows_it_describes():
 
 
 def test_answer_1_says_the_rules_differ_where_the_rules_alone_differ():
-    runs = _runs()
-    for r in runs[0].records:
-        if r["dataset"] == "preactivations" and r["framework"] == "jax":
-            r["grad_z"] = [[0.0, 2.5]]
+    runs = _runs(grad_z=[[0.0, 2.5]])
     text = next(a for a in report.render(summary.summarise(runs)).answers
                 if a.question == "twins").text
     assert "differ by up to 0.5" in text and "not their rules" not in text
@@ -118,8 +118,8 @@ def test_the_two_layer_csvs_are_long_one_element_a_row():
     g1, g2 = [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]], [[6.0, 7.0], [8.0, 9.0]]
     records = [_net("seed", "torch", 0.0, g1, g2, zeros=1),
                _net("seed", "torch", 1.0, g1[:2] + [[4.0, 5.0 + 38]], g2, zeros=1)]
-    rendered = report.render(summary.summarise([Run("two_layer", PROV, records, "x.json",
-                                                    tag="C1", title="C1")]))
+    rendered = report.render(summary.summarise([Run.of("two_layer", PROV, records, "x.json",
+                                                       tag="C1", title="C1")]))
     tables = {t.id: t for t in rendered.tables}
     diff = list(csvlib.DictReader(io.StringIO(csv(tables["diff_vs_relu"]))))
     assert len(diff) == 2 * (6 + 4)
@@ -137,10 +137,7 @@ def test_the_two_layer_csvs_are_long_one_element_a_row():
 
 def test_a_zero_of_the_other_sign_is_counted_and_the_answer_drops_bit_for_bit():
     # equal as numbers, |Δ| = 0, but JAX's first value is −0 where torch's is +0: one element
-    runs = _runs()
-    for r in runs[0].records:
-        if r["dataset"] == "preactivations" and r["framework"] == "jax":
-            r["value"] = [[-0.0, 1.0]]
+    runs = _runs(value=[[-0.0, 1.0]])
     s = summary.summarise(runs)
     row = s.gaps[s.gaps["dataset"] == "preactivations"].iloc[0]
     assert row["across"] == 0 and row["signs_across"] == 1 and row["signs_same_framework"] == 0

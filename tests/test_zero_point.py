@@ -21,7 +21,7 @@ from study.compare.cells import Error, Placed, Value, collapse, equal
 from study.measure.inputs import DTYPES, probe_inputs
 from study.measure.placement import ALL_PLACEMENTS, FILL_LENGTH
 from study.measure.probe import measure, reverse_derivative
-from study.runs.results import Run
+from study.runs.results import Run, load_runs, write_run
 from study.measure.rules import RULES, Rule, by_key
 
 CUSTOM = [r for r in RULES if r.kind == "custom"]
@@ -32,13 +32,26 @@ def alike(a, b) -> bool:
     return equal(a, b)
 
 
-def typed(cells):
-    """A mode's cells as the atlas reads them from a record: numbers, a {"values", "where"}
-    dict, or one error line for every input."""
-    from experiments.zero_point.upgrade import stored_cell
-    return zp_atlas._typed([{"error": cells}] if isinstance(cells, str)
-                           else [stored_cell(c) for c in cells])
 PROV = {"utc": "t", "host": "h", "device": "cpu", "torch": "t", "jax": "j", "scope": "quick"}
+
+
+def stored_op(modes: dict, labels, rule="r", framework="torch", kind="custom",
+              convention=0.0, look_alike=None, execution="eager", placements=("0-d",),
+              **more) -> zp_atlas.OpAtlas:
+    """A hand-made op at kink 0 in float32 as the atlas reads it back: its row and cells made by
+    measure.atlas_rows, read from the run's tables by atlas.run_atlas. Per mode, a cell per
+    input (a number is a Value) or one error line that every input raised."""
+    def cell(c):
+        return c if isinstance(c, (Value, Error, Placed)) else Value(c)
+    cells = {m: [Error(c)] * len(labels) if isinstance(c, str) else [cell(x) for x in c]
+             for m, c in modes.items()}
+    row = {"part": "atlas", "framework": framework, "rule": rule, "name": rule, "kind": kind,
+           "convention": convention, "kinks": [0.0], "dtype": "float32", "execution": execution,
+           "inputs": list(labels), "placements": list(placements), "look_alike": look_alike,
+           **more}
+    atlas = zp_atlas.run_atlas(Run.of("zero_point", PROV, zp.atlas_rows(row, cells), "x.json"))
+    (op,) = atlas.ops + atlas.compiled
+    return op
 
 
 def tables_of(runs) -> dict:
@@ -51,18 +64,24 @@ SAMPLE_MODES = ("value", "reverse")  # all that the kinks, porting and pairs tab
 
 
 @pytest.fixture(scope="module")
-def sample_run():
+def sample_run(tmp_path_factory):
     """A quick zero_point run of every look-alike op, made in this interpreter: the atlas part,
     in the modes its tests read (forward and second mode, over half of a JAX op's time, feed
-    only tables no test here reads; a record lists the modes it measured)."""
+    only tables no test here reads; an atlas row lists the modes it measured). Written as a
+    result and read back, as the report reads it: its Parquet tables atlas and atlas_cells."""
     from study.measure.devices import Device
     device = Device("cpu")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(zp, "measure", functools.partial(measure, modes=SAMPLE_MODES))
         records = [rec for case in zp.cases("quick", [by_key(k) for k in SAMPLE])
                    if case["part"] == "atlas" for rec in zp.run_case(device, **case)]
-    assert all(rec["modes"] == list(SAMPLE_MODES) for rec in records)
-    return Run("zero_point", PROV, records, "x.json")
+    ops = [rec for rec in records if rec["part"] == "atlas"]
+    assert ops and all(rec["modes"] == list(SAMPLE_MODES) for rec in ops)
+    assert {rec["part"] for rec in records} == {"atlas", "atlas_cells"}
+    root = tmp_path_factory.mktemp("results")
+    write_run("zero_point", PROV, records, str(root))
+    (run,), _ = load_runs([str(root)], {"zero_point"})
+    return run
 
 
 @pytest.fixture(scope="module")
@@ -144,8 +163,10 @@ def test_the_conventions_note_checks_every_declared_derivative_against_the_measu
 
 
 def test_atlas_cells_contain_the_0d_measurement_of_every_op_and_input(sample_run, probe_0d):
-    for rec in (r for r in sample_run.records if r["part"] == "atlas"):
-        op, probed = zp_atlas._op(rec), probe_0d(rec["rule"], "reverse")
+    ops = {(op.rule, op.dtype): op for op in zp_atlas.run_atlas(sample_run).ops}
+    assert len(ops) == len(sample_run.rows("atlas")) == len(SAMPLE)  # quick: float32 only
+    for rec in sample_run.rows("atlas"):
+        op, probed = ops[(rec["rule"], rec["dtype"])], probe_0d(rec["rule"], "reverse")
         inputs = probe_inputs("float32", zp.probed_kinks(by_key(rec["rule"])))
         assert rec["dtype"] == "float32" and rec["inputs"] == [label for label, _ in inputs] and (
             np.array(rec["x"]).tobytes() == np.array([x for _, x in inputs]).tobytes()), \
@@ -237,7 +258,7 @@ def test_an_op_given_to_the_experiment_appears_in_the_atlas_with_no_other_change
                lambda x: torch.clamp(x, min=0) * 2, None, (0.0,), False)
     rules = (by_key("torch_relu"), by_key("jax_relu"), new)
     records = [rec for case in zp.cases("quick", rules) for rec in zp.run_case(cpu, **case)]
-    tables = tables_of([Run("zero_point", PROV, records, "x.json")])
+    tables = tables_of([Run.of("zero_point", PROV, records, "x.json")])
     atlas = (tables["atlas"].listing if tables["atlas"].listing is not None
              else tables["atlas"].frame)
     cell = atlas[(atlas["op"] == new.name) & (atlas["mode"] == "reverse")
@@ -246,12 +267,14 @@ def test_an_op_given_to_the_experiment_appears_in_the_atlas_with_no_other_change
     assert list(cell["value"]) == [2 * clamp_at_0] * 2  # derived from this torch's own clamp
 
 
-def op_with(forward: list, reverse: list, labels=("-1", "1", "+0.0", "+nan")):
-    """A hand-made atlas op at kink 0, with the given forward and reverse cells."""
+LABELS = ("-1", "1", "+0.0", "+nan")
+
+
+def op_with(forward, reverse, labels=LABELS, **more):
+    """A hand-made atlas op at kink 0, with the given forward and reverse cells, as read back."""
     modes = {"value": [0.0] * len(labels), "reverse": reverse, "forward": forward,
              "second": [0.0] * len(labels)}
-    return zp_atlas.OpAtlas("r", "op", "torch", "custom", 0.0, [0.0], "float32", list(labels),
-                            {m: typed(cells) for m, cells in modes.items()}, None)
+    return stored_op(modes, labels, **more)
 
 
 def test_forward_mode_is_flagged_where_it_disagrees_with_reverse_away_from_the_kink():
@@ -266,17 +289,19 @@ def test_forward_mode_is_flagged_where_it_disagrees_with_reverse_away_from_the_k
 def test_compiled_changes_read_the_eager_cell_at_the_compiled_placements_only():
     # Eagerly 0 in the vector body and 1 in the tail of the fill, 0 in 2-D rows; compiled in
     # 2-D rows it is 0: no change. Compiled in fill it is 1 everywhere: a change.
-    eager_cell = {"values": [0.0, 1.0], "where": {"fill": [[0, "0-63"], [1, "64-66"]],
-                                                  "2-D rows": [[0, "0-66"]]}}
-    eager = op_with(forward=[0.0] * 4, reverse=[0.0, 1.0, eager_cell, 0.0])
-    from dataclasses import replace
-    rows_only = replace(eager, modes={**eager.modes}, compiler="torch.compile",
-                        placements=("2-D rows",))
-    rows_only.modes["reverse"] = typed([0.0, 1.0, 0.0, 0.0])
-    in_fill = replace(rows_only, modes={**rows_only.modes}, placements=("fill",))
-    in_fill.modes["reverse"] = typed([0.0, 1.0, 1.0, 0.0])
+    eager_cell = Placed((Value(0.0), Value(1.0)), (("fill", ((0, "0-63"), (1, "64-66"))),
+                                                   ("2-D rows", ((0, "0-66"),))))
+    eager = op_with(forward=[0.0] * 4, reverse=[0.0, 1.0, eager_cell, 0.0],
+                    placements=("fill", "2-D rows"))
+    assert eager.cell("reverse", "+0.0") == eager_cell  # the Placed cell survives its rows
+    compiled = {"execution": "compiled", "compiler": "torch.compile"}
+    rows_only = op_with(forward=[0.0] * 4, reverse=[0.0, 1.0, 0.0, 0.0],
+                        placements=("2-D rows",), **compiled)
+    in_fill = op_with(forward=[0.0] * 4, reverse=[0.0, 1.0, 1.0, 0.0], placements=("fill",),
+                      **compiled)
+    assert rows_only.compiler == in_fill.compiler == "torch.compile"
     for compiled, expected in ((rows_only, []), (in_fill, [("reverse", "+0.0")])):
-        run = zp_atlas.RunAtlas(Run("zero_point", PROV, [], "x.json"), [eager], [], [],
+        run = zp_atlas.RunAtlas(Run.of("zero_point", PROV, [], "x.json"), [eager], [], [],
                                  [compiled])
         assert [(x.mode, x.input) for x in zp_compiled.compiled_changes(run)] == expected
 
@@ -285,11 +310,11 @@ def test_compiled_forward_mode_that_ignores_the_rule_is_flagged_and_eager_agreem
     # A c = 0 rule: eager forward raises, compiled gives 1 at +0 (wrong: flagged); a rule whose
     # eager forward already gives the same wrong tangent is the eager finding's, not this one's.
     eager = op_with(forward="NotImplementedError: jvp", reverse=[0.0, 1.0, 0.0, 0.0])
+    assert eager.modes["forward"] == Error("NotImplementedError: jvp")  # one Error, every input
     same = op_with(forward=[0.0, 1.0, 1.0, 1.0], reverse=[0.0, 1.0, 0.0, 0.0])
-    from dataclasses import replace
-    compiled = replace(eager, modes={**eager.modes, "forward": typed([0.0, 1.0, 1.0, 1.0])},
-                       compiler="torch.compile", placements=("fill",))
-    run = zp_atlas.RunAtlas(Run("zero_point", PROV, [], "x.json"), [eager], [], [],
+    compiled = op_with(forward=[0.0, 1.0, 1.0, 1.0], reverse=[0.0, 1.0, 0.0, 0.0],
+                       execution="compiled", compiler="torch.compile", placements=("fill",))
+    run = zp_atlas.RunAtlas(Run.of("zero_point", PROV, [], "x.json"), [eager], [], [],
                              [compiled])
     (op, before, got), = zp_compiled.compiled_forward_wrong(run)
     assert before.line.startswith("NotImplementedError") and got == Value(1.0)
@@ -309,7 +334,7 @@ def test_probe_labels_sort_by_value_with_zero_probes_in_place():
 def test_every_look_alike_pair_is_measured_at_the_same_inputs_and_at_both_kinks(sample_run):
     # a pair is compared cell by cell: an input one op was not measured at, or a kink of its
     # look-alike left out of the run's cases, would hide where the two differ
-    inputs = {(r["rule"], r["dtype"]): set(r["inputs"]) for r in sample_run.records}
+    inputs = {(r["rule"], r["dtype"]): set(r["inputs"]) for r in sample_run.rows("atlas")}
     for a, b in ((r.key, r.look_alike) for r in RULES if r.look_alike):
         dtypes = {d for rule, d in inputs if rule == a}
         assert dtypes and dtypes == {d for rule, d in inputs if rule == b}, (a, b)
@@ -326,11 +351,10 @@ def test_the_conventions_table_gives_each_pair_at_its_kink_and_where_a_cell_chan
     def op(rule, framework, look_alike, grad_at_0):
         modes = {"value": [0.0, 0.0, 0.0], "reverse": [0.0, grad_at_0, 1.0],
                  "forward": [0.0, grad_at_0, 1.0], "second": [0.0] * 3}
-        return zp_atlas.OpAtlas(rule, rule, framework, "builtin", None, [0.0], "float32", labels,
-                                {m: typed(c) for m, c in modes.items()}, look_alike)
+        return stored_op(modes, labels, rule, framework, "builtin", None, look_alike)
 
     def run(tag, torch_grad):
-        return zp_atlas.RunAtlas(replace(Run("zero_point", PROV, [], f"{tag}.json"), tag=tag),
+        return zp_atlas.RunAtlas(Run.of("zero_point", PROV, [], f"{tag}.json", tag=tag),
                                   [op("clamp", "torch", "clip", torch_grad),
                                    op("clip", "jax", "clamp", 0.5)], [], [])
     runs = [run("C2", 0.0), run("C1", 1.0)]

@@ -1,10 +1,12 @@
-"""The zero-point report on hand-made atlas records: every count the answer prints is the rows
-of the table it names, no cell holds a Python repr, the CSVs are long, and each title says
-what its table holds. Every expected value below is read off the records built here."""
+"""The zero-point report on hand-made atlas ops, stored as the experiment stores them: every
+count the answer prints is the rows of the table it names, no cell holds a Python repr, the CSVs
+are long, and each title says what its table holds. Every expected value below is read off the
+ops built here."""
 import re
-from dataclasses import replace
 
 from experiments.zero_point import EXPERIMENT
+from experiments.zero_point.measure import atlas_rows
+from study.compare.cells import Placed, Value
 from study.report import csv
 from study.runs.results import Run
 
@@ -12,15 +14,19 @@ PROV = {"utc": "t", "host": "h", "device": "cpu", "torch": "2.0", "jax": "0.1", 
 NAN = float("nan")
 
 
+MODES = ("value", "reverse", "forward", "second")
+
+
 def atlas_record(rule, framework, look_alike, kinks, reverse: dict, value=None,
                  execution="eager") -> dict:
-    """One float32 op: `reverse` maps each probe label to its d/dx; value and the other modes
-    are 0 (or `value`'s cells) at every input."""
+    """One float32 op as measured: its row of the table atlas, and per mode a cell per input
+    (`stored` makes its rows): `reverse` maps each probe label to its d/dx; value and the other
+    modes are 0 (or `value`'s cells) at every input."""
     inputs = list(reverse)
     other = [0.0] * len(inputs)
     rec = {"part": "atlas", "rule": rule, "name": rule, "framework": framework,
            "kind": "builtin", "convention": None, "kinks": list(kinks), "dtype": "float32",
-           "inputs": inputs, "modes": ["value", "reverse", "forward", "second"],
+           "inputs": inputs,
            "value": [value.get(lab, 0.0) for lab in inputs] if value else other,
            "reverse": list(reverse.values()), "forward": other, "second": other,
            "look_alike": look_alike, "placements": ["0-d"], "execution": execution,
@@ -28,6 +34,21 @@ def atlas_record(rule, framework, look_alike, kinks, reverse: dict, value=None,
     if execution == "compiled":
         rec["compiler"] = "jax.jit" if framework == "jax" else "torch.compile"
     return rec
+
+
+def stored(records) -> list[dict]:
+    """The rows the experiment stores for these ops (measure.atlas_rows: a row of atlas per op,
+    a row of atlas_cells per cell, a number as a Value); any other row as it is."""
+    def cell(c):
+        return c if isinstance(c, Placed) else Value(c)
+    return [row for rec in records for row in (
+        atlas_rows({k: v for k, v in rec.items() if k not in MODES},
+                   {m: [cell(c) for c in rec[m]] for m in MODES})
+        if rec["part"] == "atlas" else [rec])]
+
+
+def run_of(records, provenance=PROV, path="x.json", tag="C1") -> Run:
+    return Run.of("zero_point", provenance, stored(records), path, tag=tag)
 
 
 def pair(name, kinks, torch_reverse: dict, jax_reverse: dict) -> list[dict]:
@@ -52,7 +73,7 @@ def rendered(runs):
 
 
 def one_run():
-    return replace(Run("zero_point", PROV, list(RECORDS), "x.json"), tag="C1")
+    return run_of(RECORDS)
 
 
 def differing(frame) -> set[str]:
@@ -86,11 +107,11 @@ def test_every_count_the_answer_prints_is_the_rows_of_the_table_it_names():
 def release_runs():
     """Two releases of one machine: the second's d/dx of t_zero at +0 is placement-dependent
     (0 in a vector body, 1 in its tail)."""
-    placed = {"values": [0.0, 1.0], "where": {"fill": [[0, "0-63"], [1, "64-66"]]}}
+    placed = Placed((Value(0.0), Value(1.0)), (("fill", ((0, "0-63"), (1, "64-66"))),))
     old = one_run()
     newer = [dict(r) for r in RECORDS]
     newer[0] = {**newer[0], "reverse": [0.0, placed, 1.0, NAN]}
-    new = replace(Run("zero_point", {**PROV, "torch": "2.1"}, newer, "y.json"), tag="C2")
+    new = run_of(newer, {**PROV, "torch": "2.1"}, "y.json", "C2")
     return [old, new]
 
 
@@ -137,8 +158,8 @@ def test_the_subnormal_table_names_the_runs_that_hold_no_probe():
     # Table 15 said "per device" and held CPU runs only: a run without the probe is named
     probe = {"part": "arithmetic", "framework": "jax", "exec": "eager", "dtype": "float32",
              "subnormal_is_positive": False, "subnormal_times_one": 0.0, "half_min_normal": 0.0}
-    probed = replace(Run("zero_point", PROV, list(RECORDS) + [probe], "x.json"), tag="C1")
-    gpu = replace(Run("zero_point", {**PROV, "device": "cuda"}, list(RECORDS), "g.json"), tag="G1")
+    probed = run_of(list(RECORDS) + [probe])
+    gpu = run_of(RECORDS, {**PROV, "device": "cuda"}, "g.json", "G1")
     table = {t.id: t for t in rendered([probed, gpu]).tables}["subnormals"]
     assert "per device" not in table.title
     assert "G1 hold no probe" in table.caption and "C1" not in table.caption
@@ -151,7 +172,7 @@ def test_the_compiled_table_gives_the_values_compiling_changes():
                             value={"+nan": 0.0}, execution="compiled")
     eager_nan = {**RECORDS[6], "value": [0.0, NAN]}
     records = [r for r in RECORDS if r["rule"] != "t_nan"] + [eager_nan, compiled]
-    run = replace(Run("zero_point", PROV, records, "x.json"), tag="C1")
+    run = run_of(records)
     table = {t.id: t for t in rendered([run]).tables}["compiled"]
     assert list(table.frame["eager → compiled"]) == ["NaN → 0"]
     assert list(table.frame["mode"]) == ["value"]
@@ -164,10 +185,10 @@ def test_a_sign_of_zero_is_equal_in_the_atlas_and_a_change_between_releases():
     signed = pair("sign", [0.0], torch_grad, {"-1": 0.0, "+0.0": 1.0, "1": 1.0})
     compiled = atlas_record("t_sign", "torch", "j_sign", [0.0], {**torch_grad, "-1": 0.0},
                             execution="compiled")
-    old = replace(Run("zero_point", PROV, signed + [compiled], "x.json"), tag="C1")
+    old = run_of(signed + [compiled])
     newer = [atlas_record("t_sign", "torch", "j_sign", [0.0], {**torch_grad, "-1": 0.0}),
              signed[1], compiled]
-    new = replace(Run("zero_point", {**PROV, "torch": "2.1"}, newer, "y.json"), tag="C2")
+    new = run_of(newer, {**PROV, "torch": "2.1"}, "y.json", "C2")
     tables = {t.id: t for t in rendered([old, new]).tables}
     pairs = tables["pairs"].frame
     assert set(pairs[pairs["run"] == "C1"]["verdict"]) == {"agree"}

@@ -3,7 +3,7 @@ framework, dtype and setting; from those the estimates beside the paper's counts
 initialisations across frameworks and batch sizes, and the constant-rate checks.
 """
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from experiments.bifurcation.fits import (P_FIGURES, Mixture, Rate, mixture_estimate,
                                           predicted_count, rate_estimate)
@@ -75,7 +75,7 @@ def _outcomes(records: list[dict]) -> list[Outcomes]:
     for r in records:
         if r.get("part") != "inits":
             continue
-        key = (r.get("order", "mlxtend"), r["framework"], r["dtype"], r["width"], r["depth"],
+        key = ((r.get("order") or "mlxtend"), r["framework"], r["dtype"], r["width"], r["depth"],
                r["batch"])
         o = merged.setdefault(key, Outcomes(*key, [tuple(e) for e in r["edges"]], {}, {}, 0.0))
         for i, (first, acc) in enumerate(zip(r["first_batch"], r["first_batch_accumulated"])):
@@ -89,11 +89,12 @@ def read(runs) -> list[Pass]:
     """Each run's outcomes, and what they give: estimates and cross-framework agreement."""
     out = []
     for run in runs:
-        recs = run.ok_records()
+        recs = run.ok_rows()
         inits = [r for r in recs if r.get("part") == "inits"]
-        design = next((r for r in inits if "headline" in r), {})
-        p = Pass(replace(run, records=[]), design.get("headline", {}),
-                 {k: (key, list(v)) for k, (key, v) in design.get("sweeps", {}).items()},
+        design = next((r for r in inits if r.get("headline")), {})
+        p = Pass(run, design.get("headline") or {},
+                 {k: (v["setting"], list(v["values"]))
+                  for k, v in (design.get("sweeps") or {}).items()},
                  _outcomes(recs),
                  [r for r in recs if r.get("part") == "paper"],
                  {r["order"]: r["labels"] for r in recs if r.get("part") == "data"},

@@ -107,7 +107,8 @@ def run_case(device, part: str, **case) -> list[dict]:
         accumulated.append(outcome.first_batch_accumulated)
         zero_batches.append(outcome.zero_batches)
     return [{"part": part, **case, "device": device.name, "images": len(x),
-             "headline": HEADLINE, "sweeps": {k: [key, list(v)] for k, (key, v) in SWEEPS.items()},
+             "headline": HEADLINE, "sweeps": {k: {"setting": key, "values": list(v)}
+                                              for k, (key, v) in SWEEPS.items()},
              "edges": [list(e) for e in minibatch_edges(len(x), case["batch"])],
              "first_batch": firsts, "first_batch_accumulated": accumulated,
              "zero_batches": zero_batches, "init_seed": SEED,

@@ -166,7 +166,7 @@ def summarise(runs) -> Summary:
     kernels = [{"run": run.tag, "dtype": r["dtype"], "a": k["a"], "b": k["b"],
                 "images": r["images"], "elements equal": k["elements_equal"],
                 "rows equal": k["rows_equal"]}
-               for run in runs for r in run.ok_records() if r.get("part") == "kernel_probe"
+               for run in runs for r in run.ok_rows() if r.get("part") == "kernel_probe"
                for k in r["pairs"]]
     largest = max(passes, key=lambda rc: sum(len(o.first) for o in rc.outcomes), default=None)
     together = [{"run": rc.run.tag, "order": i.order, "dtype": i.dtype,

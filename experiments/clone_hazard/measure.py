@@ -50,7 +50,7 @@ def cases(scope: str) -> list[dict]:
 def run_case(device, case: str) -> list[dict]:
     if case == "at exactly 0":
         seed = by_key("torch_myrelu_seed")
-        return [{"case": case, "dtype": "float32",
+        return [{"part": "at_zero", "case": case, "dtype": "float32",
                  "seed_rule_at_0": reverse_derivative(seed, 0.0, "float32", device),
                  "seed_rule_at_minus_0": reverse_derivative(seed, -0.0, "float32", device),
                  "builtin_at_0": reverse_derivative(by_key("torch_relu"), 0.0, "float32", device),
@@ -66,11 +66,13 @@ def run_case(device, case: str) -> list[dict]:
     inplace, warning, error = torch_grad(InPlaceReLU.apply, case, device)
     jax_g = jax_grad(case, device)
     wrong = inplace is not None and not np.array_equal(inplace, correct)
-    return [{"case": case, "device": device.name, "dtype": DTYPE, "correct": correct,
+    gradcheck_catches, gradcheck_error = caught_by_gradcheck(InPlaceReLU.apply, case, device)
+    return [{"part": "cases", "case": case, "device": device.name, "dtype": DTYPE,
+             "correct": correct,
              "cloning_rule": cloning,
              "cloning_matches": cloning is not None and np.array_equal(cloning, correct),
              "inplace_rule": inplace, "silently_wrong": wrong, "warning": warning, "error": error,
-             "gradcheck_catches": caught_by_gradcheck(InPlaceReLU.apply, case, device),
+             "gradcheck_catches": gradcheck_catches, "gradcheck_error": gradcheck_error,
              "detect_anomaly_catches": caught_by_detect_anomaly(InPlaceReLU.apply, case, device),
              "jax_rule": jax_g, "jax_matches": bool(np.allclose(jax_g, correct, rtol=1e-12,
                                                                 atol=1e-12))}]

@@ -3,6 +3,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from study.compare.cells import Error
 from study.report import releases
 
 
@@ -34,22 +35,27 @@ class Summary:
     releases: dict = None  # label -> (torch, jax)
 
 
+def _or_error(value, error: str | None):
+    return Error(error) if error is not None else value
+
+
 def summarise(runs) -> Summary:
     cases, zero, facts = [], [], []
     for run in runs:
-        recs = [r for r in run.ok_records() if "correct" in r]
+        recs = run.ok("cases")
         for r in recs:
             cases.append({"run": run.tag, "case": r["case"], BUILTIN: r["correct"],
                           SEED_RULE: r["cloning_rule"], "in-place rule": r["inplace_rule"],
                           "silently wrong": r["silently_wrong"] and not r["warning"]
                           and not r["error"],
                           "warning or error": r["warning"] or r["error"],
-                          "gradcheck catches": r["gradcheck_catches"],
+                          "gradcheck catches": _or_error(r["gradcheck_catches"],
+                                                         r.get("gradcheck_error")),
                           "detect_anomaly catches": r["detect_anomaly_catches"],
                           "JAX rule = torch.relu": r["jax_matches"]})
         zero += [{"run": run.tag, "case": AT_ZERO, BUILTIN: [r["builtin_at_0"]] * 2,
                   SEED_RULE: [r["seed_rule_at_0"], r["seed_rule_at_minus_0"]]}
-                 for r in run.ok_records() if "seed_rule_at_0" in r]
+                 for r in run.ok("at_zero")]
         wrong = [r for r in recs if r["silently_wrong"]]  # the record's name: wrong, warned or not
         if recs:
             facts.append(Hazard(run.tag, len(recs), tuple(r["case"] for r in wrong),

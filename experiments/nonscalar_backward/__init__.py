@@ -12,4 +12,4 @@ EXPERIMENT = Experiment(
     question=say(report.PROSE, "question"),
     seed=None, tables=("side_by_side",), cases=measure.cases, run_case=measure.run_case,
     summarise=summary.summarise, render=report.render,
-    comparison=Comparison(record_key=("framework", "step"), error_fields=("result",)))
+    comparison=Comparison(record_key=("framework", "step")))

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from study.compare.cells import Error
 from study.errors import first_error_line
 
 SEED_A = np.array([[1, 2, 3], [4, 5, 6]], np.float32)  # seed 002's a
@@ -10,14 +11,14 @@ STEPS = ("backward() with no argument", "looped scalar backward, one pass",
 
 
 def torch_steps(a_np: np.ndarray, device) -> dict:
-    """Step -> a.grad after it (nested list), or the first line of its error."""
+    """Step -> a.grad after it (nested list), or the Error it raised."""
     out = {}
     a = device.to_torch(a_np, requires_grad=True)
     try:
         (a * a).backward()
         out[STEPS[0]] = device.to_python(a.grad)
     except RuntimeError as exc:
-        out[STEPS[0]] = first_error_line(exc)
+        out[STEPS[0]] = Error(first_error_line(exc))
     a = device.to_torch(a_np, requires_grad=True)
     for step in STEPS[1:3]:
         for i in range(a.shape[0]):
@@ -41,7 +42,7 @@ def jax_steps(a_np: np.ndarray, device) -> dict:
     try:
         out[STEPS[0]] = device.to_python(jax.grad(f)(a))
     except TypeError as exc:
-        out[STEPS[0]] = first_error_line(exc)
+        out[STEPS[0]] = Error(first_error_line(exc))
     _, vjp = jax.vjp(f, a)
     grads = []
     for _ in range(2):  # two passes of per-element cotangents: each call returns a fresh result
@@ -70,6 +71,12 @@ def cases(scope: str) -> list[dict]:
 def run_case(device, framework: str) -> list[dict]:
     steps = (torch_steps if framework == "torch" else jax_steps)(SEED_A, device)
     expected = chain_rule(SEED_A)
-    return [{"framework": framework, "device": device.name, "step": step, "result": steps[step],
-             "chain_rule": expected.get(step, "an error: the output is not a scalar"),
+    return [{"part": "steps", "framework": framework, "device": device.name, "step": step,
+             **_result(steps[step]), "chain_rule": expected.get(step),  # None: no gradient
              "a": SEED_A.tolist(), "dtype": str(SEED_A.dtype)} for step in STEPS]
+
+
+def _result(got) -> dict:
+    if isinstance(got, Error):
+        return {"result": None, "error": got.line}
+    return {"result": got, "error": None}

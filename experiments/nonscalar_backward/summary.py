@@ -4,6 +4,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from study.compare.cells import Error
+
 
 @dataclass(frozen=True)
 class Passes:
@@ -15,7 +17,9 @@ class Passes:
 
 @dataclass
 class Summary:
-    steps: pd.DataFrame  # run, step, torch a.grad, JAX, chain rule (an array, or an error line)
+    # run, step, torch a.grad, JAX (each an array, or the Error it raised), chain rule (an array,
+    # or None: no gradient, the output is not a scalar)
+    steps: pd.DataFrame
     a: list | None
     passes: Passes | None
     runs: list[str]
@@ -25,7 +29,7 @@ def _passes(steps: pd.DataFrame) -> Passes | None:
     facts = {}
     for _, run in steps.groupby("run", sort=False):
         both = tuple(r["step"] for _, r in run.iterrows()
-                     if isinstance(r["torch a.grad"], str) and isinstance(r["JAX"], str))
+                     if isinstance(r["torch a.grad"], Error) and isinstance(r["JAX"], Error))
         differ = tuple((r["step"], r["torch a.grad"], r["JAX"]) for _, r in run.iterrows()
                        if r["step"] not in both and not np.array_equal(r["torch a.grad"], r["JAX"]))
         fact = Passes(both, differ)
@@ -33,18 +37,24 @@ def _passes(steps: pd.DataFrame) -> Passes | None:
     return next(iter(facts.values())) if len(facts) == 1 else None
 
 
+def _result(row: dict | None):
+    """What a step gave: its array, or the Error it raised."""
+    if row is None:
+        return None
+    return Error(row["error"]) if row["error"] is not None else row["result"]
+
+
 def summarise(runs) -> Summary:
     rows, a, chain = [], None, {}
     for run in runs:
-        got = {(r["framework"], r["step"]): r for r in run.ok_records()}
-        for step in dict.fromkeys(r["step"] for r in run.ok_records()):
+        got = {(r["framework"], r["step"]): r for r in run.ok("steps")}
+        for step in dict.fromkeys(r["step"] for r in run.ok("steps")):
             first = got.get(("torch", step)) or got.get(("jax", step))
             a = a or first["a"]
             chain[step] = chain.get(step) or first.get("chain_rule")
             rows.append({"run": run.tag, "step": step,
-                         "torch a.grad": got.get(("torch", step), {}).get("result"),
-                         "JAX": got.get(("jax", step), {}).get("result"),
-                         "chain rule": None})
+                         "torch a.grad": _result(got.get(("torch", step))),
+                         "JAX": _result(got.get(("jax", step))), "chain rule": None})
     for row in rows:  # the chain rule is the same for every run; older runs did not record it
         row["chain rule"] = chain.get(row["step"])
     steps = pd.DataFrame(rows, dtype=object)

@@ -4,12 +4,12 @@
     python -m study run timing --quick    # 10^3 and 10^6 (compiled: 10^6), no self-checks
     python -m study run timing --full     # up to 10^8, the large net, SGD steps
 """
-from experiments.timing import harness, measure, records, report, summary, upgrade
+from experiments.timing import harness, measure, records, report, summary
 from study.report.prose import say
 from study.runs.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
-    upgrade=upgrade.upgrade, across_devices=False,
+    across_devices=False,
     name="timing", description=say(report.PROSE, "description"),
     question=say(report.PROSE, "question"),
     seed=harness.SEED, tables=("cost", "harness", "nets", "compile", "parts", "probes", "rules",

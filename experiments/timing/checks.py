@@ -272,7 +272,7 @@ def probe_records(base: dict, device, n: int, processes: int = 1) -> list[dict]:
                                       timing.CHECK_BUDGET_S, processes))
     return [{**base, "probe": name, "mode": way, "signs": signs, "role": roles[name][1],
              "bytes_per_element": roles[name][0], "compiled": way in ways,
-             "inductor_options": ways.get(way),
+             "simdlen": (ways.get(way) or {}).get("cpp.simdlen"),  # None: inductor's own
              "stats": quartiles(t["times_s"]), **t, **({"kernel_lines": code[(name, way)]}
                                          if (name, way) in code else {})}
             for (name, way, signs), t in timings.items()]

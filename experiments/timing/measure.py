@@ -24,20 +24,23 @@ from study.workloads.timing import quartiles, timed_rounds
 
 
 def time_rules(framework: str, mode: str, n: int, device, rules,
-               fresh: "FreshProcess | None" = None) -> dict:
-    """{rule key: timing} for the rules (one framework's), interleaved round by round. With a
-    fresh process, blocks of rounds alternate between this process and that one, which
+               fresh: "FreshProcess | None" = None, processes: int = 1) -> dict:
+    """{rule key: timing} for the rules (one framework's), interleaved round by round: this
+    process's share of the case's rounds where `processes` take them one after another. With
+    a fresh process, blocks of rounds alternate between this process and that one, which
     times the same case alone, so that the machine's drift hits both alike."""
     thunks, timings, made = _prepared(framework, mode, n, device, rules)
     blocks = FRESH_BLOCKS if fresh else 1
+    budget_s = BUDGET_S * len(thunks) / processes
+    rounds = -(-MIN_ROUNDS // processes)
     in_run_blocks: dict = {k: [] for k in thunks}
     fresh_blocks: dict = {k: [] for k in thunks}
     if fresh:
         fresh.ready()
     for block in range(blocks):
         before = {k: len(t["times_s"]) for k, t in timings.items()}
-        timed_rounds(thunks, timings, MAX_ROUNDS // blocks, BUDGET_S * len(thunks) / blocks,
-                     max(1, MIN_ROUNDS // blocks), collect=block == 0)
+        timed_rounds(thunks, timings, MAX_ROUNDS // blocks, budget_s / blocks,
+                     max(1, rounds // blocks), collect=block == 0)
         for key, t in timings.items():
             in_run_blocks[key].append(float(np.median(t["times_s"][before[key]:])))
         if fresh:
@@ -97,10 +100,10 @@ def serve_fresh() -> None:
 
 
 def _rules_records(base: dict, device, framework: str, mode: str, n: int,
-                   fresh_check: bool, rules) -> list[dict]:
+                   fresh_check: bool, rules, processes: int = 1) -> list[dict]:
     fresh = FreshProcess(device.name, framework, mode, n, rules) if fresh_check else None
     try:
-        timings = time_rules(framework, mode, n, device, rules, fresh)
+        timings = time_rules(framework, mode, n, device, rules, fresh, processes)
     finally:
         if fresh:
             fresh.close()
@@ -182,10 +185,16 @@ def _plan_records(base: dict, device, scope: str, rules=None) -> list[dict]:
     from study.measure.frameworks import torch_compile_cache
     rules = registry_unless(rules)
     frameworks = dict.fromkeys(r.framework for r in rules if r.timed)
-    return [{**base, "targets": TARGETS, "torch_compile_cache": torch_compile_cache(),
+    return [{**base, "targets": targets_for(scope), "torch_compile_cache": torch_compile_cache(),
              "reference_rules": {fw: REFERENCE_RELU[fw].key for fw in frameworks},
              "torch_jax_pairs": twin_pairs(rules), "harness_limit": HARNESS_LIMIT,
              "min_rounds": MIN_ROUNDS, "skipped": _skipped(scope)}]
+
+
+def targets_for(scope: str) -> list[dict]:
+    """TARGETS with each threshold that depends on the scope as this scope's."""
+    return [{**t, "threshold": t["threshold"][scope] if isinstance(t["threshold"], dict)
+             else t["threshold"]} for t in TARGETS]
 
 
 def _memory_records(base: dict, device, framework: str, rule) -> list[dict]:
@@ -210,7 +219,8 @@ def run_case(device, part: str, **case) -> list[dict]:
     if case.get("processes", 1) > 1:
         shares = [_part_records(device, part, case)]
         workers = Worker.started(device.name, case["processes"] - 1)
-        return merge_processes(shares + [w.records(part, sent(case)) for w in workers])
+        theirs = {**case, "fresh_check": False} if "fresh_check" in case else case  # once
+        return merge_processes(shares + [w.records(part, sent(theirs)) for w in workers])
     return _part_records(device, part, case)
 
 

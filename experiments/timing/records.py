@@ -5,7 +5,6 @@ and what a rerun is compared on (comparable_cells).
 A record times one thunk: `times_s` holds every timed round (runs before kept only `stats`),
 and `process_rounds` how many rounds each fresh process took, where it ran in several.
 """
-from dataclasses import replace
 
 import numpy as np
 
@@ -27,7 +26,7 @@ def size_label(n: int) -> str:
 
 
 def times(r: dict) -> tuple:
-    return tuple(r.get("times_s", ()))
+    return tuple(r.get("times_s") or ())
 
 
 def median(r: dict) -> float:
@@ -39,14 +38,14 @@ def time(r: dict, n: int | None = None) -> Estimate:
     processes took them); the median alone, of n rounds, where the rounds were not kept."""
     if not times(r):
         return Estimate(median(r), None, None, n)
-    return median_interval(times(r), blocks=tuple(r.get("process_rounds", ())))
+    return median_interval(times(r), blocks=tuple(r.get("process_rounds") or ()))
 
 
 def over(a: dict, b: dict) -> Estimate | None:
     """a ÷ b, round by round (both timed in the same rounds)."""
     if len(times(a)) != len(times(b)) or not times(a):
         return None
-    return paired_ratio(times(a), times(b), blocks=tuple(a.get("process_rounds", ())))
+    return paired_ratio(times(a), times(b), blocks=tuple(a.get("process_rounds") or ()))
 
 
 def unpaired_spread(value: float, a: tuple, b: tuple, scale: float = 1.0) -> Estimate:
@@ -75,7 +74,7 @@ def kept(m: dict) -> float | None:
 
 
 def per_element(r: dict, *fields: str) -> float | None:
-    present = [r[k] for k in fields if k in r]
+    present = [r[k] for k in fields if r.get(k) is not None]
     return (present[0] or 0) / r["n"] if present else None
 
 
@@ -83,11 +82,11 @@ def way(r: dict) -> str | None:
     """A reproducer record's way: EAGER, COMPILED or VECTOR_OFF (inductor's cpp.simdlen=0).
     None for records without the 'compiled' flag: that harness reset dynamo before each
     compile, so its cells do not say which code they timed."""
-    if "compiled" not in r:
+    if r.get("compiled") is None:
         return None
     if not r["compiled"]:
         return EAGER
-    return VECTOR_OFF if (r.get("inductor_options") or {}).get("cpp.simdlen") == 0 else COMPILED
+    return VECTOR_OFF if r.get("simdlen") == 0 else COMPILED
 
 
 class Timing:
@@ -95,21 +94,21 @@ class Timing:
     torch and JAX rules doing the same work, the speed targets."""
 
     def __init__(self, run: Run):
-        self.run = replace(run, records=[])
+        self.run = run
         self.parts: dict[str, list[dict]] = {}
-        for r in run.ok_records():
+        for r in run.ok_rows():
             self.parts.setdefault(r.get("part"), []).append(r)
-        plan = next(iter(self.part("plan")), {})  # study.runs.upgrades gives older runs theirs
-        self.references = plan.get("reference_rules", {})
-        self.pairs = [tuple(p) for p in plan.get("torch_jax_pairs", [])]
-        self.targets = plan.get("targets", [])
+        plan = next(iter(self.part("plan")), {})
+        self.references = plan.get("reference_rules") or {}
+        self.pairs = [tuple(p) for p in plan.get("torch_jax_pairs") or []]
+        self.targets = plan.get("targets") or []
         self.torch_compile_cache = plan.get("torch_compile_cache")  # None: not recorded
         self.rules = self.part("rule")
         self.index = {(r["framework"], r["mode"], r["rule"], r["n"]): r for r in self.rules}
         self.sizes = sorted({r["n"] for r in self.rules})
         self.names = {r["rule"]: r["name"] for r in self.rules} | {
             m["rule"]: m["name"] for m in self.part("memory") if m.get("name") is not None}
-        self.probes = [{**r, "way": w, "signs": r.get("signs", "random")}
+        self.probes = [{**r, "way": w, "signs": r.get("signs") or "random"}
                        for r in self.part("probes") if (w := way(r))]
         self._ratios: dict[tuple, Estimate | None] = {}  # bootstrapped once, however often asked
 
@@ -126,7 +125,8 @@ class Timing:
         key = (fw, mode, rule, n)
         if key not in self._ratios:
             a, b = self.index.get(key), self.index.get((fw, mode, self.references.get(fw), n))
-            paired = (a and b and "interleaved_with" in a and "interleaved_with" in b
+            paired = (a and b and a.get("interleaved_with") is not None
+                      and b.get("interleaved_with") is not None
                       and len(times(a)) == len(times(b)))
             self._ratios[key] = ((paired_ratio if paired else unpaired_ratio)(times(a), times(b))
                                  if a and b and times(a) and times(b) else None)
@@ -142,7 +142,7 @@ class Timing:
     def machine_copy(self, n: int) -> dict | None:
         """The machine's copy at n: the fastest copy into an existing buffer, whichever library."""
         into = [c for c in self.part("machine")
-                if "bytes" in c and c["n"] == n and c["into"] == PREALLOCATED]
+                if c.get("bytes") is not None and c["n"] == n and c["into"] == PREALLOCATED]
         return max(into, key=lambda c: c["bytes"] / median(c)) if into else None
 
 

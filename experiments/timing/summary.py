@@ -96,14 +96,15 @@ def _rules(t: Timing) -> list[dict]:
 def _nets(t: Timing) -> list[dict]:
     base = {(n["net"], n["workload"], n["framework"], n["mode"]): n for n in t.part("net")
             if not t.custom(n)}
-    rates = [r["flops"] / median(r) for r in t.part("machine") if "flops" in r]
+    rates = [r["flops"] / median(r) for r in t.part("machine") if r.get("flops") is not None]
     peak = max(rates, default=None)  # the machine's own matmul rate
     rows = []
     for n in t.part("net"):
         b = base.get((n["net"], n["workload"], n["framework"], n["mode"]))
         rows.append({"run": t.run.tag, "net": n["net"], "workload": n["workload"],
                      "framework": n["framework"], "mode": n["mode"],
-                     "rule": n.get("name", n["rule"]), "time µs": time(n).scaled(1e6),
+                     "rule": n["rule"] if n.get("name") is None else n["name"],
+                     "time µs": time(n).scaled(1e6),
                      "÷ built-in": unpaired_spread(median(n) / median(b), times(n), times(b))
                      if b and b is not n else None, "GFLOP/s": n["flops"] / median(n) / 1e9,
                      "÷ the machine's matmul": n["flops"] / median(n) / peak if peak else None,
@@ -131,7 +132,6 @@ def _harness(t: Timing) -> list[dict]:
     for target in t.targets:
         value, what = measured.get(target["key"], (None, ""))
         threshold = target["threshold"]
-        threshold = threshold.get(t.run.scope) if isinstance(threshold, dict) else threshold
         judged = value is not None and threshold is not None
         rows.append({"run": tag, "check": target["target"], "of": what, "result": value,
                      "sense": target["sense"] if threshold is not None else None,
@@ -243,7 +243,7 @@ def _taken_apart(t: Timing) -> dict[str, list[dict]]:
     out["copies"] = [{"run": tag, "size": c["n"], "copy": c["what"], "into": c["into"],
                       "time µs": time(c).scaled(1e6), "GB/s": c["bytes"] / median(c) / 1e9,
                       "minor faults a call": c.get("minor_faults_per_call")}
-                     for c in t.part("machine") if "bytes" in c]
+                     for c in t.part("machine") if c.get("bytes") is not None]
     ways = t.part("page_faults")
     for w in ways:
         base = next(b for b in ways if b["n"] == w["n"])

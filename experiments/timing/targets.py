@@ -61,7 +61,7 @@ def off_by(ratio: float) -> float:
 
 def block_ratios(r: dict) -> list[float]:
     """In-run ÷ fresh of each alternating block of the harness check."""
-    mine, theirs = r.get("block_medians"), r.get("fresh", {}).get("block_medians")
+    mine, theirs = r.get("block_medians"), (r.get("fresh") or {}).get("block_medians")
     return list(np.divide(mine, theirs)) if mine and theirs else []
 
 
@@ -71,7 +71,7 @@ def harness_ratios(t: Timing) -> dict[tuple, float]:
     timed seconds apart, so the machine's drift cancels), else the ratio of the medians."""
     return {k: float(np.median(blocks)) if (blocks := block_ratios(r))
             else median(r) / r["fresh"]["stats"]["median"]
-            for k, r in t.index.items() if "fresh" in r}
+            for k, r in t.index.items() if r.get("fresh")}
 
 
 def target_values(t: Timing) -> dict[str, tuple[Estimate | None, str]]:

@@ -75,8 +75,9 @@ def run_case(device, dataset: str, dtype: str, scope: str, rules) -> list[dict]:
         base = runs[(fw, 0.0)]["snapshots"]
         rule = by_c[(fw, c)]
         records.append({
-            "dataset": dataset, "dtype": dtype, "framework": fw, "rule": rule.key,
-            "name": rule.name, "c": None if c == "relu" else c, "device": device.name,
+            "part": "training", "dataset": dataset, "dtype": dtype, "framework": fw,
+            "rule": rule.key, "name": rule.name, "c": None if c == "relu" else c,
+            "device": device.name,
             "settings": settings, "steps": len(batches), "losses": run["losses"],
             "zero_preacts": run["zeros"], "preacts_per_step": preacts_per_step,
             "differs_from_c0": [not np.array_equal(a, b, equal_nan=True)

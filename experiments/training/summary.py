@@ -51,7 +51,7 @@ def _divergence(t: pd.DataFrame) -> list[dict]:
 
 
 def summarise(runs) -> Summary:
-    recs = [(run.tag, r) for run in runs for r in run.ok_records()]
+    recs = [(run.tag, r) for run in runs for r in run.ok_rows()]
     trainings = pd.DataFrame([_row(tag, r) for tag, r in recs], dtype=object)
     return Summary(trainings, pd.DataFrame(_divergence(trainings) if recs else [], dtype=object),
                    {r["dataset"]: r["settings"] for _, r in recs}, [run.tag for run in runs],

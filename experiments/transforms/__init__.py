@@ -2,14 +2,14 @@
 
     python -m study run transforms
 """
-from experiments.transforms import measure, report, summary, upgrade
+from experiments.transforms import measure, report, summary
 from study.report.prose import say
 from study.runs.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
-    upgrade=upgrade.upgrade,
     name="transforms", description=say(report.PROSE, "description"),
     question=say(report.PROSE, "question"),
     seed=None, tables=("matrix",), cases=measure.cases, run_case=measure.run_case,
     summarise=summary.summarise, render=report.render,
-    comparison=Comparison(record_key=("rule",), not_compared=("style", "name")))
+    comparison=Comparison(record_key=("part", "rule", "transformation"),
+                          not_compared=("style", "name")))

@@ -32,10 +32,24 @@ def cases(scope: str, rules=None) -> list[dict]:
 
 
 def run_case(device, style: str, rule, compile_backend: str) -> list[dict]:
+    """The rule's row of the table rules, then a row per transformation of transform_cells."""
     r = rule
     c = r.convention if r.convention is not None else reverse_derivative(r, 0.0, "float64", device)
-    return [{"style": style, "rule": r.key, "name": r.name, "framework": r.framework,
-             "kind": r.kind, "convention": c, "compile_backend": compile_backend,
-             "device": device.name,
-             "columns": list(COLUMNS),
-             "cells": transform_cells(r.framework, r.fn, c, compile_backend, device)}]
+    cells = transform_cells(r.framework, r.fn, c, compile_backend, device)
+    return [{"part": "rules", "style": style, "rule": r.key, "name": r.name,
+             "framework": r.framework, "kind": r.kind, "convention": c,
+             "compile_backend": compile_backend, "device": device.name,
+             "columns": list(COLUMNS)}] + [cell_row(r.key, column, cell)
+                                           for column, cell in cells.items()]
+
+
+def cell_row(rule: str, transformation: str, cell: dict) -> dict:
+    """One transformation of one rule: its status (ok, wrong, n/a, error), what it gave (the
+    array's values, flattened, and its shape), its error line, or why it does not apply."""
+    status, detail = cell["status"], cell["detail"]
+    got = np.asarray(detail, np.float64) if status in ("ok", "wrong") else None
+    return {"part": "transform_cells", "rule": rule, "transformation": transformation,
+            "status": status, "value": None if got is None else got.ravel().tolist(),
+            "shape": None if got is None else list(got.shape),
+            "error": detail if status == "error" else None,
+            "not_applicable": detail if status == "n/a" else None}

@@ -39,10 +39,16 @@ class Summary:
     releases: dict | None = None  # label -> (torch, jax)
 
 
-def _error_text(detail, style: str):
-    if isinstance(detail, str) and detail.endswith(_ONCE) and "once_differentiable" not in style:
-        return detail[:-len(_ONCE)]
-    return detail
+def _detail(cell: dict, style: str):
+    """What a transformation gave (its array), the line it raised, or why it does not apply."""
+    if cell["error"] is not None:
+        line = cell["error"]
+        if line.endswith(_ONCE) and "once_differentiable" not in style:
+            return line[:-len(_ONCE)]
+        return line
+    if cell["not_applicable"] is not None:
+        return cell["not_applicable"]
+    return np.reshape(cell["value"], cell["shape"]).tolist()
 
 
 def _shown(cells: pd.DataFrame) -> list:
@@ -104,7 +110,8 @@ def summarise(runs) -> Summary:
     rows, columns, backends = [], [], set()
     numbers: dict[str, int] = {}  # a style keeps one number in every run: the first it got
     for run in runs:
-        for r in run.ok_records():
+        got = {(c["rule"], c["transformation"]): c for c in run.ok("transform_cells")}
+        for r in run.ok("rules"):
             i = numbers.setdefault(r["style"], len(numbers) + 1)
             columns = columns or r["columns"]
             backends.add(r["compile_backend"])
@@ -112,9 +119,9 @@ def summarise(runs) -> Summary:
                       "name": r.get("name"),
                       "framework": r["framework"], "builtin": r["kind"] == "builtin",
                       "convention": r["convention"], "transformation": c,
-                      "status": r["cells"][c]["status"],
-                      "detail": _error_text(r["cells"][c]["detail"], r["style"])}
-                     for c in r["columns"]]
+                      "status": got[(r["rule"], c)]["status"],
+                      "detail": _detail(got[(r["rule"], c)], r["style"])}
+                     for c in r["columns"] if (r["rule"], c) in got]  # none withdrawn
     cells = pd.DataFrame(rows, dtype=object)
     if not rows:
         return Summary(cells, columns, sorted(backends), {}, [run.tag for run in runs],

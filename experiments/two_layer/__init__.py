@@ -5,13 +5,12 @@
 loss = sum((act(x @ w1) @ w2 - 1)^2) in float32, with seed 001's exact x, w1, w2, plus two
 seeded random variants: one with no exact-zero pre-activation, one with many forced.
 """
-from experiments.two_layer import measure, report, summary, upgrade
+from experiments.two_layer import measure, report, summary
 from study.report.prose import say
 from study.runs.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
     history_scope="standard",
-    upgrade=upgrade.upgrade,
     name="two_layer",
     description=say(report.PROSE, "description"),
     question=say(report.PROSE, "question"),

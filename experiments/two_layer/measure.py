@@ -41,8 +41,8 @@ def _rule_alone_record(r, device) -> dict:
     data = preactivations()
     value, grad = rule_alone(r, data["z"], data["cotangent"], device)
     zeros = data["z"] == 0
-    return {"dataset": RULE_ALONE, "framework": r.framework, "rule": r.key, "name": r.name,
-            "kind": r.kind, "convention": r.convention,
+    return {"part": "rule_alone", "dataset": RULE_ALONE, "framework": r.framework,
+            "rule": r.key, "name": r.name, "kind": r.kind, "convention": r.convention,
             "reference_rule": reference_of(r).key,
             "measured_at_0": reverse_derivative(r, 0.0, "float32", device), "device": device.name,
             "dtype": str(data["z"].dtype), "shapes": {k: list(v.shape) for k, v in data.items()},
@@ -58,8 +58,9 @@ def run_case(device, dataset: str, rule) -> list[dict]:
     data = make_dataset(dataset)
     out = two_layer_gradients(rule, data, device)
     return [{
-        "dataset": dataset, "framework": rule.framework, "rule": rule.key, "name": rule.name,
-        "kind": rule.kind, "convention": rule.convention, "reference_rule": reference_of(rule).key,
+        "part": "nets", "dataset": dataset, "framework": rule.framework, "rule": rule.key,
+        "name": rule.name, "kind": rule.kind, "convention": rule.convention,
+        "reference_rule": reference_of(rule).key,
         "measured_at_0": reverse_derivative(rule, 0.0, "float32", device), "device": device.name,
         "dtype": str(data["x"].dtype), "shapes": {k: list(v.shape) for k, v in data.items()},
         "data_seed": None if dataset == "seed" else SEED, "preactivation_zeros": out["zeros"],

@@ -71,19 +71,10 @@ class Summary:
     releases: dict = None  # label -> (torch, jax)
 
 
-def _flat(row, arrays: dict) -> np.ndarray:
-    """The row's gradients as one array. `arrays`: id of a stored list -> (the list, its array):
-    the loader shares one list among the records that store the same numbers (the runs of one
-    machine give the same gradients), so each is converted once."""
+def _flat(row) -> np.ndarray:
+    """The row's gradients as one array."""
     parts = ("value", "grad_z") if row["dataset"] == RULE_ALONE else ("grad_w1", "grad_w2")
-    return np.concatenate([_array(row[p], arrays) for p in parts])
-
-
-def _array(stored, arrays: dict) -> np.ndarray:
-    known = arrays.get(id(stored))
-    if known is None:  # the list kept beside its array, so that its id is not reused
-        known = arrays[id(stored)] = stored, np.ravel(np.asarray(stored, np.float64))
-    return known[1]
+    return np.concatenate([np.ravel(np.asarray(row[p], np.float64)) for p in parts])
 
 
 def _largest(values: list, keep: list[bool]):
@@ -108,8 +99,8 @@ def _pair_figures(grads: np.ndarray, first: np.ndarray, second: np.ndarray) -> t
     return gaps[pair_of].tolist(), signs[pair_of].tolist()
 
 
-def _gaps(run: str, dataset: str, rows: list[dict], arrays: dict) -> dict:
-    grads = np.stack([_flat(r, arrays) for r in rows])
+def _gaps(run: str, dataset: str, rows: list[dict]) -> dict:
+    grads = np.stack([_flat(r) for r in rows])
     # only pairs of one convention are compared (and each rule with the reference), i < j
     at_0 = np.array([r["at_0"] for r in rows], dtype=object)
     first, second = np.nonzero(np.triu(at_0[:, None] == at_0[None], 1))
@@ -180,12 +171,11 @@ def _row(run: str, r: dict) -> dict:
 
 
 def summarise(runs) -> Summary:
-    rows = [_row(run.tag, r) for run in runs for r in run.ok_records()]
+    rows = [_row(run.tag, r) for run in runs for r in run.ok_rows()]
     by = {}
     for r in rows:
         by.setdefault((r["run"], r["dataset"]), []).append(r)
-    arrays: dict = {}  # _flat's
-    gaps = [_gaps(run, d, rs, arrays) for (run, d), rs in by.items()]
+    gaps = [_gaps(run, d, rs) for (run, d), rs in by.items()]
     seed = [_seed(run, {r["rule"]: r for r in rs}) for (run, d), rs in by.items() if d == "seed"]
     return Summary(pd.DataFrame(rows, dtype=object), pd.DataFrame(gaps, dtype=object),
                    [s for s in seed if s], [run.tag for run in runs],

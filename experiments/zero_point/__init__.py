@@ -11,13 +11,12 @@ at several placements (study.measure.placement), eagerly and compiled (study.mea
 each built-in's shape at its own kinks is read off its float64 forward (study.conformance), so that
 the report judges its derivative there by PyTorch's documented rule and by Clarke's.
 """
-from experiments.zero_point import atlas, measure, report, summary, upgrade
+from experiments.zero_point import atlas, measure, report, summary
 from study.report.prose import say
 from study.runs.experiment import Comparison, Experiment
 
 EXPERIMENT = Experiment(
     history_scope="standard",
-    upgrade=upgrade.upgrade, builtin_cells=atlas.builtin_cells,
     name="zero_point",
     description=say(report.PROSE, "description"),
     question=say(report.PROSE, "question"),

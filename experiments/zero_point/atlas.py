@@ -3,16 +3,15 @@
 compared on (comparable_cells). Every comparison of two cells is study.compare.cells.equal; the
 cells that change between releases are zero_point.history's.
 """
-import math
-from array import array
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
+import pandas as pd
 
-from study.compare.cells import Cell, Error, Placed, Value, Withdrawn, decode, equal
+from study.compare.cells import Cell, Error, Placed, Value, Withdrawn, equal, from_rows
 from study.measure.inputs import numpy_dtype
-from study.runs.results import Run
+from study.runs.results import FAILED_CASES, Run
 
 
 @dataclass
@@ -71,81 +70,109 @@ class RunAtlas:
         return [op for op in self.ops if dtype is None or op.dtype == dtype]
 
 
-_HASHABLE = (float, int, bool, str, type(None))
+def _withdrawn(frame: pd.DataFrame, errata: list) -> np.ndarray:
+    """Which rows of the atlas_cells frame an erratum withdrew: the why, or None."""
+    why = np.full(len(frame), None, dtype=object)
+    for match, reason in errata:
+        mask = np.ones(len(frame), bool)
+        for column, values in match.items():
+            values = values if isinstance(values, list) else [values]
+            mask &= frame[column].isin(values).to_numpy() if column in frame else False
+        why[mask & (why == None)] = reason  # noqa: E711  the first erratum that matches
+    return why
 
 
-class Decoder:
-    """study.compare.cells.decode, once per distinct stored cell, and once per distinct list of
-    floats: a run's ~14,500 atlas cells take a few hundred values, its modes' lists a few
-    hundred forms. Cells are immutable, so equal stored forms share one Cell. A key keeps apart
-    what == would merge: True, 1 and 1.0, and the zeros' signs."""
-
-    def __init__(self):
-        self.known: dict = {}
-        self.lists: dict[bytes, list[Cell]] = {}
-
-    def __call__(self, stored) -> Cell:
-        kind = stored.__class__
-        if kind is dict:  # an error by its line; repr tells -0.0 from 0.0, keeps the order
-            key = ("error", stored["error"]) if "error" in stored else repr(stored)
-        elif kind is float and stored == 0:
-            key = (kind, stored, math.copysign(1.0, stored))
-        elif kind in _HASHABLE:
-            key = (kind, stored)
-        else:
-            return decode(stored)
-        cell = self.known.get(key)
-        if cell is None:
-            cell = self.known[key] = decode(stored)
-        return cell
-
-    def cells(self, stored: list) -> list[Cell]:
-        """The list's cells, a new list (the Cells shared)."""
-        if {float} != set(map(type, stored)):
-            return list(map(self, stored))
-        key = array("d", stored).tobytes()  # bit for bit
-        if key not in self.lists:
-            self.lists[key] = list(map(self, stored))
-        return list(self.lists[key])
+def _plain_cells(frame: pd.DataFrame) -> np.ndarray:
+    """Each row's cell as if it were the same at every placement: an Error where the row has
+    one, else a Value; one Cell per distinct (bits, error), shared by the rows."""
+    values = frame["value"].to_numpy(np.float64, na_value=np.nan)
+    bits = np.where(np.isnan(values), np.float64("nan"), values).view(np.int64)
+    bit_codes, distinct_bits = pd.factorize(bits)
+    error_codes, distinct_errors = pd.factorize(frame["error"])  # -1: no error
+    codes, index = np.unique(np.where(error_codes < 0, bit_codes, -1 - error_codes),
+                             return_inverse=True)
+    cells = np.array([Error(distinct_errors[-1 - c]) if c < 0 else
+                      Value(float(distinct_bits[c].view(np.float64))) for c in codes], object)
+    return cells[index]
 
 
-def _typed(stored, decoder: Decoder | None = None) -> list[Cell] | Error | Withdrawn:
-    """A mode's stored cells (study.compare.cells.decode), or one Error where every input
-    raised it: the mode raised, whatever the input; Withdrawn where an erratum withdrew it."""
-    if isinstance(stored, str):  # study.runs.results.withdraw wrote "withdrawn: why"
-        return Withdrawn(stored)
-    cells = (decoder or Decoder()).cells(stored)
-    if cells and isinstance(cells[0], Error) and cells.count(cells[0]) == len(cells):
-        return cells[0]
-    return cells
+def _codes(frame: pd.DataFrame, columns: tuple) -> np.ndarray:
+    """One integer per row, equal where the rows agree in every column."""
+    code = np.zeros(len(frame), np.int64)
+    for c in columns:
+        codes, uniques = pd.factorize(frame[c])
+        code = code * (len(uniques) + 1) + codes
+    return code
 
 
-def _op(rec: dict, decoder: Decoder | None = None) -> OpAtlas:
-    decoder = decoder or Decoder()
+def _mode_cells(frame: pd.DataFrame, errata: list) -> dict[tuple, list | Error | Withdrawn]:
+    """(rule, dtype, execution, mode) -> its cell per input in stored order; one Error where
+    every input raised it (the mode raised, whatever the input); Withdrawn where an erratum
+    withdrew the mode."""
+    if frame.empty:
+        return {}
+    columns = ("rule", "dtype", "execution", "mode")
+    group = _codes(frame, columns)
+    inputs = pd.factorize(frame["input"])[0]
+    plain = _plain_cells(frame)
+    placed = frame["placement"].notna().to_numpy()
+    why = _withdrawn(frame, errata)
+    texts = [frame[c].to_numpy(object, na_value=None) for c in ("placement", "positions",
+                                                                "error")] if placed.any() else ()
+    values = frame["value"].to_numpy(np.float64)
+
+    def rows(a: int, b: int) -> list[dict]:  # texts as Python's, a missing one None
+        return [{"placement": texts[0][i], "positions": texts[1][i], "value": values[i],
+                 "error": texts[2][i]} for i in range(a, b)]
+    out: dict = {}
+    bounds = np.flatnonzero(np.r_[True, group[1:] != group[:-1], True])
+    keys = zip(*(frame[c].to_numpy(object)[bounds[:-1]] for c in columns))
+    any_placed = np.add.reduceat(placed, bounds[:-1]) > 0
+    for start, end, key, depends in zip(bounds[:-1], bounds[1:], keys, any_placed):
+        if why[start] is not None:
+            out[key] = Withdrawn(why[start])
+        elif not depends:  # a row per input
+            out[key] = plain[start:end].tolist()
+        else:  # an input's rows, one per placement and run of positions where it depends
+            mine = inputs[start:end]
+            cuts = start + np.flatnonzero(np.r_[True, mine[1:] != mine[:-1], True])
+            out[key] = [plain[a] if b - a == 1 and not placed[a] else from_rows(rows(a, b))
+                        for a, b in zip(cuts[:-1], cuts[1:])]
+    for key, cells in out.items():
+        if isinstance(cells, list) and isinstance(cells[0], Error) and \
+                all(c == cells[0] for c in cells):
+            out[key] = cells[0]
+    return out
+
+
+def _op(rec: dict, modes: dict) -> OpAtlas:
+    key = (rec["rule"], rec["dtype"], rec["execution"])
+    cells = {m: modes[key + (m,)] for m in rec["modes"]}
     return OpAtlas(rec["rule"], rec["name"], rec["framework"], rec["kind"], rec["convention"],
-                   rec["kinks"], rec["dtype"], rec["inputs"],
-                   {m: _typed(rec[m], decoder) for m in rec["modes"]}, rec["look_alike"],
-                   tuple(rec.get("withdrawn_fields", ())), tuple(rec.get("placements", ())),
-                   rec.get("compiler") if rec.get("execution") == "compiled" else None,
-                   tuple(tuple(kv) for kv in rec["documented"]) if "documented" in rec else None)
+                   rec["kinks"], rec["dtype"], rec["inputs"], cells, rec["look_alike"],
+                   tuple(m for m, c in cells.items() if isinstance(c, Withdrawn)),
+                   tuple(rec.get("placements") or ()),
+                   rec.get("compiler") if rec["execution"] == "compiled" else None,
+                   None if rec.get("documented") is None else tuple(map(tuple, rec["documented"])))
+
+
+def run_atlas(run: Run) -> RunAtlas:
+    """The run's atlas: its ops typed from the tables atlas and atlas_cells (once per run)."""
+    return run.derived(_run_atlas)
+
+
+def _run_atlas(run: Run) -> RunAtlas:
+    cells = run.frame("atlas_cells") if "atlas_cells" in run.tables else pd.DataFrame()
+    modes = _mode_cells(cells, [(m, why) for t, m, why in run.errata if t == "atlas_cells"])
+    ops = [_op(rec, modes) for rec in run.ok("atlas")]
+    return RunAtlas(run, [op for op in ops if op.compiler is None], run.ok("gradcheck"),
+                    run.ok("arithmetic"), [op for op in ops if op.compiler is not None],
+                    kinks=run.ok("kinks"))
 
 
 def read(runs) -> list[RunAtlas]:
-    """Each run's atlas. A record the loader shares among runs (study.runs.results.parse_result:
-    releases and reruns measure the same records) is read once, into one OpAtlas, which no
-    reader changes."""
-    atlases, decoder = [], Decoder()
-    known: dict[int, tuple[dict, OpAtlas]] = {}  # by the record's id, kept beside it
-    for run in runs:
-        recs = run.ok_records()
-        ops = [(known.get(id(r)) or known.setdefault(id(r), (r, _op(r, decoder))))[1]
-               for r in recs if r.get("part") == "atlas"]
-        atlases.append(RunAtlas(replace(run, records=[]), [op for op in ops if op.compiler is None],
-                                [r for r in recs if r.get("part") == "gradcheck"],
-                                [r for r in recs if r.get("part") == "arithmetic"],
-                                [op for op in ops if op.compiler is not None],
-                                kinks=[r for r in recs if r.get("part") == "kinks"]))
-    return atlases
+    """Each run's atlas."""
+    return [run_atlas(run) for run in runs]
 
 
 def frame_value(c: Cell):
@@ -250,65 +277,26 @@ def same_after_rounding(a: Cell, b: Cell, dtype: str) -> bool:
 
 def comparable_cells(run: Run) -> dict:
     """Every atlas cell by (op, dtype, mode, input), every numeric check by (rule, x, what),
-    and every failed case, typed (study.compare.cells); fields an erratum withdrew are left out."""
-    out, decoder = {}, Decoder()
-    for rec in run.records:
-        if "case_error" in rec:
-            out[(("part", rec.get("part")), ("rule", rec.get("rule")), ("dtype", rec.get("dtype")),
-                 ("path", "case_error"))] = Error(rec["case_error"])
-        elif rec.get("part") == "atlas" and "withdrawn" not in rec:
-            out.update(_atlas_cells(rec, decoder))
-        elif rec.get("part") == "gradcheck" and "withdrawn" not in rec:
-            for what in ("analytic", "finite_difference", "passed"):
-                out[(("rule", rec["name"]), ("x", rec["point"]), ("path", what))] = \
-                    Value(rec[what])
-        elif rec.get("part") == "arithmetic" and "withdrawn" not in rec:
-            for what in ("subnormal_is_positive", "subnormal_times_one", "half_min_normal"):
-                out[(("probe", "subnormal arithmetic"), ("framework", rec["framework"]),
-                     ("exec", rec["exec"]), ("dtype", rec["dtype"]), ("path", what))] = \
-                    Value(rec[what])
-    return out
-
-
-# An atlas record's named cells, by the record's id (the record kept beside them, so that its id
-# is its own): the loader shares a record among the runs that store it (a rerun and its
-# reference, releases alike), and each run is compared cell by cell
-_ATLAS_CELLS: dict[int, tuple[dict, list]] = {}
-ATLAS_CELLS_KEPT = 8192  # records
-
-
-def _atlas_cells(rec: dict, decoder: Decoder) -> list[tuple]:
-    known = _ATLAS_CELLS.get(id(rec))
-    if known is None:
-        if len(_ATLAS_CELLS) >= ATLAS_CELLS_KEPT:
-            _ATLAS_CELLS.clear()
-        op = _op(rec, decoder)
+    and every failed case, typed (study.compare.cells); modes an erratum withdrew are left
+    out."""
+    out = {}
+    for rec in run.rows(FAILED_CASES):
+        case = rec["case"]
+        out[(("part", case.get("part")), ("rule", case.get("rule")), ("dtype", case.get("dtype")),
+             ("path", "case_error"))] = Error(rec["error"])
+    atlas = run_atlas(run)
+    for op in atlas.ops + atlas.compiled:
         compiled = (("execution", "compiled"),) if op.compiler else ()
         inputs = [(("input", label),) + compiled for label in op.inputs]
-        cells = []
-        for mode in (m for m in op.modes if m not in rec.get("withdrawn_fields", {})):
+        for mode in (m for m in op.modes if m not in op.withdrawn):
             head = (("op", op.name), ("dtype", op.dtype), ("mode", mode))
-            cells += [(head + tail, cell) for tail, cell in zip(inputs, op.cells(mode))]
-        known = _ATLAS_CELLS[id(rec)] = rec, cells
-    return known[1]
-
-
-@dataclass(frozen=True)
-class BuiltinCells:
-    """One eager built-in of one dtype in a run, as `study check` matches a rule with it: every
-    mode's cell at every probe input (the Experiment contract's `builtin_cells`)."""
-    rule: str
-    name: str
-    framework: str
-    dtype: str
-    cells: dict  # (mode, input label) -> Cell
-
-
-def builtin_cells(run: Run) -> list[BuiltinCells]:
-    """The run's eager built-ins, typed (its errata applied and records upgraded by the loader)."""
-    return [BuiltinCells(op.rule, op.name, op.framework, op.dtype,
-                         {(mode, label): op.cell(mode, label) for mode in op.modes
-                          if mode not in op.withdrawn for label in op.inputs})
-            for op in (_op(r) for r in run.ok_records()
-                       if r.get("part") == "atlas" and r.get("kind") == "builtin"
-                       and r.get("execution", "eager") == "eager")]
+            out.update((head + tail, cell) for tail, cell in zip(inputs, op.cells(mode)))
+    for rec in atlas.checks:
+        for what in ("analytic", "finite_difference", "passed"):
+            out[(("rule", rec["name"]), ("x", rec["point"]), ("path", what))] = Value(rec[what])
+    for rec in atlas.arithmetic:
+        for what in ("subnormal_is_positive", "subnormal_times_one", "half_min_normal"):
+            out[(("probe", "subnormal arithmetic"), ("framework", rec["framework"]),
+                 ("exec", rec["exec"]), ("dtype", rec["dtype"]), ("path", what))] = \
+                Value(rec[what])
+    return out

@@ -38,20 +38,9 @@ def _shares(label: str, eager: Cell, compiled: Cell) -> str:
     return input_kind(label) + where
 
 
-def _placed_at(cell: Placed, placements: tuple, known: dict) -> Cell:
-    """cell.at(placements), once per cell and placements: runs read equal cells as one
-    (atlas.Decoder). `known` holds each cell beside its answer, so that its id stays its own."""
-    key = (id(cell), placements)
-    if key not in known:
-        known[key] = cell, cell.at(placements)
-    return known[key][1]
-
-
-def compiled_changes(a: RunAtlas, placed_at: dict | None = None) -> list[CompiledChange]:
+def compiled_changes(a: RunAtlas) -> list[CompiledChange]:
     """Every cell where the compiled op differs from the eager one, the eager cell read at the
-    compiled op's placements (Placed.at; `placed_at` keeps its answers, to share between
-    runs)."""
-    placed_at = {} if placed_at is None else placed_at
+    compiled op's placements (Placed.at)."""
     eager = {(op.rule, op.dtype): op for op in a.atlas()}
     out = []
     for c in a.compiled:
@@ -70,14 +59,14 @@ def compiled_changes(a: RunAtlas, placed_at: dict | None = None) -> list[Compile
                                               c.cell(mode, "+0.0"), shares))
                 continue
             if (c.inputs == e.inputs and len(ec) == len(cc) and Placed not in set(map(type, ec))
-                    and all(map(operator.is_, ec, cc))):  # one shared Cell each (atlas.Decoder)
+                    and all(map(operator.is_, ec, cc))):  # one Cell each (atlas._plain_cells)
                 continue
             for label, after in zip(c.inputs, cc):
                 if label not in e.position:
                     continue
                 before = ec[e.position[label]]
                 if isinstance(before, Placed):
-                    before = _placed_at(before, c.placements, placed_at)
+                    before = before.at(c.placements)
                 if before is not after and not equal(before, after):  # equal is reflexive
                     out.append(CompiledChange(c.framework, c.rule, c.name, c.kind, c.dtype, mode,
                                               label, before, after, _shares(label, before, after)))

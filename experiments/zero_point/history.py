@@ -114,7 +114,8 @@ def _varying_cells(cells: list[tuple]) -> list[tuple]:
 def _varying(blocks: list[tuple]) -> list[tuple]:
     """The (key, release, cell) of the cells that take more than one outcome, in their order:
     the few that changed_cells' frames need to hold. Where each release gives a mode the same
-    inputs, an input whose every release gives one object (atlas.Decoder) is not looked into."""
+    inputs, an input whose every release gives one object (a run's cells are shared within it,
+    atlas._plain_cells) is not looked into."""
     if len({(b[1], b[2]) for b in blocks}) < len(blocks) or any(
             len(set(labels)) < len(labels) for labels in {tuple(b[3]) for b in blocks}):
         # a cell given twice: as stored

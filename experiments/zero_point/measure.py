@@ -1,7 +1,9 @@
 """Measuring the zero-point atlas: every rule at its kinks, per dtype, mode, placement and
 compiler (study.measure.probe), the numeric checks at the kink, and the subnormal-arithmetic
-probe. Each cell is stored in the one form study.compare.cells.encode writes."""
-from study.compare.cells import encode
+probe. An op's atlas is a row of the table atlas (what was probed, where, how) and a row per
+cell of atlas_cells (study.compare.cells.stored_rows: framework, rule, dtype, execution, mode,
+input)."""
+from study.compare.cells import stored_rows
 from study.conformance import MEASURED_DTYPE, kink_records
 from study.errors import StudyError
 from study.measure.arithmetic import subnormal_arithmetic
@@ -77,7 +79,7 @@ def run_case(device, part: str, dtype: str, scope: str, rule=None,
     inputs = probe_inputs(dtype, probed_kinks(rule))
     placements = ALL_PLACEMENTS if rule.framework == "torch" else JAX_PLACEMENTS[scope]
     cells = measure(rule, [v for _, v in inputs], dtype, device, placements)
-    return [_atlas_record(rule, dtype, device, inputs, "eager", placements, cells)]
+    return atlas_rows(_atlas_record(rule, dtype, device, inputs, "eager", placements), cells)
 
 
 def _base(r, part: str, dtype: str, device) -> dict:
@@ -86,16 +88,25 @@ def _base(r, part: str, dtype: str, device) -> dict:
             "device": device.name}
 
 
-def _atlas_record(r, dtype, device, inputs, execution, placements, cells: dict) -> dict:
-    """One op's atlas record: per mode, one cell per input, collapsed over placements."""
+def _atlas_record(r, dtype, device, inputs, execution, placements) -> dict:
+    """One op's row of the table atlas: what was probed, where and how."""
     from study.measure.rules import documented_derivatives
     measured = sorted(p for p in placements if r.framework == "torch" or p != "strided")
     return {**_base(r, "atlas", dtype, device), "execution": execution,
             "inputs": [label for label, _ in inputs], "x": [v for _, v in inputs],
-            "placements": measured, "fill_length": FILL_LENGTH, "modes": list(cells),
-            "look_alike": r.look_alike,
-            "documented": [[k, v] for k, v in documented_derivatives(r).items()],
-            **{mode: [encode(c) for c in mode_cells] for mode, mode_cells in cells.items()}}
+            "placements": measured, "fill_length": FILL_LENGTH, "look_alike": r.look_alike,
+            "documented": [[k, v] for k, v in documented_derivatives(r).items()]}
+
+
+def atlas_rows(op: dict, cells: dict) -> list[dict]:
+    """The op's row with its modes, then a row per cell (per mode, one cell per input, collapsed
+    over placements) in the table atlas_cells."""
+    key = {"part": "atlas_cells", "framework": op["framework"], "rule": op["rule"],
+           "dtype": op["dtype"], "execution": op["execution"]}
+    return [{**op, "modes": list(cells)}] + [
+        {**key, "mode": mode, "input": label, **row}
+        for mode, mode_cells in cells.items()
+        for label, cell in zip(op["inputs"], mode_cells) for row in stored_rows(cell)]
 
 
 def _compiled(device, framework: str, dtype: str, scope: str, rules) -> list[dict]:
@@ -105,10 +116,10 @@ def _compiled(device, framework: str, dtype: str, scope: str, rules) -> list[dic
     inputs = [probe_inputs(dtype, probed_kinks(r)) for r in rules]
     placements = COMPILED[scope][1][framework]
     got = measure_compiled(rules, [[v for _, v in i] for i in inputs], dtype, device, placements)
-    return [{**_atlas_record(r, dtype, device, i, "compiled", placements,
-                             {m: g["cells"][m] for m in COMPILED_MODES}),
-             "compiler": COMPILERS[framework], "graph_ops": g["graph_ops"]}
-            for r, i, g in zip(rules, inputs, got)]
+    return [row for r, i, g in zip(rules, inputs, got) for row in atlas_rows(
+        {**_atlas_record(r, dtype, device, i, "compiled", placements),
+         "compiler": COMPILERS[framework], "graph_ops": g["graph_ops"]},
+        {m: g["cells"][m] for m in COMPILED_MODES})]
 
 
 def _gradcheck(rule, x0: float, device) -> dict:

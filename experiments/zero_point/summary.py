@@ -83,9 +83,6 @@ def _cells(atlases: list[RunAtlas], main: RunAtlas | None) -> tuple[pd.DataFrame
     and the placement rows, one per eager cell that depends on placement. One pass: a mode's
     head (run to mode) repeated, and its values, errors and wheres."""
     heads, counts, tails, placement = [], [], [], []
-    values_of: dict[int, list[tuple]] = {}  # by id: the atlas reads equal cells as one (Decoder)
-    where: dict[int, str] = {}
-    of_mode: dict[tuple, tuple] = {}  # (id(op), mode, every) -> kinds, tail: runs share ops
     for a in atlases:
         listed = main is not None and a.run.tag == main.run.tag
         for op, eager in [(op, True) for op in a.ops] + [(op, False) for op in a.compiled]:
@@ -94,15 +91,11 @@ def _cells(atlases: list[RunAtlas], main: RunAtlas | None) -> tuple[pd.DataFrame
                 continue
             head = (a.run.tag, op.framework, op.name, op.dtype, op.compiler or "eager")
             for mode, cells in op.modes.items():
-                known = of_mode.get((id(op), mode, every))
-                if known is None:
-                    known = of_mode[id(op), mode, every] = _mode_tail(op, mode, cells, every,
-                                                                      values_of)
-                kinds, tail = known
+                kinds, tail = _mode_tail(op, mode, cells, every)
                 if eager and Placed in kinds:
                     placement += [{"run": a.run.tag, "framework": op.framework, "op": op.name,
                                    "dtype": op.dtype, "mode": mode, "input": label,
-                                   "where": where.get(id(c)) or where.setdefault(id(c), c.where)}
+                                   "where": c.where}
                                   for label, c in zip(op.inputs, cells) if isinstance(c, Placed)]
                 if tail and tail[0]:
                     heads.append((*head, mode))
@@ -120,7 +113,7 @@ def _cells(atlases: list[RunAtlas], main: RunAtlas | None) -> tuple[pd.DataFrame
                             for i, name in enumerate(CELL_COLUMNS[6:])}}, dtype=object), placement
 
 
-def _mode_tail(op: OpAtlas, mode: str, cells, every: bool, values_of: dict) -> tuple:
+def _mode_tail(op: OpAtlas, mode: str, cells, every: bool) -> tuple:
     """The types of a mode's cells, and its listed rows' input, value, error and where columns
     (None where none is listed): every cell (`every`), else an eager op's placed ones."""
     kinds = set(map(type, cells)) if isinstance(cells, list) else {type(cells)}
@@ -135,8 +128,7 @@ def _mode_tail(op: OpAtlas, mode: str, cells, every: bool, values_of: dict) -> t
         return kinds, tuple(map(list, zip(*[
             (label, *values) for label, c in zip(op.inputs, cells)
             if every or isinstance(c, Placed)
-            for values in values_of.get(id(c)) or values_of.setdefault(
-                id(c), cell_values(c))]))) or ([],)
+            for values in cell_values(c)]))) or ([],)
     return kinds, None
 
 
@@ -262,11 +254,10 @@ def _porting(a: RunAtlas) -> list[dict]:
                    for m in ("value", "reverse") for lab in labels
                    for mine, theirs in [(op.cell(m, lab), other.cell(m, lab))])
     ops = a.atlas("float32")
-    probed = {id(op): sorted(op.inputs) for op in ops}
     rows = []
     for op in ops:
         others = [o for o in ops if o.framework != op.framework
-                  and probed[id(o)] == probed[id(op)]]
+                  and sorted(o.inputs) == sorted(op.inputs)]
         key = {"run": a.run.tag, "from": op.framework, "op": op.name}
         for inputs, labels in (("every input", op.inputs), ("subnormals aside", [
                 lab for lab in op.inputs if not subnormal_label(lab)])):
@@ -294,15 +285,14 @@ def _history_by_cell(changed: pd.DataFrame) -> list[dict]:
 
 
 def _conformance(releases: list[Release]) -> pd.DataFrame:
-    judged: dict = {}  # conformance_rows': a kink record releases share is judged once
     return frame([row for r in releases for row in conformance_rows(
-        r.framework, r.release, r.atlas.run.tag, r.atlas.kinks, judged)], LISTING_COLUMNS)
+        r.framework, r.release, r.atlas.run.tag, r.atlas.kinks)], LISTING_COLUMNS)
 
 
 def summarise(runs) -> Summary:
-    atlases, placed_at = read(runs), {}
+    atlases = read(runs)
     for a in atlases:
-        a.changes = compiled_changes(a, placed_at)
+        a.changes = compiled_changes(a)
     main = _main(atlases)
     kinks = _kinks(atlases, main) if main else []
     history_runs = release_runs(atlases, main) if main else []

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from study.compare.cells import Error, Placed, Value, encode
+from study.compare.cells import Error, Placed, Value, stored_rows
 from study.check._findings import FAILING, KINDS, PROSE, Finding, by_kind, exit_code
 from study.measure.inputs import ordinary_inputs
 from study.measure.probe import MODES
@@ -18,7 +18,8 @@ ERROR_WIDTH = 60  # an error line in a table; the JSON keeps it whole
 MAX_ROWS = 8  # cells shown where a list could be long; a count for the rest, all in the JSON
 ORDINARY_LABELS = dict(ordinary_inputs("float64"))  # label -> value (in float64)
 
-SCHEMA_VERSION = 3  # 3: findings with expected, cells, known and reproducer; `known`
+SCHEMA_VERSION = 4  # 4: numbers as numbers, a cell {"value"} | {"error"} | {"placements"},
+# matches.run names its dataset; 3: findings with expected, cells, known and reproducer; `known`
 
 
 @dataclass
@@ -63,14 +64,16 @@ class CheckResult:
     def to_json(self) -> dict:
         """The result as data (`study check --json`): `scope` (what --quick skipped),
         `environment`, `kinks`, `conventions` (a row per dtype, input, execution and placement:
-        `value`, `reverse`, `forward`, `second`, each a cell as result files store it: a number,
-        {"error": line}, or {"values", "where"} where the position matters), `vjp`,
+        `value`, `reverse`, `forward`, `second`, each a cell: {"value": number}, {"error":
+        line}, or {"placements": [{"placement", "positions", "value", "error"}]} where the
+        position matters, as result tables store it), `vjp`,
         `determinism`, `gradcheck`, `matches` (the committed atlas of the installed releases,
         errata applied), `transforms`, `clone_hazard`, `twin`, `cost`, `findings` (`id`,
         `kind`, `severity`, `where`, `detail`: what was seen, `expected`, `cells`, `known`: the
         reason where a known entry accepts it, `reproducer` for a wrong one), `known` (`file`,
-        `accepted`, `fixed`, `not_measured`), `exit_code`. Floats are strings ("-0.0",
-        "nan")."""
+        `accepted`, `fixed`, `not_measured`), `exit_code`. Numbers are JSON numbers (-0.0 keeps
+        its sign); NaN and ±inf are written NaN, Infinity and -Infinity, as Python's json
+        module, JavaScript's JSON5 and pandas read them."""
         return as_json({
             "schema_version": SCHEMA_VERSION, "target": self.target,
             "framework": self.framework, "style": self.style, "device": self.device,
@@ -125,28 +128,25 @@ class CheckResult:
         return "\n".join(_head(self) + _first_screen(self)).rstrip() + "\n"
 
 
-def float_text(value: float) -> str:
-    """A float as JSON text that keeps everything: '-0.0', 'nan', 'inf', '1.401298464324817e-45'."""
-    value = float(value)
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return repr(value)
+def cell_json(cell) -> dict:
+    """A measured cell as the check's JSON writes it: its value, its error, or its rows per
+    placement where the position matters (study.compare.cells.stored_rows)."""
+    if isinstance(cell, Placed):
+        return {"placements": as_json(stored_rows(cell))}
+    return {"error": cell.line} if isinstance(cell, Error) else {"value": as_json(cell.value)}
 
 
 def as_json(value):
-    """Floats as strings (JSON has no NaN, and many readers lose -0.0); arrays as lists; a
-    measured cell in the study's stored form (study.compare.cells.encode)."""
+    """Numbers as numbers, arrays as lists, a measured cell by cell_json."""
     if isinstance(value, (Value, Error, Placed)):
-        return as_json(encode(value))
+        return cell_json(value)
     if isinstance(value, Estimate):
-        return {"value": float_text(value.value), "lo": as_json(value.lo),
+        return {"value": float(value.value), "lo": as_json(value.lo),
                 "hi": as_json(value.hi), "n": value.n}
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (float, np.floating)):
-        return float_text(value)
+        return float(value)
     if isinstance(value, (int, np.integer)):
         return int(value)
     if isinstance(value, np.ndarray):

@@ -242,9 +242,9 @@ def matches(rows: list[dict], framework: str, atlas: Atlas | str) -> dict:
     ranked = sorted(ops.values(), key=lambda o: (len(o["differing"]),
                                                  o["framework"] != framework, o["rule"]))
     matching = [o for o in ranked if not o["differing"]]
-    p = atlas.run.provenance
-    return {"run": {"label": atlas.label, "file": atlas.run.path, "torch": p["torch"],
-                    "jax": p["jax"], "device": p["device"],
+    p = atlas.run
+    return {"run": {"label": p["label"], "run": p["run"], "dataset": atlas.source,
+                    "torch": p["torch"], "jax": p["jax"], "device": p["device"],
                     "same_releases": atlas.same_releases},
             "matches": matching, "nearest": ranked[0] if ranked and not matching else None}
 

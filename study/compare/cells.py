@@ -6,16 +6,11 @@ compare, never a sniffed string.
     Placed     values that depend on where the element sits (study.measure.placement), and where
     Withdrawn  a cell an erratum withdrew, and why; never compared
 
-A record stores a cell in one tagged JSON form (`encode`), and one decoder reads it back
-(`decode`):
+A table stores a cell as rows (`stored_rows`), and one reader reads them back (`from_rows`):
+one row {"placement": None, "positions": None, "value", "error"} where the cell is the same
+wherever it was measured, else one per placement and run of positions ("0-63") that gives one
+value; a row's `value` is its number, or None with the first line of what raised in `error`.
 
-    0.0, true, null                        a Value
-    {"error": "RuntimeError: ..."}         an Error
-    {"values": [cell, ...],                a Placed cell: its values (each a Value or an Error
-     "where": {placement: [[i, "0-63"]]}}  in this form), and per placement the runs of
-                                           positions that give values[i]
-
-Records written before this form are brought to it when loaded (each experiment's `upgrade`).
 Two cells are compared by `equal` and by nothing else. Text is the report's (study.report.format).
 """
 import math
@@ -113,27 +108,43 @@ def _positions(pos: str) -> range:
     return range(int(first), int(last or first) + 1)
 
 
-def encode(cell: Cell):
-    """The cell in the stored form (the module's docstring)."""
+def _row(cell: Value | Error, placement: str | None, positions: str | None) -> dict:
     if isinstance(cell, Value):
-        return cell.value
+        return {"placement": placement, "positions": positions, "value": cell.value,
+                "error": None}
     if isinstance(cell, Error):
-        return {"error": cell.line}
-    if isinstance(cell, Placed):
-        return {"values": [encode(v) for v in cell.values],
-                "where": {p: [[i, pos] for i, pos in runs] for p, runs in cell.positions}}
+        return {"placement": placement, "positions": positions, "value": None,
+                "error": cell.line}
     raise TypeError(f"a {type(cell).__name__} cell is never stored")
 
 
-def decode(stored) -> Cell:
-    """The one decoder of the stored form."""
-    if not isinstance(stored, dict):
-        return Value(stored)
-    if "error" in stored:
-        return Error(stored["error"])
-    return Placed(tuple(decode(v) for v in stored["values"]),
-                  tuple((p, tuple((i, pos) for i, pos in runs))
-                        for p, runs in stored["where"].items()))
+def stored_rows(cell: Cell) -> list[dict]:
+    """The cell as the rows a table stores (the module's docstring)."""
+    if not isinstance(cell, Placed):
+        return [_row(cell, None, None)]
+    return [_row(cell.values[i], placement, positions)
+            for placement, runs in cell.positions for i, positions in runs]
+
+
+def stored_cell(value, error) -> Value | Error:
+    """One row's cell: its error where it has one, else its value."""
+    return Error(error) if error is not None else Value(value)
+
+
+def from_rows(rows: list[dict]) -> Cell:
+    """The cell that `stored_rows` stored: its rows, in order."""
+    if len(rows) == 1 and rows[0]["placement"] is None:
+        return stored_cell(rows[0]["value"], rows[0]["error"])
+    values: list[Cell] = []
+    positions: dict[str, list] = {}
+    for row in rows:
+        cell = stored_cell(row["value"], row["error"])
+        index = next((i for i, v in enumerate(values) if equal(v, cell)), None)  # as collapse
+        if index is None:
+            index = len(values)
+            values.append(cell)
+        positions.setdefault(row["placement"], []).append((index, row["positions"]))
+    return Placed(tuple(values), tuple((p, tuple(runs)) for p, runs in positions.items()))
 
 
 def _runs(cells: list) -> list[tuple[Cell, str]]:

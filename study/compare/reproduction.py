@@ -7,7 +7,7 @@ experiment whose raw values are not comparable across machines (timing) derives 
 instead: ratios measured within the run, each with its interval (a study.compare.cells.Value with lo
 and hi: for timing, the 95% bootstrap interval of the per-round ratio), compared within the
 experiment's tolerance. Every cell is typed (study.compare.cells): a failed case's line, and a
-string in a field the experiment's comparison names as an error field, are Errors.
+field named `error` (or ending in `_error`), are Errors.
 
 A run is compared with the reference run of its own device. Where the reference has none of
 that device, it is compared with the other device's and labelled a device comparison: what
@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from itertools import chain
 
 from study.compare.cells import Cell, Error, Value, Withdrawn, equal
-from study.runs.results import Run
+from study.runs.results import FAILED_CASES, Run
 
-ALWAYS_IGNORED = ("device", "threads", "withdrawn_fields", "upgraded_fields")
+ALWAYS_IGNORED = ("device", "threads", "part")
 REPRODUCTION, DEVICE_COMPARISON = "reproduction", "device comparison"
 
 
@@ -36,12 +36,10 @@ def name_text(name: CellName) -> str:
 
 def _leaves(value, path: str, out: dict, error: bool) -> None:
     """Leaves by path, each as stored, except that a string where `error` says it is an error
-    line is an Error already. In a {"status": "error", "detail": line} step (how a record
-    keeps a step that raised), the detail is one too."""
+    line is an Error already."""
     if isinstance(value, dict):
         for k in sorted(value):
-            _leaves(value[k], f"{path}.{k}" if path else str(k), out,
-                    error or (k == "detail" and value.get("status") == "error"))
+            _leaves(value[k], f"{path}.{k}" if path else str(k), out, error)
     elif isinstance(value, list):
         kinds = set(map(type, value))
         if not _containers_among(kinds):  # a list of numbers: its leaves without a call each
@@ -112,32 +110,37 @@ def _leaf_count(value) -> int:
 
 
 def _identity(rec: dict, key_fields: tuple[str, ...]) -> tuple:
-    return tuple((k, rec[k]) for k in key_fields if k in rec)
+    """The fields that name the row's cells; a failed case's, from its case."""
+    named = rec["case"] if rec.get("part") == FAILED_CASES else rec
+    return tuple((k, named[k]) for k in key_fields if named.get(k) is not None)
+
+
+def is_error_field(name: str) -> bool:
+    """Whether a row's field holds an error line: `error`, or `<what>_error`."""
+    return name == "error" or name.endswith("_error")
 
 
 def _compared_fields(records: list[dict], key_fields: tuple[str, ...], ignored: tuple[str, ...]):
     """(record identity, field, value) of every compared field, in the order record_cells
     names their leaves: records in order (withdrawn ones left out), fields as stored."""
+    skip = set(key_fields) | set(ignored) | set(ALWAYS_IGNORED) | {"case"}
     for rec in records:
         if "withdrawn" in rec:
             continue
-        skip = (set(key_fields) | set(ignored) | set(ALWAYS_IGNORED)
-                | set(rec.get("withdrawn_fields", ())) | set(rec.get("upgraded_fields", ())))
         ident = _identity(rec, key_fields)
         for name, value in rec.items():
             if name not in skip:
                 yield ident, name, value
 
 
-def record_cells(records: list[dict], key_fields: tuple[str, ...], ignored: tuple[str, ...] = (),
-                 error_fields: tuple[str, ...] = ()) -> dict[CellName, Cell]:
-    """{name: cell} over every record's leaves (failed cases included; withdrawn records and
-    fields left out). A failed case's line and strings in `error_fields` are Errors."""
+def record_cells(records: list[dict], key_fields: tuple[str, ...], ignored: tuple[str, ...] = ()
+                 ) -> dict[CellName, Cell]:
+    """{name: cell} over every record's leaves (failed cases included; withdrawn records
+    left out). An error field's line (is_error_field) is an Error."""
     out: dict[CellName, Cell] = {}
-    errors = {"case_error", *error_fields}
     for ident, name, value in _compared_fields(records, key_fields, ignored):
         leaves: dict = {}
-        _leaves(value, name, leaves, name in errors)
+        _leaves(value, name, leaves, is_error_field(name))
         for path, leaf in leaves.items():
             out[ident + (("path", path),)] = _cell(leaf)
     return out
@@ -147,8 +150,7 @@ def cells_of(experiment, run: Run) -> dict[CellName, Cell]:
     comparison = experiment.comparison
     if comparison.derived_cells is not None:
         return comparison.derived_cells(run)
-    return record_cells(run.records, comparison.record_key, comparison.not_compared,
-                        comparison.error_fields)
+    return record_cells(run.records, comparison.record_key, comparison.not_compared)
 
 
 @dataclass
@@ -265,7 +267,6 @@ def _joined(ours: list[FieldRow], theirs: list[FieldRow], comparison) -> CellCom
     == does, and the tables are some thousand rows, which a dict joins in less time than a
     frame takes to build."""
     their_row = {(code, name): i for i, (code, _, name, _) in enumerate(theirs)}
-    errors = {"case_error", *comparison.error_fields}
     out = CellComparison()
     theirs_left: dict[int, list] = {}  # their row -> its leaves that ours lack, named
     known: dict = {}  # _leaf_names'
@@ -277,7 +278,8 @@ def _joined(ours: list[FieldRow], theirs: list[FieldRow], comparison) -> CellCom
             out.equal += _leaf_count(value)
         else:
             theirs_left[i] = _compare_field(out, identity, theirs[i][1], name, value,
-                                            theirs[i][3], name in errors, comparison.tolerance)
+                                            theirs[i][3], is_error_field(name),
+                                            comparison.tolerance)
     ours_named = {(code, name) for code, _, name, _ in ours}
     for i, (code, identity, name, value) in enumerate(theirs):
         out.only_theirs += theirs_left.get(i, ()) if (code, name) in ours_named else \

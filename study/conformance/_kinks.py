@@ -16,7 +16,7 @@ from study.conformance._forward import float64_forward
 from study.conformance._limits import KinkShape, kink_shape
 from study.errors import first_error_line
 from study.measure.probe import reverse_derivative
-from study.measure.rule import Rule, Tie
+from study.measure.rule import NotInRelease, Rule, Tie
 
 # how the record was measured (kink_shape's docstring gives the stencil)
 METHOD = ("kink_shape: a second-order one-sided stencil on the float64 forward, off k; "
@@ -32,10 +32,11 @@ def kink_records(rule: Rule, device) -> list[dict]:
 def kink_record(rule: Rule, k: float, device) -> dict:
     """A built-in at its kink k: its shape, the measured derivative, and at a tie the joint
     shape and gradient. A kink whose shape cannot be read (an API the release lacks, a limit
-    that does not converge) is a record with `error`, the first line of what raised."""
+    that does not converge) is a record with `error`, the first line of what raised, and
+    `in_release` False where the release lacks the op."""
     return {"part": "kinks", "framework": rule.framework, "rule": rule.key, "name": rule.name,
             "kind": rule.kind, "dtype": MEASURED_DTYPE, "device": device.name, "point": k,
-            "judged": not rule.composition, "method": METHOD,
+            "judged": not rule.composition, "method": METHOD, "in_release": True,
             **_measured_kink(rule, k, rule.tie_at(k), device)}
 
 
@@ -46,20 +47,24 @@ def _measured_kink(rule: Rule, k: float, tie: Tie | None, device) -> dict:
             out["tie"] = {"operands": ["x", tie.other],
                           "shape": shape_record(kink_shape(_tie_forward(rule.framework, tie.fn),
                                                            (k, k), (1.0, -1.0)))}
-    except Exception as exc:  # noqa: BLE001  recorded: the release lacks the op, or no limit
+    except NotInRelease as exc:
+        return {"in_release": False, "error": first_error_line(exc)}
+    except Exception as exc:  # noqa: BLE001  recorded: no limit, or the op raised
         return {"error": first_error_line(exc)}
-    out["measured"] = _or_error_line(lambda: reverse_derivative(rule, k, MEASURED_DTYPE, device))
+    out["measured"], out["error"] = _or_error_line(
+        lambda: reverse_derivative(rule, k, MEASURED_DTYPE, device))
     if tie is not None:
-        out["tie"]["measured"] = _or_error_line(
+        out["tie"]["measured"], out["tie"]["error"] = _or_error_line(
             lambda: joint_gradient(rule.framework, tie.fn, k, device))
     return out
 
 
-def _or_error_line(measure: Callable):
+def _or_error_line(measure: Callable) -> tuple:
+    """(what `measure` returns, None), or (None, the first line of what it raised)."""
     try:
-        return measure()
+        return measure(), None
     except Exception as exc:  # noqa: BLE001  a mode that raises is an outcome, as in the atlas
-        return first_error_line(exc)
+        return None, first_error_line(exc)
 
 
 def _tie_forward(framework: str, fn: Callable):

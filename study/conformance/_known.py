@@ -6,25 +6,16 @@ A known file is JSON (`op` is the registry's key or the op's display name):
 
     {"known": [{"op": "torch_clamp_min0", "kink": 0, "reason": "pytorch#184572"}]}
 
-Without one, the study's committed history serves: the breaks that the committed runs of the
-installed release show, read from reports/results by the results loader, errata applied.
+Without one, the study's own measurements serve (study.conventions): the breaks that the runs
+of the installed release show, from the checkout's results or the dataset the package ships.
 """
 import json
 import math
-import os
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 
 from study.conformance._history import public_release
-from study.conformance._listing import LISTING_COLUMNS, conformance_rows, rule_breakers
 from study.errors import StudyError, first_error_line
-from study.report.table import frame
 from study.runs import results
-from study.runs.provenance import REPO_ROOT
-
-# the experiments whose result files hold kink records (zero_point), found as study check finds
-# its atlas, so that the library names no experiment
-ENTRY_POINTS = "relu_gradient_study.atlas"
 
 
 class KnownFileError(StudyError):
@@ -64,57 +55,24 @@ def load_known(path: str) -> Known:
     return Known(out, f"the known file {path}")
 
 
-def _kink_runs(framework: str, release: str, results_dir: str) -> list[results.Run] | str:
-    """The committed runs of `release` of `framework` that hold its kink records, or why none."""
-    where = os.path.relpath(results_dir, REPO_ROOT)
-    if not os.path.isdir(results_dir):
-        return f"no committed results here ({where})"
-    try:
-        experiments = [ep.load() for ep in entry_points(group=ENTRY_POINTS)]
-        names = {e.name for e in experiments}
-        runs, _ = results.load_runs([results_dir], names, only=tuple(names))
-        runs = results.ready(runs, results.load_errata(), experiments)
-    except Exception as exc:  # noqa: BLE001  said in the output: no break is then known
-        return f"the committed results do not load here: {first_error_line(exc)}"
-    mine = [r for r in runs if public_release(r.provenance[framework]) == release
-            and any(_is_kink_record(rec, framework) for rec in r.ok_records())]
-    return mine or f"no committed run of {framework} {release} in {where}"
-
-
-def _is_kink_record(record: dict, framework: str) -> bool:
-    return record.get("part") == "kinks" and record.get("framework") == framework
-
-
-def _labels(results_dir: str) -> dict[str, str]:
-    """The report's run labels (reports/labels.json beside the results), where it has them."""
-    try:
-        with open(os.path.join(os.path.dirname(results_dir), "labels.json"),
-                  encoding="utf-8") as f:
-            labels = json.load(f)
-    except (OSError, ValueError):
-        return {}
-    return labels if isinstance(labels, dict) else {}
-
-
 def committed_known(framework: str, release: str, results_dir: str = results.RESULTS_DIR
                     ) -> Known:
-    """The breaks the committed runs of this release show (every such run's, together), each
-    with the run it breaks in as its reason; none, and `source` says why, where no committed run
-    of the release holds kink records."""
-    runs = _kink_runs(framework, release, results_dir)
-    if isinstance(runs, str):
-        return Known({}, f"{runs}: no break is known")
-    from study.report.runs import configuration
-    labels = _labels(results_dir)
-    names = [labels.get(configuration(run), run.path) for run in runs]
-    entries: dict[tuple[str, float], str] = {}
-    for run, name in zip(runs, names):
-        records = [r for r in run.ok_records() if _is_kink_record(r, framework)]
-        keys = {r["name"]: r["rule"] for r in records}
-        listing = frame(conformance_rows(framework, release, name, records), LISTING_COLUMNS)
-        for b in rule_breakers(listing):
-            entries.setdefault((keys[b["op"]], float(b["kink"])),
-                               f"the committed run {name}")
-    where = os.path.relpath(results_dir, REPO_ROOT)
-    return Known(entries, f"the committed history of {framework} {release}: runs "
-                          f"{', '.join(names)} in {where}")
+    """The breaks the study measured in this release (study.conventions: the checkout's results
+    where present, else the dataset the package ships), each with the runs it breaks in as its
+    reason; none, and `source` says why, where no measured run of the release holds kinks."""
+    from study import conventions
+    try:
+        dataset = conventions.load(results_dir)
+    except StudyError as exc:
+        return Known({}, f"{exc}: no break is known")
+    held = [r for r in dataset.runs if r["kinks"] and public_release(r[framework]) == release]
+    mine = dataset.breaks[(dataset.breaks["framework"] == framework)
+                          & (dataset.breaks["release"] == release)]
+    if not held:
+        return Known({}, f"{dataset.source} holds no run of {framework} {release}: "
+                         f"no break is known")
+    entries = {(b.rule, float(b.kink)): f"measured in {b.runs}" for b in mine.itertuples()}
+    from study.conventions import label_order
+    labels = sorted((r["label"] or r["run"] for r in held), key=label_order)
+    return Known(entries, f"{dataset.source}, {framework} {release}: runs "
+                          f"{', '.join(labels)}")

@@ -18,13 +18,12 @@ LISTING_COLUMNS = ["framework", "release", "run", "op", "kink", "over", "operand
                    "judged", "documented rule", "follows", "clarke", "minimum-norm"]
 
 
-def _judged(key: dict, operands: list[str], stored: dict, measured, judged: bool,
-            dtype: str) -> list[dict]:
+def _judged(key: dict, operands: list[str], stored: dict, measured, raised: str | None,
+            judged: bool, dtype: str) -> list[dict]:
     """One row per operand of one judgement: the limits, the measured value and both verdicts
-    (none for a composition, or where the measured derivative raised)."""
+    (none for a composition, or where the measured derivative raised: `raised`, its line)."""
     shape = shape_of(stored)
     over = ", ".join(operands)
-    raised = measured if isinstance(measured, str) else None
     values = [None] * len(operands) if raised else [float(m) for m in (
         measured if isinstance(measured, list) else [measured])]
     documented = clarke = None
@@ -42,34 +41,24 @@ def _judged(key: dict, operands: list[str], stored: dict, measured, judged: bool
             for i, name in enumerate(operands)]
 
 
-def conformance_rows(framework: str, release: str, run: str, records: list[dict],
-                     judged: dict | None = None) -> list[dict]:
+def conformance_rows(framework: str, release: str, run: str, records: list[dict]) -> list[dict]:
     """The listing's rows for one release: every kink record of the framework's built-ins, x
-    alone and, at a tie, jointly; a kink the release could not read is one row with its error.
-    `judged`: id of a record -> (the record, its rows but for the release's own columns), for
-    the releases of one listing, which share the records they stored alike."""
-    rows = []
-    for rec in (r for r in records if r["framework"] == framework):
-        key = {"framework": framework, "release": release, "run": run, "op": rec["name"],
-               "kink": rec["point"]}
-        known = None if judged is None else judged.get(id(rec))
-        if known is None:
-            known = rec, _judgements(rec)
-            if judged is not None:
-                judged[id(rec)] = known
-        rows += [{**key, **row} for row in known[1]]
-    return rows
+    alone and, at a tie, jointly; a kink the release could not read is one row with its error."""
+    return [{"framework": framework, "release": release, "run": run, "op": rec["name"],
+             "kink": rec["point"], **row}
+            for rec in records if rec["framework"] == framework for row in _judgements(rec)]
 
 
 def _judgements(rec: dict) -> list[dict]:
     """A kink record's rows, without the columns conformance_rows keys them by."""
-    if "error" in rec:
+    if rec.get("shape") is None:  # the shape could not be read: its error
         return [{"over": "x", "operand": "x", "error": rec["error"], "judged": rec["judged"]}]
-    rows = _judged({}, ["x"], rec["shape"], rec["measured"], rec["judged"], rec["dtype"])
-    if "tie" in rec:
+    rows = _judged({}, ["x"], rec["shape"], rec["measured"], rec.get("error"), rec["judged"],
+                   rec["dtype"])
+    if rec.get("tie"):
         tie = rec["tie"]
-        rows += _judged({}, tie["operands"], tie["shape"], tie["measured"], rec["judged"],
-                        rec["dtype"])
+        rows += _judged({}, tie["operands"], tie["shape"], tie.get("measured"), tie.get("error"),
+                        rec["judged"], rec["dtype"])
     return rows
 
 

@@ -66,14 +66,12 @@ def chosen_frameworks(framework: str | None = None, ops: str | None = None) -> l
 
 
 def _status(record: dict, judged: dict | None, known: Known) -> tuple[str, str | None]:
-    if "error" in record:
-        kind = NOT_IN_RELEASE if record["error"].startswith("NotInRelease") else ERROR
-        return kind, record["error"]
+    if record.get("shape") is None:  # the kink could not be read
+        return (ERROR if record["in_release"] else NOT_IN_RELEASE), record["error"]
     if not record["judged"]:
         return NOT_JUDGED, "a composition of several calls: measured, never judged"
     if judged is None:  # the derivative raised
-        return ERROR, record["measured"] if isinstance(record["measured"], str) else (
-            record["tie"]["measured"])
+        return ERROR, record.get("error") or record["tie"]["error"]
     if judged["follows"]:
         return FOLLOWS, None
     reason = known.reason(record["rule"], record["name"], record["point"])

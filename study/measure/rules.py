@@ -21,7 +21,6 @@ or one `Rule` value passed in.
 """
 import functools
 import re
-import sys
 from typing import Iterable
 
 from study.measure.builtin_rules import EVERY_NET, jax_builtins, torch_builtins
@@ -163,19 +162,6 @@ def by_key(key: str) -> Rule:
     if found is None:
         raise KeyError(f"no rule with key {key!r}")
     return found
-
-
-def look_alike_of(key: str) -> str | None:
-    """by_key(key).look_alike, building the rules of a framework already imported where there
-    is one: look-alikes name each other (a test holds the registry to it), so the other
-    framework's rules give a key's look-alike as the rule that names it. Reading old records
-    (zero_point's upgrade) then imports no framework that a torch or JAX user's check does not."""
-    own = key.split("_", 1)[0]
-    other = next((fw for fw in FRAMEWORKS if fw != own), None)
-    if own in FRAMEWORKS and own not in sys.modules and other in sys.modules:
-        return next((r.key for r in _framework_rules(other).values() if r.look_alike == key),
-                    None)
-    return by_key(key).look_alike
 
 
 def builtins_of(framework: str) -> list[Rule]:

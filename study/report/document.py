@@ -18,7 +18,7 @@ from study.report.legend import by_label, glossary, legend, legend_line
 from study.report.prose import macros, say
 from study.report.runs import assign_labels, labelled, labels_json, span
 from study.report.table import Table, csv, frame, latex, markdown
-from study.runs.results import Run, collector_paused
+from study.runs.results import Run
 
 APPENDIX = "APPENDIX.md"
 GENERATED_FOLDERS = ("tables", "figures")  # everything in them is rewritten by each render
@@ -121,15 +121,22 @@ def _rendered(exp, runs: list[Run]) -> tuple[Rendered | None, str | None]:
 
 
 def _failed(runs: list[Run]) -> list[dict]:
+    """A row per case that raised (status "failed", why: its error) and per erratum that
+    withdrew rows of a run ("withdrawn": its table and rows, and why)."""
     out = []
     for run in runs:
-        for rec in run.failed_records():
-            case = ", ".join(f"{k}={v}" for k, v in rec.items()
-                             if v is not None and not isinstance(v, (list, dict))
-                             and k not in ("case_error", "withdrawn", "device"))
-            out.append({"experiment": run.experiment, "run": run.tag, "case": case,
-                        "why": rec.get("case_error") or f"withdrawn: {rec['withdrawn']}"})
+        for rec in run.failures():
+            out.append({"experiment": run.experiment, "run": run.tag, "status": "failed",
+                        "case": _fields(rec["case"]), "why": rec["error"]})
+        for table, rows, why in run.errata:
+            out.append({"experiment": run.experiment, "run": run.tag, "status": "withdrawn",
+                        "case": _fields({"table": table, **rows}), "why": why})
     return out
+
+
+def _fields(fields: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in fields.items()
+                     if v is not None and not isinstance(v, (list, dict)))
 
 
 def _section(exp, runs, rendered, error, doc: Document) -> tuple[list, list, list]:
@@ -158,7 +165,9 @@ def _section(exp, runs, rendered, error, doc: Document) -> tuple[list, list, lis
     # one paragraph under the tables: where the rest is, which runs, how to rerun
     main += [wrap(say(PROSE, "more", numbers=numbers, listings=len(listings),
                       section=f"{APPENDIX}#{anchor(exp.name, 'appendix')}",
-                      index=f"{APPENDIX}#tables", failed=len(failed), exp=exp,
+                      index=f"{APPENDIX}#tables", exp=exp,
+                      failed=sum(f["status"] == "failed" for f in failed),
+                      withdrawn=sum(f["status"] == "withdrawn" for f in failed),
                       runs=span(r.tag for r in runs))), ""]
     if len(appendix) == 2:  # no table of this experiment is in the appendix
         appendix = []
@@ -190,8 +199,7 @@ def render_document(runs: list[Run], notes: list[str], experiments,
                     figures: bool = True, code: dict | None = None) -> Document:
     """The rendered files (`.files`, as `render` returns them) and the experiments whose
     sections failed (`.errors`)."""
-    with collector_paused():
-        return _document(runs, notes, experiments, references, labels, figures, code)
+    return _document(runs, notes, experiments, references, labels, figures, code)
 
 
 def _document(runs, notes, experiments, references, labels, figures, code) -> Document:
@@ -216,7 +224,7 @@ def _document(runs, notes, experiments, references, labels, figures, code) -> Do
         main, extra, tables = _section(exp, exp_runs, rendered, error, doc)
         body, appendix, method = body + main, appendix + extra, method + tables
     doc.files["tables/failed-cases.csv"] = csv(Table("failed", "", "", frame(
-        _failed(runs), ["experiment", "run", "case", "why"])))
+        _failed(runs), ["experiment", "run", "status", "case", "why"])))
     devices, device_appendix = comparisons.devices_section(runs, experiments, doc)
     head = [say(PROSE, "title"), "",
             wrap(say(PROSE, "head", code=code, cited=_newest_result(runs))), ""]

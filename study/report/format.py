@@ -96,7 +96,7 @@ def cell_text(cell, figures: int | None = TABLE_FIGURES) -> str:
     if isinstance(cell, Error):
         return cell.line
     if isinstance(cell, Withdrawn):
-        return f"withdrawn: {cell.why}"
+        return f"withdrawn ({cell.why})"
     return f"{placed_values_text(cell)} at {cell.where}"
 
 

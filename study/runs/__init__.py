@@ -1,3 +1,3 @@
-"""Where numbers are stored and where they came from: result files and errata (results), older
-record shapes brought up to date (upgrades), provenance, checkpoints, the experiment contract,
-the runner, the Ray engine and the release history."""
+"""Where numbers are stored and where they came from: results as tidy Parquet tables with their
+provenance and errata (results, tables), provenance, checkpoints, the experiment contract, the
+runner, the Ray engine, the release history and the interpreters it needs."""

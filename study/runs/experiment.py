@@ -60,7 +60,6 @@ class Comparison:
     not_compared: tuple[str, ...] = ()  # fields that vary with the machine, not the result
     tolerance: float = 0.0  # relative, for derived cells
     derived_cells: Callable | None = None  # run -> {name: Cell}, not record leaves
-    error_fields: tuple[str, ...] = ()  # record fields whose string values are error lines
 
 
 @dataclass(frozen=True)
@@ -83,12 +82,7 @@ class Experiment:
     methodology: tuple[str, ...] = ()  # tables shown in the report's Methodology section
     timed: bool = False  # measures wall time: never run beside another experiment (--jobs)
     history_scope: str | None = None  # the release history runs it at this scope (None: not)
-    # records of older code -> today's shapes (study.runs.upgrades); None: none were older
-    upgrade: Callable | None = None
     across_devices: bool = True  # its cells compare across devices (timing's are per device)
-    # a run -> its eager built-ins' cells at their probe inputs, (rule, dtype, mode, input) ->
-    # cell (study.compare.cells), what `study check` matches a rule with; None: it has none
-    builtin_cells: Callable | None = None
 
 
 class ContractError(TypeError):

@@ -25,7 +25,9 @@ def _git(*args: str) -> str | None:
     return out.stdout.strip()
 
 
-RENDERING_CODE = ("study", "experiments", "pyproject.toml", "constraints.txt")
+# what renders the report; the conventions dataset under study/data is what a render writes
+RENDERING_CODE = ("study", "experiments", "pyproject.toml", "constraints.txt",
+                  ":(exclude)study/data/conventions")
 
 
 def code_commit() -> dict | None:

@@ -1,45 +1,64 @@
-"""Result files: reports/results/<experiment>/<file>, where <file> is
-<host>-<machine>__<device>__torch-<v>__jax-<v>__<scope>.json
+"""Result files: per run, its provenance and its tables, under reports/results/<experiment>/:
 
-Each holds {"experiment", "provenance", "records": [...]}; records are flat dicts of JSON
-values (nested lists for arrays). Files are written atomically. A run is identified by its
-experiment and `identity`, so runs that differ in any part sit side by side and never overwrite
-each other; <machine> is a 6-hex-digit hash of its CPU model, CPU kernels, core count and GPU
-model (a cpu run's: its host's, where provenance records one).
+    <run>.json                 {"run", "experiment", "provenance", "tables": {name: rows}}
+    <table>/<run>.parquet      one tidy table (study.runs.tables), a column `run` naming the run
+
+<run> is <host>-<machine>__<device>__torch-<v>__jax-<v>__<scope>, <machine> a 6-hex-digit hash
+of its CPU model, CPU kernels, core count and GPU model (a cpu run's: its host's, where
+provenance records one). A run is identified by its experiment and `identity`, so runs that
+differ in any part sit side by side and never overwrite each other. The tables are written
+first and the provenance last, each atomically: a run whose provenance is there is whole.
+
+A row's table is its "part"; a case that raised is a row of the table failed_cases: the case
+(`case`), its device and its `error`. Whoever reads the tables needs none of this code:
+`pd.read_parquet("reports/results/zero_point/atlas_cells")`.
 
 reports/reference/ holds the study's published runs in the same layout: the report compares
 every other run with them (study.compare.reproduction).
 """
-import contextlib
-import gc
-import hashlib
 import json
 import os
 import re
+import hashlib
 import shutil
 from dataclasses import dataclass, field, replace
 
-import numpy as np
-
-from study.runs.atomic import write_text_atomically
 from study.errors import StudyError
+from study.runs.atomic import write_text_atomically
 from study.runs.provenance import REPO_ROOT, SCOPES
+from study.runs.tables import Table, parquet_bytes, to_arrow
 
 RESULTS_DIR = os.path.join(REPO_ROOT, "reports", "results")
 REFERENCE_DIR = os.path.join(REPO_ROOT, "reports", "reference")
 ERRATA_FILE = os.path.join(REPO_ROOT, "reports", "errata.json")
 REQUIRED_PROVENANCE = ("utc", "host", "device", "torch", "jax", "scope")
+FAILED_CASES = "failed_cases"  # a row per case that raised: case, device, error
+RUN_COLUMN = "run"  # every stored table's: the run its rows belong to
 
 
 @dataclass(frozen=True)
 class Run:
     experiment: str
     provenance: dict
-    records: list
-    path: str  # as cited in the report: relative to the folder above the results folder
+    tables: dict  # table name -> study.runs.tables.Table
+    path: str  # its provenance file, as cited in the report: relative to reports/
     tag: str = field(default="", compare=False)  # its label in the report's run legend: "C1"
     # the label and what sets it apart: "C4 (torch 2.14.1)"
     title: str = field(default="", compare=False)
+    # (table, {column: value or [values]}, why) of each erratum that applies to the run
+    errata: tuple = field(default=(), compare=False)
+    _rows: dict = field(default_factory=dict, init=False, compare=False, repr=False)
+    _derived: dict = field(default_factory=dict, init=False, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, experiment: str, provenance: dict, records: list[dict], path: str = "",
+           **kw) -> "Run":
+        """A run made in memory from its rows, each in the table its "part" names."""
+        tables: dict[str, list] = {}
+        for rec in records:
+            tables.setdefault(rec.get("part", experiment), []).append(rec)
+        return cls(experiment, provenance, {n: Table(rows) for n, rows in tables.items()}, path,
+                   **kw)
 
     @property
     def scope(self) -> str:
@@ -58,13 +77,48 @@ class Run:
         p = self.provenance
         return f"{p['host']}/{p['device']}/torch-{p['torch']}/jax-{p['jax']}/{self.scope}"
 
-    def ok_records(self) -> list[dict]:
-        """Records of the cases that ran and stand: failed cases carry "case_error", and
-        records an erratum withdrew carry "withdrawn" (see apply_errata)."""
-        return [r for r in self.records if "case_error" not in r and "withdrawn" not in r]
+    def rows(self, table: str) -> list[dict]:
+        """The table's rows, each naming its table ("part"); a row an erratum withdrew carries
+        "withdrawn": why. No rows where the run has no such table."""
+        if table not in self._rows:
+            stored = self.tables[table].rows() if table in self.tables else []
+            mine = [(match, why) for name, match, why in self.errata if name == table]
+            self._rows[table] = [_withdrawn({"part": table, **row}, mine) for row in stored]
+        return self._rows[table]
 
-    def failed_records(self) -> list[dict]:
-        return [r for r in self.records if "case_error" in r or "withdrawn" in r]
+    def derived(self, make):
+        """make(run), made once per run: what a summary and a comparison both read off it."""
+        if make not in self._derived:
+            self._derived[make] = make(self)
+        return self._derived[make]
+
+    def ok(self, table: str) -> list[dict]:
+        """The table's rows that stand: none an erratum withdrew."""
+        return [r for r in self.rows(table) if "withdrawn" not in r]
+
+    def ok_rows(self) -> list[dict]:
+        """Every table's rows that stand, table by table: no failed case, none withdrawn."""
+        return [r for name in self.tables if name != FAILED_CASES for r in self.ok(name)]
+
+    def frame(self, table: str):
+        """The table as a pandas DataFrame, errata not applied (study.runs.tables.Table.frame)."""
+        return self.tables[table].frame()
+
+    def failures(self) -> list[dict]:
+        """Rows of the cases that raised (case, device, error)."""
+        return self.rows(FAILED_CASES)
+
+    @property
+    def records(self) -> list[dict]:
+        """Every row of every table, table by table."""
+        return [row for name in self.tables for row in self.rows(name)]
+
+
+def _withdrawn(row: dict, errata: list) -> dict:
+    for match, why in errata:
+        if _matches(match, row):
+            return {**row, "withdrawn": why}
+    return row
 
 
 IDENTITY = ("device", "host", "CPU", "CPU kernels", "cores", "GPU", "torch", "jax", "scope")
@@ -88,19 +142,21 @@ def _safe(part: str) -> str:
     return re.sub(r"[^A-Za-z0-9.+_-]", "_", str(part))
 
 
-def result_filename(p: dict) -> str:
+def run_name(p: dict) -> str:
+    """The run's name in its files: <host>-<machine>__<device>__torch-<v>__jax-<v>__<scope>."""
     machine = hashlib.sha256("|".join(map(str, identity(p)[2:6])).encode()).hexdigest()[:6]
     parts = (f"{p['host']}-{machine}", p["device"], f"torch-{p['torch']}", f"jax-{p['jax']}",
              p["scope"])
-    return "__".join(_safe(s) for s in parts) + ".json"
+    return "__".join(_safe(s) for s in parts)
 
 
 def partial_path(root: str, experiment: str, provenance: dict) -> str:
     """Where a run in progress keeps its finished cases (study.runs.checkpoint)."""
-    return os.path.join(root, experiment, ".partial-" + result_filename(provenance) + "l")
+    return os.path.join(root, experiment, f".partial-{run_name(provenance)}.jsonl")
 
 
 def jsonable(value):
+    import numpy as np
     if isinstance(value, np.ndarray):
         return value.tolist()
     if isinstance(value, np.generic):
@@ -120,165 +176,87 @@ def ensure_writable(folder: str) -> None:
         raise StudyError(f"cannot write results to {folder}: {e.strerror or e}") from None
 
 
+def by_table(records: list[dict]) -> dict[str, list[dict]]:
+    """The rows of each table, without the "part" that names it; every row needs one."""
+    tables: dict[str, list[dict]] = {}
+    for rec in records:
+        if "part" not in rec:
+            raise StudyError(f"a row names no table (\"part\"): {sorted(rec)}")
+        tables.setdefault(rec["part"], []).append({k: v for k, v in rec.items() if k != "part"})
+    return tables
+
+
 def write_run(experiment: str, provenance: dict, records: list, root: str = RESULTS_DIR) -> str:
-    folder = os.path.join(root, experiment)
-    path = os.path.join(folder, result_filename(provenance))
-    doc = {"experiment": experiment, "provenance": provenance, "records": records}
+    """Write the run's tables, then its provenance; returns the provenance file's path. Tables
+    an earlier run of the same name left, and this one lacks, are removed."""
+    folder, name = os.path.join(root, experiment), run_name(provenance)
+    tables = by_table(records)
+    stored = {t: parquet_bytes(to_arrow([{RUN_COLUMN: name, **row} for row in rows], t))
+              for t, rows in tables.items()}  # every table made before any is written
     try:
         os.makedirs(folder, exist_ok=True)
+        for table, data in stored.items():
+            os.makedirs(os.path.join(folder, table), exist_ok=True)
+            write_text_atomically(os.path.join(folder, table, name + ".parquet"), data)
+        path = os.path.join(folder, name + ".json")
+        doc = {"run": name, "experiment": experiment, "provenance": provenance,
+               "tables": {t: len(rows) for t, rows in sorted(tables.items())}}
         write_text_atomically(path, json.dumps(doc, indent=1, sort_keys=True, default=jsonable)
                               + "\n")
+        for table in os.listdir(folder):
+            stale = os.path.join(folder, table, name + ".parquet")
+            if table not in tables and os.path.isfile(stale):
+                os.unlink(stale)
     except OSError as e:
         raise StudyError(f"cannot write results to {folder}: {e.strerror or e}") from None
     return path
 
 
-@contextlib.contextmanager
-def collector_paused():
-    """The cyclic garbage collector off for a block that allocates millions of small objects
-    in no cycle (parsed records, rows of cells): each of its full collections walks every
-    object loaded so far, some 5 s in all for the committed results. Reference counting frees
-    them as ever; a cycle made in the block is collected after it."""
-    enabled = gc.isenabled()
-    gc.disable()
+class _StoredTable(Table):
+    """A stored table, less the run column that joins it to its provenance."""
+
+    def arrow(self):
+        if self._arrow is None:
+            table = super().arrow()
+            self._arrow = table.drop_columns([RUN_COLUMN]) if RUN_COLUMN in \
+                table.column_names else table
+        return self._arrow
+
+
+def load_run(path: str, rel: str, known: set[str]) -> Run:
+    """The run whose provenance file is `path` (its tables read when first asked for)."""
     try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-# A dict's value that opens with '[' and runs LONG_ARRAY bytes without a quote: most of a result
-# file's bytes are such arrays of numbers, and runs repeat the same ones many times over
-LONG_ARRAY = 1000
-_LONG_ARRAY_VALUE = re.compile(rb'": (\[)[^"]{%d,}' % LONG_ARRAY)
-_MARK = "\x00"  # a placeholder's first character: the text read is checked for "\u0000"
-
-
-def parse_json(data: bytes, arrays: dict) -> object:
-    """json.loads of the UTF-8 text `data`, with each long array of numbers parsed once per
-    distinct text in `arrays` (bytes -> value, shared by the files of one load): equal arrays
-    share one list, so a loaded record is read, never changed in place.
-
-    Each such array, from its '[' to the last ']' before the next quote or brace (so that it
-    holds no string or object), is swapped for a placeholder string, the rest parsed by
-    json.loads, and each placeholder swapped back as its dict is built. An array that is not
-    the whole value, or not JSON, fails json.loads; a placeholder that lands inside a string
-    ends the string with its quote, and the backslash after it is no JSON. Any such text, and
-    any that json.loads rejects, is parsed whole, so that a corrupt file's error is the one
-    json.loads gives."""
-    pieces, found, done = [], [], 0
-    for match in _LONG_ARRAY_VALUE.finditer(data):
-        start, bound = match.start(1), match.end()
-        for brace in b"{}":
-            at = data.find(brace, start, bound)
-            bound = bound if at < 0 else at
-        end = data.rfind(b"]", start, bound) + 1
-        if end:
-            pieces += (data[done:start], b'"\\u0000%d"' % len(found))
-            found.append(data[start:end])
-            done = end
-    pieces.append(data[done:])
-    if not found or any(b"\\u0000" in text for text in pieces[::2]):
-        return json.loads(data.decode("utf-8"))
-
-    def restore(obj: dict) -> dict:
-        for key, value in obj.items():
-            if value.__class__ is str and value[:1] == _MARK:
-                array = found[int(value[1:])]
-                parsed = arrays.get(array)
-                if parsed is None:
-                    parsed = arrays[array] = json.loads(array.decode("utf-8"))
-                obj[key] = parsed
-        return obj
-
-    try:
-        return json.loads(b"".join(pieces).decode("utf-8"), object_hook=restore)
-    except ValueError:
-        return json.loads(data.decode("utf-8"))
-
-
-# How write_run lays a file out (indented by one space, keys sorted): its records come last, each
-# opening and closing on a line of its own indented by two spaces, and no other line is
-_RECORDS_OPEN, _RECORDS_CLOSE = b'\n "records": [\n  {', b"\n  }\n ]\n}\n"
-_BETWEEN_RECORDS = b"\n  },\n  {"
-
-
-def parse_result(data: bytes, arrays: dict, records: dict) -> object:
-    """parse_json of a result file, with each distinct record's text parsed once per load
-    (`records`: text -> record, shared by the files of one load, as `arrays` is): reruns and
-    releases measure the same records over and over, and a record, like an array, is read and
-    never changed in place. A record that a file repeats is parsed again: records of one file
-    are apart. A file laid out otherwise than write_run lays it out is parsed whole, and so is
-    one whose pieces do not parse, so that a corrupt file's error is the one json.loads gives."""
-    start, end = data.find(_RECORDS_OPEN), len(data) - len(_RECORDS_CLOSE)
-    if start < 0 or not data.endswith(_RECORDS_CLOSE):
-        return parse_json(data, arrays)
-    try:
-        doc = parse_json(data[:start] + b'\n "records": []\n}', arrays)
-        texts = data[start + len(_RECORDS_OPEN):end].split(_BETWEEN_RECORDS)
-        mine, parsed = set(), []  # mine: the texts of this file's records so far
-        for text in texts:
-            record = None if text in mine else records.get(text)
-            if record is None:
-                record = parse_json(b"{" + text + b"}", arrays)
-                records.setdefault(text, record)
-            mine.add(text)
-            parsed.append(record)
-    except ValueError:
-        return parse_json(data, arrays)
-    if not isinstance(doc, dict) or doc.get("records") != []:
-        return parse_json(data, arrays)
-    doc["records"] = parsed
-    return doc
-
-
-def _load_one(path: str, rel: str, known: set[str], arrays: dict | None = None,
-              records: dict | None = None) -> Run:
-    try:
-        with open(path, "rb") as f:
-            doc = parse_result(f.read(), {} if arrays is None else arrays,
-                               {} if records is None else records)
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
     except (OSError, ValueError) as e:
         raise StudyError(f"corrupt result file {path}: {e}") from None
-    if not isinstance(doc, dict) or not {"experiment", "provenance", "records"} <= doc.keys():
-        raise StudyError(f"not a study result file: {path} (needs experiment, provenance, records)")
-    experiment, prov, records = doc["experiment"], doc["provenance"], doc["records"]
+    if not isinstance(doc, dict) or not {"run", "experiment", "provenance", "tables"} <= doc.keys():
+        raise StudyError(f"not a study result file: {path} (needs run, experiment, provenance, "
+                         f"tables)")
+    experiment, prov, tables = doc["experiment"], doc["provenance"], doc["tables"]
     if experiment not in known:
         raise StudyError(f"result file {path} is for unknown experiment {experiment!r}")
-    if os.path.basename(os.path.dirname(path)) != experiment:
+    folder = os.path.dirname(path)
+    if os.path.basename(folder) != experiment:
         raise StudyError(f"result file {path} says experiment {experiment!r} but sits elsewhere")
     if (not isinstance(prov, dict) or not all(k in prov for k in REQUIRED_PROVENANCE)
-            or prov["scope"] not in SCOPES
-            or not isinstance(records, list) or not all(isinstance(r, dict) for r in records)):
-        raise StudyError(f"malformed result file {path}: provenance or records have the wrong "
+            or prov["scope"] not in SCOPES or not isinstance(tables, dict)):
+        raise StudyError(f"malformed result file {path}: provenance or tables have the wrong "
                          f"shape")
-    return Run(experiment, prov, records, rel)
+    missing = [t for t in tables if not os.path.isfile(_table_path(folder, t, doc["run"]))]
+    if missing:
+        raise StudyError(f"result file {path} names tables that are not there: "
+                         f"{', '.join(missing)}")
+    return Run(experiment, prov, {t: _StoredTable(path=_table_path(folder, t, doc["run"]))
+                                  for t in tables}, rel)
 
 
-_shared_parsing: tuple[dict, dict] | None = None  # while shared_loads runs: _found_runs' caches
-
-
-@contextlib.contextmanager
-def shared_loads():
-    """Loads within it share what they parse, each distinct long array and record once, and
-    their upgrades, each record's once (study.runs.upgrades.shared): a report's results and
-    reference hold many of the same records, some files the same bytes."""
-    from study.runs.upgrades import shared
-    global _shared_parsing
-    outer = _shared_parsing
-    _shared_parsing = outer or ({}, {})
-    try:
-        with shared():
-            yield
-    finally:
-        _shared_parsing = outer
+def _table_path(folder: str, table: str, run: str) -> str:
+    return os.path.join(folder, table, run + ".parquet")
 
 
 def _found_runs(roots: list[str], known: set[str], only: tuple[str, ...] | None) -> list[Run]:
     found = []
-    # each distinct array (parse_json) and record (parse_result) of the files found, as one
-    arrays, records = _shared_parsing or ({}, {})
     for root in roots:
         if not os.path.isdir(root):
             raise StudyError(f"results folder not found: {root}")
@@ -289,8 +267,7 @@ def _found_runs(roots: list[str], known: set[str], only: tuple[str, ...] | None)
             for name in sorted(os.listdir(folder)):
                 if name.endswith(".json") and not name.startswith("."):
                     rel = os.path.relpath(os.path.join(folder, name), os.path.dirname(root))
-                    found.append(_load_one(os.path.join(folder, name), rel, known, arrays,
-                                           records))
+                    found.append(load_run(os.path.join(folder, name), rel, known))
     return found
 
 
@@ -299,11 +276,10 @@ def load_runs(roots: list[str], known: set[str], only: tuple[str, ...] | None = 
     """All runs under `roots` (of the experiments `only` names, where given), newest per
     experiment and identity, plus notes saying which duplicates were dropped. Order is
     deterministic."""
-    with collector_paused():
-        found = _found_runs(roots, known, only)
     newest: dict[tuple, Run] = {}
     notes = []
-    for run in sorted(found, key=lambda r: (r.provenance["utc"], r.path)):
+    for run in sorted(_found_runs(roots, known, only),
+                      key=lambda r: (r.provenance["utc"], r.path)):
         if run.key in newest:
             notes.append(f"{newest[run.key].path} was replaced by the newer {run.path} "
                          f"(same experiment, device, machine, releases and scope)")
@@ -315,8 +291,9 @@ def load_runs(roots: list[str], known: set[str], only: tuple[str, ...] | None = 
 # --- errata: cells measured by code that a later fix changed -----------------------------------
 
 def load_errata(path: str = ERRATA_FILE) -> list[dict]:
-    """reports/errata.json: [{"experiment", "runs": {provenance field: value}, "records":
-    {record field: value or [values]}, "fields": [record fields] (optional), "why"}]."""
+    """reports/errata.json: [{"experiment", "runs": {provenance field: value}, "table", "rows":
+    {column: value or [values]}, "why"}]: the rows of that table, in those runs, are
+    withdrawn."""
     if not os.path.exists(path):
         return []
     try:
@@ -324,7 +301,7 @@ def load_errata(path: str = ERRATA_FILE) -> list[dict]:
             errata = json.load(f)
     except (OSError, ValueError) as e:
         raise StudyError(f"corrupt errata file {path}: {e}") from None
-    needed = {"experiment", "runs", "records", "why"}
+    needed = {"experiment", "runs", "table", "rows", "why"}
     if not isinstance(errata, list) or not all(isinstance(e, dict) and needed <= e.keys()
                                                for e in errata):
         raise StudyError(f"malformed errata file {path}: each entry needs "
@@ -336,59 +313,39 @@ def _matches(values: dict, item: dict) -> bool:
     return all(item.get(k) in (v if isinstance(v, list) else [v]) for k, v in values.items())
 
 
-def withdraw(record: dict, erratum: dict) -> dict:
-    """The record with the erratum's fields replaced by "withdrawn: <why>" (listed under
-    "withdrawn_fields"), or, where it names no fields, marked "withdrawn" as a whole."""
-    if "fields" not in erratum:
-        return {**record, "withdrawn": erratum["why"]}
-    fields = {f: erratum["why"] for f in erratum["fields"] if f in record}
-    return {**record, **{f: f"withdrawn: {why}" for f, why in fields.items()},
-            "withdrawn_fields": {**record.get("withdrawn_fields", {}), **fields}}
+def ready(runs: list[Run], errata: list[dict]) -> list[Run]:
+    """The runs with the errata that apply to each: their rows read as withdrawn, and the
+    report leaves them out or marks them, and says why; it never shows them as current."""
+    return [replace(run, errata=tuple((e["table"], e["rows"], e["why"]) for e in errata
+                                      if e["experiment"] == run.experiment
+                                      and _matches(e["runs"], run.provenance)))
+            for run in runs]
 
 
-def apply_errata(runs: list[Run], errata: list[dict]) -> list[Run]:
-    """Runs with every record or field an erratum names withdrawn: the report leaves those
-    cells out, or marks them, and says why; it never shows them as current."""
-    out = []
-    for run in runs:
-        mine = [e for e in errata if e["experiment"] == run.experiment
-                and _matches(e["runs"], run.provenance)]
-        if not mine:
-            out.append(run)
-            continue
-        records = []
-        for rec in run.records:
-            for e in (e for e in mine if _matches(e["records"], rec)):
-                rec = withdraw(rec, e)
-            records.append(rec)
-        out.append(replace(run, records=records))
-    return out
-
-
-def ready(runs: list[Run], errata: list[dict], experiments) -> list[Run]:
-    """Loaded runs as the study reads them: errata applied to the records as stored, then
-    older record shapes brought up to date by each experiment's upgrade (study.runs.upgrades)."""
-    from study.runs.upgrades import shared, upgrade
-    by_name = {e.name: e for e in experiments}
-    with collector_paused(), shared():  # a record the runs share is upgraded once, and shared
-        return [replace(run, records=upgrade(by_name[run.experiment], run.records))
-                for run in apply_errata(runs, errata)]
+def run_files(root: str, run: Run) -> list[str]:
+    """The run's files under `root` (the folder above its experiments): its provenance, then
+    its tables."""
+    json_path = os.path.join(os.path.dirname(root.rstrip("/")), run.path)
+    folder, name = os.path.dirname(json_path), os.path.basename(json_path)[:-len(".json")]
+    return [json_path] + [_table_path(folder, t, name) for t in run.tables]
 
 
 def promote_to_reference(results_dir: str = RESULTS_DIR, reference_dir: str = REFERENCE_DIR,
                          known: set[str] = frozenset()) -> list[str]:
     """Make the runs under results_dir the reference: replace reference_dir's files with
-    copies of them (after checking that every one loads). Returns the copied paths."""
+    copies of them (after checking that every one loads). Returns the copied provenance
+    files' paths."""
     runs, _ = load_runs([results_dir], known)
     staging = reference_dir.rstrip("/") + ".new"
     shutil.rmtree(staging, ignore_errors=True)
     copied = []
     for run in runs:
-        src = os.path.join(os.path.dirname(results_dir.rstrip("/")), run.path)
-        dst_dir = os.path.join(staging, run.experiment)
-        os.makedirs(dst_dir, exist_ok=True)
-        shutil.copy2(src, os.path.join(dst_dir, os.path.basename(src)))
-        copied.append(os.path.join(reference_dir, run.experiment, os.path.basename(src)))
+        files = run_files(results_dir, run)
+        for src in files:
+            rel = os.path.relpath(src, results_dir)
+            os.makedirs(os.path.dirname(os.path.join(staging, rel)), exist_ok=True)
+            shutil.copy2(src, os.path.join(staging, rel))
+        copied.append(os.path.join(reference_dir, os.path.relpath(files[0], results_dir)))
     old = reference_dir.rstrip("/") + ".old"
     shutil.rmtree(old, ignore_errors=True)
     if os.path.isdir(reference_dir):
@@ -396,4 +353,3 @@ def promote_to_reference(results_dir: str = RESULTS_DIR, reference_dir: str = RE
     os.replace(staging, reference_dir)
     shutil.rmtree(old, ignore_errors=True)
     return copied
-

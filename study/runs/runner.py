@@ -40,8 +40,8 @@ CODE_ERRORS = (NameError, KeyError, AssertionError, ImportError, SyntaxError)
 
 def run_case(experiment, device: Device, case: dict,
              progress: Progress | None = None) -> list[dict]:
-    """One case's records; a case that raises gives one record with its error instead, unless
-    the error is one of CODE_ERRORS."""
+    """One case's rows; a case that raises gives one row of the table failed_cases instead (the
+    case, its device, its error), unless the error is one of CODE_ERRORS."""
     try:
         with device.as_default():
             return experiment.run_case(device, **case)
@@ -50,7 +50,8 @@ def run_case(experiment, device: Device, case: dict,
     except Exception as exc:  # noqa: BLE001  a failed case is a result, shown in the report
         if progress:
             progress("".join(traceback.format_exception_only(exc)).strip())
-        return [{**written(case), "device": device.name, "case_error": first_error_line(exc)}]
+        return [{"part": results.FAILED_CASES, "case": written(case), "device": device.name,
+                 "error": first_error_line(exc)}]
 
 
 def case_label(case: dict) -> str:
@@ -117,7 +118,7 @@ def run_experiment(experiment, devices: list[Device], scope: str, progress: Prog
             if chunk[1] > total:
                 raise StudyError(f"--cases {chunk[0]}:{chunk[1]}: {name} has {total} cases")
             cases = cases[chunk[0]:chunk[1]]
-            out = chunk_path(root, name, results.result_filename(prov), *chunk)
+            out = chunk_path(root, name, results.run_name(prov) + ".json", *chunk)
             partial = os.path.join(root, name, ".partial" + os.path.basename(out) + "l")
         else:
             partial = results.partial_path(root, name, prov)

@@ -63,17 +63,17 @@ def torch_grad(act, case: str, device):
     return grad, warning, error
 
 
-def caught_by_gradcheck(act, case: str, device) -> bool | str:
-    """Whether gradcheck flags the rule; if gradcheck itself raises, its error line, which
-    the table shows as an error, never as a verdict."""
+def caught_by_gradcheck(act, case: str, device) -> tuple[bool | None, str | None]:
+    """(whether gradcheck flags the rule, None), or (None, its error line) where gradcheck
+    itself raises: the table shows that as an error, never as a verdict."""
     loss_of, c, x = torch_case(case, device)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the warning column already records them
         try:
             return not torch.autograd.gradcheck(lambda v: loss_of(act, v, c), (x,),
-                                                raise_exception=False)
+                                                raise_exception=False), None
         except Exception as exc:  # noqa: BLE001  recorded as the error it is
-            return first_error_line(exc)
+            return None, first_error_line(exc)
 
 
 def caught_by_detect_anomaly(act, case: str, device) -> bool:
