@@ -67,7 +67,7 @@ gpu: $(BOOTSTRAP)
 	$(PYTHON) -m study run timing --device cuda --results-dir $(GPU_OUT)/results
 	$(PYTHON) -m study check $(GPU_RULE) --device cuda --json $(GPU_OUT)/check.json \
 	    > $(GPU_OUT)/check.md || test $$? -eq 1  # 1: the check's findings, written; 2, 3 fail
-	@echo "make gpu: done. Copy $(GPU_OUT)/results/<experiment>/*.json into reports/results/<experiment>/ of your checkout (names never collide) and run make report there; the check is $(GPU_OUT)/check.md and .json"
+	@echo "make gpu: done. cp -r $(GPU_OUT)/results/. reports/results/ in your checkout (run names never collide) and run make report there; the check is $(GPU_OUT)/check.md and .json"
 
 # Maintainers: make the results now in reports/results the reference every rerun is compared with.
 reference: $(BOOTSTRAP)

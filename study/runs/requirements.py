@@ -6,7 +6,7 @@ import sys
 
 # import name -> pip name
 CORE = {"numpy": "numpy", "ml_dtypes": "ml_dtypes", "jinja2": "Jinja2", "pandas": "pandas",
-        "packaging": "packaging"}
+        "packaging": "packaging", "pyarrow": "pyarrow"}
 FRAMEWORKS = {"torch": "torch", "jax": "jax"}
 STUDY = {**CORE, "torch": "torch", "jax": "jax", "jaxlib": "jaxlib", "scipy": "scipy",
          "tabulate": "tabulate", "sklearn": "scikit-learn", "matplotlib": "matplotlib",
