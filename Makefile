@@ -118,6 +118,13 @@ mutation: $(BOOTSTRAP)
 	$(PYTHON) -m mutmut --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet -c constraints.txt mutmut
 	$(PYTHON) tests/mutation.py
 
+# Timing measured twice afresh, each run rendered alone: how often each run's estimate lies in
+# the other's 95% interval (honest intervals: about 83%; not part of `make test`: two timing
+# runs, minutes; writes reports/benchmarks/timing-rerun.json).
+.PHONY: bench-timing
+bench-timing: $(BOOTSTRAP)
+	$(PYTHON) tests/bench_timing_rerun.py
+
 # Wall time of `study report` over the committed results, and of `make test` and `make report`
 # from a fresh clone of HEAD, set-up included (a benchmark, not part of `make test`; minutes:
 # writes reports/benchmarks/speed.json). BENCH_ARGS: e.g. --only report --repeat 5.

@@ -71,3 +71,40 @@ def test_distribution_functions_are_scipy_stats_own_to_the_bit():
             assert distributions.chi2_tail(x, df) == chi2.sf(x, df)
     for z in [0.0, -0.0, 40.0, -40.0, *rng.normal(0, 3, 200)]:
         assert distributions.normal_tail(z) == norm.sf(z)
+
+
+def test_an_unpaired_ratio_in_two_levels_draws_each_side_by_its_blocks():
+    # the oracle is the bootstrap as first written, with each side's blocks: a's draws, then b's
+    a, b = SAMPLES["continuous, odd"][:48], SAMPLES["continuous, even"][:60]
+    blocks = ((16, 16, 16), (20, 20, 20))
+    rng = np.random.default_rng(0)
+    medians = numpys_medians(a, rng, 500, blocks[0]) / numpys_medians(b, rng, 500, blocks[1])
+    got = stats.unpaired_ratio(a, b, resamples=500, blocks=blocks)
+    assert got.value == np.median(a) / np.median(b)
+    assert (got.lo, got.hi) == tuple(np.percentile(medians, [2.5, 97.5]))
+
+
+def test_processes_that_disagree_widen_the_interval_rounds_alone_cannot():
+    # three processes whose rounds agree within each (±1%) but whose medians sit at 1, 1.2 and
+    # 1.4: resampling rounds alone gives an interval narrower than the spread of the processes
+    rng = np.random.default_rng(5)
+    values = np.concatenate([m * (1 + 0.01 * rng.standard_normal(30)) for m in (1.0, 1.2, 1.4)])
+    rounds_only = stats.median_interval(values)
+    two_level = stats.median_interval(values, blocks=(30, 30, 30))
+    assert rounds_only.hi - rounds_only.lo < 0.1 < 0.3 < two_level.hi - two_level.lo
+
+
+def test_variance_components_split_a_spread_into_blocks_and_rounds_as_the_anova_does():
+    from study.compare.levels import variance_components
+    # by hand: block means 1.1 and 3.1, grand mean 2.1; within: 4 squares of 0.1 over 4 - 2
+    # = 0.02; between blocks' mean square 2 (1^2 + 1^2) / 1 = 4, n0 = (4 - 8 / 4) / 1 = 2, so
+    # (4 - 0.02) / 2 = 1.99
+    assert variance_components([1.0, 1.2, 3.0, 3.2], (2, 2)) == pytest.approx((1.99, 0.02))
+    # blocks no further apart than their rounds predict: none of the spread is between them
+    assert variance_components([1.0, 2.0, 1.0, 2.0], (2, 2))[0] == 0.0
+    # unequal blocks: n0 = (5 - (4 + 9) / 5) / 1 = 2.4; means 1 and 2, grand 1.6; between mean
+    # square 2 (0.36) + 3 (0.16) = 1.2; within 0: (1.2 - 0) / 2.4 = 0.5
+    assert variance_components([1, 1, 2, 2, 2], (2, 3)) == pytest.approx((0.5, 0.0))
+    assert np.isnan(variance_components([1.0, 2.0], (2,))[0])  # one block: nothing to tell
+    with pytest.raises(ValueError, match="blocks of 3 values"):
+        variance_components([1.0, 2.0], (1, 2))

@@ -10,7 +10,7 @@ from matplotlib.text import Text
 
 from experiments.timing.report import render
 from experiments.timing.summary import summarise
-from study.report import csv, figures, markdown
+from study.report import csv, figures, markdown, text
 from study.runs.results import Run
 
 MILLION = 10 ** 6
@@ -150,8 +150,13 @@ def test_the_eager_parts_step_names_the_cost_tables_measurement_and_the_differen
     step, = [r for _, r in parts.frame.iterrows() if r["piece"] == "step" and r["÷ built-in's"]]
     assert cost.value == pytest.approx(4.285) and step["÷ built-in's"].value == pytest.approx(5.0)
     assert step[AGAIN] == cost  # the other measurement, as the cost table prints it
-    assert step[THIS_OVER_AGAIN] == pytest.approx(5.0 / 4.285)
-    assert "second measurement" in parts.caption
+    assert step[THIS_OVER_AGAIN].value == pytest.approx(5.0 / 4.285)
+    # with the interval that holds every pair of values in the two intervals: 5.0's interval
+    # over 4.285's, crosswise
+    both = step[THIS_OVER_AGAIN]
+    assert (both.lo, both.hi) == pytest.approx((step["÷ built-in's"].lo / cost.hi,
+                                                step["÷ built-in's"].hi / cost.lo))
+    assert "second measurement" in parts.caption and "agree where it holds 1" in parts.caption
 
 
 def test_the_reproducers_compiled_over_eager_names_the_rule_cases_measurement(rendered):
@@ -161,10 +166,13 @@ def test_the_reproducers_compiled_over_eager_names_the_rule_cases_measurement(re
     step = summary.probes[summary.probes["way"] == "compiled"].iloc[0]
     assert step["÷ eager"].value == pytest.approx(10.0)
     assert step[AGAIN].value == pytest.approx(12.0)  # median ÷ median of the two rule cases
-    assert step[THIS_OVER_AGAIN] == pytest.approx(10.0 / 12.0)
+    assert step[THIS_OVER_AGAIN].value == pytest.approx(10.0 / 12.0)
+    # the finding cites one measurement, the one timed in the same rounds, with its interval
     finding, = out.findings
-    assert "10× eager at 10^6" in finding.text and "give 12" in finding.text
-    assert "each mode in its own case, give 12×, this one 0.833× that" in finding.text
+    assert "× eager at 10^6 (timed in the same rounds)" in finding.text
+    assert finding.text.startswith(f"On AVX2 CPU kernels (C1), compiled relu forward plus "
+                                   f"backward takes {text(step['÷ eager'])}×")
+    assert "give 12" not in finding.text
     assert "second measurement" in _table(rendered, "probes").caption
 
 

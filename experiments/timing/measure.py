@@ -11,8 +11,9 @@ import sys
 
 import numpy as np
 
-from experiments.timing.harness import (BUDGET_S, BYTES_PER_ELEMENT, COMPILED, FRESH_BLOCKS,
-                                        HARNESS_LIMIT, MAX_ROUNDS, MIN_ROUNDS, MODES, NETS,
+from experiments.timing.harness import (BLOCKS, BUDGET_S, BYTES_PER_ELEMENT, COMPILED,
+                                        FRESH_BLOCKS, HARNESS_LIMIT, MAX_ROUNDS, MIN_ROUNDS,
+                                        MODES, NETS,
                                         PROCESSES, SCOPE_NETS, SCOPE_WORKLOADS, SIZES, TARGETS,
                                         _dynamo_counts, _prepared, memory_record, net_thunk,
                                         set_equal_threads, timed, timed_rules, twin_pairs)
@@ -118,11 +119,13 @@ def _rules_records(base: dict, device, framework: str, mode: str, n: int,
 CHECK_SIZES = {"quick": (), "standard": (10 ** 6,), "full": (10 ** 6, 10 ** 7)}
 
 
-# --quick is a fast look at the rules and the seed net within 45 s from an empty inductor
-# cache: it compiles at its largest size only, and leaves out the harness's checks
+# --quick is a fast look at the rules and the seed net within 45 s: it compiles at its largest
+# size only, into the user's inductor folder (its first calls may be read backs, never compile
+# times), in one block, and leaves out the harness's checks
 QUICK_SKIPS = ("compiled rules below 10^6 elements", "the torch.compile seed net",
                "the fresh-process check", "the Timer cross-check", "the probes",
-               "the shared dynamic wrapper", "the eager cost taken apart", "the page-fault check")
+               "the shared dynamic wrapper", "the eager cost taken apart", "the page-fault check",
+               "blocks in several processes", "compiling from an empty inductor folder")
 
 
 def _skipped(scope: str | None) -> list[str]:
@@ -149,7 +152,7 @@ def cases(scope: str, rules=None) -> list[dict]:
         for n in sorted({min(10 ** 6, sizes[-1]), sizes[-1]})]
     out += [{"part": "rules", "framework": fw, "mode": m, "n": n,
              "fresh_check": checks and m in COMPILED and n in CHECK_SIZES[scope],
-             "rules": chosen}
+             "processes": BLOCKS[scope], "rules": chosen}
             for fw, chosen in timed_alone.items() for m in MODES[fw] for n in sizes
             if checks or m not in COMPILED or n == sizes[-1]]
     for net in SCOPE_NETS[scope]:
@@ -162,7 +165,8 @@ def cases(scope: str, rules=None) -> list[dict]:
                         if m == "compile" and (net != "seed" or not checks) and scope != "full":
                             continue  # a torch.compile a rule and net: the seed net only
                         out.append({"part": "net", "framework": fw, "mode": m, "rule": r,
-                                    "net": net, "workload": workload})
+                                    "net": net, "workload": workload,
+                                    "processes": BLOCKS[scope]})
     out += [{"part": "memory", "framework": fw, "rule": r}
             for fw, chosen in timed_alone.items() for r in chosen]
     if not checks:
@@ -233,13 +237,14 @@ def _part_records(device, part: str, case: dict) -> list[dict]:
 
 
 def net_records(base: dict, device, framework: str, mode: str, rule, net: str,
-                workload: str) -> list[dict]:
+                workload: str, processes: int = 1) -> list[dict]:
     shape = NETS[net]
     thunk, sync = net_thunk(framework, mode, rule, shape, workload, device)
     b, i, h, o = shape
     flops = 3 * 2 * b * (i * h + h * o)  # forward matmuls, twice that for backward
     return [{**base, "name": rule.name, "shape": list(shape), "flops": flops,
-             **timed(thunk, sync, repeats=20, warmup=0 if net == "large" else 2)}]
+             **timed(thunk, sync, repeats=20, warmup=0 if net == "large" else 2,
+                     processes=processes)}]
 
 
 def serve_parts() -> None:

@@ -33,37 +33,44 @@ def median(r: dict) -> float:
     return r["stats"]["median"]
 
 
+def blocks(r: dict) -> tuple:
+    """The rounds each process (block) took, where several took the record's rounds."""
+    return tuple(r.get("process_rounds") or ())
+
+
 def time(r: dict, n: int | None = None) -> Estimate:
     """The median over the record's rounds with its 95% interval (two levels where several
     processes took them); the median alone, of n rounds, where the rounds were not kept."""
     if not times(r):
         return Estimate(median(r), None, None, n)
-    return median_interval(times(r), blocks=tuple(r.get("process_rounds") or ()))
+    return median_interval(times(r), blocks=blocks(r))
 
 
 def over(a: dict, b: dict) -> Estimate | None:
-    """a ÷ b, round by round (both timed in the same rounds)."""
+    """a ÷ b, round by round (both timed in the same rounds): the median of the per-round
+    ratios with its interval, two levels where several processes took the rounds."""
     if len(times(a)) != len(times(b)) or not times(a):
         return None
-    return paired_ratio(times(a), times(b), blocks=tuple(a.get("process_rounds") or ()))
+    return paired_ratio(times(a), times(b), blocks=blocks(a))
 
 
-def unpaired_spread(value: float, a: tuple, b: tuple, scale: float = 1.0) -> Estimate:
-    """value (scale × median(a) ÷ median(b)) with the bootstrap interval of that ratio, where
-    both sides kept at least MIN_BOOTSTRAP rounds."""
-    if min(len(a), len(b)) < MIN_BOOTSTRAP:
+def unpaired_spread(value: float, a: dict, b: dict, scale: float = 1.0) -> Estimate:
+    """value (scale × median(a) ÷ median(b), of two records timed apart) with the bootstrap
+    interval of that ratio (each side in two levels where several processes took it), where
+    both kept at least MIN_BOOTSTRAP rounds."""
+    if min(len(times(a)), len(times(b))) < MIN_BOOTSTRAP:
         return Estimate(value)
-    r = unpaired_ratio(a, b)
+    r = unpaired_ratio(times(a), times(b), blocks=(blocks(a), blocks(b)))
     return Estimate(value, r.lo * scale, r.hi * scale, r.n)
 
 
-def paired_spread(value: float, a: tuple, b: tuple) -> Estimate:
-    """value with the bootstrap interval of a ÷ b round by round, where both kept the same
-    rounds, at least MIN_BOOTSTRAP of them."""
+def paired_spread(a: tuple, b: tuple) -> Estimate | None:
+    """a ÷ b round by round, the median of the per-round ratios with its interval: one
+    statistic for both (a ratio of medians beside the interval of another statistic once
+    fell outside it), where both kept the same rounds, at least MIN_BOOTSTRAP of them."""
     if len(a) != len(b) or len(a) < MIN_BOOTSTRAP:
-        return Estimate(value)
-    r = paired_ratio(a, b)
-    return Estimate(value, r.lo, r.hi, r.n)
+        return None
+    return paired_ratio(a, b)
 
 
 def kept(m: dict) -> float | None:
@@ -128,8 +135,9 @@ class Timing:
             paired = (a and b and a.get("interleaved_with") is not None
                       and b.get("interleaved_with") is not None
                       and len(times(a)) == len(times(b)))
-            self._ratios[key] = ((paired_ratio if paired else unpaired_ratio)(times(a), times(b))
-                                 if a and b and times(a) and times(b) else None)
+            self._ratios[key] = None if not (a and b and times(a) and times(b)) else (
+                paired_ratio(times(a), times(b), blocks=blocks(a)) if paired
+                else unpaired_ratio(times(a), times(b), blocks=(blocks(a), blocks(b))))
         return self._ratios[key]
 
     def pieces(self) -> dict[tuple, dict[str, dict]]:
@@ -157,7 +165,7 @@ def rule_cases_compiled_over_eager(t: "Timing", n: int) -> Estimate | None:
     own case: the ratio of the two medians, each side resampled on its own."""
     ref = t.references.get("torch")
     a, b = t.index.get(("torch", "compile", ref, n)), t.index.get(("torch", "eager", ref, n))
-    return unpaired_spread(median(a) / median(b), times(a), times(b)) if a and b else None
+    return unpaired_spread(median(a) / median(b), a, b) if a and b else None
 
 
 def comparable_cells(run: Run) -> dict:

@@ -14,7 +14,7 @@ from experiments.timing.records import (COMPILED, COMPILED_MODES, EAGER, Timing,
                                         rule_cases_compiled_over_eager, size_label, time, times,
                                         unpaired_spread)
 from experiments.timing.targets import (ProbeFact, block_ratios, fractions, harness_ratios,
-                                        probe_fact, target_values)
+                                        probe_fact, target_values, variance_split)
 from study.compare.stats import Estimate, together
 
 
@@ -70,7 +70,7 @@ def builtin_compiled_over_eager(t: Timing, fw: str, n: int) -> Estimate | None:
     if compiled is None or eager is None:
         return None
     a, b = t.index[(fw, compiled, ref, n)], t.index[(fw, eager, ref, n)]
-    return unpaired_spread(median(a) / median(b), times(a), times(b))
+    return unpaired_spread(median(a) / median(b), a, b)
 
 
 # the records' mode names, as the report says them (the glossary's execution modes)
@@ -105,7 +105,7 @@ def _nets(t: Timing) -> list[dict]:
                      "framework": n["framework"], "mode": n["mode"],
                      "rule": n["rule"] if n.get("name") is None else n["name"],
                      "time µs": time(n).scaled(1e6),
-                     "÷ built-in": unpaired_spread(median(n) / median(b), times(n), times(b))
+                     "÷ built-in": unpaired_spread(median(n) / median(b), n, b)
                      if b and b is not n else None, "GFLOP/s": n["flops"] / median(n) / 1e9,
                      "÷ the machine's matmul": n["flops"] / median(n) / peak if peak else None,
                      "first call s": n["first_call_s"]})
@@ -121,8 +121,8 @@ def met(value: Estimate, threshold: float, sense: str) -> str:
 
 
 def _ours_over_timer(c: dict) -> Estimate:
-    return paired_spread(float(np.median(c["ours_s"]) / np.median(c["timer_s"])),
-                         tuple(c["ours_s"]), tuple(c["timer_s"]))
+    return paired_spread(tuple(c["ours_s"]), tuple(c["timer_s"])) or Estimate(
+        float(np.median(c["ours_s"]) / np.median(c["timer_s"])))
 
 
 def _harness(t: Timing) -> list[dict]:
@@ -148,8 +148,15 @@ def _harness(t: Timing) -> list[dict]:
                      "check": "one torch.compile(dynamic=True) wrapper first called at 8 ÷ "
                               "compiled for n",
                      "of": f"{s['name']} at {size_label(s['n'])}",
-                     "result": paired_spread(median(a) / median(b), times(a), times(b)),
+                     "result": paired_spread(times(a), times(b))
+                     or Estimate(median(a) / median(b)),
                      "sense": None, "threshold": None, "passed": None})
+    for (fw, compiled), (between, within, blocks, rounds) in variance_split(t).items():
+        of = (f"{fw} {'compiled' if compiled else 'eager'}: {blocks:g} blocks (processes) of "
+              f"{rounds:g} rounds")
+        rows += [{"run": tag, "check": f"SD of log(rule ÷ built-in) {where}", "of": of,
+                  "result": Estimate(value), "sense": None, "threshold": None, "passed": None}
+                 for where, value in (("between blocks", between), ("within a block", within))]
     if fractions_ := fractions(t):
         (fw, mode, rule), (worst, _) = max(fractions_.items(), key=lambda kv: kv[1][0])
         rows.append({"run": tag,
@@ -171,7 +178,7 @@ def _torch_vs_jax(t: Timing) -> list[dict]:
                       if (fw, r, size) == ("jax", jr, n)
                       and (m in COMPILED_MODES) == (mode in COMPILED_MODES)), None)
             if b:
-                ratio = unpaired_spread(median(a) / median(b), times(a), times(b))
+                ratio = unpaired_spread(median(a) / median(b), a, b)
                 rows.append({"run": t.run.tag, "rules": label, "compiled": mode in COMPILED_MODES,
                              "size": n, "torch ÷ jax": ratio})
     return rows
@@ -220,8 +227,15 @@ AGAIN, THIS_OVER_AGAIN = "same ratio, rule cases (another measurement)", "this �
 
 
 def measured_again(this: Estimate | None, again: Estimate | None) -> dict:
-    """A ratio measured a second time by another case: that measurement, and this ÷ that."""
-    return {AGAIN: again, THIS_OVER_AGAIN: this.value / again.value if this and again else None}
+    """A ratio measured a second time by another case: that measurement, and this ÷ that with
+    the interval that covers every pair of values in the two intervals (the two measurements
+    agree where it holds 1)."""
+    if not (this and again):
+        return {AGAIN: again, THIS_OVER_AGAIN: None}
+    if None in (this.lo, again.lo):
+        return {AGAIN: again, THIS_OVER_AGAIN: Estimate(this.value / again.value)}
+    return {AGAIN: again, THIS_OVER_AGAIN: Estimate(this.value / again.value,
+                                                    this.lo / again.hi, this.hi / again.lo)}
 
 
 def _fresh(t: Timing) -> list[dict]:

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from experiments.timing.records import (COMPILED, COMPILED_MODES, EAGER, VECTOR_OFF, Timing, median,
-                                        over, rule_cases_compiled_over_eager, size_label, times,
-                                        unpaired_spread)
+                                        blocks, over, size_label, times, unpaired_spread)
+from study.compare.levels import variance_components
 from study.compare.stats import Estimate
 
 
@@ -59,6 +59,24 @@ def off_by(ratio: float) -> float:
     return max(ratio, 1 / ratio)
 
 
+def variance_split(t: Timing) -> dict[tuple[str, bool], tuple[float, float, int, float]]:
+    """(framework, compiled) -> the median over the rule cases timed in several blocks of the
+    SD of log(rule ÷ built-in) between blocks and within one, the blocks and the median
+    rounds a block: what sets the width of a ratio's interval."""
+    per: dict[tuple[str, bool], list[tuple]] = {}
+    for (fw, mode, rule, n), r in t.index.items():
+        base = t.index.get((fw, mode, t.references.get(fw), n))
+        if rule == t.references.get(fw) or base is None or len(blocks(r)) < 2 \
+                or len(times(r)) != len(times(base)):
+            continue
+        between, within = variance_components(np.log(np.divide(times(r), times(base))),
+                                               blocks(r))
+        per.setdefault((fw, mode in COMPILED_MODES), []).append(
+            (np.sqrt(between), np.sqrt(within), len(blocks(r)), np.median(blocks(r))))
+    return {key: tuple(float(np.median(column)) for column in zip(*rows))
+            for key, rows in per.items()}
+
+
 def block_ratios(r: dict) -> list[float]:
     """In-run ÷ fresh of each alternating block of the harness check."""
     mine, theirs = r.get("block_medians"), (r.get("fresh") or {}).get("block_medians")
@@ -94,7 +112,7 @@ def target_values(t: Timing) -> dict[str, tuple[Estimate | None, str]]:
         # the interval of copy time ÷ rule time: the fraction is that ratio times a constant
         r, copy = t.index[(fw, m, rule, max(t.sizes))], t.machine_copy(max(t.sizes))
         out["copy_fraction"] = (
-            unpaired_spread(frac, times(copy), times(r), frac * median(r) / median(copy)),
+            unpaired_spread(frac, copy, r, frac * median(r) / median(copy)),
             f"{fw} {m} {names.get(rule, rule)} at {size_label(max(t.sizes))}")
     seed = {(n["framework"], n["mode"], n["rule"]): n for n in t.part("net")
             if n["net"] == "seed" and n["workload"] == "fwd_bwd"}
@@ -105,7 +123,7 @@ def target_values(t: Timing) -> dict[str, tuple[Estimate | None, str]]:
         if ratios:
             best = min(ratios, key=ratios.get)
             out["seed_net_eager"] = (
-                unpaired_spread(ratios[best], times(seed[("torch", "eager", best)]), times(base)),
+                unpaired_spread(ratios[best], seed[("torch", "eager", best)], base),
                 f"best: {names.get(best, best)}")
     harness = harness_ratios(t)
     if harness:
@@ -120,32 +138,35 @@ def target_values(t: Timing) -> dict[str, tuple[Estimate | None, str]]:
 
 @dataclass(frozen=True)
 class ProbeFact:
-    """What the compiled-torch reproducer shows, as ratios of per-round medians (None: not
-    measured): the step compiled ÷ eager (random and sorted signs); the bool store compiled
-    with and without vector code ÷ eager; the step with vector code off ÷ eager on random and
-    sorted signs, and random ÷ sorted; and the step compiled ÷ eager as the rule cases measure
-    it, each mode in its own case (another measurement of `step`)."""
+    """What the compiled-torch reproducer shows, as ratios timed in the same rounds, each with
+    its interval (None: not measured): the step compiled ÷ eager (random and sorted signs);
+    the bool store compiled with and without vector code ÷ eager; the step with vector code
+    off ÷ eager on random and sorted signs, and random ÷ sorted."""
     release: str  # the CPU kernels the run used
     n: str
-    step: float | None
-    step_sorted: float | None
-    store: float | None
-    store_vector_off: float | None
-    step_vector_off: float | None
-    step_vector_off_sorted: float | None
-    vector_off_signs: float | None
-    step_rule_cases: Estimate | None  # the step compiled ÷ eager again, from the rule cases
+    step: Estimate | None
+    step_sorted: Estimate | None
+    store: Estimate | None
+    store_vector_off: Estimate | None
+    step_vector_off: Estimate | None
+    step_vector_off_sorted: Estimate | None
+    vector_off_signs: Estimate | None
 
     @property
     def store_is_a_cause(self) -> bool:
-        """Turning inductor's vector code off takes the bool store's time down by half or more."""
+        """Turning inductor's vector code off takes the bool store's time down by half or more,
+        the whole intervals apart."""
         return (self.store is not None and self.store_vector_off is not None
-                and self.store > 2 * self.store_vector_off)
+                and self.store.lo > 2 * self.store_vector_off.hi)
 
     @property
     def signs_are_a_cause(self) -> bool:
         """With vector code off, the step's time still follows the pattern of signs."""
-        return self.vector_off_signs is not None and self.vector_off_signs > 1.5
+        return self.vector_off_signs is not None and self.vector_off_signs.lo > 1.5
+
+    @property
+    def vector_off_is_slower(self) -> bool:
+        return self.step_vector_off is not None and self.step_vector_off.lo > 1
 
 
 def probe_fact(t: Timing) -> ProbeFact | None:
@@ -154,9 +175,8 @@ def probe_fact(t: Timing) -> ProbeFact | None:
     if ("step", COMPILED, "random") not in at:
         return None
 
-    def ratio(a: tuple, b: tuple) -> float | None:
-        r = over(at[a], at[b]) if a in at and b in at else None
-        return r.value if r else None
+    def ratio(a: tuple, b: tuple) -> Estimate | None:
+        return over(at[a], at[b]) if a in at and b in at else None
     return ProbeFact(
         str(t.run.provenance.get("torch_cpu_capability")),
         size_label(at[("step", COMPILED, "random")]["n"]),
@@ -166,5 +186,4 @@ def probe_fact(t: Timing) -> ProbeFact | None:
         ratio(("bool store", VECTOR_OFF, "random"), ("bool store", EAGER, "random")),
         ratio(("step", VECTOR_OFF, "random"), ("step", EAGER, "random")),
         ratio(("step", VECTOR_OFF, "sorted"), ("step", EAGER, "sorted")),
-        ratio(("step", VECTOR_OFF, "random"), ("step", VECTOR_OFF, "sorted")),
-        rule_cases_compiled_over_eager(t, at[("step", COMPILED, "random")]["n"]))
+        ratio(("step", VECTOR_OFF, "random"), ("step", VECTOR_OFF, "sorted")))

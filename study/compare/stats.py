@@ -294,23 +294,26 @@ def paired_ratio(a, b, level: float = CI_LEVEL, resamples: int = RESAMPLES,
 
 
 def unpaired_ratio(a, b, level: float = CI_LEVEL, resamples: int = RESAMPLES,
-                   seed: int = 0) -> Estimate:
+                   seed: int = 0, blocks: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())
+                   ) -> Estimate:
     """median(a) ÷ median(b) for times taken in different cases, with the bootstrap interval
-    of that ratio, each side resampled on its own."""
-    return _estimate(_unpaired_ratio, _floats(a), _floats(b), level, resamples, seed)
+    of that ratio, each side resampled on its own (each in two levels, given its `blocks`)."""
+    return _estimate(_unpaired_ratio, _floats(a), _floats(b), level, resamples, seed,
+                     tuple(map(tuple, blocks)))
 
 
-def _unpaired_ratio(a: tuple, b: tuple, level: float, resamples: int, seed: int) -> Estimate:
+def _unpaired_ratio(a: tuple, b: tuple, level: float, resamples: int, seed: int,
+                    blocks: tuple) -> Estimate:
     (median_a, medians_a), (median_b, medians_b) = (
-        _bootstrapped(*side) for side in _sides(a, b, resamples, seed))
+        _bootstrapped(*side) for side in _sides(a, b, resamples, seed, blocks))
     return Estimate(float(median_a / median_b),
                     *map(float, _intervals(medians_a / medians_b, level)[0]),
                     min(len(a), len(b)))
 
 
-def _sides(a: tuple, b: tuple, resamples: int, seed: int) -> list[tuple]:
+def _sides(a: tuple, b: tuple, resamples: int, seed: int, blocks: tuple) -> list[tuple]:
     """An unpaired ratio's two resamplings (_bootstrapped's arguments): b's draws follow a's."""
-    first, second = (len(a), ()), (len(b), ())
+    first, second = (len(a), blocks[0]), (len(b), blocks[1])
     return [(a, seed, resamples, first), (b, seed, resamples, first, second)]
 
 
@@ -393,5 +396,5 @@ def _resamplings(of: Callable[..., Estimate], args: tuple) -> tuple[float, list[
     if of is _median_interval:
         values, level, resamples, seed, blocks = args
         return level, [(values, seed, resamples, (len(values), blocks))]
-    a, b, level, resamples, seed = args
-    return level, _sides(a, b, resamples, seed)
+    a, b, level, resamples, seed, blocks = args
+    return level, _sides(a, b, resamples, seed, blocks)

@@ -107,8 +107,9 @@ def run_experiment(experiment, devices: list[Device], scope: str, progress: Prog
     written as a chunk file (study.runs.checkpoint.write_chunk) for merge_chunks to join."""
     from study.measure.frameworks import use_shared_settings
     # before provenance records the settings, and before any case runs; no compile cache
-    # where compile time is measured
-    use_shared_settings(compile_cache=not experiment.timed)
+    # where compile time is measured (a timed experiment's --quick prints none: it reads
+    # compiled code back from the user's caches, and starts in seconds)
+    use_shared_settings(compile_cache=not experiment.timed or scope == "quick")
     paths = []  # the caller checked that root is writable (study.cli, before any work)
     for device in devices:
         prov = provenance.collect(device, experiment.seed, scope)
