@@ -83,10 +83,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", nargs=2, metavar="RESULTS",
                         help="two result folders already run, instead of running timing twice")
+    parser.add_argument("--keep", metavar="DIR", help="run into DIR/a and DIR/b and keep them")
     args = parser.parse_args(argv)
     walls = []
     with tempfile.TemporaryDirectory(prefix="bench-rerun-results-") as scratch:
-        folders = args.runs or [os.path.join(scratch, name) for name in ("a", "b")]
+        folders = args.runs or [os.path.join(args.keep or scratch, name) for name in ("a", "b")]
         if not args.runs:
             walls = [run_timing(folder) for folder in folders]
         found = coverage(*(rendered(folder) for folder in folders))

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from study.compare import distributions, stats
+from study.compare.levels import few_blocks_factor, variance_components, widened
 
 
 def numpys_medians(a, rng, resamples, blocks=()):
@@ -80,8 +81,14 @@ def test_an_unpaired_ratio_in_two_levels_draws_each_side_by_its_blocks():
     rng = np.random.default_rng(0)
     medians = numpys_medians(a, rng, 500, blocks[0]) / numpys_medians(b, rng, 500, blocks[1])
     got = stats.unpaired_ratio(a, b, resamples=500, blocks=blocks)
-    assert got.value == np.median(a) / np.median(b)
-    assert (got.lo, got.hi) == tuple(np.percentile(medians, [2.5, 97.5]))
+    value = np.median(a) / np.median(b)
+    assert got.value == value
+    # the percentile interval, widened for three blocks a side (levels.few_blocks_factor)
+    lo, hi = np.percentile(medians, [2.5, 97.5])
+    assert (got.lo, got.hi) == pytest.approx(widened(value, lo, hi, few_blocks_factor(3)),
+                                             rel=1e-12)
+    narrow = stats.unpaired_ratio(a, b, resamples=500)  # rounds alone: not widened
+    assert narrow.lo > got.lo and narrow.hi < got.hi
 
 
 def test_processes_that_disagree_widen_the_interval_rounds_alone_cannot():
@@ -95,7 +102,6 @@ def test_processes_that_disagree_widen_the_interval_rounds_alone_cannot():
 
 
 def test_variance_components_split_a_spread_into_blocks_and_rounds_as_the_anova_does():
-    from study.compare.levels import variance_components
     # by hand: block means 1.1 and 3.1, grand mean 2.1; within: 4 squares of 0.1 over 4 - 2
     # = 0.02; between blocks' mean square 2 (1^2 + 1^2) / 1 = 4, n0 = (4 - 8 / 4) / 1 = 2, so
     # (4 - 0.02) / 2 = 1.99
@@ -108,3 +114,13 @@ def test_variance_components_split_a_spread_into_blocks_and_rounds_as_the_anova_
     assert np.isnan(variance_components([1.0, 2.0], (2,))[0])  # one block: nothing to tell
     with pytest.raises(ValueError, match="blocks of 3 values"):
         variance_components([1.0, 2.0], (1, 2))
+
+
+def test_few_blocks_widen_an_interval_as_a_t_with_k_minus_1_degrees_of_freedom_asks():
+    # by hand, 95%: t(3) = 3.1824, z = 1.95996, sqrt(4 / 3): 3.1824 / 1.95996 x 1.1547 = 1.8749
+    assert few_blocks_factor(4) == pytest.approx(1.8749, abs=1e-4)
+    assert few_blocks_factor(1) == 1.0  # rounds alone: the percentile interval as it is
+    assert few_blocks_factor(1000) == pytest.approx(1.0, abs=2e-3)  # many blocks: the normal's
+    # in log space for a positive ratio: 2 x (1.5/2)^2 and 2 x (3/2)^2
+    assert widened(2.0, 1.5, 3.0, 2.0) == pytest.approx((1.125, 4.5))
+    assert widened(0.0, -1.0, 2.0, 2.0) == (-2.0, 4.0)  # a value at 0: linearly

@@ -9,6 +9,7 @@ import torch
 
 from study.workloads.memory import jax_residual_bytes, torch_saved_bytes
 from study.measure.rules import by_key
+from study.compare.levels import few_blocks_factor
 from study.compare.stats import Estimate, median_interval, paired_ratio, unpaired_ratio
 from study.workloads.timing import quartiles, time_thunk
 
@@ -216,9 +217,13 @@ def test_a_two_level_interval_takes_in_the_spread_between_processes():
     # one in 27 the last three times (median 3): 1/27 > 2.5%, so the 95% interval is [1, 3].
     # Resampling rounds alone, a median of 1 needs 16 or more of 30 draws from the first
     # process (probability about 1%), so that interval stays strictly inside (1, 3).
+    # With three blocks that interval is then widened for their few (few_blocks_factor: the
+    # bootstrap's spread over 3 blocks is 2/3 of the truth's variance, and its tails a normal's
+    # where a t with 2 degrees of freedom holds): in log space, 2 (1/2)^f and 2 (3/2)^f.
     values = [1.0] * 10 + [2.0] * 10 + [3.0] * 10
     two_level = median_interval(values, blocks=(10, 10, 10))
-    assert two_level == Estimate(2.0, 1.0, 3.0, 30)
+    f = few_blocks_factor(3)
+    assert two_level == Estimate(2.0, 2.0 * 0.5 ** f, 2.0 * 1.5 ** f, 30)
     one_level = median_interval(values)
     assert 1.0 < one_level.lo and one_level.hi < 3.0
     assert median_interval(values, blocks=(30,)) == one_level  # one process: rounds alone
@@ -226,3 +231,36 @@ def test_a_two_level_interval_takes_in_the_spread_between_processes():
     assert paired_ratio(values, [1.0] * 30, blocks=(10, 10, 10)) == two_level
     with pytest.raises(ValueError, match="29 values in all for 30"):
         median_interval(values, blocks=(10, 10, 9))
+
+
+def test_a_case_is_timed_in_blocks_spread_across_the_run_each_in_its_own_process():
+    from experiments.timing import measure
+    cases = measure.cases("standard")
+    timed = [c for c in cases if c["part"] in ("rules", "net")]
+    blocks = measure.BLOCKS["standard"]
+    # every case once per block, block by block: a case's blocks are a run's quarter apart
+    assert [c["block"] for c in timed] == sorted(c["block"] for c in timed)
+    assert {c["block"] for c in timed} == set(range(blocks)) and len(timed) % blocks == 0
+    per_block = len(timed) // blocks
+    assert all(c["worker"] == c["block"] and c["blocks"] == blocks for c in timed)
+    first, later = timed[:per_block], timed[per_block:]
+    # the fresh-process check rides with the first block only
+    assert any(c.get("fresh_check") for c in first) and not any(c.get("fresh_check")
+                                                              for c in later)
+    assert all(measure.cases("quick")[i].get("worker", 0) == 0 for i in range(3))
+
+
+def test_a_cases_blocks_read_as_one_record_round_for_round_in_block_order():
+    from experiments.timing.records import in_blocks
+    row = {"framework": "torch", "mode": "eager", "rule": "r", "n": 8}
+    rows = [{**row, "block": 1, "times_s": [3.0, 4.0], "dispatch_s": [1.0, 1.0],
+             "first_call_s": 0.2},
+            {**row, "block": 0, "times_s": [1.0, 2.0, 5.0], "dispatch_s": [1.0, 1.0, 1.0],
+             "first_call_s": 9.0, "fresh": {"stats": {}}},
+            {**row, "rule": "other", "block": 0, "times_s": [7.0], "first_call_s": 1.0}]
+    merged, alone = in_blocks(rows, ("framework", "mode", "rule", "n"))
+    assert merged["times_s"] == [1.0, 2.0, 5.0, 3.0, 4.0]  # block 0's rounds, then block 1's
+    assert merged["process_rounds"] == [3, 2] and merged["first_calls_s"] == [9.0, 0.2]
+    assert merged["first_call_s"] == 9.0 and merged["fresh"] == {"stats": {}}  # the first block's
+    assert merged["stats"]["median"] == 3.0 and merged["stats"]["n"] == 5
+    assert alone is rows[2]  # one block: as stored

@@ -101,10 +101,11 @@ def serve_fresh() -> None:
 
 
 def _rules_records(base: dict, device, framework: str, mode: str, n: int,
-                   fresh_check: bool, rules, processes: int = 1) -> list[dict]:
+                   fresh_check: bool, rules, block: int = 0, blocks: int = 1,
+                   worker: int = 0) -> list[dict]:
     fresh = FreshProcess(device.name, framework, mode, n, rules) if fresh_check else None
     try:
-        timings = time_rules(framework, mode, n, device, rules, fresh, processes)
+        timings = time_rules(framework, mode, n, device, rules, fresh, blocks)
     finally:
         if fresh:
             fresh.close()
@@ -150,11 +151,11 @@ def cases(scope: str, rules=None) -> list[dict]:
             "rules": tuple(r for chosen in timed_alone.values() for r in chosen)}] + [
         {"part": "machine", "n": n, "matmul": checks and n == sizes[-1]}
         for n in sorted({min(10 ** 6, sizes[-1]), sizes[-1]})]
-    out += [{"part": "rules", "framework": fw, "mode": m, "n": n,
-             "fresh_check": checks and m in COMPILED and n in CHECK_SIZES[scope],
-             "processes": BLOCKS[scope], "rules": chosen}
-            for fw, chosen in timed_alone.items() for m in MODES[fw] for n in sizes
-            if checks or m not in COMPILED or n == sizes[-1]]
+    timed = [{"part": "rules", "framework": fw, "mode": m, "n": n,
+              "fresh_check": checks and m in COMPILED and n in CHECK_SIZES[scope],
+              "rules": chosen}
+             for fw, chosen in timed_alone.items() for m in MODES[fw] for n in sizes
+             if checks or m not in COMPILED or n == sizes[-1]]
     for net in SCOPE_NETS[scope]:
         for workload in SCOPE_WORKLOADS[scope] if net != "large" else ("fwd_bwd",):
             for fw in MODES:
@@ -164,9 +165,14 @@ def cases(scope: str, rules=None) -> list[dict]:
                             continue  # ~200 GFLOP a step: no compiled mode of torch
                         if m == "compile" and (net != "seed" or not checks) and scope != "full":
                             continue  # a torch.compile a rule and net: the seed net only
-                        out.append({"part": "net", "framework": fw, "mode": m, "rule": r,
-                                    "net": net, "workload": workload,
-                                    "processes": BLOCKS[scope]})
+                        timed.append({"part": "net", "framework": fw, "mode": m, "rule": r,
+                                      "net": net, "workload": workload})
+    # each case in BLOCKS blocks, block by block across the run: a case's blocks are a quarter
+    # of the run apart (the machine's drift between them counts) and each in its own process
+    # (block b in worker b; 0: this one); the fresh-process check with the first block
+    out += [{**case, "block": b, "blocks": BLOCKS[scope], "worker": b,
+             **({"fresh_check": case["fresh_check"] and b == 0} if "fresh_check" in case else {})}
+            for b in range(BLOCKS[scope]) for case in timed]
     out += [{"part": "memory", "framework": fw, "rule": r}
             for fw, chosen in timed_alone.items() for r in chosen]
     if not checks:
@@ -220,6 +226,9 @@ def run_case(device, part: str, **case) -> list[dict]:
     fresh processes where the case names how many)."""
     if part not in part_functions():
         raise ValueError(f"unknown timing part {part!r}")
+    if case.get("worker"):  # a block of a case that another process times
+        worker = Worker.started(device.name, case["worker"])[case["worker"] - 1]
+        return worker.records(part, sent(case))
     if case.get("processes", 1) > 1:
         shares = [_part_records(device, part, case)]
         workers = Worker.started(device.name, case["processes"] - 1)
@@ -237,14 +246,14 @@ def _part_records(device, part: str, case: dict) -> list[dict]:
 
 
 def net_records(base: dict, device, framework: str, mode: str, rule, net: str,
-                workload: str, processes: int = 1) -> list[dict]:
+                workload: str, block: int = 0, blocks: int = 1, worker: int = 0) -> list[dict]:
     shape = NETS[net]
     thunk, sync = net_thunk(framework, mode, rule, shape, workload, device)
     b, i, h, o = shape
     flops = 3 * 2 * b * (i * h + h * o)  # forward matmuls, twice that for backward
     return [{**base, "name": rule.name, "shape": list(shape), "flops": flops,
              **timed(thunk, sync, repeats=20, warmup=0 if net == "large" else 2,
-                     processes=processes)}]
+                     processes=blocks)}]
 
 
 def serve_parts() -> None:

@@ -3,15 +3,16 @@ record's time, one record over another timed in the same rounds, a rule over its
 and what a rerun is compared on (comparable_cells).
 
 A record times one thunk: `times_s` holds every timed round (runs before kept only `stats`),
-and `process_rounds` how many rounds each fresh process took, where it ran in several.
+and `process_rounds` how many rounds each process (block) took, where it ran in several: a
+rule case or a net is stored as a row per block, which in_blocks makes one.
 """
-
 import numpy as np
 
 from study.compare.cells import Value
-from study.runs.results import Run
 from study.compare.stats import (MIN_BOOTSTRAP, Estimate, median_interval, paired_ratio,
                                  together, unpaired_ratio)
+from study.runs.results import Run
+from study.workloads.timing import quartiles
 
 # A rerun's ratio reproduces ours when the two 95% intervals overlap or lie within
 # 25% of each other; see the README for how two runs on this machine compare.
@@ -31,6 +32,39 @@ def times(r: dict) -> tuple:
 
 def median(r: dict) -> float:
     return r["stats"]["median"]
+
+
+# the parts whose cases are timed in blocks across the run, a row per block, and their key
+BLOCKED = {"rule": ("framework", "mode", "rule", "n"),
+           "net": ("framework", "mode", "rule", "net", "workload")}
+PER_ROUND = ("times_s", "dispatch_s", "minor_faults")
+
+
+def in_blocks(rows: list[dict], key: tuple[str, ...]) -> list[dict]:
+    """One row per key from a row per block (timing.measure: a case's blocks in turn across
+    the run): the rounds of every block in block order, `process_rounds` how many each took,
+    the statistics over them all, and the first block's other fields (its first call, the
+    fresh-process check); a key with one row, as every run before blocks kept, as it is."""
+    by_key: dict[tuple, list[dict]] = {}
+    for r in rows:
+        by_key.setdefault(tuple(r.get(k) for k in key), []).append(r)
+    out = []
+    for group in by_key.values():
+        if len(group) == 1:
+            out.append(group[0])
+            continue
+        group = sorted(group, key=lambda r: r.get("block") or 0)
+        first = group[0]
+        merged = {**first, "process_rounds": [len(r["times_s"]) for r in group],
+                  "first_calls_s": [r["first_call_s"] for r in group]}
+        for k in PER_ROUND:
+            if first.get(k) is not None:
+                merged[k] = [x for r in group for x in r[k]]
+        merged["stats"] = quartiles(merged["times_s"])
+        if first.get("dispatch_s") is not None:
+            merged["dispatch"] = quartiles(merged["dispatch_s"])
+        out.append(merged)
+    return out
 
 
 def blocks(r: dict) -> tuple:
@@ -105,6 +139,8 @@ class Timing:
         self.parts: dict[str, list[dict]] = {}
         for r in run.ok_rows():
             self.parts.setdefault(r.get("part"), []).append(r)
+        for part, key in BLOCKED.items():
+            self.parts[part] = in_blocks(self.part(part), key)
         plan = next(iter(self.part("plan")), {})
         self.references = plan.get("reference_rules") or {}
         self.pairs = [tuple(p) for p in plan.get("torch_jax_pairs") or []]

@@ -16,40 +16,8 @@ from typing import TypeVar
 
 import numpy as np
 
-from study.compare.distributions import beta_quantile
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A value with its 95% interval from n values; lo and hi are None where no interval was
-    computed (too few values), and equal to the value where every resample agreed."""
-    value: float
-    lo: float | None = None
-    hi: float | None = None
-    n: int | None = None
-
-    def scaled(self, by: float) -> "Estimate":
-        return Estimate(*(None if v is None else v * by for v in (self.value, self.lo, self.hi)),
-                        self.n)
-
-    @property
-    def saturated(self) -> bool:
-        """An interval of no width: every resample gave the same value."""
-        return self.lo is not None and self.lo == self.hi
-
-
-def to_figures(value: float, figures: int) -> float:
-    """`value` rounded to so many significant figures (inf, nan and 0 as they are): a fitted
-    value is kept to what its fit determines, so no CPU's kernels change a printed digit."""
-    return float(f"{value:.{figures}g}") if math.isfinite(value) and value else value
-
-
-def binomial(events: int, trials: int, level: float = 0.95) -> Estimate:
-    """events of trials, with the Clopper-Pearson interval of that count (exact, conservative)."""
-    a = (1 - level) / 2
-    lo = 0.0 if events == 0 else beta_quantile(a, events, trials - events + 1)
-    hi = 1.0 if events == trials else beta_quantile(1 - a, events + 1, trials - events)
-    return Estimate(float(events), to_figures(lo * trials, 4), to_figures(hi * trials, 4), trials)
+from study.compare.estimate import Estimate, binomial, to_figures  # noqa: F401  the API's
+from study.compare.levels import few_blocks_factor, widened
 
 
 CI_LEVEL = 0.95
@@ -278,7 +246,8 @@ def _floats(values) -> tuple:
 def _median_interval(values: tuple, level: float, resamples: int, seed: int,
                      blocks: tuple[int, ...]) -> Estimate:
     median, medians = _bootstrapped(values, seed, resamples, (len(values), blocks))
-    return Estimate(float(median), *map(float, _intervals(medians, level)[0]), len(values))
+    return _finished(float(median), _intervals(medians, level)[0], len(values), level,
+                     len(blocks))
 
 
 def paired_ratio(a, b, level: float = CI_LEVEL, resamples: int = RESAMPLES,
@@ -306,9 +275,8 @@ def _unpaired_ratio(a: tuple, b: tuple, level: float, resamples: int, seed: int,
                     blocks: tuple) -> Estimate:
     (median_a, medians_a), (median_b, medians_b) = (
         _bootstrapped(*side) for side in _sides(a, b, resamples, seed, blocks))
-    return Estimate(float(median_a / median_b),
-                    *map(float, _intervals(medians_a / medians_b, level)[0]),
-                    min(len(a), len(b)))
+    return _finished(float(median_a / median_b), _intervals(medians_a / medians_b, level)[0],
+                     min(len(a), len(b)), level, min(max(1, len(k)) for k in blocks))
 
 
 def _sides(a: tuple, b: tuple, resamples: int, seed: int, blocks: tuple) -> list[tuple]:
@@ -387,8 +355,20 @@ def _made_together(asked: list[tuple]) -> dict:
             part = made[first:first + step]
             ends = _intervals(np.array([medians for _, _, medians, _ in part]), level)
             for (key, value, _, n), (lo, hi) in zip(part, ends):
-                out[key] = Estimate(float(value), float(lo), float(hi), n)
+                out[key] = _finished(float(value), (lo, hi), n, level, _block_count(*key))
     return out
+
+
+def _finished(value: float, ends, n: int, level: float, blocks: int) -> Estimate:
+    """The estimate with its percentile interval, widened where few blocks rule its spread
+    (study.compare.levels.few_blocks_factor)."""
+    lo, hi = widened(value, float(ends[0]), float(ends[1]), few_blocks_factor(blocks, level))
+    return Estimate(value, lo, hi, n)
+
+
+def _block_count(of: Callable[..., Estimate], args: tuple) -> int:
+    blocks = args[-1]
+    return len(blocks) if of is _median_interval else min(max(1, len(b)) for b in blocks)
 
 
 def _resamplings(of: Callable[..., Estimate], args: tuple) -> tuple[float, list[tuple]]:
