@@ -137,8 +137,10 @@ def _cells(run) -> pd.DataFrame:
 
 def _breaks(runs: list, labels: dict) -> pd.DataFrame:
     """Per framework and release, each built-in and kink that breaks the documented rule in
-    the runs of that release, with the runs."""
-    from study.conformance import conformance_rows, public_release, rule_breakers
+    the runs of that release, with the runs; a built-in of several inputs, at each tie (the
+    column `tie`, None for a kink of one input; its `op` names the output element where the op
+    has several: study.conformance.TIE_KINKS), whether or not its own page says it does."""
+    from study.conformance import TIE_KINKS, conformance_rows, public_release, rule_breakers
     from study.conformance._listing import LISTING_COLUMNS
     from study.report.runs import configuration
     from study.report.table import frame
@@ -146,17 +148,19 @@ def _breaks(runs: list, labels: dict) -> pd.DataFrame:
     for run in runs:
         label = labels.get(configuration(run), _name(run))
         for fw in ("torch", "jax"):
-            records = [r for r in run.ok(KINKS) if r["framework"] == fw]
+            records = [r for r in run.ok(KINKS) + run.ok(TIE_KINKS) if r["framework"] == fw]
             if not records:
                 continue
             release = public_release(run.provenance[fw])
             keys = {r["name"]: r["rule"] for r in records}
             listing = frame(conformance_rows(fw, release, label, records), LISTING_COLUMNS)
             for b in rule_breakers(listing):
-                key = (fw, release, keys[b["op"]], b["op"], float(b["kink"]))
+                key = (fw, release, keys[b["op"]], b["op"], float(b["kink"]), b["tie"])
                 found.setdefault(key, []).append(label)
-    return pd.DataFrame([(*k, ", ".join(sorted(v, key=label_order)))
-                         for k, v in sorted(found.items())], columns=BREAK_COLUMNS)
+    return pd.DataFrame([(*k[:5], ", ".join(sorted(v, key=label_order)), k[5])
+                         for k, v in sorted(found.items(), key=lambda kv: (*kv[0][:5],
+                                                                            kv[0][5] or ""))],
+                        columns=BREAK_COLUMNS + ["tie"])
 
 
 def label_order(label: str) -> tuple:

@@ -71,17 +71,24 @@ def test_the_rules_ties_and_compositions_are_those_the_committed_records_hold():
 @pytest.mark.parametrize("framework", ["torch", "jax"])
 def test_the_committed_history_of_the_release_lists_its_breaks_as_known(framework):
     # the oracle: the committed listing's rows of this release, the judgement that counts per
-    # op and kink being the one over the most operands (a tie's joint one)
+    # op, kink and tie being the one over the most operands (a tie's joint one), read by its
+    # first operand's row; a kink of one input is known by its rule's key, a tie between
+    # inputs by the listing's op and its tie
+    import pandas as pd
     release, _ = installed_release(framework)
     known = committed_known(framework, release)
+    table = pd.read_csv(conformance_table.LISTING, dtype={"release": str})
+    table = table[(table["framework"] == framework) & (table["release"] == release)]
     governing: dict[tuple, tuple[int, bool]] = {}
-    for (op, kink, over, operand), v in conformance_table.committed(framework, release).items():
-        operands = len(over.split(", "))
-        if operand == "x" and v["follows"] is not None and operands >= governing.get(
-                (op, kink), (0, None))[0]:
-            governing[(op, kink)] = (operands, v["follows"])
+    for r in table.to_dict("records"):
+        over, tie = r["over"].split(", "), r.get("tie")
+        key = (r["op"], float(r["kink"])) + ((tie,) if isinstance(tie, str) else ())
+        follows = {"yes": True, "no": False}.get(r["follows"])
+        if r["operand"] == over[0] and follows is not None and len(over) >= governing.get(
+                key, (0, None))[0]:
+            governing[key] = (len(over), follows)
     names = {r.key: r.name for r in builtins_of(framework)}
-    assert {(names[op], kink) for op, kink in known.entries} == {
+    assert {(names[e[0]], *e[1:]) if len(e) == 2 else e for e in known.entries} == {
         key for key, (_, follows) in governing.items() if follows is False}
     # the checkout's results serve (study.conventions.load), and the source says so
     assert governing and known.source.startswith("the results in reports/results, "

@@ -113,9 +113,9 @@ def test_a_rule_breaker_is_listed_with_the_release_that_fixed_it():
     tables, _ = tables_of(breaker_runs())
     view = tables["conformance"].frame
     assert view.to_dict("records") == [
-        {"framework": "torch", "op": "t_clamp", "kink": 0.0, "over": "x",
+        {"framework": "torch", "op": "t_clamp", "kink": 0.0, "tie": None, "over": "x",
          "documented rule": "locally convex", "rule gives": "0", "measured": "1",
-         "breaks in": "2.9–2.10",
+         "as documented": None, "breaks in": "2.9–2.10",
          "fixed in": "2.11"}]
     listing = tables["conformance_listing"].frame
     rows = listing[listing["op"] == "t_clamp"]

@@ -64,6 +64,8 @@ class RunAtlas:
     changes: list = field(default_factory=list)  # zero_point.compiled's CompiledChange, filled once
     kinks: list[dict] = field(default_factory=list)  # kink records (study.conformance); none in
     # runs measured before they existed
+    ties: list[dict] = field(default_factory=list)  # the built-ins of several inputs at their ties
+    tie_kinks: list[dict] = field(default_factory=list)  # their shapes there (study.conformance)
 
     def atlas(self, dtype: str | None = None) -> list[OpAtlas]:
         """The eager ops."""
@@ -167,7 +169,7 @@ def _run_atlas(run: Run) -> RunAtlas:
     ops = [_op(rec, modes) for rec in run.ok("atlas")]
     return RunAtlas(run, [op for op in ops if op.compiler is None], run.ok("gradcheck"),
                     run.ok("arithmetic"), [op for op in ops if op.compiler is not None],
-                    kinks=run.ok("kinks"))
+                    kinks=run.ok("kinks"), ties=run.ok("ties"), tie_kinks=run.ok("tie_kinks"))
 
 
 def read(runs) -> list[RunAtlas]:
@@ -277,8 +279,8 @@ def same_after_rounding(a: Cell, b: Cell, dtype: str) -> bool:
 
 def comparable_cells(run: Run) -> dict:
     """Every atlas cell by (op, dtype, mode, input), every numeric check by (rule, x, what),
-    and every failed case, typed (study.compare.cells); modes an erratum withdrew are left
-    out."""
+    every gradient at a tie by (op, dtype, execution, tie, output, input), and every failed
+    case, typed (study.compare.cells); modes an erratum withdrew are left out."""
     out = {}
     for rec in run.rows(FAILED_CASES):
         case = rec["case"]
@@ -294,6 +296,11 @@ def comparable_cells(run: Run) -> dict:
     for rec in atlas.checks:
         for what in ("analytic", "finite_difference", "passed"):
             out[(("rule", rec["name"]), ("x", rec["point"]), ("path", what))] = Value(rec[what])
+    for rec in atlas.ties:
+        out[(("op", rec["name"]), ("dtype", rec["dtype"]), ("execution", rec["execution"]),
+             ("tie", f'{rec["tie"]} at {rec["at"]}'), ("output", rec["output"]),
+             ("input", rec["input"]))] = (Error(rec["error"]) if rec["error"] is not None
+                                          else Value(rec["gradient"]))
     for rec in atlas.arithmetic:
         for what in ("subnormal_is_positive", "subnormal_times_one", "half_min_normal"):
             out[(("probe", "subnormal arithmetic"), ("framework", rec["framework"]),

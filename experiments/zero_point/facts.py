@@ -49,6 +49,11 @@ class Facts:
     # there), and (op, kink, the release that fixed it): the conformance table's rows
     breaking: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
     fixed: tuple[tuple[str, float, str], ...] = ()
+    # the ties table (zero_point.ties): its run, its rows, and (torch op, its gradient, JAX op,
+    # its gradient) of the pairs whose gradients differ there
+    ties_run: str | None = None
+    tie_pairs: int = 0
+    port_changes: tuple[tuple[str, object, str, object], ...] = ()
 
 
 def _convention_changes(atlases: list[RunAtlas], changed: pd.DataFrame) -> tuple:

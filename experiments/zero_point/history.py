@@ -35,7 +35,7 @@ def release_runs(atlases: list[RunAtlas], main: RunAtlas, with_kinks: bool = Fal
     by_machine: dict[tuple, list[RunAtlas]] = {machine(main.run): []}
     for a in atlases:
         if a.run.provenance["device"] == main.run.provenance["device"] and (
-                a.kinks or not with_kinks):
+                a.kinks or a.tie_kinks or not with_kinks):
             by_machine.setdefault(machine(a.run), []).append(a)
     return max((_one_per_release(runs, main) for runs in by_machine.values()), key=len)
 

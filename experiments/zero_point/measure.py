@@ -2,9 +2,11 @@
 compiler (study.measure.probe), the numeric checks at the kink, and the subnormal-arithmetic
 probe. An op's atlas is a row of the table atlas (what was probed, where, how) and a row per
 cell of atlas_cells (study.compare.cells.stored_rows: framework, rule, dtype, execution, mode,
-input)."""
-from study.compare.cells import stored_rows
-from study.conformance import MEASURED_DTYPE, kink_records
+input). A built-in of several inputs is measured at its ties instead: a row of the table ties
+per dtype, execution, tie, output element and input (study.measure.probe.tie_jacobians), and
+its shape there, judged as the kinks are, in tie_kinks (study.conformance.tie_records)."""
+from study.compare.cells import Error, stored_rows
+from study.conformance import MEASURED_DTYPE, kink_records, tie_records
 from study.errors import StudyError
 from study.measure.arithmetic import subnormal_arithmetic
 from study.measure.compiled import COMPILED_MODES
@@ -12,7 +14,8 @@ from study.measure.inputs import DTYPES, probe_inputs
 from study.measure.placement import ALL_PLACEMENTS, FILL_LENGTH
 from study.measure.probe import (COMPILED_PLACEMENTS, COMPILERS, FD_EPS, NUMERIC_CHECKERS,
                                  finite_difference, measure, measure_compiled, numeric_check,
-                                 reverse_derivative)
+                                 reverse_derivative, tie_jacobians)
+from study.measure.rule import TIE_VALUES
 
 GRADCHECK_POINTS = (-0.5, 0.0, 0.5)
 JAX_PLACEMENTS = {"quick": ("2-D rows",), "standard": ("2-D rows",),
@@ -45,6 +48,8 @@ def cases(scope: str, rules=None) -> list[dict]:
     """Every rule of `rules` (the registry unless given) in the atlas, each built-in's shape at
     its kinks (study.conformance.kink_records), and each framework's rules compiled together."""
     rules = _registry(rules)
+    several = [r for r in rules if r.several_inputs]
+    rules = [r for r in rules if not r.several_inputs]
     dtypes = ("float32",) if scope == "quick" else DTYPES
     atlas = [{"part": "atlas", "rule": r, "dtype": d, "scope": scope}
              for d in dtypes for r in rules]
@@ -54,10 +59,15 @@ def cases(scope: str, rules=None) -> list[dict]:
                   for fw in ("torch", "jax") for d in dtypes]
     compiled = [{"part": "compiled", "framework": fw, "dtype": d, "scope": scope,
                  "rules": tuple(r for r in rules if r.framework == fw)}
-                for fw in ("torch", "jax") for d in COMPILED[scope][0]]
+                for fw in ("torch", "jax") for d in COMPILED[scope][0]
+                if any(r.framework == fw for r in rules)]
     kinks = [{"part": "kinks", "rule": r, "dtype": MEASURED_DTYPE, "scope": scope}
              for r in rules if r.kind == "builtin"]
-    return atlas + checks + arithmetic + compiled + kinks
+    ties = [{"part": "ties", "rule": r, "dtype": d, "scope": scope} for d in dtypes
+            for r in several]
+    tie_kinks = [{"part": "tie_kinks", "rule": r, "dtype": MEASURED_DTYPE, "scope": scope}
+                 for r in several if r.kind == "builtin"]
+    return atlas + checks + arithmetic + compiled + kinks + ties + tie_kinks
 
 
 def run_case(device, part: str, dtype: str, scope: str, rule=None,
@@ -71,6 +81,10 @@ def run_case(device, part: str, dtype: str, scope: str, rule=None,
         return _compiled(device, framework, dtype, scope, _registry(rules))
     if part == "kinks":
         return kink_records(rule, device)
+    if part == "ties":
+        return tie_rows(rule, dtype, device)
+    if part == "tie_kinks":
+        return tie_records(rule, device)
     if part not in ("atlas", "gradcheck"):
         raise ValueError(f"unknown zero_point part {part!r}")
     if part == "gradcheck":
@@ -112,7 +126,7 @@ def atlas_rows(op: dict, cells: dict) -> list[dict]:
 def _compiled(device, framework: str, dtype: str, scope: str, rules) -> list[dict]:
     """The framework's ops among `rules` compiled together (study.measure.probe), one atlas
     record per op."""
-    rules = [r for r in rules if r.framework == framework]
+    rules = [r for r in rules if r.framework == framework and not r.several_inputs]
     inputs = [probe_inputs(dtype, probed_kinks(r)) for r in rules]
     placements = COMPILED[scope][1][framework]
     got = measure_compiled(rules, [[v for _, v in i] for i in inputs], dtype, device, placements)
@@ -133,3 +147,30 @@ def _gradcheck(rule, x0: float, device) -> dict:
             "finite_difference": finite_difference(rule, x0, device),
             "passed": outcome == "passed", "checker": NUMERIC_CHECKERS[rule.framework],
             "fd_eps": FD_EPS}
+
+
+def tie_rows(rule, dtype: str, device) -> list[dict]:
+    """A built-in of several inputs at each of its ties, with the tied inputs at each of
+    TIE_VALUES, eagerly and compiled (COMPILERS): a row per output element and input holding
+    d output / d input (reverse mode, a cotangent of 1 on that output element and 0 on the
+    others), or one row with the error where the gradient raised."""
+    cases = [(tie, at, tie.point(at)) for tie in rule.input_ties for at in TIE_VALUES]
+    labels = rule.input_labels()
+    rows = []
+    for execution in ("eager", "compiled"):
+        got = tie_jacobians(rule, [point for _, _, point in cases], dtype, device,
+                            compiled=execution == "compiled")
+        for (tie, at, point), jacobian in zip(cases, got):
+            key = {"part": "ties", "framework": rule.framework, "rule": rule.key,
+                   "name": rule.name, "look_alike": rule.look_alike, "dtype": dtype,
+                   "device": device.name, "execution": execution,
+                   "compiler": COMPILERS[rule.framework] if execution == "compiled" else None,
+                   "tie": rule.tie_name(tie), "at": at, "k": len(tie.tied)}
+            if isinstance(jacobian, Error):
+                rows.append({**key, "output": None, "input": None, "x": None,
+                             "gradient": None, "error": jacobian.line})
+                continue
+            rows += [{**key, "output": j, "input": label, "x": x, "gradient": float(g),
+                      "error": None} for j, row in enumerate(jacobian)
+                     for label, x, g in zip(labels, point, row)]
+    return rows

@@ -3,7 +3,7 @@ compiling and releases change, placement, subnormal flushing and the custom rule
 import pandas as pd
 
 from experiments.zero_point.summary import Summary
-from study.runs.experiment import Finding, Rendered
+from study.runs.experiment import Rendered
 from study.report import Table, answer, frame, macros, names, say, side_by_side
 from study.report.figures import convention_map, history_map
 from study.report.format import distinct_figures, shorten, text
@@ -48,9 +48,9 @@ def _gradient(measured: tuple) -> str:
 
 def _breakers(s: Summary) -> pd.DataFrame:
     if not len(s.breakers):
-        return frame([], ["framework", "op", "kink", "over", "documented rule", "rule gives",
-                          "measured", "breaks in", "fixed in"])
-    b = s.breakers
+        return frame([], ["framework", "op", "kink", "tie", "over", "documented rule",
+                          "rule gives", "measured", "as documented", "breaks in", "fixed in"])
+    b = s.breakers.drop(columns=["documentation"])
     return b.assign(**{
         "documented rule": [names(r) for r in b["documented rule"]],
         "rule gives": [" or ".join(dict.fromkeys(_gradient(g) for g in gs))
@@ -58,6 +58,36 @@ def _breakers(s: Summary) -> pd.DataFrame:
         "measured": [names([_gradient(m) for m in ms]) for ms in b["measured"]],
         "breaks in": [", ".join(f if f == last else f"{f}–{last}" for f, last in spans)
                       for spans in b["breaks in"]]}).rename(columns={"fixed_in": "fixed in"})
+
+
+SHARED = "; "  # between the ops that share a row (an op's name may hold a comma)
+
+
+def _sharing_rows(rows: pd.DataFrame, names: tuple[str, str], joins=None) -> pd.DataFrame:
+    """The rows whose cells agree but for their `names` in one row, each name column's names in
+    order, SHARED between them ("torch.amax(x); torch.max(x)" beside "jnp.amax(x);
+    jnp.max(x)"); `joins`, where given, names the cells a row without a first name must agree
+    in to join another (a JAX op alone beside the jnp ops it equals)."""
+    same = [c for c in rows.columns if c not in names]
+    groups: dict[str, list[dict]] = {}
+    for row in rows.to_dict("records"):
+        key = repr([row[c] for c in same])
+        if joins is not None and row[names[0]] is None:
+            key = next((k for k, g in groups.items()
+                        if [g[0][c] for c in joins] == [row[c] for c in joins]), key)
+        groups.setdefault(key, []).append(row)
+    return frame([{**{n: SHARED.join(r[n] for r in g if r[n] is not None) or None
+                      for n in names},
+                   **{c: g[0][c] for c in same}} for g in groups.values()])
+
+
+def _ties(s: Summary) -> pd.DataFrame:
+    """The ties table, ops whose cells agree sharing a row."""
+    if not len(s.ties):
+        return s.ties
+    shared = _sharing_rows(s.ties, ("torch op", "JAX op"),
+                           joins=["tie", "JAX gradient", "rule gives", "JAX"])
+    return shared[shared["torch op"].notna()]  # a JAX op like no torch op: the CSV
 
 
 def _breaker_rows(s: Summary) -> pd.DataFrame:
@@ -113,7 +143,10 @@ def _kinks(s: Summary, at_zero: bool) -> pd.DataFrame:
     if not len(s.kinks):  # no look-alike pair measured
         return frame([])
     k = s.kinks[(s.kinks["kink"] == 0) == at_zero].drop(columns=["run"])
-    return k.drop(columns=["kink", "torch value", "JAX value"]) if at_zero else k
+    if not at_zero:
+        return k
+    return _sharing_rows(k.drop(columns=["kink", "torch value", "JAX value"]),
+                         ("torch op", "JAX op"))
 
 
 def _without_kinks(s: Summary) -> list[str]:
@@ -139,8 +172,12 @@ def render(s: Summary) -> Rendered:
     tables = [
         Table("conventions", say(PROSE, "title_conventions"),
               say(PROSE, "caption_conventions", run=run, releases=s.releases,
-                  shown=len(_kinks(s, True)), pairs=s.facts.pairs if s.facts else 0),
+                  shown=int((s.kinks["kink"] == 0).sum()) if len(s.kinks) else 0,
+                  pairs=s.facts.pairs if s.facts else 0),
               _kinks(s, True), listing=_kink_cells(s, True)),
+        Table("ties", say(PROSE, "title_ties"),
+              say(PROSE, "caption_ties", run=s.ties_run, releases=s.releases), _ties(s),
+              listing=s.ties_listing),
         Table("kinks", say(PROSE, "title_kinks"),
               say(PROSE, "caption_kinks", run=run, releases=s.releases),
               _kinks(s, False), listing=_kink_cells(s, False)),
@@ -165,17 +202,18 @@ def render(s: Summary) -> Rendered:
         Table("pairs", say(PROSE, "title_pairs"), "", s.pairs),
         Table("porting", say(PROSE, "title_porting"), "", s.porting)]
     if s.facts:
-        tables[1].notes.append(say(PROSE, "documented", f=s.facts))
+        next(t for t in tables if t.id == "kinks").notes.append(
+            say(PROSE, "documented", f=s.facts))
     found, answers, figures = [], [], {}
     if s.facts:
-        answers.append(answer(PROSE, "zero_point", ("conventions", "kinks", "pairs", "releases",
-                                                        "conformance", "subnormals", "compiled"),
+        answers.append(answer(PROSE, "zero_point", ("conventions", "ties", "kinks", "pairs",
+                                                    "releases", "conformance", "subnormals",
+                                                    "compiled"),
                               f=s.facts, releases=s.releases,
                               changes=_changes_alike(s.facts.convention_changes)))
-        if s.facts.finite_differences:
-            found.append(Finding(say(PROSE, "finding_check", f=s.facts), "custom"))
-        if s.facts.forward_wrong:
-            found.append(Finding(say(PROSE, "finding_forward", f=s.facts), "custom"))
+        if s.facts.finite_differences or s.facts.forward_wrong:  # under the custom rules' table
+            next(t for t in tables if t.id == "custom").notes.append(
+                say(PROSE, "finding_custom", f=s.facts))
         rows = s.kinks.to_dict("records")
         title = say(PROSE, "figure_conventions", run=run)
         figures["figures/zero-point-conventions.png"] = (

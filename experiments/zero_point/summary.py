@@ -21,6 +21,7 @@ from experiments.zero_point.compiled import (changed_by_compiling, compiled_chan
 from experiments.zero_point.facts import Facts, conformance_facts, facts
 from experiments.zero_point.history import (CELL, Release, history, history_cells,
                                             history_marks, release_runs, segments)
+from experiments.zero_point.ties import listing_rows, port_changes, table_rows, tie_run
 from study.compare.cells import Placed, Value
 from study.conformance import LISTING_COLUMNS, conformance_rows, rule_breakers
 from study.report import frame, releases
@@ -61,6 +62,12 @@ class Summary:
     # or with subnormals aside; one row per equivalent (none: one row, equivalent empty)
     porting: pd.DataFrame
     gradcheck: pd.DataFrame  # run, framework, rule, c, x, analytic, finite difference, passed
+    # the built-ins of several inputs at the tie of every input each sees, float32, eager, in
+    # the run `ties_run`: torch op, JAX op, tie, each one's gradient, rule gives, torch, JAX
+    ties: pd.DataFrame
+    # every gradient at every tie of every run that measured them (zero_point.ties.listing_rows)
+    ties_listing: pd.DataFrame
+    ties_run: str | None
     facts: Facts | None
     runs: list[str]
     releases: dict[str, tuple[str, str]]  # label -> (torch, jax)
@@ -286,7 +293,8 @@ def _history_by_cell(changed: pd.DataFrame) -> list[dict]:
 
 def _conformance(releases: list[Release]) -> pd.DataFrame:
     return frame([row for r in releases for row in conformance_rows(
-        r.framework, r.release, r.atlas.run.tag, r.atlas.kinks)], LISTING_COLUMNS)
+        r.framework, r.release, r.atlas.run.tag, r.atlas.kinks + r.atlas.tie_kinks)],
+        LISTING_COLUMNS)
 
 
 def summarise(runs) -> Summary:
@@ -304,6 +312,8 @@ def summarise(runs) -> Summary:
     def every_run(rows_of) -> pd.DataFrame:
         return frame([row for a in atlases for row in rows_of(a)])
     cells, placement = _cells(atlases, main)
+    shown = tie_run(atlases, main)
+    ties = table_rows(shown) if shown else []
     return Summary(
         cells=cells, kinks=frame(kinks), pairs=every_run(_pairs),
         compiled=every_run(_compiled), compiled_cells=every_run(_compiled_cells),
@@ -315,7 +325,12 @@ def summarise(runs) -> Summary:
         conformance_runs=conformance_runs, placement=frame(placement),
         subnormals=every_run(_subnormals), custom=every_run(_custom),
         porting=frame(_porting(main) if main else []), gradcheck=every_run(_gradcheck),
+        ties=frame(ties), ties_listing=every_run(listing_rows),
+        ties_run=shown.run.tag if shown else None,
         facts=replace(facts(atlases, main, kinks, changed),
-                      **conformance_facts(breakers, conformance_runs)) if main else None,
+                      **conformance_facts(breakers, conformance_runs),
+                      ties_run=shown.run.tag if shown else None,
+                      tie_pairs=sum(1 for r in ties if r["torch op"] and r["JAX op"]),
+                      port_changes=tuple(port_changes(ties))) if main else None,
         runs=[a.run.tag for a in atlases],
         releases=releases([a.run for a in atlases]))

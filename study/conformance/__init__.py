@@ -40,8 +40,21 @@ The one-sided limits come from the op's own float64 forward, never from autodiff
 `conformance_rows` and `rule_breakers` judge such records, as `study conformance` does for the
 installed release and the report for every release. `changed_cells` and `first_releases` find
 the atlas cells that change between releases, and the first release with each outcome.
+
+Ties between inputs. A built-in of several inputs (a max or min reduction, max pooling, sort and
+top-k, median, a norm, maximum, minimum and clamp of arrays: the Rule's `operands`) is not
+differentiable where inputs tie. There Clarke's subdifferential is the convex hull of the
+gradients of the pieces that meet (`tie_shape` finds them on the float64 forward, perturbing
+toward each ordering of the tied inputs, and reads convexity off the midpoint inequality), and
+PyTorch's rule asks, in order: the gradient, where one piece meets; the hull's minimum-norm
+element (`minimum_norm_point`, Wolfe's exact algorithm) where locally convex or concave (a max
+of k tied inputs: 1/k each; a min: the same; a norm at 0: 0); by continuity, one piece's
+gradient exactly, elsewhere (a median, a middle output of sort). `tie_records` measures a
+built-in at each of its ties; `judge_tie_output` judges one output element, and says whether
+the gradient is what the op's own page says it gives where that states another convention
+(torch.max(x, dim): "only propagate to the indexed element"): a break as documented.
 """
-from study.conformance._forward import float64_forward
+from study.conformance._forward import float64_forward, several_inputs_forward
 from study.conformance._history import (changed_cells, first_releases, in_version_order,
                                         public_release)
 from study.conformance._kinks import (MEASURED_DTYPE, joint_gradient, kink_record, kink_records,
@@ -49,18 +62,26 @@ from study.conformance._kinks import (MEASURED_DTYPE, joint_gradient, kink_recor
 from study.conformance._known import Known, KnownFileError, committed_known, load_known
 from study.conformance._limits import KinkShape, kink_shape
 from study.conformance._listing import LISTING_COLUMNS, conformance_rows, judgements, rule_breakers
+from study.conformance._hull import distance_to_hull, minimum_norm_point
 from study.conformance._suite import (SCHEMA_VERSION, ConformanceResult, builtins,
                                       chosen_frameworks, installed_release, judge_installed)
+from study.conformance._tie_kinks import TIE_KINKS, tie_record, tie_records
+from study.conformance._tie_shape import TieShape, tie_shape
+from study.conformance._tie_verdicts import (TieVerdict, allowed_at_tie, hull_minimum_norm,
+                                             judge_tie_output)
 from study.conformance._verdicts import (ClarkeStatus, ClarkeVerdict, DocumentedRule,
                                          DocumentedVerdict, Judgement, TieJudgement,
                                          clarke_verdict, documented_verdict, judge, judge_tie,
                                          minimum_norm)
 
-__all__ = ["LISTING_COLUMNS", "MEASURED_DTYPE", "SCHEMA_VERSION", "ClarkeStatus", "ClarkeVerdict",
-           "ConformanceResult", "DocumentedRule", "DocumentedVerdict", "Judgement", "KinkShape",
-           "Known", "KnownFileError", "TieJudgement", "builtins", "changed_cells",
-           "chosen_frameworks", "clarke_verdict", "committed_known", "conformance_rows",
-           "documented_verdict", "first_releases", "float64_forward", "in_version_order",
-           "installed_release", "joint_gradient", "judge", "judge_installed", "judge_tie",
-           "judgements", "kink_record", "kink_records", "kink_shape", "load_known",
-           "minimum_norm", "public_release", "rule_breakers", "shape_of", "shape_record"]
+__all__ = ["LISTING_COLUMNS", "MEASURED_DTYPE", "SCHEMA_VERSION", "TIE_KINKS", "ClarkeStatus",
+           "ClarkeVerdict", "ConformanceResult", "DocumentedRule", "DocumentedVerdict",
+           "Judgement", "KinkShape", "Known", "KnownFileError", "TieJudgement", "TieShape",
+           "TieVerdict", "allowed_at_tie", "builtins", "changed_cells", "chosen_frameworks",
+           "clarke_verdict", "committed_known", "conformance_rows", "distance_to_hull",
+           "documented_verdict", "first_releases", "float64_forward", "hull_minimum_norm",
+           "in_version_order", "installed_release", "joint_gradient", "judge", "judge_installed",
+           "judge_tie", "judge_tie_output", "judgements", "kink_record", "kink_records",
+           "kink_shape", "load_known", "minimum_norm", "minimum_norm_point", "public_release",
+           "rule_breakers", "several_inputs_forward", "shape_of", "shape_record", "tie_record",
+           "tie_records", "tie_shape"]

@@ -2,9 +2,12 @@
 with its reason. A break listed here does not fail `study conformance`; an entry whose op now
 follows the rule is reported as fixed.
 
-A known file is JSON (`op` is the registry's key or the op's display name):
+A known file is JSON (`op` is the registry's key or the op's display name; a built-in of
+several inputs also names its `tie`, as the listing does, and its `op` is the listing's, which
+names an output element of several, torch.sort(x).values[2]):
 
-    {"known": [{"op": "torch_clamp_min0", "kink": 0, "reason": "pytorch#184572"}]}
+    {"known": [{"op": "torch_clamp_min0", "kink": 0, "reason": "pytorch#184572"},
+               {"op": "torch_max_dim", "kink": 0, "tie": "2 of 4 at 0", "reason": "its docs"}]}
 
 Without one, the study's own measurements serve (study.conventions): the breaks that the runs
 of the installed release show, from the checkout's results or the dataset the package ships.
@@ -22,15 +25,20 @@ class KnownFileError(StudyError):
     """A known file that cannot be read: the message says why, on one line."""
 
 
+def entry(op: str, kink: float, tie: str | None = None) -> tuple:
+    """A known break's key: (op, kink), and its tie at a tie of several inputs."""
+    return (op, kink) if tie is None else (op, kink, tie)
+
+
 @dataclass(frozen=True)
 class Known:
-    """(op, kink) -> reason, where op is a registry key or a display name; `source` says where
-    the entries come from, in words."""
-    entries: dict[tuple[str, float], str]
+    """entry(op, kink, tie) -> reason, where op is a registry key or a display name; `source`
+    says where the entries come from, in words."""
+    entries: dict[tuple, str]
     source: str
 
-    def reason(self, key: str, name: str, kink: float) -> str | None:
-        return self.entries.get((key, kink), self.entries.get((name, kink)))
+    def reason(self, key: str, name: str, kink: float, tie: str | None = None) -> str | None:
+        return self.entries.get(entry(key, kink, tie), self.entries.get(entry(name, kink, tie)))
 
 
 def load_known(path: str) -> Known:
@@ -48,10 +56,11 @@ def load_known(path: str) -> Known:
         if not (isinstance(e, dict) and isinstance(e.get("op"), str)
                 and isinstance(e.get("kink"), (int, float)) and not isinstance(e["kink"], bool)
                 and math.isfinite(e["kink"]) and isinstance(e.get("reason"), str)
-                and e["reason"].strip()):
+                and e["reason"].strip() and isinstance(e.get("tie", ""), str)):
             raise KnownFileError(f"{path}: entry {i} needs \"op\" (a name), \"kink\" (a finite "
-                                 f"number) and \"reason\" (why the break is accepted)")
-        out[(e["op"], float(e["kink"]))] = e["reason"]
+                                 f"number) and \"reason\" (why the break is accepted), and "
+                                 f"\"tie\", where given, a text")
+        out[entry(e["op"], float(e["kink"]), e.get("tie"))] = e["reason"]
     return Known(out, f"the known file {path}")
 
 
@@ -71,8 +80,15 @@ def committed_known(framework: str, release: str, results_dir: str = results.RES
     if not held:
         return Known({}, f"{dataset.source} holds no run of {framework} {release}: "
                          f"no break is known")
-    entries = {(b.rule, float(b.kink)): f"measured in {b.runs}" for b in mine.itertuples()}
+    entries = {entry(b.rule if _tie(b) is None else b.op, float(b.kink), _tie(b)):
+               f"measured in {b.runs}" for b in mine.itertuples()}
     from study.conventions import label_order
     labels = sorted((r["label"] or r["run"] for r in held), key=label_order)
     return Known(entries, f"{dataset.source}, {framework} {release}: runs "
                           f"{', '.join(labels)}")
+
+
+def _tie(row) -> str | None:
+    """A break's tie, None for a kink of one input (and in a dataset written before ties)."""
+    tie = getattr(row, "tie", None)
+    return tie if isinstance(tie, str) else None

@@ -1,6 +1,9 @@
 """`study conformance`: every built-in of the installed release at every kink, judged with the
 study's own code (one-sided limits from the float64 forward, PyTorch's documented rule in its
-order, Clarke), each break either known (a known file, or the committed history) or new.
+order, Clarke), each break either known (a known file, or the committed history) or new; and
+every built-in of several inputs at each of its ties (study.conformance._tie_kinks), where a
+break that the op's own documentation states (torch.max(x, dim) sends the gradient to one
+index) is a documented break, not a failure.
 
     >>> r = judge_installed("torch", ops="torch_relu6")   # doctest: +SKIP
     >>> r.exit_code, [v["status"] for v in r.verdicts]    # doctest: +SKIP
@@ -14,6 +17,7 @@ from study.conformance._history import public_release
 from study.conformance._kinks import MEASURED_DTYPE, kink_record
 from study.conformance._known import Known, committed_known
 from study.conformance._listing import LISTING_COLUMNS, conformance_rows, judgements
+from study.conformance._tie_kinks import tie_records
 from study.errors import StudyError
 from study.measure.devices import Device
 from study.report.format import text
@@ -22,6 +26,7 @@ from study.report.table import Table, frame, markdown
 SCHEMA_VERSION = 1
 FOLLOWS, KNOWN, NEW = "follows", "known break", "new break"
 NOT_JUDGED, NOT_IN_RELEASE, ERROR = "not judged", "not in release", "error"
+DOCUMENTED = "breaks, as documented"  # the general rule, as the op's own page says it does
 FAILING = (NEW, ERROR)  # what exits 1: a break no known entry lists, or a kink not measured
 
 
@@ -66,7 +71,8 @@ def chosen_frameworks(framework: str | None = None, ops: str | None = None) -> l
 
 
 def _status(record: dict, judged: dict | None, known: Known) -> tuple[str, str | None]:
-    if record.get("shape") is None:  # the kink could not be read
+    tie = record.get("tie_case")
+    if record.get("pieces" if tie else "shape") is None:  # the kink or tie could not be read
         return (ERROR if record["in_release"] else NOT_IN_RELEASE), record["error"]
     if not record["judged"]:
         return NOT_JUDGED, "a composition of several calls: measured, never judged"
@@ -74,21 +80,27 @@ def _status(record: dict, judged: dict | None, known: Known) -> tuple[str, str |
         return ERROR, record.get("error") or record["tie"]["error"]
     if judged["follows"]:
         return FOLLOWS, None
-    reason = known.reason(record["rule"], record["name"], record["point"])
-    return (KNOWN, reason) if reason else (NEW, None)
+    reason = known.reason(record["rule"], record["name"], record["point"], tie)
+    if reason:
+        return KNOWN, reason
+    if judged["as documented"] is True:
+        return DOCUMENTED, judged["documentation"]
+    return NEW, None
 
 
 def kink_verdicts(framework: str, release: str, records: list[dict], known: Known
                   ) -> list[dict]:
-    """One verdict per kink record: the judgement that counts (jointly at a tie) and its
-    status, one of FOLLOWS, KNOWN, NEW, NOT_JUDGED, NOT_IN_RELEASE, ERROR."""
+    """One verdict per kink or tie record: the judgement that counts (jointly at a tie) and its
+    status, one of FOLLOWS, KNOWN, DOCUMENTED, NEW, NOT_JUDGED, NOT_IN_RELEASE, ERROR."""
     listing = frame(conformance_rows(framework, release, "installed", records), LISTING_COLUMNS)
-    by_kink = {(j["op"], j["kink"]): j for j in judgements(listing)} if len(listing) else {}
+    by_kink = ({(j["op"], j["kink"], j["tie"]): j for j in judgements(listing)}
+               if len(listing) else {})
     out = []
     for rec in records:
-        judged = by_kink.get((rec["name"], rec["point"]))
+        judged = by_kink.get((rec["name"], rec["point"], rec.get("tie_case")))
         status, why = _status(rec, judged, known)
         out.append({"op": rec["rule"], "name": rec["name"], "kink": rec["point"],
+                    "tie": rec.get("tie_case"),
                     **{k: (judged or {}).get(k) for k in (
                         "over", "documented rule", "rule gives", "measured", "clarke")},
                     "status": status, "why": why})
@@ -110,7 +122,7 @@ class ConformanceResult:
     @property
     def fixed(self) -> list[dict]:
         return [v for v in self.verdicts if v["status"] == FOLLOWS
-                and self.known.reason(v["op"], v["name"], v["kink"])]
+                and self.known.reason(v["op"], v["name"], v["kink"], v["tie"])]
 
     @property
     def failing(self) -> list[dict]:
@@ -121,8 +133,8 @@ class ConformanceResult:
         return 1 if self.failing else 0
 
     def counts(self) -> dict[str, int]:
-        return {s: n for s in (FOLLOWS, KNOWN, NEW, NOT_JUDGED, NOT_IN_RELEASE, ERROR)
-                if (n := sum(v["status"] == s for v in self.verdicts))}
+        return {s: n for s in (FOLLOWS, KNOWN, DOCUMENTED, NEW, NOT_JUDGED, NOT_IN_RELEASE,
+                               ERROR) if (n := sum(v["status"] == s for v in self.verdicts))}
 
     def to_markdown(self) -> str:
         return render_markdown(self)
@@ -132,8 +144,8 @@ class ConformanceResult:
                 "release": self.release, "version": self.version, "device": self.device,
                 "measured_dtype": MEASURED_DTYPE, "known_source": self.known.source,
                 "counts": self.counts(), "verdicts": [_jsonable(v) for v in self.verdicts],
-                "fixed": [{"op": v["op"], "kink": repr(float(v["kink"])),
-                           "reason": self.known.reason(v["op"], v["name"], v["kink"])}
+                "fixed": [{"op": v["op"], "kink": repr(float(v["kink"])), "tie": v["tie"],
+                           "reason": self.known.reason(v["op"], v["name"], v["kink"], v["tie"])}
                           for v in self.fixed],
                 "exit_code": self.exit_code}
 
@@ -155,6 +167,7 @@ def _gradient(g: tuple) -> str:
 
 def _verdict_text(v: dict) -> str:
     return {FOLLOWS: "follows", KNOWN: f"breaks (known: {v['why']})",
+            DOCUMENTED: f"breaks the general rule, as its documentation says ({v['why']})",
             NEW: "**breaks: not a known break**", NOT_JUDGED: "not judged (composition)",
             NOT_IN_RELEASE: "not in this release", ERROR: f"**error**: {v['why']}"}[v["status"]]
 
@@ -169,8 +182,8 @@ def render_markdown(result: ConformanceResult) -> str:
     lines = [head, "", f"Known breaks: {r.known.source}."]
     if r.fixed:
         lines.append("Fixed (known, and now following the rule): " + "; ".join(
-            f"{v['name']} at {text(v['kink'])}" for v in r.fixed) + ".")
-    rows = [{"op": v["name"], "kink": v["kink"], "over": v["over"],
+            f"{v['name']} at {v['tie'] or text(v['kink'])}" for v in r.fixed) + ".")
+    rows = [{"op": v["name"], "kink": v["kink"], "tie": v["tie"], "over": v["over"],
              "documented rule": v["documented rule"],
              "rule gives": " or ".join(dict.fromkeys(_gradient(g) for g in v["rule gives"] or ()))
              or None,
@@ -182,15 +195,17 @@ def render_markdown(result: ConformanceResult) -> str:
 
 def judge_installed(framework: str, ops: str | None = None, known: Known | None = None,
                     device: Device | None = None) -> ConformanceResult:
-    """Every built-in of `framework` (those `ops` matches) at each of its kinks, measured now
-    (study.conformance.kink_records) and judged; `known` defaults to the committed history of
-    the installed release."""
+    """Every built-in of `framework` (those `ops` matches) at each of its kinks, and each of
+    several inputs at each of its ties, measured now (study.conformance.kink_records,
+    tie_records) and judged; `known` defaults to the committed history of the installed
+    release."""
     from study.measure.frameworks import use_shared_settings
     release, version = installed_release(framework)
     use_shared_settings((framework,))  # JAX computes the float64 forward only with x64 on
     device = device or Device("cpu")
     known = known if known is not None else committed_known(framework, release)
-    records = [kink_record(rule, k, device) for rule in builtins(framework, ops)
-               for k in rule.kinks]
+    records = [rec for rule in builtins(framework, ops)
+               for rec in (tie_records(rule, device) if rule.several_inputs
+                           else [kink_record(rule, k, device) for k in rule.kinks])]
     return ConformanceResult(framework, release, version, device.name, known,
                              kink_verdicts(framework, release, records, known), records)

@@ -1,11 +1,17 @@
 """The frameworks' own ReLU-like ops as registry entries (study.measure.rules): each with its
 display name, its kinks, whether it equals max(x, 0) off 0, and the relations it declares (twin,
 look-alike, the designs that take it; for the conformance, `ties` and `composition`). A built-in's
-convention is measured, never declared. Each list imports its framework alone."""
+convention is measured, never declared. Each list imports its framework alone.
+
+Beside them, the built-ins of several inputs, whose non-differentiable points are ties between
+inputs (max and min reductions, max pooling, sort and top-k, median, a norm at 0, maximum,
+minimum and clamp of arrays): each declares the arrays it takes, its ties, and what its own
+documentation says it gives there, where it says (the PyTorch page quoted at TORCH_PAGE)."""
 import functools
 from typing import Callable
 
-from study.measure.rule import Rule, Tie, api_or_missing
+from study.measure.rule import (EVEN_SPLIT, ONE_INPUT, InputTie, Rule, Tie, TieDocumentation,
+                                api_or_missing)
 
 EVERY_NET = ("seed", "mid", "large")  # timing.NETS
 
@@ -57,7 +63,7 @@ def torch_builtins() -> list[Rule]:
           False, look_alike="jax_leaky_relu001"),
         t("torch_softplus100", "F.softplus(x, beta=100)", lambda x: F.softplus(x, beta=100.0),
           (0.0,), False),
-    ] + _torch_piecewise()
+    ] + _torch_piecewise() + _torch_several()
 
 
 def _torch_piecewise() -> list[Rule]:
@@ -134,7 +140,7 @@ def jax_builtins() -> list[Rule]:
           (0.0,), False, look_alike="torch_leaky_relu001"),
         j("jax_softplus100", "jax.nn.softplus(100x)/100",
           lambda x: jax.nn.softplus(100 * x) / 100, (0.0,), False, composition=True),
-    ] + _jax_piecewise()
+    ] + _jax_piecewise() + _jax_several()
 
 
 def _jax_piecewise() -> list[Rule]:
@@ -159,4 +165,111 @@ def _jax_piecewise() -> list[Rule]:
         j("jax_softplus", "jax.nn.softplus", _jax_nn("softplus"), (20.0,),
           look_alike="torch_softplus"),
         j("jax_soft_sign", "jax.nn.soft_sign", _jax_nn("soft_sign"), look_alike="torch_softsign"),
+    ]
+
+
+# the arrays a built-in of several inputs takes, (name, shape), and its ties
+VECTOR, TRIPLE, SQUARE = (("x", (4,)),), (("x", (3,)),), (("x", (2, 2)),)
+PAIR, BOUNDED = (("x", ()), ("y", ())), (("x", ()), ("min", ()), ("max", ()))
+
+
+def _two_and_all(n: int, others: float) -> tuple[InputTie, ...]:
+    """Two of n inputs tied, the others `others` × 1, 2, ... away (below a maximum's tie, above
+    a minimum's), and all n."""
+    return (InputTie((0, 1), tuple(others * j for j in range(1, n - 1))),
+            InputTie(tuple(range(n))))
+
+
+AT_MAXIMUM, AT_MINIMUM, MEDIAN_TIES = _two_and_all(4, -1.0), _two_and_all(4, 1.0), \
+    _two_and_all(3, -1.0)
+PAIR_TIE, ZERO_VECTOR = (InputTie((0, 1)),), (InputTie((0, 1, 2)),)
+BOUND_TIES = (InputTie((0, 1), (1.0,)), InputTie((0, 2), (-1.0,)), InputTie((0, 1, 2)))
+# PyTorch's page on max and min at a tie, torch.amax's: "Both amax/amin evenly distribute
+# gradients between equal values when there are multiple input elements with the same minimum or
+# maximum value. For max/min: If reduce over all dimensions (no dim specified), gradients evenly
+# distribute between equally max/min values. If reduce over one specified axis, only propagate
+# to the indexed element." (torch.max's page says the same of max and min)
+TORCH_PAGE = "https://docs.pytorch.org/docs/stable/generated/torch.amax.html"
+
+
+def _several(framework, key, name, fn, operands, ties, look_alike=None, documented=None) -> Rule:
+    return Rule(key, framework, name, "builtin", fn, None, (), False, look_alike=look_alike,
+                operands=operands, input_ties=ties, tie_documented=documented)
+
+
+def _torch_several() -> list[Rule]:
+    import torch
+    import torch.nn.functional as F
+    t = functools.partial(_several, "torch")
+    split, one = TieDocumentation(EVEN_SPLIT, TORCH_PAGE), TieDocumentation(ONE_INPUT, TORCH_PAGE)
+    return [
+        t("torch_amax", "torch.amax(x)", lambda x: torch.amax(x), VECTOR, AT_MAXIMUM, "jax_amax",
+          split),
+        t("torch_amin", "torch.amin(x)", lambda x: torch.amin(x), VECTOR, AT_MINIMUM, "jax_amin",
+          split),
+        t("torch_max_all", "torch.max(x)", lambda x: torch.max(x), VECTOR, AT_MAXIMUM,
+          "jax_max_all", split),
+        t("torch_min_all", "torch.min(x)", lambda x: torch.min(x), VECTOR, AT_MINIMUM,
+          "jax_min_all", split),
+        t("torch_max_dim", "torch.max(x, 0).values", lambda x: torch.max(x, 0).values, VECTOR,
+          AT_MAXIMUM, "jax_max_axis", one),
+        t("torch_min_dim", "torch.min(x, 0).values", lambda x: torch.min(x, 0).values, VECTOR,
+          AT_MINIMUM, "jax_min_axis", one),
+        t("torch_max_pool1d", "F.max_pool1d(x, 4)", lambda x: F.max_pool1d(x[None, None], 4)[0, 0],
+          VECTOR, AT_MAXIMUM, "jax_max_pool1d"),
+        t("torch_max_pool2d", "F.max_pool2d(x, 2)", lambda x: F.max_pool2d(x[None, None], 2)[0, 0],
+          SQUARE, AT_MAXIMUM, "jax_max_pool2d"),
+        t("torch_sort", "torch.sort(x).values", lambda x: torch.sort(x).values, VECTOR,
+          AT_MAXIMUM, "jax_sort"),
+        t("torch_topk2", "torch.topk(x, 2).values", lambda x: torch.topk(x, 2).values, VECTOR,
+          AT_MAXIMUM, "jax_top_k2"),
+        t("torch_median", "torch.median(x)", lambda x: torch.median(x), TRIPLE, MEDIAN_TIES,
+          "jax_median"),
+        t("torch_vector_norm", "torch.linalg.vector_norm(x)", lambda x: torch.linalg.vector_norm(x),
+          TRIPLE, ZERO_VECTOR, "jax_norm"),
+        t("torch_maximum_xy", "torch.maximum(x, y)", torch.maximum, PAIR, PAIR_TIE,
+          "jax_maximum_xy"),
+        t("torch_minimum_xy", "torch.minimum(x, y)", torch.minimum, PAIR, PAIR_TIE,
+          "jax_minimum_xy"),
+        t("torch_clamp_tensors", "torch.clamp(x, min, max)",
+          lambda x, lo, hi: torch.clamp(x, lo, hi), BOUNDED, BOUND_TIES, "jax_clip_arrays"),
+    ]
+
+
+def _jax_several() -> list[Rule]:
+    import jax.numpy as jnp
+    import numpy as np
+    from jax import lax
+    j = functools.partial(_several, "jax")
+
+    def max_pool(window):  # a numpy -inf: concrete under jit, so JAX takes it for max pooling
+        return lambda x: lax.reduce_window(x, np.array(-np.inf, x.dtype), lax.max, window,
+                                           window, "VALID")
+    return [
+        j("jax_amax", "jnp.amax(x)", lambda x: jnp.amax(x), VECTOR, AT_MAXIMUM, "torch_amax"),
+        j("jax_amin", "jnp.amin(x)", lambda x: jnp.amin(x), VECTOR, AT_MINIMUM, "torch_amin"),
+        j("jax_max_all", "jnp.max(x)", lambda x: jnp.max(x), VECTOR, AT_MAXIMUM, "torch_max_all"),
+        j("jax_min_all", "jnp.min(x)", lambda x: jnp.min(x), VECTOR, AT_MINIMUM, "torch_min_all"),
+        j("jax_max_axis", "jnp.max(x, axis=0)", lambda x: jnp.max(x, axis=0), VECTOR, AT_MAXIMUM,
+          "torch_max_dim"),
+        j("jax_min_axis", "jnp.min(x, axis=0)", lambda x: jnp.min(x, axis=0), VECTOR, AT_MINIMUM,
+          "torch_min_dim"),
+        j("jax_max_pool1d", "lax.reduce_window(x, -inf, lax.max, (4,), (4,))", max_pool((4,)),
+          VECTOR, AT_MAXIMUM, "torch_max_pool1d"),
+        j("jax_max_pool2d", "lax.reduce_window(x, -inf, lax.max, (2, 2), (2, 2))",
+          max_pool((2, 2)), SQUARE, AT_MAXIMUM, "torch_max_pool2d"),
+        j("jax_sort", "jnp.sort(x)", jnp.sort, VECTOR, AT_MAXIMUM, "torch_sort"),
+        j("jax_top_k2", "lax.top_k(x, 2) values", lambda x: lax.top_k(x, 2)[0], VECTOR, AT_MAXIMUM,
+          "torch_topk2"),
+        j("jax_median", "jnp.median(x)", jnp.median, TRIPLE, MEDIAN_TIES, "torch_median"),
+        j("jax_norm", "jnp.linalg.norm(x)", jnp.linalg.norm, TRIPLE, ZERO_VECTOR,
+          "torch_vector_norm"),
+        j("jax_maximum_xy", "jnp.maximum(x, y)", jnp.maximum, PAIR, PAIR_TIE, "torch_maximum_xy"),
+        j("jax_minimum_xy", "jnp.minimum(x, y)", jnp.minimum, PAIR, PAIR_TIE, "torch_minimum_xy"),
+        j("jax_clip_arrays", "jnp.clip(x, min, max)", lambda x, lo, hi: jnp.clip(x, lo, hi),
+          BOUNDED, BOUND_TIES, "torch_clamp_tensors"),
+        j("jax_lax_max_xy", "lax.max(x, y)", lax.max, PAIR, PAIR_TIE),
+        j("jax_lax_min_xy", "lax.min(x, y)", lax.min, PAIR, PAIR_TIE),
+        j("jax_lax_clamp_bounds", "lax.clamp(min, x, max)", lambda x, lo, hi: lax.clamp(lo, x, hi),
+          BOUNDED, BOUND_TIES),
     ]

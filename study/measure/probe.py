@@ -195,3 +195,89 @@ def numeric_check(rule: Rule, point: float, device: Device) -> str:
         return "failed"
     except Exception as exc:  # noqa: BLE001  the checker raising is reported as it is
         return first_error_line(exc)
+
+
+def operand_arrays(rule: Rule, inputs) -> list[np.ndarray]:
+    """A built-in of several inputs' flat inputs (float64) as the arrays it takes, in its
+    operands' shapes (row-major)."""
+    flat, out, at = np.asarray(inputs, np.float64), [], 0
+    for _, shape in rule.operands:
+        size = math.prod(shape)
+        out.append(flat[at:at + size].reshape(shape))
+        at += size
+    return out
+
+
+def _torch_jacobian(fn, arrays, dtype: str, device: Device) -> np.ndarray:
+    import torch
+    xs = [device.to_torch(a, requires_grad=True, dtype=torch_dtype(dtype)) for a in arrays]
+    y = fn(*xs)
+    rows = []
+    for j in range(y.numel()):
+        cotangent = torch.zeros(y.numel(), dtype=y.dtype, device=y.device)
+        cotangent[j] = 1
+        grads = torch.autograd.grad(y, xs, cotangent.reshape(y.shape), retain_graph=True,
+                                    allow_unused=True, materialize_grads=True)
+        rows.append(np.concatenate([device.to_host(g).reshape(-1) for g in grads]))
+    return np.stack(rows)
+
+
+def _jax_rows(fn):
+    import jax
+    import jax.numpy as jnp
+
+    def rows(*xs):
+        y, pullback = jax.vjp(fn, *xs)
+        units = jnp.eye(y.size, dtype=y.dtype)
+        return [jnp.concatenate([g.reshape(-1) for g in pullback(units[j].reshape(y.shape))])
+                for j in range(y.size)]
+    return rows
+
+
+def _tie_caller(rule: Rule, dtype: str, device: Device, compiled: bool):
+    """arrays -> the Jacobian's rows, eagerly or compiled once for every call."""
+    if rule.framework == "torch":
+        if not compiled:
+            return lambda arrays: _torch_jacobian(rule.fn, arrays, dtype, device)
+        import torch
+        from study.measure.compiled import NotCompiled, _counting_inductor
+        graphs: list = []
+        torch._dynamo.reset()  # an empty cache: no earlier op's graphs count against its limit
+        fn = torch.compile(lambda *xs: rule.fn(*xs), backend=_counting_inductor(graphs),
+                           fullgraph=True)
+
+        def call(arrays):
+            out = _torch_jacobian(fn, arrays, dtype, device)
+            if not graphs:
+                raise NotCompiled("torch.compile compiled no graph")
+            return out
+        return call
+    import jax
+    rows = jax.jit(_jax_rows(rule.fn)) if compiled else _jax_rows(rule.fn)
+
+    def call(arrays):
+        xs = [device.to_jax(a.astype(numpy_dtype(dtype))) for a in arrays]
+        if any(str(x.dtype) != dtype for x in xs):
+            raise StudyError(f"JAX holds {dtype} as {xs[0].dtype} here: jax_enable_x64 is off")
+        return np.stack([device.to_host(r) for r in rows(*xs)])
+    return call
+
+
+def tie_jacobians(rule: Rule, points, dtype: str, device: Device, compiled: bool = False
+                  ) -> list[np.ndarray | Error]:
+    """At each point (a built-in of several inputs' flat inputs, cast to `dtype`), the Jacobian
+    of its output over every input, by reverse mode: a row per output element (flat), measured
+    with a cotangent of 1 on that element and 0 on the others, and a column per input; float64
+    on the host. An Error where the call or its backward raised. `compiled`: torch.compile
+    (inductor, fullgraph) or jax.jit, compiled once for every point."""
+    call = _tie_caller(rule, dtype, device, compiled)
+    out = []
+    for point in points:
+        try:
+            out.append(call(operand_arrays(rule, point)))
+        except StudyError:
+            raise
+        except Exception as exc:  # noqa: BLE001  a tie whose gradient raises is an outcome
+            out.append(Error(first_error_line(exc)))
+    return out
+

@@ -1,12 +1,16 @@
 """A rule is a value: its function, its framework, what it declares and how it relates to others.
 
 The study's own rules are study.measure.rules's registry; a user's rule is built from their
-object by study.check. Defining a Rule imports no framework. A rule outside the registry that
-must cross into another process (timing's fresh processes) names where it is defined, its
-`source` ("package.module:ATTR" or "path/to/file.py:ATTR"), and is loaded there (`load`).
+object by study.check. Defining a Rule imports no framework. Most rules are elementwise in x
+alone; a built-in of several inputs (a reduction, max pooling, sort, a norm, maximum(x, y))
+declares the arrays it takes (`operands`) and where they tie (`input_ties`, InputTie). A rule
+outside the registry that must cross into another process (timing's fresh processes) names
+where it is defined, its `source` ("package.module:ATTR" or "path/to/file.py:ATTR"), and is
+loaded there (`load`).
 """
 import importlib
 import importlib.util
+import math
 import os
 import sys
 from dataclasses import dataclass
@@ -23,6 +27,49 @@ class Tie:
     kink: float
     other: str
     fn: Callable
+
+
+@dataclass(frozen=True)
+class InputTie:
+    """A point where inputs of a built-in of several inputs are equal. Its inputs are counted
+    flat, operand after operand, each array in row-major order: `tied` are the inputs that
+    hold the tie's value t, and the others, in order, hold t + each of `apart` (distinct and
+    at least 1 away, so that the pieces meeting at the point are the tie's alone)."""
+    tied: tuple[int, ...]
+    apart: tuple[float, ...] = ()
+
+    @property
+    def inputs(self) -> int:
+        return len(self.tied) + len(self.apart)
+
+    def point(self, at: str) -> tuple[float, ...]:
+        """The inputs at the tie, where the tied ones hold `at` (one of TIE_VALUES): 0; +0 and
+        −0 in turn, +0 first; NaN. The others sit `apart` from 0 (from t where t is 0)."""
+        values = {"0": (0.0, 0.0), "±0": (0.0, -0.0), "NaN": (math.nan, math.nan)}[at]
+        others = iter(self.apart)
+        out, turn = [], 0
+        for i in range(self.inputs):
+            if i in self.tied:
+                out.append(values[turn % 2])
+                turn += 1
+            else:
+                out.append(next(others))
+        return tuple(out)
+
+
+# what the tied inputs hold: 0, +0 beside −0 (equal, of other signs), NaN (equal to nothing)
+TIE_VALUES = ("0", "±0", "NaN")
+
+
+@dataclass(frozen=True)
+class TieDocumentation:
+    """What an op's own documentation says its gradient is at a tie, and the page that says it:
+    `gives` is ONE_INPUT (all of it to one of the tied inputs) or EVEN_SPLIT (1/k to each)."""
+    gives: str
+    url: str
+
+
+ONE_INPUT, EVEN_SPLIT = "one of the tied inputs", "an even split"
 
 
 @dataclass(frozen=True)
@@ -49,6 +96,28 @@ class Rule:
     # several public calls, or a comparison's mask (torch.where(x > 0, x, 0)): the
     # conformance measures it at its kinks but never judges it (no one op's rule to hold to)
     composition: bool = False
+    # a built-in of several inputs: each array fn takes, (name, shape), as fn(*arrays); none
+    # where fn is elementwise in x alone (the atlas's probe). `input_ties`: where they tie;
+    # `tie_documented`: what the op's own page says it gives there, where it says
+    operands: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    input_ties: tuple[InputTie, ...] = ()
+    tie_documented: TieDocumentation | None = None
+
+    @property
+    def several_inputs(self) -> bool:
+        return bool(self.operands)
+
+    def input_labels(self) -> tuple[str, ...]:
+        """Each input, flat: an operand's name where it is 0-d, else name[i] in row-major order."""
+        return tuple(name if not shape else f"{name}[{i}]" for name, shape in self.operands
+                     for i in range(math.prod(shape)))
+
+    def tie_name(self, tie: InputTie) -> str:
+        """"x = min" where every operand is 0-d, else "2 of 4": which inputs tie."""
+        labels = self.input_labels()
+        if all(not shape for _, shape in self.operands):
+            return " = ".join(labels[i] for i in tie.tied)
+        return f"{len(tie.tied)} of {len(labels)}"
 
     def tie_at(self, kink: float) -> Tie | None:
         """The tie at `kink`, or None where x alone varies there."""
