@@ -68,14 +68,17 @@ def test_the_runner_turns_the_cache_off_for_an_experiment_that_times(tmp_path, c
         return SimpleNamespace(name=name, timed=timed, seed=None, counts_inits=False,
                                cases=lambda scope: [{"k": 0}], run_case=run_case)
     try:
-        for name, timed in (("times", True), ("measures", False), ("times_again", True)):
-            run_experiment(experiment(name, timed), [cpu], "quick", Progress(quiet=True),
+        for name, timed, scope in (("times", True, "standard"), ("measures", False, "standard"),
+                                   ("times_again", True, "standard"),
+                                   ("times_quickly", True, "quick")):
+            run_experiment(experiment(name, timed), [cpu], scope, Progress(quiet=True),
                            root=str(tmp_path))
     finally:  # a run that fails leaves no timed run's settings to the tests after it
         use_shared_settings()
     jax_dir = os.environ.get("JAX_COMPILATION_CACHE_DIR", JAX_CACHE_DIR)
+    # --quick prints no compile time: it reads compiled code back from the user's caches
     assert seen == {"times": (None, "empty"), "measures": (jax_dir, "user"),
-                    "times_again": (None, "empty")}
+                    "times_again": (None, "empty"), "times_quickly": (jax_dir, "user")}
 
 
 def test_where_compile_time_is_measured_inductor_compiles_into_an_empty_folder_of_its_own(

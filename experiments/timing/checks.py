@@ -194,7 +194,8 @@ def eager_part_thunks(framework: str, n: int, device, rules) -> dict:
     return out
 
 
-def eager_parts_records(base: dict, device, framework: str, n: int, rules, processes: int = 1
+def eager_parts_records(base: dict, device, framework: str, n: int, rules, processes: int = 1,
+                        block: int = 0, blocks: int = 1, worker: int = 0
                         ) -> list[dict]:
     thunks = eager_part_thunks(framework, n, device, rules)
     timings = with_faults(interleaved(thunks, timing.CHECK_BUDGET_S, processes))
@@ -261,7 +262,8 @@ def cross_check(base: dict, device, n: int) -> list[dict]:
              "timer_num_threads": torch.get_num_threads()}]
 
 
-def probe_records(base: dict, device, n: int, processes: int = 1) -> list[dict]:
+def probe_records(base: dict, device, n: int, processes: int = 1, block: int = 0,
+                  blocks: int = 1, worker: int = 0) -> list[dict]:
     """The reproducer's ops (experiments/inductor_bool_mask.py), each alone and the rule's
     whole step, eager and compiled with and without inductor's vector code, on random and on
     sorted signs, interleaved; each compiled record keeps its kernels' store and load lines."""

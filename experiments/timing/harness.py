@@ -49,13 +49,9 @@ WARMUP_S = 0.25  # warm-up rounds of a case last this long (a fresh process star
 
 FRESH_BLOCKS = 10  # the fresh-process check alternates this many blocks of rounds
 
-# The checks that take a case apart (eager parts, probes) run in this many processes one
-# after another, this one and fresh ones, each timing its share of the rounds: a case's time
-# moves more between processes than between rounds of one, and a rerun is another process.
-PROCESSES = 3
-
-# Every rule case and net is timed in this many processes (blocks) one after another, each its
-# share of the rounds, so that its interval holds the spread between processes as well as
+# Every rule case, net and case taken apart (eager parts, probes) is timed in this many blocks,
+# each in its own process and a quarter of the run from the next, each its share of the
+# rounds, so that its interval holds the spread between processes and over the run as well as
 # between rounds (a two-level bootstrap). Measured here (2 cores, 6 processes of a pilot, the
 # log of a rule ÷ its built-in, median over rules): between processes an SD of 0.20 for torch
 # eager at 10^6, 0.05 compiled, 0.04 jax op-by-op, 0.02 jit, against 0.1-0.5 between rounds of

@@ -14,7 +14,7 @@ import numpy as np
 from experiments.timing.harness import (BLOCKS, BUDGET_S, BYTES_PER_ELEMENT, COMPILED,
                                         FRESH_BLOCKS, HARNESS_LIMIT, MAX_ROUNDS, MIN_ROUNDS,
                                         MODES, NETS,
-                                        PROCESSES, SCOPE_NETS, SCOPE_WORKLOADS, SIZES, TARGETS,
+                                        SCOPE_NETS, SCOPE_WORKLOADS, SIZES, TARGETS,
                                         _dynamo_counts, _prepared, memory_record, net_thunk,
                                         set_equal_threads, timed, timed_rules, twin_pairs)
 from experiments.timing.processes import Child, Worker, merge_processes
@@ -167,6 +167,11 @@ def cases(scope: str, rules=None) -> list[dict]:
                             continue  # a torch.compile a rule and net: the seed net only
                         timed.append({"part": "net", "framework": fw, "mode": m, "rule": r,
                                       "net": net, "workload": workload})
+    if checks:  # the cases taken apart, each piece ÷ the built-in's (its budget in blocks)
+        timed += [{"part": "eager_parts", "framework": fw, "n": n,
+                   "processes": BLOCKS[scope], "rules": chosen}
+                  for fw, chosen in timed_alone.items() for n in CHECK_SIZES[scope]]
+        timed.append({"part": "probes", "n": 10 ** 6, "processes": BLOCKS[scope]})
     # each case in BLOCKS blocks, block by block across the run: a case's blocks are a quarter
     # of the run apart (the machine's drift between them counts) and each in its own process
     # (block b in worker b; 0: this one); the fresh-process check with the first block
@@ -177,12 +182,8 @@ def cases(scope: str, rules=None) -> list[dict]:
             for fw, chosen in timed_alone.items() for r in chosen]
     if not checks:
         return out
-    out += [{"part": "eager_parts", "framework": fw, "n": n, "processes": PROCESSES,
-             "rules": chosen}
-            for fw, chosen in timed_alone.items() for n in CHECK_SIZES[scope]]
     out += [{"part": "page_faults", "n": n} for n in (10 ** 6, sizes[-1])]
     out.append({"part": "cross_check", "n": 10 ** 6})
-    out.append({"part": "probes", "n": 10 ** 6, "processes": PROCESSES})
     out.append({"part": "shared_dynamic", "rule": by_key(REFERENCE_RELU["torch"].key),
                 "n": 10 ** 6})
     return out
@@ -226,7 +227,9 @@ def run_case(device, part: str, **case) -> list[dict]:
     fresh processes where the case names how many)."""
     if part not in part_functions():
         raise ValueError(f"unknown timing part {part!r}")
-    if case.get("worker"):  # a block of a case that another process times
+    if "worker" in case:  # a block of a case, timed in its own process
+        if not case["worker"]:
+            return _part_records(device, part, case)
         worker = Worker.started(device.name, case["worker"])[case["worker"] - 1]
         return worker.records(part, sent(case))
     if case.get("processes", 1) > 1:

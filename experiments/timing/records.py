@@ -36,7 +36,9 @@ def median(r: dict) -> float:
 
 # the parts whose cases are timed in blocks across the run, a row per block, and their key
 BLOCKED = {"rule": ("framework", "mode", "rule", "n"),
-           "net": ("framework", "mode", "rule", "net", "workload")}
+           "net": ("framework", "mode", "rule", "net", "workload"),
+           "eager_parts": ("framework", "rule", "piece", "n"),
+           "probes": ("probe", "mode", "simdlen", "signs", "n")}
 PER_ROUND = ("times_s", "dispatch_s", "minor_faults")
 
 
@@ -46,8 +48,9 @@ def in_blocks(rows: list[dict], key: tuple[str, ...]) -> list[dict]:
     the statistics over them all, and the first block's other fields (its first call, the
     fresh-process check); a key with one row, as every run before blocks kept, as it is."""
     by_key: dict[tuple, list[dict]] = {}
-    for r in rows:
-        by_key.setdefault(tuple(r.get(k) for k in key), []).append(r)
+    for i, r in enumerate(rows):  # a row of no block (a run before blocks) stands alone
+        by_key.setdefault(tuple(r.get(k) for k in key) if r.get("block") is not None else i,
+                          []).append(r)
     out = []
     for group in by_key.values():
         if len(group) == 1:
@@ -63,6 +66,8 @@ def in_blocks(rows: list[dict], key: tuple[str, ...]) -> list[dict]:
         merged["stats"] = quartiles(merged["times_s"])
         if first.get("dispatch_s") is not None:
             merged["dispatch"] = quartiles(merged["dispatch_s"])
+        if first.get("minor_faults") is not None:
+            merged["minor_faults_per_call"] = float(np.median(merged["minor_faults"]))
         out.append(merged)
     return out
 
