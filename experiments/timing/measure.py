@@ -199,7 +199,8 @@ def _plan_records(base: dict, device, scope: str, rules=None) -> list[dict]:
     return [{**base, "targets": targets_for(scope), "torch_compile_cache": torch_compile_cache(),
              "reference_rules": {fw: REFERENCE_RELU[fw].key for fw in frameworks},
              "torch_jax_pairs": twin_pairs(rules), "harness_limit": HARNESS_LIMIT,
-             "min_rounds": MIN_ROUNDS, "skipped": _skipped(scope)}]
+             "min_rounds": MIN_ROUNDS, "blocks": BLOCKS[scope], "budget_s": BUDGET_S,
+             "skipped": _skipped(scope)}]
 
 
 def targets_for(scope: str) -> list[dict]:

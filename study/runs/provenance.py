@@ -129,7 +129,8 @@ def collect(device: Device, seed: int | None, scope: str) -> dict:
     import jax
     import jaxlib
     import torch
-    status = _git("status", "--porcelain", "--", ".", ":(exclude)reports")
+    status = _git("status", "--porcelain", "--", ".", ":(exclude)reports",
+                  ":(exclude)study/data/conventions")  # what a render writes, as reports/
     return {
         "utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "git_commit": _git("rev-parse", "HEAD"),
