@@ -17,9 +17,10 @@ framework. Two uses:
 
 2. `pytest --study-conformance` runs the conformance (study.conformance) as a suite, the way
 data-apis/array-api-tests serves array libraries: one test per built-in of the installed release
-and kink, judged by PyTorch's documented rule; a break the known list names is an xfail (an
-XPASS where it is fixed), any other break fails. It runs the conformance alone (the paths and
-testpaths given are not collected).
+and kink, and per built-in of several inputs, tie and output element, judged by PyTorch's
+documented rule; a break the known list names is an xfail (an XPASS where it is fixed), a break
+the op's own page states (torch.max(x, dim) at a tie) an xfail too, any other break fails. It
+runs the conformance alone (the paths and testpaths given are not collected).
 
     pytest --study-conformance --study-framework torch            # each installed one by default
     pytest --study-conformance --study-known known.json --study-ops 'torch_clamp*'
@@ -140,26 +141,94 @@ class KinkItem(pytest.Item):
         return self.path, None, f"{self.rule.name} at {self.kink:g}"
 
 
+class TieItem(pytest.Item):
+    """One built-in of several inputs at one tie (which inputs, what they hold) and output
+    element, measured when it runs: the tie's records, one per output, once for its items."""
+
+    def __init__(self, *, rule, tie, at: str, output: int, release: str, known, **kwargs):
+        super().__init__(**kwargs)
+        self.rule, self.tie, self.at, self.output = rule, tie, at, output
+        self.release, self.known = release, known
+
+    def runtest(self) -> None:
+        from study.conformance._suite import (DOCUMENTED, ERROR, FOLLOWS, KNOWN, NEW,
+                                              NOT_IN_RELEASE, kink_verdicts)
+        records = self.parent.tie_records(self.rule, self.tie, self.at)
+        record = records[min(self.output, len(records) - 1)]
+        verdict, = kink_verdicts(self.rule.framework, self.release, [record], self.known)
+        if verdict["status"] == NOT_IN_RELEASE:
+            pytest.skip(verdict["why"])
+        if verdict["status"] == ERROR:
+            raise RuntimeError(f"{verdict['name']} at {verdict['tie']} was not measured: "
+                               f"{verdict['why']}")
+        if verdict["status"] == DOCUMENTED:
+            pytest.xfail(f"breaks, as documented: {verdict['why']}")
+        if verdict["status"] in (KNOWN, NEW):
+            raise KinkBreak(_break_text(verdict))
+        assert verdict["status"] == FOLLOWS, verdict["status"]
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, (KinkBreak, RuntimeError)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        return self.path, None, self.name
+
+
 def _break_text(verdict: dict) -> str:
     from study.report.format import text
     gives = " or ".join(dict.fromkeys(text(list(g)) for g in verdict["rule gives"]))
-    return (f"{verdict['name']} at {text(verdict['kink'])} breaks PyTorch's documented rule "
+    where = verdict.get("tie") or text(verdict["kink"])
+    return (f"{verdict['name']} at {where} breaks PyTorch's documented rule "
             f"({verdict['documented rule']}, over {verdict['over']}): it gives "
             f"{gives}; measured {text(list(verdict['measured']))}; Clarke: {verdict['clarke']}")
 
 
 class ConformanceSuite(pytest.Collector):
-    """The built-ins of the frameworks chosen, each at each of its kinks; composition rules
-    are left out (measured, never judged)."""
+    """The built-ins of the frameworks chosen, each at each of its kinks, and each of several
+    inputs at each of its ties and output elements; composition rules are left out (measured,
+    never judged)."""
 
     def __init__(self, *, plan: list, **kwargs):
         super().__init__(**kwargs)
         self.plan = plan  # [(framework, release, Known, rules)]
+        self._tie_records: dict = {}
+
+    def tie_records(self, rule, tie, at: str) -> list[dict]:
+        """study.conformance's records of the rule at the tie, one per output, measured once."""
+        from study.conformance import tie_record
+        from study.measure.devices import Device
+        key = (rule.key, tie, at)
+        if key not in self._tie_records:
+            self._tie_records[key] = tie_record(rule, tie, at, Device("cpu"))
+        return self._tie_records[key]
+
+    def _tie_items(self, rule, release: str, known) -> list:
+        """An item per tie, value of JUDGED_AT and output element, a known break's an xfail."""
+        from study.conformance._tie_kinks import JUDGED_AT, output_name, tie_label
+        items = []
+        for tie in rule.input_ties:
+            outputs = _outputs(rule, tie)
+            for at in JUDGED_AT:
+                case = tie_label(rule, tie, at)
+                for j in range(outputs):
+                    item = TieItem.from_parent(
+                        self, name=f"{rule.key}[{case}]" + (f"[{j}]" if outputs > 1 else ""),
+                        rule=rule, tie=tie, at=at, output=j, release=release, known=known)
+                    reason = known.reason(rule.key, output_name(rule.name, j, outputs), 0.0,
+                                          case)
+                    if reason:
+                        item.add_marker(pytest.mark.xfail(reason=f"known: {reason}",
+                                                          raises=KinkBreak, strict=False))
+                    items.append(item)
+        return items
 
     def collect(self):
         items = []
         for framework, release, known, rules in self.plan:
             for rule in (r for r in rules if not r.composition):
+                items += self._tie_items(rule, release, known) if rule.several_inputs else []
                 for k in rule.kinks:
                     item = KinkItem.from_parent(self, name=f"{rule.key}[{k:g}]", rule=rule,
                                                 kink=k, release=release, known=known)
@@ -169,6 +238,16 @@ class ConformanceSuite(pytest.Collector):
                                                           raises=KinkBreak, strict=False))
                     items.append(item)
         return items
+
+
+def _outputs(rule, tie) -> int:
+    """How many output elements the op gives at the tie (one where it cannot be called here:
+    its item says why when it runs)."""
+    from study.conformance import several_inputs_forward
+    try:
+        return several_inputs_forward(rule)(tie.point("0")).shape[1]
+    except Exception:  # noqa: BLE001  a release without the op, say
+        return 1
 
 
 def _conformance_plan(config) -> list:

@@ -20,13 +20,16 @@ def _plain(value):
 
 
 def _keyed(rows) -> dict[tuple, dict]:
-    return {(r["op"], float(r["kink"]), r["over"], r["operand"]):
+    """Rows by (op, kink, tie, over, operand): a built-in of several inputs has a row per tie
+    at the same kink (0) and inputs (its `tie` names which inputs tie and what they hold; None
+    for a kink of one input, and in a listing written before ties)."""
+    return {(r["op"], float(r["kink"]), _plain(r.get("tie")), r["over"], r["operand"]):
             {c: _plain(r.get(c)) for c in (*VERDICT, "measured")} for r in rows}
 
 
 def committed(framework: str, release: str) -> dict[tuple, dict]:
-    """(op, kink, over, operand) -> judged, documented rule, follows, clarke, measured: the
-    committed listing's rows of this release."""
+    """(op, kink, tie, over, operand) -> judged, documented rule, follows, clarke, measured:
+    the committed listing's rows of this release."""
     table = pd.read_csv(LISTING, dtype={"release": str})
     mine = table[(table["framework"] == framework) & (table["release"] == release)]
     return _keyed(mine.to_dict("records"))

@@ -316,7 +316,7 @@ def test_exit_1_on_a_finding_and_0_with_fail_on_elsewhere(rules_file, capsys, me
              "--twin", f"{rules_file}:AlphaAtZero"]
     code, out, _ = _run_cli([*check, "--json", "-"], capsys)
     data = json.loads(out)
-    assert code == 1 and data["exit_code"] == 1 and data["schema_version"] == 4
+    assert code == 1 and data["exit_code"] == 1 and data["schema_version"] == 5
     assert {"vjp_not_linear", "transform_wrong"} <= {f["kind"] for f in data["findings"]}
     assert data["kinks"]["given"] == [0.25] and 0.25 in data["kinks"]["probed"]
     assert {"0.25-ulp", "0.25", "0.25+ulp"} <= {row["input"] for row in data["conventions"]}

@@ -81,7 +81,7 @@ def test_the_json_holds_each_wrong_finding_s_reproducer(capsys, measured_as, alp
     measured_as(alpha_findings)
     code, out, _ = _cli([f"{RULES}:AlphaAtZero", "--quick", "--json", "-"], capsys)
     data = json.loads(out)
-    assert code == 1 and data["schema_version"] == 4
+    assert code == 1 and data["schema_version"] == 5
     first = data["findings"][0]
     assert first["expected"] == "2.0 × 0.5 = 1.0" and first["cells"] == 6
     assert f"# the rule, as the check imported it ({RULES}:AlphaAtZero)" in first["reproducer"]

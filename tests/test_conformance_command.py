@@ -191,3 +191,18 @@ def test_pytest_study_conformance_is_one_test_per_kink_with_known_breaks_as_xfai
     assert "FAILED study-conformance::torch_clamp_min_fn[0]" in stdout
     assert "XFAIL study-conformance::torch_clamp_min0[0] - known: #184572" in stdout
     assert "torch.clamp_min(x, 0) at 0 breaks PyTorch's documented rule" in stdout
+
+
+def test_pytest_study_conformance_is_one_test_per_tie_with_a_documented_break_as_xfail(
+        tmp_path, monkeypatch, capsys):
+    # no break known, so that a break the op's own page states is told from a known one
+    nothing_known = known_file(tmp_path, [])
+    monkeypatch.chdir(tmp_path)
+    code = pytest.main([*PLUGIN, "--study-ops", "torch_maximum_xy,torch_max_dim",
+                        "--study-known", nothing_known, "-rxXf"])
+    stdout = capsys.readouterr().out
+    # torch.maximum(x, y) splits its one tie, at 0 and at ±0: 2 follow; torch.max(x, 0) sends
+    # each of its ties (2 of 4, 4 of 4) to one index, as its page says: 4 xfail
+    assert code == 0, stdout[-3000:]
+    assert "2 passed, 4 xfailed" in stdout, stdout[-3000:]
+    assert "XFAIL study-conformance::torch_max_dim[2 of 4 at 0] - breaks, as documented" in stdout

@@ -1,5 +1,6 @@
 """`study check`: a user's custom ReLU-like gradient rule, measured as the study measures its
-own 82, with findings a CI can act on.
+own 82, with findings a CI can act on; a rule of 2 or 3 inputs of one shape (a maximum(x, y),
+a clamp(x, min, max) with array bounds) is measured where its inputs tie (study.check._ties).
 
     >>> import study
     >>> r = study.check(MyReLU, known="known.json")   # findings the project accepts

@@ -7,7 +7,10 @@ from study.report.prose import macros, say
 
 # kind -> severity. "wrong": a result is silently wrong (exit 1); "usage": nothing else can be
 # measured (exit 2); "warning" and "info" never fail by default. What each means for the
-# user's gradients is its macro kind_<kind> in check.j2.
+# user's gradients is its macro kind_<kind> in check.j2. At a tie of several inputs, a gradient
+# PyTorch's rule would not give is a warning: any element of Clarke's set is a gradient there,
+# and the frameworks' own ops pick differently (torch.max(x, dim) sends all to one input, by
+# its page); one whose sum over the tied inputs is not the value's rate along the tie is wrong.
 SEVERITIES = {
     "vjp_not_linear": "wrong", "not_deterministic": "wrong", "consumes_rng": "info",
     "compiled_differs": "wrong", "compiled_zero_sign": "info", "gradcheck_fails": "wrong",
@@ -15,6 +18,7 @@ SEVERITIES = {
     "reverse_infinite": "warning", "nan_swallowed": "info",
     "transform_wrong": "wrong", "transform_error": "warning", "writes_grad_output": "wrong",
     "convention_differs_from_twin": "wrong", "not_elementwise": "usage",
+    "tie_breaks_documented_rule": "warning", "wrong_along_tie": "wrong",
 }
 SEVERITY_ORDER = ("usage", "wrong", "warning", "info")
 PROSE = macros("study/check/check.j2")  # the words of study check, this package's modules'

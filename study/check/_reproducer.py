@@ -117,9 +117,11 @@ PARAMETERS = {
 }
 
 
-def why_none(findings: list[Finding], source, twin) -> str | None:
+def why_none(findings: list[Finding], source, twin, inputs=("x",)) -> str | None:
     """Why these findings (one kind) get no reproducer, or None where they do (`twin`: the
-    twin's (Source, framework), None where its import is not known)."""
+    twin's (Source, framework), None where its import is not known; `inputs`: the rule's)."""
+    if len(inputs) > 1:
+        return _why_none("several_inputs", spec=", ".join(inputs))
     if isinstance(source, str):
         return source
     kind = findings[0].kind

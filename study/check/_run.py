@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from study.check import _atlas, _judges, _known, _probe, _reproducer, _sections
+from study.check import _atlas, _judges, _known, _probe, _reproducer, _sections, _several, _ties
 from study.check._findings import FAILING, PROSE, Finding, by_kind
 from study.check._load import UsageError, as_rule
 from study.check._result import CheckResult
@@ -115,9 +115,11 @@ def check(fn, twin=None, *, framework: str | None = None, twin_framework: str | 
         >>> r = study.check(MyReLU)            # an autograd.Function, custom_op, nn.Module,
         >>> assert r.ok, r.first_screen()      # jax.custom_vjp/custom_jvp, or any fn of x
 
-    `args` follow x in every call (derivatives are taken with respect to x only); `kinks` are
-    probed besides those a scan finds; `quick` keeps float32 and float64 eager, one compiled
-    graph, linearity, determinism, gradcheck and the transforms without compile and export.
+    `args` follow the rule's inputs in every call (derivatives are taken with respect to those
+    only): x, or several of one shape (x, y; x, min, max), which are probed where they tie
+    (study.check._ties) instead of at kinks; `kinks` are probed besides those a scan finds;
+    `quick` keeps float32 and float64 eager, one compiled graph, linearity, determinism,
+    gradcheck and the transforms without compile and export.
     `known`: findings the project accepts (a known file's path, its content, or a list of
     entries: study.check._known); they do not fail the result. `source`: the rule as
     MODULE_OR_FILE:ATTR, for the reproducers to import it (else its module and name).
@@ -132,8 +134,13 @@ def check(fn, twin=None, *, framework: str | None = None, twin_framework: str | 
             twin, twin_framework, tuple(args), twin_name, tuple(kinks))
     except UsageError as exc:
         raise UsageError(f"twin: {exc}") from None
+    if twin_rule is not None and (rule.several_inputs or twin_rule.several_inputs):
+        raise UsageError("twin: a rule of several inputs is shown beside the built-ins of its "
+                         "values and their look-alikes, not beside a twin")
     frameworks = {rule.framework} | ({twin_rule.framework} if twin_rule else set())
     dev, = resolve_devices(device, tuple(sorted(frameworks)))
+    if rule.several_inputs:  # a look-alike is measured where its framework is imported
+        frameworks |= {fw for fw in ("torch", "jax") if fw in sys.modules}
     with _user_state_restored(frameworks), dev.as_default():
         result = _checked(rule, style, twin_rule, dev, tuple(kinks), quick, tuple(fail_on))
     result.apply_known(entries, known_source)
@@ -145,6 +152,8 @@ def check(fn, twin=None, *, framework: str | None = None, twin_framework: str | 
 
 
 def _checked(rule, style, twin_rule, dev, kinks, quick, fail_on) -> CheckResult:
+    if rule.several_inputs:
+        return _checked_several(rule, style, dev, quick, fail_on)
     findings: list[Finding] = _probe.check_callable(rule, dev)
     if twin_rule is not None and (problem := _probe.twin_output_problem(twin_rule, dev)):
         raise UsageError(f"twin: {problem}")
@@ -172,13 +181,47 @@ def _checked(rule, style, twin_rule, dev, kinks, quick, fail_on) -> CheckResult:
     return result
 
 
+def _checked_several(rule, style, dev, quick, fail_on) -> CheckResult:
+    """A rule of several inputs: elementwise in all of them, then its ties (study.check._ties),
+    linearity and determinism there and at ordinary points, and gradcheck."""
+    findings: list[Finding] = _several.check_callable(rule, dev)
+    dtypes = QUICK_DTYPES if quick else DTYPES
+    result = CheckResult(
+        target=rule.name, framework=rule.framework, style=style, device=dev.name,
+        scope={"quick": quick, "skipped": [say(PROSE, "several_inputs_skips")]
+               + (list(QUICK_SKIPS[:1]) if quick else []),
+               "dtypes": list(dtypes), "placements": ["packed"], "compiled": "none"},
+        environment=_environment(), kinks={"scanned": [], "given": [], "probed": []},
+        findings=findings, fail_on=fail_on)
+    if findings:  # not elementwise: no measurement here would mean what it says
+        return result
+    result.ties, found, result.vjp = _ties.tie_section(rule, dtypes, dev)
+    points = _several.ordinary_points(len(rule.operands))
+    labels = [_several.point_label(rule.input_labels(), p) for p in points]
+    for dtype in dtypes:
+        rows, more, *_ = _several.linearity(rule, dtype, points, labels, "vjp", dev)
+        result.vjp += rows
+        found += more
+    ties = [(c["point"], c["label"]) for c in result.ties["cases"] if c["dtype"] == dtypes[0]]
+    everywhere = np.array([p for p, _ in ties] + points.tolist())
+    for dtype in QUICK_DTYPES:
+        row, more = _several.determinism(rule, dtype, everywhere,
+                                         [lab for _, lab in ties] + labels, dev)
+        result.determinism.append(row)
+        found += more
+    result.gradcheck, more = _several.gradcheck(rule, dev)
+    result.findings += found + more
+    return result
+
+
 def _write_reproducers(result: CheckResult, source, twin) -> None:
     """Per wrong kind, one pytest file for all its findings (the markdown's), and per wrong
     finding its own (the JSON's); where none can be written, why."""
     for kind, group in by_kind(result.findings).items():
         if group[0].severity != "wrong":
             continue
-        why = _reproducer.why_none(group, source, twin)
+        why = _reproducer.why_none(group, source, twin,
+                                   result.ties["inputs"] if result.ties else ("x",))
         if why is not None:
             result.reproducers[kind] = why
             continue
