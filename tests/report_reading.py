@@ -1,9 +1,13 @@
 """What a careful reader checks in a rendered report, as functions of its markdown and CSV text:
 each returns the places that fail, so a test asserts there are none and shows them where there
 are. tests/test_report_reading.py runs them on the committed report and on tiny hand-made
-reports; run on the report of commit 0eaa931 each class finds the places the issue listed:
+reports; run on an older report, each class finds the places a reviewer listed:
 
-    python -m tests.report_reading /tmp/old/reports   # after `git archive 0eaa931 reports`
+    python -m tests.report_reading /tmp/old2/reports   # after `git archive 2a3b72d reports`
+
+This module reads the documents (their parts, numbers, tables) and checks sentences against the
+tables they cite; tests/report_reading_code.py checks for code where words belong, and
+tests/report_reading_runs.py checks terms, runs and older code.
 """
 import math
 import os
@@ -14,6 +18,7 @@ RUN_LABEL = re.compile(r"\b([CG])(\d+)\b")
 SPAN = re.compile(r"\b([CG])(\d+)–\1(\d+)\b")
 NUMBER = re.compile(r"(?<![\w.^/#-])[-−+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w.]?\d)")
 LINK = re.compile(r"\[([^\]]*)\]\(([^)]*)\)")
+CSV_NAME = re.compile(r"\b[\w-]+\.csv\b")
 DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 
@@ -74,9 +79,47 @@ def numbered_tables(*documents: str) -> dict[int, str]:
     """Table number -> its caption, body and notes, up to the next heading or bullet list."""
     out = {}
     for doc in documents:
-        for m in re.finditer(rf"^### {ANCHOR}Table (\d+): (.*?)(?=^#|^- |^More:|^<a id|\Z)", doc,
-                             flags=re.M | re.S):
+        for m in re.finditer(rf"^### {ANCHOR}Table (\d+): (.*?)(?=^#|^- |^More:|^Runs:|^<a id|\Z)",
+                             doc, flags=re.M | re.S):
             out[int(m.group(1))] = m.group(2)
+    return out
+
+
+def printed(block: str) -> str:
+    """What a numbered table prints: its caption and rows, not the notes under it."""
+    caption = re.search(r"^\*(.*?)\*$", block, flags=re.M | re.S)
+    rows = [ln for ln in block.splitlines() if ln.startswith("|")]
+    return "\n".join(([caption.group(1)] if caption else []) + rows)
+
+
+def notes_of(block: str) -> list[str]:
+    """The paragraphs under a numbered table's rows, each on one line."""
+    lines = block.splitlines()
+    last = max((i for i, ln in enumerate(lines) if ln.startswith("|")), default=len(lines))
+    return [p for p in paragraphs("\n".join(lines[last + 1:]))
+            if p and not p.startswith(("|", "!["))]  # a figure is no sentence
+
+
+def paragraphs(text: str) -> list[str]:
+    """Each table row alone, each paragraph of prose as one line (wrapping splits intervals)."""
+    out, prose = [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|") or not line.strip():
+            out += [" ".join(prose)] if prose else []
+            prose = []
+            out += [line] if line.startswith("|") else []
+        else:
+            prose.append(line.strip())
+    return out
+
+
+def table_anchors(*documents: str) -> dict[str, int]:
+    out = {}
+    for doc in documents:
+        # the anchor on the heading's line, or (before 2026-11-27) on the line above it
+        for a, n in re.findall(r'^(?:### )?<a id="([^"]+)"></a>\n?(?:### )?Table (\d+):', doc,
+                               flags=re.M):
+            out[a] = int(n)
     return out
 
 
@@ -88,6 +131,22 @@ def answers(report: str) -> list[tuple[str, str, list[str]]]:
                          flags=re.M | re.S):
         said, _, cited = " ".join(m.group(2).split()).rpartition(" Tables: ")
         out.append((m.group(1), said, [t for _, t in LINK.findall(cited)]))
+    return out
+
+
+def answer_items(report: str) -> list[tuple[str, str, list[str]]]:
+    """(question, item, cited) per paragraph or bullet of each answer: an item cites the links
+    it holds, or, where it holds none, the answer's closing 'Tables:' list."""
+    block = sections(report).get("Answers", "")
+    out = []
+    for m in re.finditer(rf"^### {ANCHOR}\d+\. (.*?)\n(.*?)(?=^### |\Z)", block,
+                         flags=re.M | re.S):
+        body, listing, closing = m.group(2).rpartition("Tables: ")
+        body, listed = (body, [t for _, t in LINK.findall(closing)]) if listing else (closing, [])
+        items = re.split(r"\n\s*\n|\n(?=- )", body.strip())
+        for item in (" ".join(i.split()) for i in items if i.strip()):
+            own = [t for _, t in LINK.findall(item)]
+            out.append((m.group(1), item.removeprefix("- "), own or listed))
     return out
 
 
@@ -103,154 +162,129 @@ def findings(report: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-def corpus(target: str, tables: dict[int, str], anchors: dict[str, int], reports_dir: str
-           ) -> str:
-    """What a cited target prints: a numbered table's text, or a CSV file's."""
-    anchor = target.split("#")[-1]
-    if anchor in anchors:
-        return tables.get(anchors[anchor], "")
-    if target.endswith(".csv"):
-        path = os.path.join(reports_dir, target)
-        return open(path, encoding="utf-8").read() if os.path.exists(path) else ""
-    return ""
+# --- sentences against the tables they cite ------------------------------------------------------
+
+def _cited_csvs(text: str, cited: list[str]) -> list[str]:
+    """The CSVs a sentence cites, by link or by name."""
+    named = [os.path.basename(t) for t in cited if t.endswith(".csv")]
+    return list(dict.fromkeys(named + CSV_NAME.findall(LINK.sub(r"\1", text))))
 
 
-def table_anchors(*documents: str) -> dict[str, int]:
-    out = {}
-    for doc in documents:
-        # the anchor on the heading's line, or (before 2026-11-27) on the line above it
-        for a, n in re.findall(r'^(?:### )?<a id="([^"]+)"></a>\n?(?:### )?Table (\d+):', doc,
-                               flags=re.M):
-            out[a] = int(n)
+def _numbered(cited: list[str], anchors: dict[str, int]) -> list[int]:
+    return [anchors[t.split("#")[-1]] for t in cited if t.split("#")[-1] in anchors]
+
+
+def sentences_citing(reports_dir: str) -> list[tuple[str, list[int], list[str]]]:
+    """(text, numbered tables it cites, CSVs it cites) of each answer item, finding, note under
+    a table (which cites that table), and the CPU-against-GPU paragraph."""
+    report, appendix = _read(reports_dir, "REPORT.md"), _read(reports_dir, "APPENDIX.md")
+    anchors = table_anchors(report, appendix)
+    out = [(text, _numbered(cited, anchors), _cited_csvs(text, cited))
+           for _, text, cited in answer_items(report)]
+    out += [(text, _numbered(cited, anchors), _cited_csvs(text, cited))
+            for text, cited in findings(report)]
+    for n, block in numbered_tables(report, appendix).items():
+        for note in notes_of(block):
+            cited = [t for _, t in LINK.findall(note)]
+            out.append((note, [n] + _numbered(cited, anchors), _cited_csvs(note, cited)))
+    devices = sections(report).get("CPU against GPU", "")
+    for p in paragraphs(devices):
+        if p and not p.startswith("|"):
+            cited = [t for _, t in LINK.findall(p)]
+            out.append((p, _numbered(cited, anchors), _cited_csvs(p, cited)))
     return out
 
 
-# --- the four classes ----------------------------------------------------------------------------
+def table_runs(block: str) -> set[str]:
+    """The run labels a numbered table names: in its caption, its headers and its rows."""
+    return run_labels(printed(block))
+
 
 def unprinted_numbers(reports_dir: str) -> list[str]:
-    """Each answer or finding's numbers that none of the tables or CSVs it cites prints."""
+    """Each sentence's numbers that none of the numbered tables it cites prints (a CSV it cites
+    does not count), a sentence with numbers that cites only CSVs, and a run label a sentence
+    names that the tables it cites never show, where they show runs at all."""
     report, appendix = _read(reports_dir, "REPORT.md"), _read(reports_dir, "APPENDIX.md")
-    tables, anchors = numbered_tables(report, appendix), table_anchors(report, appendix)
-    said = [(text, cited) for _, text, cited in answers(report)] + findings(report)
+    tables = numbered_tables(report, appendix)
     bad = []
-    for text, cited in said:
-        printed = set()
-        for target in cited:
-            printed |= set(numbers(corpus(target, tables, anchors, reports_dir)))
-        missing = [n for n in numbers(text) if not printed_by(n, printed)]
-        if missing:
-            bad.append(f"{', '.join(missing)} in: {text[:100]}…")
-    return bad
+    for text, cited, csvs in sentences_citing(reports_dir):
+        said = numbers(text)
+        if said and csvs and not cited:
+            bad.append(f"cites only {', '.join(dict.fromkeys(csvs))}: {text[:90]}…")
+            continue
+        corpus = set()
+        for n in cited:
+            corpus |= set(numbers(printed(tables.get(n, ""))))
+        missing = [n for n in said if not printed_by(n, corpus)]
+        if missing and cited:
+            bad.append(f"{', '.join(missing)} not in Table {', '.join(map(str, cited))}: "
+                       f"{text[:90]}…")
+        shown = set().union(*(table_runs(tables.get(n, "")) for n in cited)) if cited else set()
+        absent = sorted(run_labels(text) - shown, key=lambda s: (s[0], int(s[1:])))
+        if shown and absent:
+            bad.append(f"runs {', '.join(absent)} not in Table "
+                       f"{', '.join(map(str, cited))}: {text[:90]}…")
+    return bad + reproduction_verdicts(report, appendix)
 
 
-ERROR_TEXT = re.compile(r"\b(?:[A-Z]\w*(?:Error|Exception)|Unsupported|NotInRelease)\b:.*?"
-                        r"(?=\||;\s|$)", re.M)
-REPRS = {
-    "a list literal": re.compile(r"(?<![\w\])])\[\[?\s*[-+]?(?:\d|nan|inf)"),
-    "None": re.compile(r"\bNone\b"),
-    "a float's repr 'nan'": re.compile(r"(?<![+\-\w])nan\b"),
-    "a key=value pair": re.compile(r"\b[a-z][a-z_]+=\S"),
-    "a membership test": re.compile(r"\bc in [-+\d{]"),
-    "a set or dict literal": re.compile(r"\{[^}]*[:,][^}]*\}"),
-}
-INTERVAL = re.compile(r"[-+]?\d[\d.e+-]* \[[-+]?\d[\d.e+-]*, [-+]?\d[\d.e+-]*\]")
-
-
-def reprs(text: str) -> list[str]:
-    """Python's spellings where a reader expects words: a list literal (an interval, 'value
-    [lo, hi]', is not one), None, nan, key=value outside a call's parentheses, 'c in 0.5', a set;
-    quoted error messages, code spans and link addresses are left as they are."""
-    bad = []
-    for line in _paragraphs(text):
-        plain = re.sub(r"<[^>]*>", " ", LINK.sub(r"\1", line))
-        plain = re.sub(r"`[^`]*`", " ", plain)
-        plain = ERROR_TEXT.sub(" ", plain)
-        plain = INTERVAL.sub(" ", plain)
-        while re.search(r"\([^()]*\)", plain):  # a call's arguments: torch.clamp(x, min=0)
-            plain = re.sub(r"\([^()]*\)", " ", plain)
-        bad += [f"{what}: {line.strip()[:120]}" for what, pattern in REPRS.items()
-                if pattern.search(plain)]
-    return bad
-
-
-def _paragraphs(text: str) -> list[str]:
-    """Each table row alone, each paragraph of prose as one line (wrapping splits intervals)."""
-    out, prose = [], []
+def markdown_tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
+    """Each markdown table of a text: its header cells and its rows' cells."""
+    out, rows = [], []
     for line in text.splitlines() + [""]:
-        if line.startswith("|") or not line.strip():
-            out += [" ".join(prose)] if prose else []
-            prose = []
-            out += [line] if line.startswith("|") else []
-        else:
-            prose.append(line.strip())
+        if line.startswith("|"):
+            rows.append([c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]])
+        elif rows:
+            out.append((rows[0], [r for r in rows[2:]]))
+            rows = []
     return out
 
 
-def report_reprs(reports_dir: str) -> list[str]:
-    return [f"{name}: {b}" for name in ("REPORT.md", "APPENDIX.md")
-            for b in reprs(_read(reports_dir, name))]
-
-
-# Each family of terms: what a use looks like, and what its definition in the glossary names.
-TERMS = {
-    "seeds": (r"\bseeds? 00\d", r"seed 000.*001.*002|000, 001, 002|000/001/002"),
-    "input labels": (r"[+\-−]nan\b|min_subnormal|min_normal|\d[−-]ulp|\d\+ulp", r"min_subnormal"),
-    "k-ulp": (r"\d[−-]ulp|\d\+ulp", r"k[−-]ulp"),
-    "placement": (r"\bplacement", r"\*\*placement\*\*"),
-    "c": (r"\bc ?= ?[\d.]|\bc=", r"\*\*c\*\*"),
-    "eager": (r"\beager\b", r"\*\*eager\*\*"),
-    "compiled": (r"\bcompiled\b", r"\*\*compiled\*\*"),
-    "op-by-op": (r"\bop-by-op\b", r"op-by-op"),
-    "datasets": (r"random_no_ties|random_ties|continuous_ties", r"random_no_ties"),
-    "older code": (r"\b(?:older|other) code\b", r"\*\*older code\*\*"),
-}
-
-
-def undefined_terms(report: str) -> list[str]:
-    """Terms used in REPORT.md without a definition in its glossary, which precedes the answers;
-    a run label used anywhere that the glossary does not name; the same thing under two names."""
-    parts = sections(report)
-    glossary = parts.get("Glossary", "")
-    where = report.find("## Glossary")
-    if where < 0 or where > report.find("## Answers"):
-        return ["no glossary before the answers"]
-    rest = report[:where] + report[report.find("\n## ", where + 1):]
-    bad = [f"{family}: used, not defined" for family, (use, definition) in TERMS.items()
-           if re.search(use, rest) and not re.search(definition, glossary, flags=re.S)]
-    named = run_labels(glossary)
-    bad += [f"run label {label}: not in the glossary" for label in sorted(
-        run_labels(rest) - named)]
-    if re.search(r"\bother code\b", rest):
-        bad.append("'other code' where the legend says 'older code'")
+def reproduction_verdicts(report: str, appendix: str = "") -> list[str]:
+    """The Reproduction paragraph against the table of the reruns that did not reproduce: each
+    run's 'k of m experiments reproduce' names every experiment that table lists for it, and
+    says 'another CPU' where its reference ran on another CPU (by the run legend's machines)."""
+    part = sections(report).get("Reproduction", "")
+    said = " ".join(paragraphs(part)[0].split()) if paragraphs(part) else ""
+    listed = "\n".join(text for heading, text in sections(appendix).items()
+                       if heading.startswith("Reproduction"))
+    shown = [t for t in markdown_tables(part + "\n" + listed)
+             if t[0][:2] == ["experiment", "your run"]]
+    rows = [dict(zip(h, r)) for h, body in shown for r in body]
+    machines = legend_machines(report)
+    bad = []
+    for m in re.finditer(r"\b([CG]\d+): \*\*(\d+) of (\d+) experiments? reproduces?\*\*([^;.]*)",
+                         said):
+        label, clause = m.group(1), m.group(0)
+        mine = [r for r in rows if r["your run"].split(",")[0] == label]
+        unnamed = [r["experiment"] for r in mine if r["experiment"] not in clause]
+        if unnamed:
+            bad.append(f"{label}: the table lists {', '.join(unnamed)}, the verdict does not")
+        if len(mine) != int(m.group(3)) - int(m.group(2)):
+            bad.append(f"{label}: {len(mine)} rows against {m.group(3)} − {m.group(2)}")
+        for r in mine:
+            theirs = r["reference run"].split(",")[0]
+            if (machines.get(label, "?").split(": ")[-1] != machines.get(theirs, "?").split(
+                    ": ")[-1] and not re.search(r"another (?:CPU|GPU)", clause)):
+                bad.append(f"{label} against {theirs}: another machine, unsaid")
+                break
     return bad
+
+
+def legend_machines(report: str) -> dict[str, str]:
+    """label -> its machine, from the run legend (a row of several labels gives each)."""
+    out = {}
+    for header, rows in markdown_tables(sections(report).get("Runs", "")):
+        if header[:1] == ["run"] and "machine" in header:
+            for r in rows:
+                for label in run_labels(r[0]):
+                    out[label] = r[header.index("machine")]
+    return out
 
 
 def run_labels(text: str) -> set[str]:
     text = LINK.sub(r"\1", text)
     out = {f"{p}{n}" for p, a, b in SPAN.findall(text) for n in range(int(a), int(b) + 1)}
     return out | {p + n for p, n in RUN_LABEL.findall(SPAN.sub(" ", text))}
-
-
-def unnamed_runs(report: str, appendix: str) -> list[str]:
-    """Answers that quote numbers without naming their runs, a release and a dtype; table
-    captions that name no run, where the table has no runs column."""
-    bad = []
-    for question, text, _ in answers(report):
-        if not numbers(text):
-            continue
-        if not run_labels(text):
-            bad.append(f"answer names no run: {question[:60]}")
-        if not re.search(r"\b(torch|jax) \d", text):
-            bad.append(f"answer names no release: {question[:60]}")
-        if not any(d in text for d in DTYPES):
-            bad.append(f"answer names no dtype: {question[:60]}")
-    for n, block in numbered_tables(report, appendix).items():
-        caption = re.search(r"^\*(.*?)\*$", block, flags=re.M | re.S)
-        header = next((ln for ln in block.splitlines() if ln.startswith("| ")), "")
-        by_run = re.search(r"\|\s*(?:\w+ )?runs?\s*\||\b[CG]\d+[: ]", header)
-        if not by_run and not (caption and run_labels(caption.group(1))):
-            bad.append(f"Table {n}: its caption names no run")
-    return bad
 
 
 def long_lines(markdown: str, limit: int = 400) -> list[str]:
@@ -265,11 +299,14 @@ def _read(reports_dir: str, name: str) -> str:
 
 
 def everything(reports_dir: str) -> dict[str, list[str]]:
+    from tests import report_reading_code as code, report_reading_runs as runs
     report, appendix = _read(reports_dir, "REPORT.md"), _read(reports_dir, "APPENDIX.md")
-    return {"numbers not in the cited tables": unprinted_numbers(reports_dir),
-            "reprs": report_reprs(reports_dir),
-            "terms": undefined_terms(report),
-            "runs, releases, dtype": unnamed_runs(report, appendix),
+    return {"sentences against the tables they cite": unprinted_numbers(reports_dir),
+            "code where words belong": code.report_reprs(reports_dir),
+            "terms before definitions": runs.undefined_terms(report),
+            "runs merged and in label order": runs.runs_merged_and_ordered(report, appendix),
+            "older code unsaid": runs.older_code_unsaid(report, appendix),
+            "runs, releases, dtype": runs.unnamed_runs(report, appendix),
             "lines over 400 characters": long_lines(report)}
 
 

@@ -81,7 +81,7 @@ def test_a_missing_value_is_a_dash_in_markdown_and_an_empty_cell_in_the_csv():
     assert markdown(t).splitlines()[2:] == ["| a | 1.5 |", "| b | — |"]
     assert csv(t) == "rule,ratio\na,1.5\nb,\n"
     given = Table("t", "T", "", frame([{"x": None, "y": pd.NA, "n": 3}, {"x": 1.0, "n": None}]))
-    assert csv(given) == "x,y,n\n,,3\n1.0,,\n"  # n stays an int: no column turns into floats
+    assert csv(given) == "x,y,n\n,,3\n1,,\n"  # n stays an int, a whole float writes no ".0"
     assert not bad_csv(csv(given)) and not bad_markdown_cells(markdown(given))
 
 

@@ -2,15 +2,16 @@
 the constant-rate checks in the appendix."""
 import pandas as pd
 
-from experiments.bifurcation.summary import (ONE_RATE_REJECTED_BELOW, Summary, merged_verdict,
-                                             setting_text)
+from experiments.bifurcation.summary import (EXPECTED_BOTH, ONE_RATE_REJECTED_BELOW, P_BOTH,
+                                             SETTINGS, Summary, merged_verdict, setting_text)
 from study.runs.experiment import Finding, Rendered
-from study.report import Table, answer, frame, macros, say
+from study.report import Table, answer, frame, label_order, macros, say, side_by_side
 from study.report.figures import count_bars
 
 PROSE = macros("experiments/bifurcation/prose.j2")
 FRAMEWORKS = ("torch", "jax")
 PER_FRAMEWORK = ("count", "predicted (one rate)", "predicted (varying rates)")
+HEADLINE_DTYPE = "float32"  # the paper's: every run's row in it, the headline run's in each dtype
 
 
 def _side_by_side(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -39,6 +40,29 @@ def _side_by_side(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return frame(out)
 
 
+def _in_label_order(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows by run label, each run's in the order they came (stable)."""
+    order = sorted(range(len(rows)), key=lambda i: label_order(rows["run"].iloc[i]))
+    return rows.iloc[order]
+
+
+def _checks(s: Summary) -> pd.DataFrame:
+    """The constant-rate checks, and per run, order and dtype the initialisations both
+    frameworks flag against independent flagging (a row 'both' of its own), runs in label
+    order."""
+    rows = s.checks.to_dict("records")
+    for (run, order, dtype), g in (s.independence.groupby(["run", "order", "dtype"], sort=False)
+                                   if len(s.independence) else []):
+        by = dict(zip(g["flagged by"], g["initialisations"]))
+        rows.append({"run": run, "order": order, "dtype": dtype, "framework": "both",
+                     "split": say(PROSE, "independence_row", both=by.get("both"),
+                                  expected=by.get(EXPECTED_BOTH), settings=g[SETTINGS].iloc[0]),
+                     "p (one rate)": g[P_BOTH].iloc[0]})
+    checks = frame(rows)
+    return _in_label_order(checks).rename(columns={"split": "split or check",
+                                                   "p (one rate)": "p"}) if rows else checks
+
+
 def _with_setting(rows: pd.DataFrame) -> pd.DataFrame:
     return rows.assign(setting=[setting_text(*s) for s in
                                 zip(rows["depth"], rows["width"], rows["batch"])])
@@ -56,27 +80,30 @@ def render(s: Summary) -> Rendered:
     h = s.headline
     if h is not None:
         c = _with_setting(s.counts)
-        at = c[(c["order"] == "mlxtend") & (c["setting"] == h.setting)]
+        at = _in_label_order(c[(c["order"] == "mlxtend") & (c["setting"] == h.setting)])
+        shown = at[(at["run"] == h.run) | (at["dtype"] == HEADLINE_DTYPE)]  # the rest: the CSV
         tables.append(Table("headline", say(PROSE, "title_headline"),
-                            say(PROSE, "caption_headline", h=h),
-                            _side_by_side(at, ["run", "dtype"]), listing=s.counts.loc[at.index],
-                            notes=[say(PROSE, "note_verdicts", below=ONE_RATE_REJECTED_BELOW)]))
+                            say(PROSE, "caption_headline", h=h, below=ONE_RATE_REJECTED_BELOW,
+                                dtype=HEADLINE_DTYPE, older=s.older),
+                            side_by_side(_side_by_side(shown, ["run", "dtype"]), s.runs),
+                            listing=s.counts.loc[at.index]))
         main = c[(c["run"] == h.run) & (c["order"] == "mlxtend") & (c["dtype"] == "float32")
                  & (c["sweep"] != "headline")]
         sweeps = _side_by_side(main, ["sweep", "setting"])
         tables.append(Table("sweeps", say(PROSE, "title_sweeps"),
-                            say(PROSE, "caption_sweeps", run=h.run), sweeps,
+                            say(PROSE, "caption_sweeps", run=h.run, older=s.older), sweeps,
                             listing=s.counts.loc[main.index]))
-        answers.append(answer(PROSE, "net", ("headline",), h=h, releases=s.releases))
+        answers.append(answer(PROSE, "net", ("headline",), h=h, releases=s.releases,
+                              older=s.older))
         if h.both is not None:
-            found.append(Finding(say(PROSE, "finding_both", h=h), "independence"))
+            found.append(Finding(say(PROSE, "finding_both", h=h, older=s.older), "checks"))
         rows = _figure_rows(sweeps)
         title = say(PROSE, "figure", h=h)
         figures["figures/bifurcation.png"] = (lambda: count_bars(rows, title),
                                               say(PROSE, "alt"))
     tables += [
         Table("checks", say(PROSE, "title_checks"),
-              say(PROSE, "caption_checks", below=ONE_RATE_REJECTED_BELOW), s.checks,
+              say(PROSE, "caption_checks", below=ONE_RATE_REJECTED_BELOW), _checks(s),
               listing=s.segments),
         *(Table(name, say(PROSE, f"title_{name}"), "", rows) for name, rows in (
             ("counts", s.counts), ("agreements", s.agreements),

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from study.report import releases
+from study.report import older_code, releases
 
 from experiments.bifurcation.counts import (ONE_RATE_REJECTED_BELOW, PREDICTED_FIGURES,
                                             Agreement, Pass, SettingCount, batch_overlaps,
@@ -53,6 +53,13 @@ class Summary:
     headline: Headline | None
     runs: list[str]
     releases: dict = None  # label -> (torch, jax)
+    older: list[str] = ()  # the runs that are older code (study.report.older_code)
+
+
+# the independence listing's columns and row, which the checks table reads
+SETTINGS = "settings with distinct weights"
+EXPECTED_BOTH = "both, expected if independent"
+P_BOTH = "p (more in both than independence gives)"
 
 
 def setting_text(depth: int, width: int, batch: int) -> str:
@@ -170,10 +177,10 @@ def summarise(runs) -> Summary:
                for k in r["pairs"]]
     largest = max(passes, key=lambda rc: sum(len(o.first) for o in rc.outcomes), default=None)
     together = [{"run": rc.run.tag, "order": i.order, "dtype": i.dtype,
-                 "settings with distinct weights": i.settings, "flagged by": by,
-                 "initialisations": n, "p (more in both than independence gives)": i.p_value}
+                 SETTINGS: i.settings, "flagged by": by,
+                 "initialisations": n, P_BOTH: i.p_value}
                 for rc in passes if (i := independence(rc))
-                for by, n in (("both", i.both), ("both, expected if independent", i.expected),
+                for by, n in (("both", i.both), (EXPECTED_BOTH, i.expected),
                               ("torch only", i.torch_only), ("jax only", i.jax_only))]
     frame = lambda rows: pd.DataFrame(rows, dtype=object)  # noqa: E731
     counts_frame = frame(counts)
@@ -184,4 +191,4 @@ def summarise(runs) -> Summary:
         frame([row for run, cs in checks.items() for c in cs for row in _segments(run, c)]),
         frame(agreements), frame(together), frame(batches), frame(kernels),
         _headline(largest, counts_frame) if largest else None, [rc.run.tag for rc in passes],
-        releases([rc.run for rc in passes]))
+        releases([rc.run for rc in passes]), older_code([rc.run for rc in passes]))

@@ -36,10 +36,10 @@ def render(s: Summary) -> Rendered:
     answers = []
     if s.facts:
         z = s.at_zero.iloc[0] if len(s.at_zero) else None
-        first = s.facts[0]
+        first = next((f for f in s.facts if f.run == s.main), s.facts[0])
         alike = [f.run for f in s.facts if (f.wrong, f.silent, f.warned, f.gradcheck, f.anomaly)
                  == (first.wrong, first.silent, first.warned, first.gradcheck, first.anomaly)]
         answers.append(answer(PROSE, "clone", ("hazard",), fact=first, runs=alike,
-                              releases=s.releases,
+                              releases=s.releases, older=s.older,
                               zero=None if z is None else (z[SEED_RULE][0], z[BUILTIN][0])))
     return Rendered([hazard(s)], answers=answers)

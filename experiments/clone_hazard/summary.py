@@ -4,7 +4,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from study.compare.cells import Error
-from study.report import releases
+from study.report import main_run, older_code, releases
 
 
 BUILTIN = "torch.relu"  # off x = 0, where every row but AT_ZERO's is, the chain rule's gradient
@@ -33,6 +33,8 @@ class Summary:
     facts: list[Hazard]
     runs: list[str]
     releases: dict = None  # label -> (torch, jax)
+    main: str | None = None  # the main run's label (study.report.main_run)
+    older: list[str] = ()  # the runs that are older code (study.report.older_code)
 
 
 def _or_error(value, error: str | None):
@@ -65,4 +67,5 @@ def summarise(runs) -> Summary:
                                 sum(r["gradcheck_catches"] is True for r in wrong),
                                 sum(bool(r["detect_anomaly_catches"]) for r in wrong)))
     return Summary(pd.DataFrame(cases, dtype=object), pd.DataFrame(zero, dtype=object), facts,
-                   [run.tag for run in runs], releases(runs))
+                   [run.tag for run in runs], releases(runs),
+                   getattr(main_run(list(runs)), "tag", None), older_code(list(runs)))

@@ -5,7 +5,7 @@ import pandas as pd
 from experiments.timing.records import size_label as _size
 from experiments.timing.summary import Summary, decided
 from study.runs.experiment import Finding, Rendered
-from study.report import Table, answer, frame, macros, say, text
+from study.report import Table, answer, frame, label_order, macros, say, text
 from study.report.figures import ratio_panels
 
 PROSE = macros("experiments/timing/prose.j2")
@@ -14,7 +14,7 @@ PROSE = macros("experiments/timing/prose.j2")
 COST_SIZE = 10 ** 6  # the size the cost table and answer 5 compare every rule at
 KEPT = "kept for backward (B/element)"
 BASELINE = "built-in compiled ÷ eager"  # the listing's column of its own: no ratio to a rule
-TOO_FEW = "too few rounds"
+TOO_FEW = "†"  # the caption says: too few rounds to decide
 
 
 def _compiled(mode: str) -> bool:
@@ -45,15 +45,15 @@ def _cost_column(run: str, mode: str, n: int) -> str:
 
 
 def _cell(ratio):
-    """A ratio as the cost table shows it: named where the run timed too few rounds to decide."""
+    """A ratio as the cost table shows it: marked where the run timed too few rounds to decide."""
     if ratio is None or decided(ratio):
         return ratio
-    return f"{text(ratio)} ({TOO_FEW})"
+    return f"{text(ratio)}{TOO_FEW}"
 
 
-def _cost(listing: pd.DataFrame, runs: list[str]) -> pd.DataFrame:
+def _cost(listing: pd.DataFrame, runs: list[str], kept_by: str) -> pd.DataFrame:
     """The listing pivoted: rows framework and rule; per run, eager and compiled ÷ built-in at
-    COST_SIZE and compiled at the run's largest size; the bytes each rule keeps in the first run."""
+    COST_SIZE and compiled at the run's largest size; the bytes each rule keeps in `kept_by`."""
     columns = ["framework", "rule"]
     for run in runs:
         largest = max(listing[listing["run"] == run]["size"], default=COST_SIZE)
@@ -64,7 +64,7 @@ def _cost(listing: pd.DataFrame, runs: list[str]) -> pd.DataFrame:
         row = rows.setdefault((r["framework"], r["rule"]),
                               {"framework": r["framework"], "rule": r["rule"]})
         row[_cost_column(r["run"], r["mode"], r["size"])] = _cell(r["÷ built-in"])
-        if r["run"] == runs[0]:
+        if r["run"] == kept_by:
             row[KEPT] = r[KEPT]
     return frame(list(rows.values()), columns + [KEPT])
 
@@ -80,7 +80,8 @@ def _compile_times(s: Summary) -> tuple[pd.DataFrame, pd.DataFrame]:
         key = (r["run"], r["framework"], r["mode"], r["rule"])
         rows.setdefault(key, dict(zip(("run", "framework", "mode", "rule"), key)))[
             f"first call s, {_size(r['size'])}"] = r["first call s"]
-    view = frame(list(rows.values()), ["run", "framework", "mode", "rule"]
+    ordered = sorted(rows.values(), key=lambda r: label_order(r["run"]))
+    view = frame(ordered, ["run", "framework", "mode", "rule"]
                  + [f"first call s, {_size(n)}" for n in sizes])
     return view, listing
 
@@ -92,7 +93,14 @@ def _compile_caption(s: Summary, view: pd.DataFrame) -> str:
     by_state = {state: [r for r in torch_runs if (s.compile_cache or {}).get(r) == state]
                 for state in ("empty", "user", None)}
     return say(PROSE, "caption_compile", empty=by_state["empty"], user=by_state["user"],
-               unrecorded=by_state[None], releases=s.releases)
+               unrecorded=by_state[None], releases=s.releases, older=s.older)
+
+
+def _one_value_dropped(f: pd.DataFrame) -> pd.DataFrame:
+    """The nets without their workload column where every row has one (the caption says it:
+    a step, forward and backward)."""
+    one = "workload" in f.columns and f["workload"].nunique(dropna=False) == 1
+    return f.drop(columns=["workload"]) if one else f
 
 
 def _one_run(f: pd.DataFrame) -> pd.DataFrame:
@@ -101,42 +109,49 @@ def _one_run(f: pd.DataFrame) -> pd.DataFrame:
 
 
 def _harness(s: Summary) -> pd.DataFrame:
+    """A row per check, each run's result, of and passed side by side, runs in label order."""
     out: dict[tuple, dict] = {}
-    for _, h in s.harness.iterrows():
+    order = sorted(dict.fromkeys(s.harness["run"]), key=label_order) if len(s.harness) else []
+    for _, h in sorted(s.harness.iterrows(), key=lambda ih: order.index(ih[1]["run"])):
         row = out.setdefault(h["check"], {"check": h["check"], "": h["sense"],
                                           "threshold": h["threshold"]})
         row[f"{h['run']}: result"] = h["result"]
         row[f"{h['run']}: of"] = h["of"]
         row[f"{h['run']}: passed"] = h["passed"]
-    return frame(list(out.values()))
+    return frame(list(out.values()), ["check", "", "threshold"] + [
+        f"{run}: {part}" for run in order for part in ("result", "of", "passed")])
 
 
 def render(s: Summary) -> Rendered:
-    standard = [c.run for c in s.costs if c.scope == "standard"]
+    standard = sorted((c.run for c in s.costs if c.scope == "standard"), key=label_order)
+    kept_by = s.main if s.main in standard else (standard[0] if standard else None)
     compile_view, compile_listing = _compile_times(s)
     cost = _cost_listing(s, standard)
     # as text, not |fmt: a size said, not a number quoted from a table
     kept_at = {c.run: text(c.kept_at) for c in s.costs if c.kept_at}
     def runs_of(f) -> list[str]:
-        return list(dict.fromkeys(f["run"])) if len(f) else []
+        return sorted(dict.fromkeys(f["run"]), key=label_order) if len(f) else []
     tables = [
         Table("cost", say(PROSE, "title_cost"),
-              say(PROSE, "caption_cost", runs=standard, releases=s.releases,
-                  kept_at=kept_at.get(standard[0]) if standard else None),
-              _cost(cost, standard) if standard else frame([]), listing=cost),
+              say(PROSE, "caption_cost", runs=standard, releases=s.releases, older=s.older,
+                  kept_by=kept_by, kept_at=kept_at.get(kept_by)),
+              _cost(cost, standard, kept_by) if standard else frame([]), listing=cost),
         Table("harness", say(PROSE, "title_harness"),
               say(PROSE, "caption_harness"), _harness(s), listing=s.harness),
         Table("nets", say(PROSE, "title_nets"),
-              say(PROSE, "caption_nets", runs=standard[:1], releases=s.releases),
-              s.nets[s.nets["run"].isin(standard[:1])].drop(columns=["run", "first call s"]),
-              listing=s.nets),
+              say(PROSE, "caption_nets", runs=[kept_by] if kept_by else [],
+                  releases=s.releases, older=s.older),
+              _one_value_dropped(s.nets[s.nets["run"] == kept_by].drop(
+                  columns=["run", "first call s"])), listing=s.nets),
         Table("compile", say(PROSE, "title_compile"), _compile_caption(s, compile_view),
               compile_view, listing=compile_listing),
         Table("parts", say(PROSE, "title_parts"),
-              say(PROSE, "caption_parts", runs=runs_of(s.parts), releases=s.releases),
+              say(PROSE, "caption_parts", runs=runs_of(s.parts), releases=s.releases,
+                  older=s.older),
               _one_run(s.parts), listing=s.parts),
         Table("probes", say(PROSE, "title_probes"),
-              say(PROSE, "caption_probes", runs=runs_of(s.probes), releases=s.releases),
+              say(PROSE, "caption_probes", runs=runs_of(s.probes), releases=s.releases,
+                  older=s.older),
               _one_run(s.probes), listing=s.probes),
         *(Table(name, say(PROSE, f"title_{name}"), "", rows) for name, rows in (
             ("rules", s.rules), ("kept", s.kept), ("fresh", s.fresh), ("copies", s.copies),
@@ -144,10 +159,11 @@ def render(s: Summary) -> Rendered:
             ("bandwidth", s.bandwidth)))]
     answers, figures = [], {}
     costs = [c for c in s.costs if c.run in standard] or s.costs
-    main = next((c for c in costs if c.device == "cpu"), costs[0] if costs else None)
+    main = next((c for c in costs if c.run == s.main), costs[0] if costs else None)
     if main:
         others = [c for c in costs if c.device != main.device]
-        current = [c for c in others if not c.older] or others  # the newest code's GPU runs
+        current = [max((c for c in others if c.device == d), key=lambda c: c.utc)
+                   for d in dict.fromkeys(c.device for c in others)]  # each device's newest
         answers.append(answer(PROSE, "cost", ("cost",), c=main, others=current,
                               skipped=[c.run for c in others if c not in current],
                               kept_at=kept_at.get(main.run), releases=s.releases))
@@ -157,7 +173,6 @@ def render(s: Summary) -> Rendered:
         title = say(PROSE, "figure", shown=shown)
         figures["figures/timing.png"] = (
             lambda: ratio_panels(rows, runs, title), say(PROSE, "alt", runs=runs))
-    probed = next(iter(dict.fromkeys(s.probes["run"])), None) if len(s.probes) else None
-    found = [Finding(say(PROSE, "finding_probe", f=s.probe, run=probed), "probes")
-             ] if s.probe else []
+    found = [Finding(say(PROSE, "finding_probe", f=s.probe, run=s.probe_run, older=s.older),
+                     "probes")] if s.probe else []
     return Rendered(tables, found, figures, answers)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from study.report import releases
+from study.report import main_run, older_code, releases
 
 from experiments.timing.records import (COMPILED, COMPILED_MODES, EAGER, Timing, kept, median, over,
                                         paired_spread, per_element, rule_case_ratio,
@@ -34,6 +34,7 @@ class Cost:
     older: bool = False  # measured at an earlier commit than the newest timing run
     releases: tuple[str, str] = ("", "")  # (torch, jax)
     undecided: tuple[tuple[str, bool], ...] = ()  # (framework, compiled): no ratio decided
+    utc: str = ""  # when the run was measured
 
 
 @dataclass
@@ -53,10 +54,13 @@ class Summary:
     torch_vs_jax: pd.DataFrame  # run, rules, compiled, size, torch ÷ jax
     bandwidth: pd.DataFrame  # run, framework, mode, rule, useful ÷ copy, kernel bytes ÷ copy
     costs: list[Cost]
-    probe: ProbeFact | None  # the reproducer's result in the first run that ran it
+    probe: ProbeFact | None  # the reproducer's result in the main run, or the first that ran it
+    probe_run: str | None  # ... its run
     runs: list[str]
     releases: dict = None  # label -> (torch, jax)
     compile_cache: dict = None  # label -> inductor's folder at the start: "empty", "user", None
+    main: str | None = None  # the main run's label (study.report.main_run)
+    older: list[str] = ()  # the runs that are older code (study.report.older_code)
 
 
 def builtin_compiled_over_eager(t: Timing, fw: str, n: int) -> Estimate | None:
@@ -215,7 +219,7 @@ def _cost(t: Timing, n: int, older: bool = False) -> Cost | None:
                 t.run.provenance.get("git_commit"), size_label(n), of(True), of(False),
                 tuple(kept_), _one({m["n"] for m in t.part("memory") if kept(m) is not None}),
                 older, (t.run.provenance["torch"], t.run.provenance["jax"]),
-                tuple(sorted(seen - set(best))))
+                tuple(sorted(seen - set(best))), str(t.run.provenance.get("utc")))
 
 
 def _one(values: set):
@@ -287,22 +291,23 @@ def _taken_apart(t: Timing) -> dict[str, list[dict]]:
 
 
 def summarise(runs) -> Summary:
-    timings, rows, costs, probe = together(lambda: _measured(runs))
+    timings, rows, costs, (probe_run, probe) = together(lambda: _measured(runs))
     frames = {name: pd.DataFrame(r, dtype=object) for name, r in rows.items()}
     for f in frames.values():  # torch's compile and JAX's jit are both "compiled", and so on
         if "mode" in f.columns:
             f["mode"] = [EXECUTION.get(m, m) for m in f["mode"]]
     return Summary(**{name: frames.get(name, pd.DataFrame(dtype=object)) for name in (
         "rules", "kept", "nets", "harness", "fresh", "parts", "probes", "copies", "ways", "cross",
-        "torch_vs_jax", "bandwidth")}, costs=costs, probe=probe,
+        "torch_vs_jax", "bandwidth")}, costs=costs, probe=probe, probe_run=probe_run,
         releases=releases([t.run for t in timings]),
         runs=[t.run.tag for t in timings],
-        compile_cache={t.run.tag: t.torch_compile_cache for t in timings})
+        compile_cache={t.run.tag: t.torch_compile_cache for t in timings},
+        main=getattr(main_run(list(runs)), "tag", None), older=older_code(list(runs)))
 
 
-def _measured(runs) -> tuple[list[Timing], dict[str, list[dict]], list[Cost], ProbeFact | None]:
-    """Each run's timing, the rows of each frame, the costs, the reproducer's result: all
-    that asks for estimates (which stats.together makes in batches)."""
+def _measured(runs) -> tuple[list[Timing], dict[str, list[dict]], list[Cost], tuple]:
+    """Each run's timing, the rows of each frame, the costs, the reproducer's result with its
+    run: all that asks for estimates (which stats.together makes in batches)."""
     timings = [Timing(run) for run in runs]
     rows: dict[str, list[dict]] = {}
     for t in timings:
@@ -329,6 +334,8 @@ def _measured(runs) -> tuple[list[Timing], dict[str, list[dict]], list[Cost], Pr
             rows.setdefault(name, []).extend(of(t))
     newest = max(timings, key=lambda t: str(t.run.provenance.get("utc")), default=None)
     commit = newest.run.provenance.get("git_commit") if newest else None
+    main = main_run([t.run for t in timings])
+    first = sorted(timings, key=lambda t: t.run is not main)  # the main run's probe, if it ran it
     return timings, rows, [c for t in timings if 10 ** 6 in t.sizes and (c := _cost(
         t, 10 ** 6, t.run.provenance.get("git_commit") != commit))], next(
-        (f for t in timings if (f := probe_fact(t))), None)
+        ((t.run.tag, f) for t in first if (f := probe_fact(t))), (None, None))

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from study.report import releases
+from study.report import main_run, older_code, releases
 
 
 @dataclass
@@ -18,6 +18,8 @@ class Summary:
     settings: dict[str, dict]  # data -> how it was trained, as the records state it
     runs: list[str]
     releases: dict = None  # label -> (torch, jax)
+    main: str | None = None  # the main run's label (study.report.main_run)
+    older: list[str] = ()  # the runs that are older code (study.report.older_code)
 
 
 def _row(run: str, r: dict) -> dict:
@@ -55,4 +57,4 @@ def summarise(runs) -> Summary:
     trainings = pd.DataFrame([_row(tag, r) for tag, r in recs], dtype=object)
     return Summary(trainings, pd.DataFrame(_divergence(trainings) if recs else [], dtype=object),
                    {r["dataset"]: r["settings"] for _, r in recs}, [run.tag for run in runs],
-                   releases(runs))
+                   releases(runs), getattr(main_run(runs), "tag", None), older_code(runs))

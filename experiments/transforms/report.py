@@ -68,8 +68,8 @@ def matrix(s: Summary) -> Table:
 
 
 def render(s: Summary) -> Rendered:
-    facts = next(iter(s.survival.values()), None)
+    facts = s.survival.get(s.main) or next(iter(s.survival.values()), None)
     alike = [run for run, f in s.survival.items() if f == facts]
     answers = [answer(PROSE, "transforms", ("matrix",), facts=facts, runs=alike,
-                      releases=s.releases)] if facts else []
+                      releases=s.releases, older=s.older)] if facts else []
     return Rendered([matrix(s)], answers=answers)

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from study.report import releases
+from study.report import main_run, older_code, releases
 
 FAILED = ("error", "wrong")
 # measure.py's line for a first gradient without a graph blames @once_differentiable for every
@@ -37,6 +37,8 @@ class Summary:
     runs: list[str]
     fixes: pd.DataFrame | None = None  # run, number, transformation, fix (a style's number or None)
     releases: dict | None = None  # label -> (torch, jax)
+    main: str | None = None  # the main run's label (study.report.main_run)
+    older: list[str] = ()  # the runs that are older code (study.report.older_code)
 
 
 def _detail(cell: dict, style: str):
@@ -125,10 +127,12 @@ def summarise(runs) -> Summary:
     cells = pd.DataFrame(rows, dtype=object)
     if not rows:
         return Summary(cells, columns, sorted(backends), {}, [run.tag for run in runs],
-                       pd.DataFrame(), releases(runs))
+                       pd.DataFrame(), releases(runs), getattr(main_run(list(runs)), "tag", None),
+                       older_code(list(runs)))
     cells.insert(len(cells.columns) - 1, "shown", pd.Series(_shown(cells), dtype=object))
     fixes = pd.DataFrame([f for _, run in cells.groupby("run", sort=False) for f in _fixes(run)],
                          columns=["run", "number", "transformation", "fix"], dtype=object)
     survival = {run: _survival(group) for run, group in cells.groupby("run", sort=False)}
     return Summary(cells, columns, sorted(backends), survival, [run.tag for run in runs], fixes,
-                   releases(runs))
+                   releases(runs), getattr(main_run(list(runs)), "tag", None),
+                   older_code(list(runs)))

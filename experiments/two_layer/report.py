@@ -4,7 +4,7 @@ import pandas as pd
 
 from experiments.two_layer.summary import ARITHMETIC, Summary
 from study.runs.experiment import Answer, Rendered
-from study.report import Table, answer, frame, label_order, macros, say, shorten, side_by_side, span
+from study.report import Table, answer, frame, label_order, macros, say, shorten, side_by_side
 from study.report.table import elements
 
 PROSE = macros("experiments/two_layer/prose.j2")
@@ -94,9 +94,10 @@ def _answers(s: Summary) -> list[Answer]:
         groups.setdefault((f.value, f.at, f.clamp_at_0, f.relu_at_0), []).append(f.run)
     ordered = sorted(groups.items(), key=lambda kv: -len(kv[1]))
     net = say(PROSE, "answer_net", groups=[
-        {"value": v, "at": list(at), "clamp": c, "relu": r, "runs": span(who)}
-        for (v, at, c, r), who in ordered], releases=s.releases)
-    return [answer(PROSE, "twins", ("ties",), t=s.twins), Answer("net", net, ("diff_vs_relu",))]
+        {"value": v, "at": list(at), "clamp": c, "relu": r, "runs": who}
+        for (v, at, c, r), who in ordered], releases=s.releases, older=s.older)
+    return [answer(PROSE, "twins", ("ties",), t=s.twins, older=s.older),
+            Answer("net", net, ("diff_vs_relu",))]
 
 
 def render(s: Summary) -> Rendered:

@@ -7,7 +7,7 @@ from itertools import compress
 import numpy as np
 import pandas as pd
 
-from study.report import releases
+from study.report import older_code, releases
 
 # how measure.make_dataset draws each dataset: whether the nets' float32 matmuls can round
 EXACT = ("seed", "random_ties")
@@ -69,6 +69,7 @@ class Summary:
     titles: dict[str, str]  # label -> the label and what sets the run apart
     twins: Twins | None = None
     releases: dict = None  # label -> (torch, jax)
+    older: list[str] = ()  # the runs that are older code (study.report.older_code)
 
 
 def _flat(row) -> np.ndarray:
@@ -180,4 +181,4 @@ def summarise(runs) -> Summary:
     return Summary(pd.DataFrame(rows, dtype=object), pd.DataFrame(gaps, dtype=object),
                    [s for s in seed if s], [run.tag for run in runs],
                    {run.tag: run.title or run.tag for run in runs},
-                   twins(gaps, releases(runs)), releases(runs))
+                   twins(gaps, releases(runs)), releases(runs), older_code(runs))

@@ -1,5 +1,5 @@
-"""What the zero_point answer and findings state, as facts read from the main run (the first
-CPU run in the legend) against the others: the conventions at +0, the look-alike pairs that
+"""What the zero_point answer and findings state, as facts read from the main run
+(study.report.main_run) against the others: the conventions at +0, the look-alike pairs that
 differ and where, what compiling changes, subnormal flushing, the conventions that changed
 between releases, the documented derivatives, and the conformance's breaks and fixes."""
 from dataclasses import dataclass
@@ -16,7 +16,7 @@ from study.compare.cells import Value
 
 @dataclass(frozen=True)
 class Facts:
-    """What the answer and findings state, from the main run (the first CPU run in the legend)."""
+    """What the answer and findings state, from the main run (study.report.main_run)."""
     run: str
     at_zero: tuple[tuple[float, tuple[str, ...]], ...]  # (d/dx at +0, ops of the conventions table)
     pairs: int  # look-alike pairs compared
@@ -32,10 +32,11 @@ class Facts:
     compiled_forward_jvp: tuple[tuple[str, float, float], ...]
     compiled_forward: tuple[str, ...]
     forward_wrong: tuple[str, ...]  # custom rules whose forward mode disagrees with reverse
-    # (framework, device, dtypes, runs, in every run that probed it, executions): where the
-    # subnormal probe found flushing; and where a framework that flushes in every run of one
-    # device flushes in no run of another
-    flushed: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], bool, tuple[str, ...]], ...]
+    # (framework, device, dtypes, runs, in every run that probed it, executions, executions
+    # probed): where the subnormal probe found flushing; and where a framework that flushes in
+    # every run of one device flushes in no run of another
+    flushed: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], bool, tuple[str, ...],
+                         tuple[str, ...]], ...]
     kept: tuple[tuple[str, str, tuple[str, ...]], ...]  # (framework, device, runs): no flushing
     # look-alike ops whose float32 eager d/dx at a kink changed: (framework, op, kink,
     # ((first release, value), ...)), each value from the first release that gave it
@@ -118,13 +119,15 @@ def _flushing(atlases) -> dict:
     for a in atlases:
         for x in a.arithmetic:
             e = found.setdefault((x["framework"], a.run.provenance["device"]),
-                                 {"dtypes": {}, "runs": {}, "probed": {}, "executions": {}})
-            e["probed"][a.run.tag] = True
+                                 {"dtypes": {}, "runs": {}, "probed": {}, "executions": {},
+                                  "ran": {}})
+            e["probed"][a.run.tag] = e["ran"][x["exec"]] = True
             if flushes(x):
                 e["dtypes"][x["dtype"]] = e["runs"][a.run.tag] = e["executions"][x["exec"]] = True
     flushed = tuple((fw, dev, tuple(e["dtypes"]), tuple(e["runs"]), e["runs"] == e["probed"],
-                     tuple(e["executions"])) for (fw, dev), e in found.items() if e["runs"])
-    always = {fw for fw, _, _, _, every, _ in flushed if every}
+                     tuple(e["executions"]), tuple(e["ran"]))
+                    for (fw, dev), e in found.items() if e["runs"])
+    always = {fw for fw, _, _, _, every, _, _ in flushed if every}
     kept = tuple((fw, dev, tuple(e["probed"])) for (fw, dev), e in found.items()
                  if not e["runs"] and fw in always)
     return {"flushed": flushed, "kept": kept}

@@ -6,7 +6,7 @@ from experiments.zero_point.summary import Summary
 from study.runs.experiment import Rendered
 from study.report import Table, answer, frame, macros, names, say, side_by_side
 from study.report.figures import convention_map, history_map
-from study.report.format import distinct_figures, shorten, text
+from study.report.format import distinct_figures, error_words, shorten, text
 
 PROSE = macros("experiments/zero_point/prose.j2")
 
@@ -42,8 +42,12 @@ def _releases(s: Summary) -> pd.DataFrame:
     return _grouped(shown, ["framework", "op", "by release"], ["dtype", "mode", "input"])
 
 
-def _gradient(measured: tuple) -> str:
-    return text(measured[0]) if len(measured) == 1 else f"({', '.join(map(text, measured))})"
+def _gradient(measured: tuple, over: str) -> str:
+    """A gradient over the operands the row names ('x, min'): its one value, or each operand's
+    ('x 0.5, min 0.5')."""
+    if len(measured) == 1:
+        return text(measured[0])
+    return ", ".join(f"{name} {text(v)}" for name, v in zip(over.split(", "), measured))
 
 
 def _breakers(s: Summary) -> pd.DataFrame:
@@ -53,9 +57,10 @@ def _breakers(s: Summary) -> pd.DataFrame:
     b = s.breakers.drop(columns=["documentation"])
     return b.assign(**{
         "documented rule": [names(r) for r in b["documented rule"]],
-        "rule gives": [" or ".join(dict.fromkeys(_gradient(g) for g in gs))
-                       for gs in b["rule gives"]],
-        "measured": [names([_gradient(m) for m in ms]) for ms in b["measured"]],
+        "rule gives": [" or ".join(dict.fromkeys(_gradient(g, over) for g in gs))
+                       for gs, over in zip(b["rule gives"], b["over"])],
+        "measured": [" or ".join(dict.fromkeys(_gradient(m, over) for m in ms))
+                     for ms, over in zip(b["measured"], b["over"])],
         "breaks in": [", ".join(f if f == last else f"{f}–{last}" for f, last in spans)
                       for spans in b["breaks in"]]}).rename(columns={"fixed_in": "fixed in"})
 
@@ -105,7 +110,7 @@ def _compiled(s: Summary) -> tuple[pd.DataFrame, pd.DataFrame]:
     if not len(s.compiled):
         return frame([]), frame([])
     def shown(c, digits):
-        return shorten(c, 30) if isinstance(c, str) else text(c, digits)
+        return shorten(error_words(c), 30) if isinstance(c, str) else text(c, digits)
     changes = [f"{shown(e, d)} → {shown(c, d)}"
                for e, c in zip(s.compiled["eager"], s.compiled["compiled"])
                for d in [distinct_figures([e, c])]]
@@ -143,8 +148,10 @@ def _kinks(s: Summary, at_zero: bool) -> pd.DataFrame:
     if not len(s.kinks):  # no look-alike pair measured
         return frame([])
     k = s.kinks[(s.kinks["kink"] == 0) == at_zero].drop(columns=["run"])
-    if not at_zero:
-        return k
+    if not at_zero:  # then the pairs that differ only beside a kink or at NaN or ±inf
+        k = k.rename(columns={"kink": "at"})
+        return pd.concat([k, s.away], ignore_index=True).astype(object).where(
+            lambda f: f.notna(), None) if len(s.away) else k
     return _sharing_rows(k.drop(columns=["kink", "torch value", "JAX value"]),
                          ("torch op", "JAX op"))
 
@@ -157,11 +164,12 @@ def _without_kinks(s: Summary) -> list[str]:
 def _history_tables(s: Summary) -> list[Table]:
     return [
         Table("releases", say(PROSE, "title_releases"),
-              say(PROSE, "caption_releases", releases=s.history_runs),
+              say(PROSE, "caption_releases", releases=s.history_runs, older=s.older),
               _releases(s), listing=s.history_cells),
         Table("conformance", say(PROSE, "title_conformance"),
               say(PROSE, "caption_conformance", releases=s.conformance_runs,
-                  without=_without_kinks(s)), _breakers(s), listing=_breaker_rows(s)),
+                  without=_without_kinks(s), older=s.older), _breakers(s),
+              listing=_breaker_rows(s)),
         Table("conformance_listing", say(PROSE, "title_conformance_listing"), "",
               s.conformance)]
 
@@ -176,7 +184,9 @@ def render(s: Summary) -> Rendered:
                   pairs=s.facts.pairs if s.facts else 0),
               _kinks(s, True), listing=_kink_cells(s, True)),
         Table("ties", say(PROSE, "title_ties"),
-              say(PROSE, "caption_ties", run=s.ties_run, releases=s.releases), _ties(s),
+              say(PROSE, "caption_ties", run=s.ties_run, releases=s.releases,
+                  pairs=s.facts.tie_pairs if s.facts else 0,
+                  changed=len(s.facts.port_changes) if s.facts else 0), _ties(s),
               listing=s.ties_listing),
         Table("kinks", say(PROSE, "title_kinks"),
               say(PROSE, "caption_kinks", run=run, releases=s.releases),
@@ -191,7 +201,8 @@ def render(s: Summary) -> Rendered:
                                     ["dtype", "mode", "input"]), s.runs)
               if len(s.placement) else frame([]), listing=_placed_cells(s)),
         Table("subnormals", say(PROSE, "title_subnormals"),
-              say(PROSE, "caption_subnormals", unprobed=[r for r in s.runs if r not in probed]),
+              say(PROSE, "caption_subnormals", unprobed=[r for r in s.runs if r not in probed],
+                  older=s.older),
               side_by_side(s.subnormals, s.runs), listing=s.subnormals),
         Table("custom", say(PROSE, "title_custom"),
               say(PROSE, "caption_custom"), side_by_side(s.custom, s.runs), listing=s.custom),
@@ -206,10 +217,9 @@ def render(s: Summary) -> Rendered:
             say(PROSE, "documented", f=s.facts))
     found, answers, figures = [], [], {}
     if s.facts:
-        answers.append(answer(PROSE, "zero_point", ("conventions", "ties", "kinks", "pairs",
-                                                    "releases", "conformance", "subnormals",
-                                                    "compiled"),
-                              f=s.facts, releases=s.releases,
+        answers.append(answer(PROSE, "zero_point", ("conventions", "kinks", "ties", "releases",
+                                                    "conformance", "subnormals", "compiled"),
+                              f=s.facts, releases=s.releases, older=s.older,
                               changes=_changes_alike(s.facts.convention_changes)))
         if s.facts.finite_differences or s.facts.forward_wrong:  # under the custom rules' table
             next(t for t in tables if t.id == "custom").notes.append(

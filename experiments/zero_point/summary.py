@@ -12,6 +12,7 @@ from itertools import chain
 import numpy as np
 import pandas as pd
 
+from experiments.zero_point.atlas import SPECIAL as SPECIAL_INPUTS
 from experiments.zero_point.atlas import (OpAtlas, RunAtlas, cell_rows, cell_values,
                                           equal_unless_placed, flushes, forward_disagrees,
                                           frame_value, kink_labels, read,
@@ -24,7 +25,7 @@ from experiments.zero_point.history import (CELL, Release, history, history_cell
 from experiments.zero_point.ties import listing_rows, port_changes, table_rows, tie_run
 from study.compare.cells import Placed, Value
 from study.conformance import LISTING_COLUMNS, conformance_rows, rule_breakers
-from study.report import frame, releases
+from study.report import frame, label_order, main_run, older_code, releases
 
 
 @dataclass
@@ -44,6 +45,9 @@ class Summary:
     compiled_cells: pd.DataFrame
     # run, torch op, JAX op, kink, input, framework, mode (value or reverse), value, error, where
     kink_cells: pd.DataFrame
+    # the look-alike pairs whose d/dx differs only 1 ulp beside a kink or only at NaN or ±inf,
+    # eager, in the main run: torch op, JAX op, at (the input), values and d/dx as in kinks
+    away: pd.DataFrame
     # every cell that differs between releases (zero_point.history): framework, op, dtype,
     # input, mode, execution, release, run, cell, first_release; one row per cell and release
     history: pd.DataFrame
@@ -71,11 +75,14 @@ class Summary:
     facts: Facts | None
     runs: list[str]
     releases: dict[str, tuple[str, str]]  # label -> (torch, jax)
+    older: list[str] = ()  # the runs that are older code (study.report.older_code)
 
 
 def _main(atlases: list[RunAtlas]) -> RunAtlas | None:
-    order = lambda a: (a.run.provenance["device"] != "cpu", len(a.run.tag), a.run.tag)  # noqa: E731
-    return min((a for a in atlases if a.atlas("float32")), key=order, default=None)
+    """The main run's atlas (study.report.main_run), of the runs with a float32 atlas."""
+    measured = [a for a in atlases if a.atlas("float32")]
+    run = main_run([a.run for a in measured])
+    return next((a for a in measured if a.run is run), None)
 
 
 # --- every run's frames -----------------------------------------------------------------------
@@ -213,7 +220,8 @@ def _changes_in(others: dict, main: RunAtlas, side: OpAtlas, mode: str, label: s
     marks += ["compiled"] if changed_by_compiling(main, side.rule, "float32", mode, label) else []
     marks += sorted({tag for tag, op in others.get(side.rule, ())
                      if label in op.inputs and mode not in op.withdrawn
-                     and equal_unless_placed(op.cell(mode, label), base) is not True})
+                     and equal_unless_placed(op.cell(mode, label), base) is not True},
+                    key=label_order)
     return ", ".join(marks) or None
 
 
@@ -242,6 +250,33 @@ def _kinks(atlases, main: RunAtlas) -> list[dict]:
                                                       j.cell("reverse", label)),
                      "changes in": "; ".join(changes) or None})
     return rows
+
+
+def _labelled_nan(listing: pd.DataFrame) -> pd.DataFrame:
+    """The ties listing with a tie at NaN labelled as the atlas labels the NaN input ('+nan'):
+    'NaN' is one of the strings pandas reads back as a missing value."""
+    if "at" in listing.columns:
+        listing["at"] = ["+nan" if a == "NaN" else a for a in listing["at"]]
+    return listing
+
+
+def _away(main: RunAtlas, f: Facts) -> list[dict]:
+    """The pairs whose d/dx differs only 1 ulp beside a kink or only at NaN or ±inf (eager):
+    a row per such input, as the kinks table's rows, the input's label for the kink."""
+    ops = {f"{t.name} vs {j.name}": (t, j) for t, j in look_alike_pairs(main)}
+    inputs = list(f.differ_beside_kink) + [(p, tuple(lab for lab in ops[p][0].inputs
+                                                     if lab in SPECIAL_INPUTS))
+                                           for p in f.differ_special_only if p in ops]
+    rows = []
+    for pair, labels in inputs:
+        t, j = ops[pair]
+        rows += [{"torch op": t.name, "JAX op": j.name, "at": label,  # a NaN measured: NaN
+                  "torch value": t.cell("value", label), "torch d/dx": t.cell("reverse", label),
+                  "JAX value": j.cell("value", label), "JAX d/dx": j.cell("reverse", label),
+                  "same d/dx": equal_unless_placed(t.cell("reverse", label),
+                                                   j.cell("reverse", label))}
+                 for label in labels if label in j.inputs]
+    return [r for r in rows if r["same d/dx"] is False]
 
 
 def _kink_cells(main: RunAtlas) -> list[dict]:
@@ -314,10 +349,16 @@ def summarise(runs) -> Summary:
     cells, placement = _cells(atlases, main)
     shown = tie_run(atlases, main)
     ties = table_rows(shown) if shown else []
+    found = replace(facts(atlases, main, kinks, changed),
+                    **conformance_facts(breakers, conformance_runs),
+                    ties_run=shown.run.tag if shown else None,
+                    tie_pairs=sum(1 for r in ties if r["torch op"] and r["JAX op"]),
+                    port_changes=tuple(port_changes(ties))) if main else None
     return Summary(
         cells=cells, kinks=frame(kinks), pairs=every_run(_pairs),
         compiled=every_run(_compiled), compiled_cells=every_run(_compiled_cells),
-        kink_cells=frame(_kink_cells(main) if main else []), history=changed,
+        kink_cells=frame(_kink_cells(main) if main else []),
+        away=frame(_away(main, found) if main else []), history=changed,
         history_by_cell=frame(_history_by_cell(changed)),
         history_marks=history_marks(changed, history_runs),
         history_cells=frame(history_cells(changed)), history_runs=history_runs,
@@ -325,12 +366,7 @@ def summarise(runs) -> Summary:
         conformance_runs=conformance_runs, placement=frame(placement),
         subnormals=every_run(_subnormals), custom=every_run(_custom),
         porting=frame(_porting(main) if main else []), gradcheck=every_run(_gradcheck),
-        ties=frame(ties), ties_listing=every_run(listing_rows),
+        ties=frame(ties), ties_listing=_labelled_nan(every_run(listing_rows)),
         ties_run=shown.run.tag if shown else None,
-        facts=replace(facts(atlases, main, kinks, changed),
-                      **conformance_facts(breakers, conformance_runs),
-                      ties_run=shown.run.tag if shown else None,
-                      tie_pairs=sum(1 for r in ties if r["torch op"] and r["JAX op"]),
-                      port_changes=tuple(port_changes(ties))) if main else None,
-        runs=[a.run.tag for a in atlases],
-        releases=releases([a.run for a in atlases]))
+        facts=found, runs=[a.run.tag for a in atlases],
+        releases=releases([a.run for a in atlases]), older=older_code([a.run for a in atlases]))

@@ -66,13 +66,14 @@ def _jacobians(a: RunAtlas) -> dict[tuple, dict]:
 
 
 def tie_run(atlases: list[RunAtlas], main: RunAtlas | None) -> RunAtlas | None:
-    """The run the table shows: the main run where it measured ties, else the first run in the
-    legend (CPU before GPU) that did."""
+    """The run the table shows: the main run where it measured ties, else the main run of those
+    that did (study.report.main_run)."""
+    from study.report import main_run
     with_ties = [a for a in atlases if a.ties]
     if main is not None and main.ties:
         return main
-    order = lambda a: (a.run.provenance["device"] != "cpu", len(a.run.tag), a.run.tag)  # noqa: E731
-    return min(with_ties, key=order, default=None)
+    run = main_run([a.run for a in with_ties])
+    return next((a for a in with_ties if a.run is run), None)
 
 
 def listing_rows(a: RunAtlas) -> list[dict]:

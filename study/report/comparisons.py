@@ -5,12 +5,13 @@ import re
 from collections import Counter
 
 from study.compare.cells import Value
-from study.report.format import cell_text, csv_value, number, shorten, wrap
+from study.report.format import cell_text, csv_value, heading, number, shorten, wrap
 from study.report.prose import macros, say
 from study.report.runs import label_order, short_gpu, span
 from study.report.table import Table, csv, frame, markdown
 
 DEVICES = "cpu_vs_gpu"
+APPENDIX_FILE = "APPENDIX.md"
 PROSE = macros("study/report/document.j2")
 
 
@@ -20,13 +21,39 @@ def _name(run, everyone) -> str:
     return f"{run.tag}{when}"
 
 
-def cell_words(name) -> str:
+def cell_words(name, rules: dict[str, str] | None = None) -> str:
     """A cell's name as the report words it: its record's values, then where in the record
-    ('F.relu6, float32, reverse, at NaN: cells.value'); an input label in words (input_words)."""
-    fields = [input_words(v) if k == "input" else str(v) if isinstance(v, str) else f"{k} = {v}"
-              for k, v in name if k != "path"]
+    ('F.relu6, float32, reverse, at NaN', 'grad w1[0, 2]'); an input label in words
+    (input_words), a rule by its display name (`rules`: key -> name), a record's field and a
+    table's name in words (path_words)."""
+    fields = [input_words(v) if k == "input" else path_words(v) if k == "part"
+              else _rule_names(v, rules or {}) if isinstance(v, str)
+              else f"{path_words(k)} = {v}" for k, v in name if k != "path"]
     path = dict(name).get("path")
-    return ", ".join(fields) + (f": {path}" if path is not None else "")
+    return ", ".join(fields) + (f": {path_words(path)}" if path is not None else "")
+
+
+def path_words(path) -> str:
+    """Where in a record, as words: 'grad w1[0, 2]' for 'grad_w1[0][2]', 'first step differs
+    from other framework' for 'first_step_differs_from_other_framework'."""
+    text = re.sub(r"\]\[", ", ", str(path))
+    return re.sub(r"(?<=[A-Za-z0-9])_(?=[A-Za-z0-9])", " ", text)
+
+
+def _rule_names(text: str, rules: dict[str, str]) -> str:
+    """The text with each rule key it holds ('torch_myrelu_seed') as the rule's display name."""
+    return re.sub(r"\b(?:torch|jax)_[\w.]*\w", lambda m: rules.get(m.group(), m.group()), text)
+
+
+def rule_names(runs) -> dict[str, str]:
+    """key -> display name of every rule a run's records name (a record with both)."""
+    out = {}
+    for run in runs:
+        for table in run.tables:
+            rows = run.rows(table)
+            if rows and "rule" in rows[0] and "name" in rows[0]:
+                out.update((r["rule"], r["name"]) for r in rows if r.get("name"))
+    return out
 
 
 def input_words(label) -> str:
@@ -38,14 +65,28 @@ def input_words(label) -> str:
     return "at " + words.get(label, label)
 
 
-def _against(comps, references) -> str:
+def _against(comps, references) -> dict:
     """What a run's experiments were compared with, where it is not the reference run of the
-    same label: 'against C1', or the earlier reference a reference run was compared with."""
+    same label ('C1'; earlier: a reference run against an earlier reference), and the machine
+    the reference ran on where it is not the run's: its GPU, or its CPU (model, cores, kernels)."""
     from study.compare.reproduction import is_reference_run
     tags = span({c.reference.tag for c in comps})
-    if all(is_reference_run(c.run, references) for c in comps):
-        return f"against the earlier reference {tags}"
-    return "" if {c.reference.tag for c in comps} == {comps[0].run.tag} else f"against {tags}"
+    earlier = all(is_reference_run(c.run, references) for c in comps)
+    own = {c.reference.tag for c in comps} == {comps[0].run.tag} and not earlier
+    p, q = comps[0].run.provenance, comps[0].reference.provenance
+    gpu = p["device"] == "cuda" and _gpu_name(p) != _gpu_name(q)
+    return {"tags": None if own else tags, "earlier": earlier,
+            "gpu": short_gpu(_gpu_name(q)) if gpu else None,
+            "cpu": _cpu(q) if not gpu and _cpu(p) != _cpu(q) else None}
+
+
+def _cpu(p: dict) -> str:
+    """'AMD EPYC, AVX2': a CPU's model and the kernels torch chose on it."""
+    return f"{p.get('cpu', '—')}, {p.get('torch_cpu_capability') or '—'}"
+
+
+def _gpu_name(p: dict) -> str | None:
+    return p["gpu"].get("name") if isinstance(p.get("gpu"), dict) else None
 
 
 def _cell_columns(side: str, cell) -> dict:
@@ -84,7 +125,10 @@ def earlier_references(references, experiments) -> list:
     return out
 
 
-def reproduction_section(runs, references, experiments, files) -> list[str]:
+def reproduction_section(runs, references, experiments, files) -> tuple[list[str], list[str]]:
+    """REPORT.md's Reproduction paragraph: each rerun's experiments that reproduce, what the
+    others differ in, against which reference and machine; APPENDIX.md's table of those that
+    did not."""
     # the compare layer prints its cells with this package's formatter
     from study.compare import reproduction
     from study.report.format import pair_texts
@@ -92,15 +136,16 @@ def reproduction_section(runs, references, experiments, files) -> list[str]:
     comps = reproduction.comparisons(runs, references, experiments) if references else []
     comps += earlier_references(references, experiments)
     if not comps:
-        return lines + [wrap(say(PROSE, "no_reference")), ""]
+        return lines + [wrap(say(PROSE, "no_reference")), ""], []
     reruns = [c for c in comps if c.kind == reproduction.REPRODUCTION]
     everyone = runs + references
+    rules = rule_names({c.run.path: c.run for c in comps if c.different}.values())
     rows = [{"experiment": c.run.experiment, "your run": _name(c.run, everyone),
              "reference run": _name(c.reference, everyone) if c.reference else None,
              "equal": c.equal, "different": len(c.different), "only yours": len(c.only_ours),
              "only reference": len(c.only_theirs), "verdict": _verdict(c),
              "first differences": shorten(re.sub(r"(?<![+\-\w])nan\b", "NaN", "; ".join(
-                 f"{cell_words(n)}: " + " against ".join(pair_texts(a, b))
+                 f"{cell_words(n, rules)}: " + " against ".join(pair_texts(a, b))
                  for n, a, b in c.different[:2])), 120) or None} for c in comps]
     diffs = [{"experiment": c.run.experiment, "comparison": c.kind, "your file": c.run.path,
               "reference file": c.reference.path, "cell": reproduction.name_text(n),
@@ -116,16 +161,25 @@ def reproduction_section(runs, references, experiments, files) -> list[str]:
     by_run: dict[str, list] = {}
     for c in (c for c in reruns if c.reference is not None):
         by_run.setdefault(c.run.tag, []).append(c)
-    counts = [(label, sum(c.reproduced for c in cs), len(cs), _against(cs, references),
-               sorted(c.run.experiment for c in cs if c.different and all(
-                   reproduction.difference_kind(a, b) == reproduction.ERROR_WORDING
-                   for _, a, b in c.different)))
+    def wording_only(c) -> bool:
+        return all(reproduction.difference_kind(a, b) == reproduction.ERROR_WORDING
+                   for _, a, b in c.different)
+    counts = [{"label": label, "reproduced": sum(c.reproduced for c in cs), "reruns": len(cs),
+               "against": _against(cs, references),
+               "in_wording": sorted(c.run.experiment for c in cs if not c.reproduced
+                                 and c.different and wording_only(c)),
+               "in_values": sorted(c.run.experiment for c in cs if not c.reproduced
+                                and not (c.different and wording_only(c)))}
               for label, cs in sorted(by_run.items(), key=lambda kv: label_order(kv[0]))]
     new = span(sorted({c.run.tag for c in reruns if c.reference is None}, key=label_order))
-    shown = Table("", "", "", frame([row for row, c in zip(rows, comps)
-                                     if c.reference is not None and not c.reproduced]))
-    return lines + [wrap(say(PROSE, "reproduced", counts=counts, new=new)), ""] + (
-        [markdown(shown), ""] if len(shown.frame) else [])
+    shown = Table("", "", "", frame(sorted(
+        (row for row, c in zip(rows, comps) if c.reference is not None and not c.reproduced),
+        key=lambda r: (label_order(r["your run"].split(",")[0]), r["experiment"]))))
+    where = f"{APPENDIX_FILE}#reproduction" if len(shown.frame) else None
+    appendix = ([heading(2, "reproduction", say(PROSE, "reproduction_title")), "",
+                 markdown(shown), ""] if where else [])
+    return lines + [wrap(say(PROSE, "reproduced", counts=counts, new=new, shown=where)),
+                    ""], appendix
 
 
 def devices_section(runs, experiments, doc) -> tuple[list[str], list[str]]:
@@ -159,7 +213,7 @@ def devices_section(runs, experiments, doc) -> tuple[list[str], list[str]]:
                        "cell": reproduction.name_text(n), "cpu": pair_texts(a, b)[0],
                        "cuda": pair_texts(a, b)[1]} for n, a, b in p.different]
     table = Table("devices", say(PROSE, "devices_title"),
-                  say(PROSE, "devices_caption"), frame(rows))
+                  say(PROSE, "devices_caption", alone=alone), frame(rows))
     name = f"{DEVICES.replace('_', '-')}-cells.csv"
     doc.files[f"tables/{name}"] = csv(Table("", "", "", frame(
         cells, ["group", "experiment", "cpu run", "cuda run", "cell", "cpu", "cuda"])))

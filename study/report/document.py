@@ -7,6 +7,7 @@ provenance of every result file. An experiment whose tables raise shows a one-li
 there, the others render in full, and `Document.errors` names it (the CLI then exits 1).
 """
 import os
+import re
 from dataclasses import dataclass, field, replace
 
 from study.errors import first_error_line
@@ -16,7 +17,8 @@ from study.report.appendix import index, methodology_notes, provenance, question
 from study.report.format import anchor, heading, wrap
 from study.report.legend import by_label, glossary, legend, legend_line
 from study.report.prose import macros, say
-from study.report.runs import assign_labels, labelled, labels_json, span
+from study.report.runs import (assign_labels, labelled, labels_json, main_chosen, main_label,
+                               span)
 from study.report.table import Table, csv, frame, latex, markdown
 from study.runs.results import Run
 
@@ -59,6 +61,10 @@ class Document:
         where = APPENDIX if self.places[key] == "appendix" else ""
         return f"{where}#{anchor(*key)}"
 
+    def cited(self, experiment: str, text: str) -> str:
+        """The text with each '[table:id]' it holds a link to that table of the experiment."""
+        return re.sub(r"\[table:(\w+)\]", lambda m: self.cite((experiment, m.group(1))), text)
+
     def cite(self, key) -> str:
         if self.places.get(key) == "csv":
             return f"[{anchor(*key)}.csv](tables/{anchor(*key)}.csv)"
@@ -67,6 +73,8 @@ class Document:
     def table(self, key, table: Table, runs: list[Run]) -> list[str]:
         """The table's lines where it is shown, and its md, tex and csv files."""
         a = anchor(*key)
+        table = replace(table, caption=self.cited(key[0], table.caption),
+                        notes=[self.cited(key[0], n) for n in table.notes])
         self.titles[key] = table.title
         self.files[f"tables/{a}.csv"] = csv(table)
         if self.places[key] == "csv":
@@ -93,6 +101,8 @@ def _newest_result(runs: list[Run]) -> str | None:
 
 
 def _answers(answers, doc: Document) -> list[str]:
+    """Each question and its answer: a paragraph, the bullets its text marks (' |- '), each
+    '[table:id]' it holds as a link to that table of its experiment, and the tables it cites."""
     lines = ["## Answers", ""]
     for i, question in enumerate(QUESTIONS, 1):
         words = say(PROSE, "question", key=question)
@@ -102,8 +112,11 @@ def _answers(answers, doc: Document) -> list[str]:
             lines += [say(PROSE, "no_answer"), ""]
             continue
         cited = dict.fromkeys((name, t) for name, a in mine for t in a.tables)
-        tables = ", ".join(doc.cite(k) for k in cited if k in doc.places)
-        lines += [wrap(" ".join(a.text for _, a in mine) + f" Tables: {tables}."), ""]
+        text = " ".join(doc.cited(name, a.text) for name, a in mine)
+        if not re.search(r"\]\([^)]*#", text):  # no table cited inline: the answer's, after it
+            text += " Tables: " + ", ".join(doc.cite(k) for k in cited if k in doc.places) + "."
+        lead, *bullets = text.split(" |")
+        lines += [wrap(lead)] + [wrap(b.strip(), "  ") for b in bullets] + [""]
     return lines
 
 
@@ -156,25 +169,26 @@ def _section(exp, runs, rendered, error, doc: Document) -> tuple[list, list, lis
             into += [heading(3, anchor(*key), say(PROSE, "no_table", number=doc.numbers[key])),
                      ""]
     for finding in rendered.findings if rendered else []:
-        main += [wrap(f"- {finding.text} ({doc.cite((exp.name, finding.table))})", "  ")]
+        main += [wrap(f"- {doc.cited(exp.name, finding.text)} "
+                      f"({doc.cite((exp.name, finding.table))})", "  ")]
     main += [""] if rendered and rendered.findings else []
     numbers = [doc.numbers[(exp.name, t)] for t in exp.tables
                if doc.places[(exp.name, t)] == "appendix"]
     listings = [t for t in exp.tables if doc.places[(exp.name, t)] == "csv"]
     failed = _failed(runs)
     # one paragraph under the tables: where the rest is, which runs, how to rerun
-    main += [wrap(say(PROSE, "more", numbers=numbers, listings=len(listings),
-                      section=f"{APPENDIX}#{anchor(exp.name, 'appendix')}",
-                      index=f"{APPENDIX}#tables", exp=exp,
-                      failed=sum(f["status"] == "failed" for f in failed),
-                      withdrawn=sum(f["status"] == "withdrawn" for f in failed),
-                      runs=span(r.tag for r in runs))), ""]
-    if len(appendix) == 2:  # no table of this experiment is in the appendix
-        appendix = []
+    more = say(PROSE, "more", numbers=numbers, listings=len(listings),
+               section=f"{APPENDIX}#{anchor(exp.name, 'appendix')}", index=f"{APPENDIX}#tables",
+               exp=exp, failed=sum(f["status"] == "failed" for f in failed),
+               withdrawn=sum(f["status"] == "withdrawn" for f in failed),
+               runs=span(r.tag for r in runs))
+    main += [wrap(more), ""] if more else []
     for name, (draw, alt) in (rendered.figures if rendered else {}).items():
         if doc.figures:
             doc.files[name] = draw()
-        main += [f"![{alt}]({name})", ""]
+        appendix += [f"![{alt}]({name})", ""]  # the figures draw what REPORT.md's tables print
+    if len(appendix) == 2:  # no table or figure of this experiment is in the appendix
+        appendix = []
     return main, appendix, method
 
 
@@ -212,6 +226,15 @@ def _document(runs, notes, experiments, references, labels, figures, code) -> Do
     places = {(e.name, t): place(e, t) for e in experiments for t in e.tables}
     places[(comparisons.DEVICES, "devices")] = "appendix"
     doc = Document(runs, number_tables(experiments), places, figures)
+    with main_chosen(main_label(runs)):  # every experiment names the document's main run
+        _written(doc, notes, experiments, references, code)
+    doc.files[LABELS] = labels_json(labels)
+    return doc
+
+
+def _written(doc: Document, notes, experiments, references, code) -> None:
+    """REPORT.md, APPENDIX.md and the tables' files into `doc.files`."""
+    runs = doc.runs
     body, appendix, method, answers = [], [], [], []
     for exp in experiments:
         exp_runs = [r for r in runs if r.experiment == exp.name]
@@ -226,19 +249,19 @@ def _document(runs, notes, experiments, references, labels, figures, code) -> Do
     doc.files["tables/failed-cases.csv"] = csv(Table("failed", "", "", frame(
         _failed(runs), ["experiment", "run", "status", "case", "why"])))
     devices, device_appendix = comparisons.devices_section(runs, experiments, doc)
-    head = [say(PROSE, "title"), "",
-            wrap(say(PROSE, "head", code=code, cited=_newest_result(runs))), ""]
+    reproduced, reproduction_appendix = comparisons.reproduction_section(
+        runs, references, experiments, doc.files)
+    head = [say(PROSE, "title"), "", wrap(say(PROSE, "head")), ""]
+    colophon = say(PROSE, "rendered_by", code=code, cited=_newest_result(runs))
     doc.files["REPORT.md"] = "\n".join(
-        head + glossary(runs) + _answers(answers, doc) + legend(runs) + body
-        + comparisons.reproduction_section(runs, references, experiments, doc.files)
-        + devices + _methodology(method)).rstrip() + "\n"
+        head + glossary(runs, colophon) + _answers(answers, doc) + legend(runs) + body
+        + reproduced + devices + _methodology(method)).rstrip() + "\n"
     doc.files[APPENDIX] = "\n".join(
         ["# Appendix", "", wrap(say(PROSE, "appendix_head")), ""]
         + questions(experiments) + index(experiments, doc) + appendix + device_appendix
+        + reproduction_appendix
         + methodology_notes(runs)
         + provenance(runs, notes)).rstrip() + "\n"
-    doc.files[LABELS] = labels_json(labels)
-    return doc
 
 
 def write_report(files: dict[str, str | bytes], reports_dir: str) -> None:

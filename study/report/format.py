@@ -4,11 +4,13 @@
     ('-0', '0.01', '1.004 [1.001, 1.007]')
 
 Tables print 4 significant figures, more where two values in a row would otherwise print
-alike; prose prints 3. The sign of zero is kept. CSVs keep full precision (`csv_value`).
+alike; prose prints 3. The sign of zero is kept. CSVs keep full precision (`csv_value`), a whole
+number without '.0' ('1', '-38', '0' alike). An error line prints as words (`error_words`).
 """
 import dataclasses
 import json
 import math
+import re
 import textwrap
 
 import numpy as np
@@ -83,7 +85,24 @@ def text(value, figures: int | None = TABLE_FIGURES) -> str:
         return cell_text(value, figures)
     if dataclasses.is_dataclass(value) or isinstance(value, dict):  # never print a repr
         raise TypeError(f"no text form for a {type(value).__name__} cell: format its fields")
-    return str(value)
+    return str(value) if figures is None else error_words(str(value))
+
+
+# where a quoted error starts quoting an object's repr: GradTrackingTensor(lvl=1, value=...,
+# UserDefinedClassVariable(<class '...'>), a call's arguments *(...)
+_REPR_START = re.compile("|".join((r"\(\*\(", r"\b\w+\((?:lvl|value)=", r"<class '",
+                                   r"\b\w+Variable\(")))
+# the study's own exception for an API a release lacks (study.measure.rule.NotInRelease): its
+# message says it all
+_NOT_IN_RELEASE = re.compile(r"\bNotInRelease: ")
+
+
+def error_words(line: str) -> str:
+    """An error line (or any text) as the report prints it: the study's NotInRelease by its
+    message alone, and a message cut where it starts quoting an object's repr ('…')."""
+    line = _NOT_IN_RELEASE.sub("", line)
+    cut = _REPR_START.search(line)
+    return line if cut is None else line[:cut.start()].rstrip(" ,;:(") + "…"
 
 
 def cell_text(cell, figures: int | None = TABLE_FIGURES) -> str:
@@ -94,7 +113,7 @@ def cell_text(cell, figures: int | None = TABLE_FIGURES) -> str:
             return text(cell.value, figures)
         return f"{text(cell.value, figures)} [{text(cell.lo, figures)}, {text(cell.hi, figures)}]"
     if isinstance(cell, Error):
-        return cell.line
+        return cell.line if figures is None else error_words(cell.line)
     if isinstance(cell, Withdrawn):
         return f"withdrawn ({cell.why})"
     return f"{placed_values_text(cell)} at {cell.where}"
@@ -147,18 +166,26 @@ def csv_value(value):
     if isinstance(value, (bool, np.bool_)):
         return "yes" if value else "no"
     if isinstance(value, (float, np.floating)):
-        return number(float(value), None)
+        return whole(number(float(value), None))
     if isinstance(value, (list, tuple, dict)):
         return json.dumps(value)
     if isinstance(value, (Value, Error, Placed, Withdrawn)):
-        return cell_text(value, None)
+        return whole(cell_text(value, None)) if not isinstance(value, Error) else value.line
     if dataclasses.is_dataclass(value):
         raise TypeError(f"no CSV form for a {type(value).__name__} cell: give its fields columns")
     return str(value)
 
 
+def whole(text: str) -> str:
+    """A number's text without '.0' where it is whole ('1.0' → '1', '-38.0' → '-38'), in
+    running text too ('1.0 or 0 (placement)'), so a CSV writes every whole number one way."""
+    return _POINT_ZERO.sub(r"\1", text)
+
+
+_POINT_ZERO = re.compile(r"(?<![\w.+-])(-?\d+)\.0(?![\w.])")
 _NONE = type(None)
-# repr and str texts that csv_value writes otherwise: a missing cell is empty, a zero has no ".0"
+# repr and str texts that csv_value writes otherwise: a missing cell is empty, a whole number
+# has no ".0"
 _FLOAT_TEXTS = {"nan": "", "0.0": "0", "-0.0": "-0"}
 _INT_TEXTS = {"None": ""}
 _BOOL_TEXTS = {True: "yes", False: "no", None: ""}
@@ -192,7 +219,7 @@ def _float_texts(values: list) -> list[str]:
     # values; repr is number(value, None) but for NaN (None is one here) and zeros
     bits = np.array(values, dtype=np.float64).view(np.int64)
     distinct, where = np.unique(bits, return_inverse=True)
-    texts = list(map(repr, distinct.view(np.float64).tolist()))
+    texts = [whole(t) for t in map(repr, distinct.view(np.float64).tolist())]
     texts = np.array(list(map(_FLOAT_TEXTS.get, texts, texts)), dtype=object)
     return texts[where].tolist()
 
@@ -201,7 +228,7 @@ def _csv_float(value) -> str:
     # csv_value of a float or None, without its type tests
     if value is None or value != value:
         return ""
-    return number(value, None) if value == 0 else repr(value)
+    return number(value, None) if value == 0 else whole(repr(value))
 
 
 def _missing(value) -> bool:
@@ -237,7 +264,8 @@ _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$",
                   "|": r"\textbar{}"}
 _LATEX_UNICODE = {"−": "$-$", "×": r"$\times$", "÷": r"$\div$", "≤": r"$\leq$", "≥": r"$\geq$",
                   "≠": r"$\neq$", "±": r"$\pm$", "µ": r"$\mu$", "ε": r"$\varepsilon$",
-                  "→": r"$\rightarrow$", "∞": r"$\infty$", "²": r"$^2$", "√": r"$\surd$",
+                  "→": r"$\rightarrow$", "†": r"$\dagger$", "∞": r"$\infty$", "²": r"$^2$",
+                  "√": r"$\surd$",
                   "✓": r"\checkmark{}", "✗": r"$\times$", "—": "---", "–": "--",
                   "…": r"\ldots{}",
                   "’": "'", "‘": "`", "“": "``", "”": "''", "′": "'", "≈": r"$\approx$",

@@ -1,12 +1,26 @@
 """The run legend and the glossary: each run's label (C1, G1, ...), its machine, releases and
-commit, and what sets it apart from the main run; release histories as one row."""
+commit, and what sets it apart from the main run; release histories as one row; then the
+study's words, from the term list (terms.toml)."""
+import functools
+import os
+import tomllib
+
 from study.report.format import heading, wrap
-from study.report.prose import macros, say
-from study.report.runs import differences, label_order, machine_name, main_run, span, title
+from study.report.prose import ENV, macros, say
+from study.report.runs import (differences, label_order, machine_name, main_run, older, span,
+                               title)
 from study.report.table import Table, frame, markdown
 from study.runs.results import Run
 
 PROSE = macros("study/report/document.j2")
+TERMS = os.path.join(os.path.dirname(__file__), "terms.toml")
+
+
+@functools.cache
+def terms() -> tuple[dict, ...]:
+    """The term list the glossary defines, in its order (name, definition, uses, joins)."""
+    with open(TERMS, "rb") as f:
+        return tuple(tomllib.load(f)["term"])
 
 
 def by_label(runs: list[Run]) -> dict[str, list[Run]]:
@@ -36,16 +50,10 @@ def legend_line(group: list[Run], runs: list[Run]) -> str:
             f"jax {p['jax']}, {group[0].scope} run, commit {_commits(group)}")
 
 
-def _older(run: Run, runs: list[Run]) -> bool:
-    """Measured by other code than the newest run of the same experiment."""
-    same = [r for r in runs if r.experiment == run.experiment]
-    newest = max(same, key=lambda r: str(r.provenance.get("utc")))
-    return run.provenance.get("git_commit") != newest.provenance.get("git_commit")
-
-
-def glossary(runs: list[Run]) -> list[str]:
-    """The terms the answers use before the legend and sections define them, first: each run
-    label by what sets it apart from the main run, then the study's words (document.j2)."""
+def glossary(runs: list[Run], rendered: str = "") -> list[str]:
+    """The terms the report uses, defined before the answers use them: each run label by what
+    sets it apart from the main run, then the study's words (terms.toml), a term that `joins`
+    in its predecessor's item; a definition may say `rendered`, what rendered the report."""
     described = []
     for row in _legend_rows(runs):
         labels, what = row["run"], row["what"]
@@ -53,7 +61,11 @@ def glossary(runs: list[Run]) -> list[str]:
         described.append((labels, f"({gpu or what})" if gpu or what else
                           f"(the main run: {row['device']}, {row['machine']}, torch "
                           f"{row['torch']}, jax {row['jax']})"))
-    items = say(PROSE, "glossary", runs=described).split(" |")
+    words = [{**t, "definition": ENV.from_string(t["definition"]).render(rendered=rendered)}
+             for t in terms() if "within" not in t]
+    for this, then in zip(words, words[1:] + [{}]):  # an item ends in a full stop, a join in ';'
+        this["definition"] = this["definition"].rstrip(".") + ("" if then.get("joins") else ".")
+    items = say(PROSE, "glossary", runs=described, terms=words).split(" |")
     return ["## Glossary", ""] + [wrap(i, "  ") for i in items] + [""]
 
 
@@ -86,7 +98,7 @@ def _legend_rows(runs: list[Run]) -> list[dict]:
     rows = []
     for label, group in by_label(runs).items():
         p = group[0].provenance
-        older = sorted(r.experiment for r in group if _older(r, runs))
+        old = sorted(r.experiment for r in group if older(r, runs))
         every = sorted({r.experiment for r in runs})
         named = title(group[0], main) if not group[0].title else group[0].title
         rows.append({"run": label, "what": named[len(label):].strip(" ()"),
@@ -95,7 +107,7 @@ def _legend_rows(runs: list[Run]) -> list[dict]:
                      "jax": p["jax"],
                      "scope": group[0].scope,
                      "experiments": _experiments(sorted(r.experiment for r in group), every),
-                     "commit": _commits(group), "older code": _experiments(older, every)})
+                     "commit": _commits(group), "older code": _experiments(old, every)})
     return _releases_merged(rows, list(by_label(runs)))
 
 

@@ -7,11 +7,13 @@ that give it, and a runs column only where more than one run is shown.
 """
 import json
 import re
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import replace
 
 import pandas as pd
 
-from study.report.format import text
+from study.report.format import row_texts
 from study.runs.results import IDENTITY, Run
 
 DEVICE_PREFIX = {"cpu": "C", "cuda": "G"}
@@ -60,7 +62,7 @@ def labelled(runs: list[Run], labels: dict[str, str],
     `host_gpus`: the GPU on each cpu run's host, by result file, where provenance does not
     record it (study.compare.device_comparison.host_gpu)."""
     tagged = [replace(run, tag=labels[configuration(run)]) for run in runs]
-    main = main_run(tagged)
+    main = next((r for r in tagged if r.tag == main_label(tagged)), None)
     return [replace(run, title=title(run, main, host_gpus)) for run in tagged]
 
 
@@ -170,17 +172,71 @@ def title(run: Run, main: Run | None, host_gpus: dict[str, str] | None = None) -
     return f"{run.tag} ({', '.join(parts)})" if parts else run.tag
 
 
+# the main run's label while a document renders its experiments (main_run reads it): each
+# experiment sees its own runs only, and must name the same main run as the document
+_CHOSEN: ContextVar[str | None] = ContextVar("main_run_label", default=None)
+
+
+def main_label(runs: list[Run]) -> str | None:
+    """The main run's label: the CPU run of the newest code that holds every experiment. A
+    label's code is as new as the oldest commit among its runs, a commit as new as the first
+    run it measured (provenance's git_commit and utc); of labels alike, the lowest. Where no
+    CPU label holds every experiment, the CPU label that holds the most; without a CPU run, any
+    device's."""
+    if not runs:
+        return None
+    def commit(r: Run):
+        return r.provenance.get("git_commit")
+    first: dict = {}
+    for r in runs:
+        first[commit(r)] = min(first.get(commit(r), "~"), str(r.provenance.get("utc")))
+    groups: dict[str, list[Run]] = {}
+    for r in sorted(runs, key=lambda r: label_order(r.tag)):
+        groups.setdefault(r.tag, []).append(r)
+    cpu = {k: g for k, g in groups.items() if g[0].provenance["device"] == "cpu"} or groups
+    return max(cpu, key=lambda k: (len({r.experiment for r in cpu[k]}),
+                                   min(first[commit(r)] for r in cpu[k])))
+
+
 def main_run(runs: list[Run]) -> Run | None:
-    """The run the others are named against: the lowest-numbered CPU run."""
-    cpu = [r for r in runs if r.provenance["device"] == "cpu"]
-    return min(cpu or runs, key=lambda r: label_order(r.tag), default=None)
+    """The run the others are named against and the one an answer reads first: the document's
+    main run (main_label over every experiment's runs, while it renders) where `runs` hold it,
+    else main_label of `runs` themselves."""
+    chosen = _CHOSEN.get()
+    label = chosen if any(r.tag == chosen for r in runs) else main_label(runs)
+    return next((r for r in runs if r.tag == label), None)
+
+
+@contextmanager
+def main_chosen(label: str | None):
+    """While rendering, main_run names `label`'s run wherever an experiment's runs hold it."""
+    token = _CHOSEN.set(label)
+    try:
+        yield
+    finally:
+        _CHOSEN.reset(token)
+
+
+def older(run: Run, runs: list[Run]) -> bool:
+    """Whether the run is older code: measured at another commit than the newest run of its
+    experiment among `runs` (by provenance's utc)."""
+    same = [r for r in runs if r.experiment == run.experiment] or [run]
+    newest = max(same, key=lambda r: str(r.provenance.get("utc")))
+    return run.provenance.get("git_commit") != newest.provenance.get("git_commit")
+
+
+def older_code(runs: list[Run]) -> list[str]:
+    """The labels of the runs that are older code (`older`), in label order."""
+    return sorted({r.tag for r in runs if older(r, runs)}, key=label_order)
 
 
 def side_by_side(long: pd.DataFrame, every: list[str] | None = None) -> pd.DataFrame:
     """Rows of several runs (a 'run' column of labels, the rest the view's columns) merged: a row
-    that several runs give alike appears once, with their labels in a leading 'runs' column
-    (spelled out, 'C1–C3, G1': 'all' would mean other runs in other tables). With one run of
-    `every`, the column is left out."""
+    that several runs print alike appears once, with their labels in a leading 'runs' column
+    (spelled out, 'C1–C3, G1': 'all' would mean other runs in other tables). Rows are alike
+    as the table prints them (study.report.format.row_texts): values that differ past the
+    figures it prints read as one row, and the CSV keeps each. With one run of `every`, the
+    column is left out."""
     every = sorted(set(every if every is not None else long["run"]), key=label_order)
     columns = [c for c in long.columns if c != "run"]
     if len(every) <= 1:
@@ -188,8 +244,12 @@ def side_by_side(long: pd.DataFrame, every: list[str] | None = None) -> pd.DataF
     groups: dict[tuple, list] = {}
     for row in long.itertuples(index=False):
         cells = dict(zip(long.columns, row))
-        key = tuple(text(cells[c], None) for c in columns)
+        key = tuple(row_texts([None if _missing(cells[c]) else cells[c] for c in columns]))
         groups.setdefault(key, [[], cells])[0].append(cells["run"])
     rows = [{"runs": span(who), **{c: cells[c] for c in columns}}
             for who, cells in groups.values()]
     return pd.DataFrame(rows, columns=["runs"] + columns, dtype=object)
+
+
+def _missing(value) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and value != value)

@@ -1,0 +1,190 @@
+"""What a careful reader checks of a report's words and runs: every term the glossary's term list
+(study/report/terms.toml) holds is defined there before its first use; tables that merge runs
+merge every row alike and list runs in label order; a run the legend marks as older code is
+said to be older code wherever its numbers are cited; answers and captions name their runs.
+Each function returns the places that fail (tests/report_reading.py reads the documents)."""
+import re
+import tomllib
+
+from study.runs.results import REPO_ROOT
+from tests.report_reading import (ANCHOR, LINK, answer_items, findings, markdown_tables,
+                                  numbered_tables, numbers, paragraphs, run_labels, sections,
+                                  table_anchors)
+
+TERMS = f"{REPO_ROOT}/study/report/terms.toml"
+DTYPES = ("float16", "bfloat16", "float32", "float64")
+LABEL = r"[CG]\d+(?:–[CG]\d+)?"
+LABEL_LIST = re.compile(rf"(?<![\w–]){LABEL}(?:(?:, | and ){LABEL})+(?![\w–])")
+
+
+def terms() -> list[dict]:
+    """The term list the glossary is rendered from: name, uses (a pattern), definition."""
+    with open(TERMS, "rb") as f:
+        return tomllib.load(f)["term"]
+
+
+def _order(label: str) -> tuple:
+    return label[0], int(label[1:])
+
+
+# --- terms before definitions --------------------------------------------------------------------
+
+def undefined_terms(report: str, listed: list[dict] | None = None) -> list[str]:
+    """Each listed term used in REPORT.md but not defined (in bold) in the glossary, or used
+    before it; a run label the glossary does not name; a custom rule the answers name whose
+    name the glossary does not explain."""
+    listed = terms() if listed is None else listed
+    where = report.find("## Glossary")
+    if where < 0 or where > report.find("## Answers"):
+        return ["no glossary before the answers"]
+    end = report.find("\n## ", where + 1)
+    glossary = " ".join(report[where:end].split())
+    rest = report[:where] + "\n" * (end - where) + report[end:]  # positions kept
+    bad = []
+    for term in listed:
+        first = re.search(term["uses"], rest)
+        if first is None:
+            continue
+        if f"**{term['name']}**" not in glossary:
+            bad.append(f"{term['name']}: used, not defined ({_around(rest, first)})")
+        elif first.start() < where:
+            bad.append(f"{term['name']}: used before the glossary ({_around(rest, first)})")
+    named = run_labels(glossary)
+    bad += [f"run label {label}: not in the glossary"
+            for label in sorted(run_labels(rest) - named, key=_order)]
+    said = " ".join(text for _, text, _ in answer_items(report))
+    bad += [f"rule {name}: in an answer, not in the glossary" for name in custom_rule_names()
+            if name in said and _stem(name) not in glossary]
+    if re.search(r"\bother code\b", rest):
+        bad.append("'other code' where the legend says 'older code'")
+    return bad
+
+
+def _around(text: str, m: re.Match) -> str:
+    return " ".join(text[max(0, m.start() - 30):m.end() + 30].split())
+
+
+def custom_rule_names() -> list[str]:
+    """The custom rules' display names, from the registry (a reader meets them in answers)."""
+    from study.measure.rules import RULES
+    return [r.name for r in RULES if r.kind == "custom"]
+
+
+def _stem(name: str) -> str:
+    """What names a rule's family: 'ReLUSavesBoolMask' of 'ReLUSavesBoolMask (c=0)'."""
+    return re.split(r" ?\(| \+", name)[0]
+
+
+# --- runs merged alike and listed in label order -------------------------------------------------
+
+def runs_merged_and_ordered(report: str, appendix: str) -> list[str]:
+    """Rows of a table that merges runs ('runs' column) that agree in every other cell, and
+    lists of runs (in prose, a cell, a table's headers or its 'run' column) out of label
+    order."""
+    bad = []
+    for header, rows in markdown_tables(report) + markdown_tables(appendix):
+        if header[:1] == ["runs"]:
+            seen: dict[tuple, str] = {}
+            for r in rows:
+                if tuple(r[1:]) in seen:
+                    bad.append(f"rows of {seen[tuple(r[1:])]} and {r[0]} agree: "
+                               f"{' | '.join(r[1:4])}")
+                seen.setdefault(tuple(r[1:]), r[0])
+        in_header = list(dict.fromkeys(label for cell in header for label in
+                                       re.findall(r"\b[CG]\d+\b", cell)))
+        if in_header != sorted(in_header, key=_order):
+            bad.append(f"columns in the order {', '.join(in_header)}")
+        if header[:1] == ["run"]:
+            firsts = list(dict.fromkeys(r[0] for r in rows if re.fullmatch(r"[CG]\d+", r[0])))
+            if firsts != sorted(firsts, key=_order):
+                bad.append(f"rows in the order {', '.join(firsts)}: {' | '.join(header[:4])}")
+    for text in paragraphs(report) + paragraphs(appendix):
+        for m in LABEL_LIST.finditer(LINK.sub(r"\1", text)):
+            listed = [_order(x) for x in re.findall(r"[CG]\d+", m.group())]
+            if listed != sorted(listed) or len(set(listed)) < len(listed):
+                bad.append(f"runs listed as {m.group()}: {text[:80]}")
+    return bad
+
+
+# --- older code, said where its numbers are cited ------------------------------------------------
+
+def older_runs(report: str) -> dict[str, set[str]]:
+    """label -> the experiments the run legend marks as older code for it."""
+    every = set(re.findall(rf"^## {ANCHOR}(\w+):", report, flags=re.M))
+    out: dict[str, set[str]] = {}
+    for header, rows in markdown_tables(sections(report).get("Runs", "")):
+        if "older code" not in header:
+            continue
+        for r in rows:
+            cell = r[header.index("older code")]
+            marked = (every if cell.startswith("all ") else set() if cell == "—"
+                      else {x.strip() for x in cell.split(",")})
+            for label in run_labels(r[0]):
+                out[label] = marked
+    return out
+
+
+def table_experiments(report: str, appendix: str) -> dict[int, str]:
+    """Table number -> the experiment whose section (in either document) holds it."""
+    out = {}
+    for doc in (report, appendix):
+        for name, text in re.findall(rf"^## {ANCHOR}(\w+)\b[^\n]*\n(.*?)(?=^## |\Z)", doc,
+                                     flags=re.M | re.S):
+            for n in re.findall(rf"^### {ANCHOR}Table (\d+):", text, flags=re.M):
+                out[int(n)] = name
+    return out
+
+
+def older_code_unsaid(report: str, appendix: str) -> list[str]:
+    """Each answer sentence, finding, caption and note under a table that names a run the
+    legend marks as older code for the experiment of a table it cites, without saying so."""
+    older = older_runs(report)
+    of_table = table_experiments(report, appendix)
+    anchors = table_anchors(report, appendix)
+    def experiments(cited) -> set[str]:
+        return {of_table.get(anchors.get(t.split("#")[-1])) for t in cited} - {None}
+    units = []
+    for _, item, cited in answer_items(report):
+        units += [(s, experiments(cited)) for s in re.split(r"(?<=\.)\s+(?=[A-Z])", item)]
+    units += [(text, experiments(cited)) for text, cited in findings(report)]
+    for n, block in numbered_tables(report, appendix).items():
+        caption = re.search(r"^\*(.*?)\*$", block, flags=re.M | re.S)
+        units += [(" ".join(caption.group(1).split()), {of_table.get(n)})] if caption else []
+    bad = []
+    for text, exps in units:
+        unsaid = sorted((label for label in run_labels(text) if older.get(label, set()) & exps),
+                        key=_order)
+        if unsaid and "older code" not in text:
+            bad.append(f"{', '.join(unsaid)} older code, unsaid: {text[:90]}…")
+    return bad
+
+
+# --- every answer and caption names its runs, releases and dtype ---------------------------------
+
+def unnamed_runs(report: str, appendix: str) -> list[str]:
+    """Answers that quote numbers without naming their runs, a release and a dtype; table
+    captions that name no run, where the table has no runs column."""
+    bad = []
+    for question, text, _ in _answers(report):
+        if not numbers(text):
+            continue
+        if not run_labels(text):
+            bad.append(f"answer names no run: {question[:60]}")
+        if not re.search(r"\b(torch|jax) \d", text):
+            bad.append(f"answer names no release: {question[:60]}")
+        if not any(d in text for d in DTYPES):
+            bad.append(f"answer names no dtype: {question[:60]}")
+    for n, block in numbered_tables(report, appendix).items():
+        caption = re.search(r"^\*(.*?)\*$", block, flags=re.M | re.S)
+        header = next((ln for ln in block.splitlines() if ln.startswith("| ")), "")
+        by_run = re.search(r"\|\s*(?:\w+ )?runs?\s*\||\b[CG]\d+[: ]", header)
+        if not by_run and not (caption and run_labels(caption.group(1))):
+            bad.append(f"Table {n}: its caption names no run")
+    return bad
+
+
+def _answers(report: str) -> list[tuple[str, str, None]]:
+    out: dict[str, list[str]] = {}
+    for question, item, _ in answer_items(report):
+        out.setdefault(question, []).append(item)
+    return [(q, " ".join(items), None) for q, items in out.items()]
