@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import pytest
 
 from experiments.bifurcation.counts import (Agreement, Outcomes, batch_overlaps,
-                                            distinct_weights, independence)
+                                            distinct_weights, independence, upper_tail)
 from experiments.bifurcation.counts import SettingCount as Estimate
 from experiments.bifurcation.fits import Mixture, mixture_estimate, rate_estimate
 
@@ -25,7 +25,21 @@ def test_independence_expects_each_settings_product_of_marginals_over_distinct_w
     ind = independence(SimpleNamespace(agreements=agree))
     assert (ind.settings, ind.both, ind.torch_only, ind.jax_only) == (2, 4, 2, 4)
     assert ind.expected == pytest.approx(2.4)
-    assert ind.p_value < 0.5  # more in both than expected: the upper tail is under one half
+    # exact p, by hand: each setting flags both x of its 10 with P(x) = C(3, x) C(7, 4 - x) /
+    # C(10, 4) = 35, 105, 63, 7 over 210 for x = 0..3; the two settings' sum reaches 4 as
+    # (2, 2), (1, 3), (3, 1), (2, 3), (3, 2) or (3, 3):
+    #   (63·63 + 2·105·7 + 2·63·7 + 7·7) / 210² = (3969 + 1470 + 882 + 49) / 44100 = 6370/44100
+    assert ind.p_value == pytest.approx(6370 / 44100, abs=5e-4)  # the p kept to 3 figures
+
+
+def test_the_exact_tail_is_one_with_none_in_both_and_the_count_at_a_few_flags():
+    # k = 60, torch flags 1, JAX 3: P(both >= 1) = 1 - C(59, 3) / C(60, 3) = 1 - 57/60 = 0.05
+    # (a normal approximation gives 6.5e-06); P(both >= 0) = 1 whatever the margins
+    assert upper_tail(1, [(60, 1, 3)]) == pytest.approx(0.05)
+    assert upper_tail(0, [(60, 4, 3)]) == 1.0
+    # two settings of k = 4, each flagged twice by each: P(x) = 1/6, 4/6, 1/6 for x = 0, 1, 2;
+    # P(S >= 3) = 2 · (1/6)(4/6) + (1/6)² = 9/36
+    assert upper_tail(3, [(4, 2, 2), (4, 2, 2)]) == pytest.approx(0.25)
 
 
 def outcomes(batch, flagged):

@@ -57,24 +57,36 @@ class Document:
     errors: dict = field(default_factory=dict)  # experiment -> its error line, where one raised
     rendered: dict = field(default_factory=dict)  # experiment -> its Rendered tables and answers
 
-    def link(self, key) -> str:
-        where = APPENDIX if self.places[key] == "appendix" else ""
-        return f"{where}#{anchor(*key)}"
+    def link(self, key, source: str = "report") -> str:
+        """The address of a table from a text in `source` ('report': REPORT.md, 'appendix':
+        APPENDIX.md, 'tables': a file in tables/): '#anchor' where the table is in the same
+        file, else the file's path from there."""
+        target = "appendix" if self.places[key] == "appendix" else "report"
+        if target == source:
+            return f"#{anchor(*key)}"
+        path = APPENDIX if target == "appendix" else "REPORT.md"
+        return f"{'../' if source == 'tables' else ''}{path}#{anchor(*key)}"
 
-    def cited(self, experiment: str, text: str) -> str:
-        """The text with each '[table:id]' it holds a link to that table of the experiment."""
-        return re.sub(r"\[table:(\w+)\]", lambda m: self.cite((experiment, m.group(1))), text)
+    def cited(self, experiment: str, text: str, source: str = "report") -> str:
+        """The text with each '[table:id]' it holds a link to that table of the experiment, as
+        a text in `source` (`link`) addresses it."""
+        return re.sub(r"\[table:(\w+)\]",
+                      lambda m: self.cite((experiment, m.group(1)), source), text)
 
-    def cite(self, key) -> str:
+    def cite(self, key, source: str = "report") -> str:
         if self.places.get(key) == "csv":
-            return f"[{anchor(*key)}.csv](tables/{anchor(*key)}.csv)"
-        return f"[Table {self.numbers[key]}]({self.link(key)})"
+            folder = "" if source == "tables" else "tables/"
+            return f"[{anchor(*key)}.csv]({folder}{anchor(*key)}.csv)"
+        return f"[Table {self.numbers[key]}]({self.link(key, source)})"
 
     def table(self, key, table: Table, runs: list[Run]) -> list[str]:
         """The table's lines where it is shown, and its md, tex and csv files."""
         a = anchor(*key)
-        table = replace(table, caption=self.cited(key[0], table.caption),
-                        notes=[self.cited(key[0], n) for n in table.notes])
+        own = replace(table, caption=self.cited(key[0], table.caption, "tables"),
+                      notes=[self.cited(key[0], n, "tables") for n in table.notes])
+        source = "appendix" if self.places[key] == "appendix" else "report"
+        table = replace(table, caption=self.cited(key[0], table.caption, source),
+                        notes=[self.cited(key[0], n, source) for n in table.notes])
         self.titles[key] = table.title
         self.files[f"tables/{a}.csv"] = csv(table)
         if self.places[key] == "csv":
@@ -83,8 +95,8 @@ class Document:
         legend = "; ".join(legend_line(g, self.runs) for g in by_label(runs).values())
         body = markdown(table)
         self.files[f"tables/{a}.md"] = "\n".join(
-            [f"# Table {n}: {table.title}", "", wrap(f"*{table.caption}*"), "", body, ""]
-            + [wrap(note) + "\n" for note in table.notes]
+            [f"# Table {n}: {table.title}", "", wrap(f"*{own.caption}*"), "", body, ""]
+            + [wrap(note) + "\n" for note in own.notes]
             + [wrap(f"Runs: {legend}."), "",
                wrap(f"Source: {', '.join(r.path for r in runs)}.")]) + "\n"
         # a caption past a few runs overflows TeX's box sizes: the .tex names the labels only

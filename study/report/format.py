@@ -2,10 +2,17 @@
 
     >>> text(-0.0), text(0.009999999776482582), text(Estimate(1.0036, 1.001, 1.007, 20))
     ('-0', '0.01', '1.004 [1.001, 1.007]')
+    >>> text(Estimate(4.136, 3.162, 5.174)), text(Estimate(152.1, 120.8, 286.3), 3)
+    ('4.1 [3.2, 5.2]', '150 [120, 290]')
+    >>> text(Estimate(0.9997, 0.9919, 1.009)), text(Estimate(4, 1.108, 9.719))
+    ('1.000 [0.992, 1.009]', '4 [1.1, 9.7]')
 
-Tables print 4 significant figures, more where two values in a row would otherwise print
-alike; prose prints 3. The sign of zero is kept. CSVs keep full precision (`csv_value`), a whole
-number without '.0' ('1', '-38', '0' alike). An error line prints as words (`error_words`).
+A value with an interval prints, in tables and prose alike, to the digit the interval's width
+determines (its two leading digits) and never past 4 significant figures (`interval_text`).
+Other numbers: tables print 4 significant figures, more where two values in a row would
+otherwise print alike; prose prints 3. The sign of zero is kept. CSVs keep full precision
+(`csv_value`), a whole number without '.0' ('1', '-38', '0' alike). An error line prints as
+words (`error_words`).
 """
 import dataclasses
 import json
@@ -65,10 +72,9 @@ def text(value, figures: int | None = TABLE_FIGURES) -> str:
     if isinstance(value, (bool, np.bool_)):
         return "yes" if value else "no"
     if isinstance(value, Estimate):
-        out = text(value.value, figures)
         if value.lo is None:
-            return out
-        return f"{out} [{text(value.lo, figures)}, {text(value.hi, figures)}]" + (
+            return text(value.value, figures)
+        return interval_text(value.value, value.lo, value.hi, figures) + (
             " (saturated)" if value.saturated else "")
     if isinstance(value, (float, np.floating)):
         return number(float(value), figures)
@@ -105,13 +111,48 @@ def error_words(line: str) -> str:
     return line if cut is None else line[:cut.start()].rstrip(" ,;:(") + "…"
 
 
+def interval_text(value: float, lo: float, hi: float, figures: int | None = TABLE_FIGURES) -> str:
+    """'4.1 [3.2, 5.2]': the value and its interval to one decimal place, the last that the
+    interval's width determines (the place of the width's second digit), and never past
+    `figures` significant figures (at least 4, so prose and tables print one text); an interval
+    of no width prints to `figures`. figures=None: full precision (data)."""
+    if figures is None:
+        return f"{number(value, None)} [{number(lo, None)}, {number(hi, None)}]"
+    ends = [v for v in (value, lo, hi) if math.isfinite(v)]
+    if len(ends) < 3:
+        return f"{number(value, figures)} [{number(lo, figures)}, {number(hi, figures)}]"
+    cap = max(figures, TABLE_FIGURES)
+    largest = max(abs(v) for v in ends)
+    place = (math.floor(math.log10(largest)) - cap + 1) if largest else 0
+    if hi > lo:
+        place = max(place, math.floor(math.log10(hi - lo)) - 1)
+    return f"{_to_place(value, place)} [{_to_place(lo, place)}, {_to_place(hi, place)}]"
+
+
+def _to_place(value: float, place: int) -> str:
+    """A value rounded to 10**place, its zeros to that place kept ('1.000 [0.992, 1.009]': the
+    interval determines them) but for a whole number, a count ('4 [1.1, 9.7]'); the sign of a
+    zero kept only where the value is a zero."""
+    if value == 0:
+        return number(value)
+    rounded = round(value, -place)
+    if rounded == 0:
+        return "0"
+    if not 1e-4 <= abs(rounded) < 1e7:  # as number() writes such magnitudes
+        return number(rounded, max(1, math.floor(math.log10(abs(rounded))) - place + 1))
+    out = f"{rounded:.{max(0, -place)}f}"
+    if value == int(value) and "." in out:
+        out = out.rstrip("0").rstrip(".")
+    return out
+
+
 def cell_text(cell, figures: int | None = TABLE_FIGURES) -> str:
     """A study cell (study.compare.cells) as text: a value with its interval where it has one,
     an error's line, a placement-dependent cell's values and where each occurs."""
     if isinstance(cell, Value):
         if cell.lo is None:
             return text(cell.value, figures)
-        return f"{text(cell.value, figures)} [{text(cell.lo, figures)}, {text(cell.hi, figures)}]"
+        return interval_text(cell.value, cell.lo, cell.hi, figures)
     if isinstance(cell, Error):
         return cell.line if figures is None else error_words(cell.line)
     if isinstance(cell, Withdrawn):
