@@ -248,14 +248,14 @@ def reproduction_verdicts(report: str, appendix: str = "") -> list[str]:
     listed = "\n".join(text for heading, text in sections(appendix).items()
                        if heading.startswith("Reproduction"))
     shown = [t for t in markdown_tables(part + "\n" + listed)
-             if t[0][:2] == ["experiment", "your run"]]
+             if t[0][:2] in (["experiment", "your run"], ["experiment", "rerun"])]
     rows = [dict(zip(h, r)) for h, body in shown for r in body]
     machines = legend_machines(report)
     bad = []
     for m in re.finditer(r"\b([CG]\d+): \*\*(\d+) of (\d+) experiments? reproduces?\*\*([^;.]*)",
                          said):
         label, clause = m.group(1), m.group(0)
-        mine = [r for r in rows if r["your run"].split(",")[0] == label]
+        mine = [r for r in rows if r.get("rerun", r.get("your run", "")).split(",")[0] == label]
         unnamed = [r["experiment"] for r in mine if r["experiment"] not in clause]
         if unnamed:
             bad.append(f"{label}: the table lists {', '.join(unnamed)}, the verdict does not")
@@ -287,6 +287,64 @@ def run_labels(text: str) -> set[str]:
     return out | {p + n for p, n in RUN_LABEL.findall(SPAN.sub(" ", text))}
 
 
+def broken_links(reports_dir: str) -> list[str]:
+    """Each link of REPORT.md, APPENDIX.md and tables/*.md whose file is missing, or whose
+    '#anchor' no '<a id=...>' of the file it names holds ('(#a)': the file the link sits in)."""
+    names = ["REPORT.md", "APPENDIX.md"] + [
+        f"tables/{f}" for f in sorted(os.listdir(os.path.join(reports_dir, "tables")))
+        if f.endswith(".md")]
+    texts = {name: _read(reports_dir, name) for name in names}
+    bad = []
+    for name, text in texts.items():
+        for _, target in LINK.findall(text):
+            if re.match(r"[a-z]+:", target):
+                continue  # a web address
+            path, _, anchor = target.partition("#")
+            where = os.path.normpath(os.path.join(os.path.dirname(name), path)) if path else name
+            if not os.path.exists(os.path.join(reports_dir, where)):
+                bad.append(f"{name}: {target}: no file {where}")
+            elif anchor and where.endswith(".md") and f'<a id="{anchor}"></a>' not in texts.get(
+                    where, _read(reports_dir, where)):
+                bad.append(f"{name}: {target}: no anchor {anchor} in {where}")
+    return bad
+
+
+def csv_columns(reports_dir: str):
+    """Each committed CSV's columns: (file name, header, the column's cells), as read back."""
+    import csv
+    folder = os.path.join(reports_dir, "tables")
+    for name in sorted(f for f in os.listdir(folder) if f.endswith(".csv")):
+        with open(os.path.join(folder, name), encoding="utf-8", newline="") as f:
+            rows = list(csv.reader(f))
+        for header, column in zip(rows[0], zip(*rows[1:])) if len(rows) > 1 else []:
+            yield name, header, column
+
+
+def cut_csv_cells(reports_dir: str) -> list[str]:
+    """Each CSV column with a cell cut as a markdown cell is ('…', 'and 3 more'): a CSV is read
+    whole."""
+    bad = []
+    for name, header, column in csv_columns(reports_dir):
+        cut = next((c for c in column if "…" in c or re.search(r"\band \d+ more\b", c)), None)
+        if cut is not None:
+            bad.append(f"{name}: column {header} cuts {cut[-40:]}")
+    return bad
+
+
+COMMIT = re.compile(r"(?<![\w/.-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?![\w/.-])")
+
+
+def commit_lengths(reports_dir: str) -> list[str]:
+    """Commits written at more than one length in REPORT.md and APPENDIX.md ('f7ddc51' beside
+    'f7ddc517d0'): a reader compares them by eye."""
+    found: dict[int, str] = {}
+    for name in ("REPORT.md", "APPENDIX.md"):
+        for m in COMMIT.finditer(LINK.sub(r"\1", _read(reports_dir, name))):
+            found.setdefault(len(m.group()), f"{name}: {m.group()}")
+    return [] if len(found) <= 1 else [f"commits at {len(found)} lengths: "
+                                        + ", ".join(found[n] for n in sorted(found))]
+
+
 def long_lines(markdown: str, limit: int = 400) -> list[str]:
     return [ln[:80] + "…" for ln in markdown.splitlines() if len(ln) > limit]
 
@@ -303,10 +361,13 @@ def everything(reports_dir: str) -> dict[str, list[str]]:
     report, appendix = _read(reports_dir, "REPORT.md"), _read(reports_dir, "APPENDIX.md")
     return {"sentences against the tables they cite": unprinted_numbers(reports_dir),
             "code where words belong": code.report_reprs(reports_dir),
-            "terms before definitions": runs.undefined_terms(report),
+            "terms before definitions": runs.undefined_terms(report, appendix=appendix),
             "runs merged and in label order": runs.runs_merged_and_ordered(report, appendix),
             "older code unsaid": runs.older_code_unsaid(report, appendix),
             "runs, releases, dtype": runs.unnamed_runs(report, appendix),
+            "links that lead nowhere": broken_links(reports_dir),
+            "CSV cells cut, commits at several lengths": cut_csv_cells(reports_dir)
+            + commit_lengths(reports_dir),
             "lines over 400 characters": long_lines(report)}
 
 

@@ -5,7 +5,7 @@ whole numbers two ways. Each function returns the places that fail."""
 import os
 import re
 
-from tests.report_reading import LINK, _read, paragraphs, sections
+from tests.report_reading import LINK, _read, csv_columns, paragraphs, sections
 
 ERROR_TEXT = re.compile(r"\b(?:[A-Z]\w*(?:Error|Exception)|Unsupported|NotInRelease)\b:.*?"
                         r"(?=\||;\s|$)", re.M)
@@ -77,7 +77,7 @@ def reprs(text: str, names: set[str] = frozenset()) -> list[str]:
         bad += [f"an identifier {m.group()}: {line.strip()[:120]}" for m in
                 IDENTIFIER.finditer(calls) if m.group() not in API | set(names)]
         while re.search(r"\([^()]*\)", plain):  # a call's arguments: torch.clamp(x, min=0)
-            plain = re.sub(r"\([^()]*\)", " ", plain)
+            plain = re.sub(r"\([^()]*\)", "_", plain)  # jnp.sort(x)[2]: no list
         bad += [f"{what}: {line.strip()[:120]}" for what, pattern in REPRS.items()
                 if pattern.search(plain)]
     return bad
@@ -96,10 +96,10 @@ def study_exceptions() -> set[str]:
 
 
 def defined_names(report: str) -> set[str]:
-    """Words the report itself names: its sections' experiments and the glossary's terms."""
-    names = set(re.findall(r"^## (?:<a id=\"[^\"]+\"></a>)?(\w+):", report, flags=re.M))
+    """Words the report itself names: the glossary's terms (an experiment's key, such as
+    two_layer, is no word: its sections and lists name it in words)."""
     glossary = sections(report).get("Glossary", "")
-    return names | set(re.findall(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+", glossary))
+    return set(re.findall(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+", glossary))
 
 
 def report_reprs(reports_dir: str) -> list[str]:
@@ -115,19 +115,14 @@ def report_reprs(reports_dir: str) -> list[str]:
 def mixed_number_texts(reports_dir: str) -> list[str]:
     """A CSV column that writes whole numbers two ways ('1.0' beside '0'): pandas reads it
     back alike, a reader of the file does not."""
-    import csv
-    folder = os.path.join(reports_dir, "tables")
     bad = []
-    for name in sorted(f for f in os.listdir(folder) if f.endswith(".csv")):
-        with open(os.path.join(folder, name), encoding="utf-8", newline="") as f:
-            rows = list(csv.reader(f))
-        for i, column in enumerate(zip(*rows[1:])) if len(rows) > 1 else []:
-            if not all(_is_number(c) for c in column if c):
-                continue  # a column of labels ('-0.0', '3-ulp') or text
-            point = [c for c in column if re.fullmatch(r"-?\d+\.0", c)]
-            whole = [c for c in column if re.fullmatch(r"-?\d+", c)]
-            if point and whole:
-                bad.append(f"{name}: column {rows[0][i]} writes {point[0]} beside {whole[0]}")
+    for name, header, column in csv_columns(reports_dir):
+        if not all(_is_number(c) for c in column if c):
+            continue  # a column of labels ('-0.0', '3-ulp') or text
+        point = [c for c in column if re.fullmatch(r"-?\d+\.0", c)]
+        whole = [c for c in column if re.fullmatch(r"-?\d+", c)]
+        if point and whole:
+            bad.append(f"{name}: column {header} writes {point[0]} beside {whole[0]}")
     return bad
 
 

@@ -7,9 +7,9 @@ import re
 import tomllib
 
 from study.runs.results import REPO_ROOT
-from tests.report_reading import (ANCHOR, LINK, answer_items, findings, markdown_tables,
-                                  numbered_tables, numbers, paragraphs, run_labels, sections,
-                                  table_anchors)
+from tests.report_reading import (ANCHOR, LINK, SPAN, answer_items, findings, markdown_tables,
+                                  numbered_tables, numbers, paragraphs, printed, run_labels,
+                                  sections, table_anchors)
 
 TERMS = f"{REPO_ROOT}/study/report/terms.toml"
 DTYPES = ("float16", "bfloat16", "float32", "float64")
@@ -29,10 +29,10 @@ def _order(label: str) -> tuple:
 
 # --- terms before definitions --------------------------------------------------------------------
 
-def undefined_terms(report: str, listed: list[dict] | None = None) -> list[str]:
+def undefined_terms(report: str, listed: list[dict] | None = None, appendix: str = "") -> list[str]:
     """Each listed term used in REPORT.md but not defined (in bold) in the glossary, or used
-    before it; a run label the glossary does not name; a custom rule the answers name whose
-    name the glossary does not explain."""
+    before it, or used in APPENDIX.md and not defined there; a run label the glossary does not
+    name; a custom rule the answers name whose name the glossary does not explain."""
     listed = terms() if listed is None else listed
     where = report.find("## Glossary")
     if where < 0 or where > report.find("## Answers"):
@@ -49,6 +49,11 @@ def undefined_terms(report: str, listed: list[dict] | None = None) -> list[str]:
             bad.append(f"{term['name']}: used, not defined ({_around(rest, first)})")
         elif first.start() < where:
             bad.append(f"{term['name']}: used before the glossary ({_around(rest, first)})")
+    for term in listed:
+        later = re.search(term["uses"], appendix)
+        if later and f"**{term['name']}**" not in glossary:
+            bad.append(f"{term['name']}: used in the appendix, not defined "
+                       f"({_around(appendix, later)})")
     named = run_labels(glossary)
     bad += [f"run label {label}: not in the glossary"
             for label in sorted(run_labels(rest) - named, key=_order)]
@@ -90,19 +95,55 @@ def runs_merged_and_ordered(report: str, appendix: str) -> list[str]:
                     bad.append(f"rows of {seen[tuple(r[1:])]} and {r[0]} agree: "
                                f"{' | '.join(r[1:4])}")
                 seen.setdefault(tuple(r[1:]), r[0])
+            bad += _rows_out_of_order(header, rows)
         in_header = list(dict.fromkeys(label for cell in header for label in
                                        re.findall(r"\b[CG]\d+\b", cell)))
         if in_header != sorted(in_header, key=_order):
             bad.append(f"columns in the order {', '.join(in_header)}")
         if header[:1] == ["run"]:
-            firsts = list(dict.fromkeys(r[0] for r in rows if re.fullmatch(r"[CG]\d+", r[0])))
-            if firsts != sorted(firsts, key=_order):
-                bad.append(f"rows in the order {', '.join(firsts)}: {' | '.join(header[:4])}")
+            firsts = [_order(x) for r in rows for x in re.findall(r"[CG]\d+", _spread(r[0]))]
+            if firsts != sorted(firsts):
+                bad.append(f"rows in the order {', '.join(r[0] for r in rows)}: "
+                           f"{' | '.join(header[:4])}")
+    runs_item = re.search(r"^- \*\*Runs\*\*(.*?)(?=^- |^#|\Z)",
+                          sections(report).get("Glossary", ""), flags=re.M | re.S)
+    named = re.findall(r"\*\*([CG][\d, –CG]*)\*\*", runs_item.group(1)) if runs_item else []
+    listed = [_order(x) for n in named for x in re.findall(r"[CG]\d+", _spread(n))]
+    if listed != sorted(listed):
+        bad.append(f"glossary's runs in the order {'; '.join(named)}")
     for text in paragraphs(report) + paragraphs(appendix):
         for m in LABEL_LIST.finditer(LINK.sub(r"\1", text)):
             listed = [_order(x) for x in re.findall(r"[CG]\d+", m.group())]
             if listed != sorted(listed) or len(set(listed)) < len(listed):
                 bad.append(f"runs listed as {m.group()}: {text[:80]}")
+    return bad
+
+
+def _spread(labels: str) -> str:
+    """'C2, C8–C10' as 'C2, C8, C9, C10'."""
+    return SPAN.sub(lambda m: ", ".join(f"{m.group(1)}{n}" for n in range(
+        int(m.group(2)), int(m.group(3)) + 1)), labels)
+
+
+def _rows_out_of_order(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A table merging runs: rows about one thing (its first column after the runs) that are not
+    together, or that within it are not in label order of their first run."""
+    bad, blocks = [], []
+    for r in rows:
+        if len(r) < 2:
+            continue
+        if blocks and blocks[-1][0] == r[1]:
+            blocks[-1][1].append(r[0])
+        else:
+            blocks.append((r[1], [r[0]]))
+    keys = [k for k, _ in blocks]
+    bad += [f"rows of {header[1]} {k} apart: {' | '.join(header[:3])}"
+            for k in dict.fromkeys(keys) if keys.count(k) > 1]
+    for k, labels in blocks:
+        firsts = [min((_order(x) for x in re.findall(r"[CG]\d+", _spread(a))), default=("", 0))
+                  for a in labels]
+        if firsts != sorted(firsts):
+            bad.append(f"rows of {header[1]} {k} in the order {'; '.join(labels)}")
     return bad
 
 
@@ -136,27 +177,47 @@ def table_experiments(report: str, appendix: str) -> dict[int, str]:
 
 
 def older_code_unsaid(report: str, appendix: str) -> list[str]:
-    """Each answer sentence, finding, caption and note under a table that names a run the
-    legend marks as older code for the experiment of a table it cites, without saying so."""
+    """Each answer sentence, finding, note and CPU-against-GPU sentence that names a run the
+    legend marks as older code for the experiment of a table it cites (or that it names),
+    without saying so, or that cites only tables of older-code runs; each caption whose table
+    shows an older-code run its older-code clauses do not name."""
     older = older_runs(report)
     of_table = table_experiments(report, appendix)
     anchors = table_anchors(report, appendix)
+    tables = numbered_tables(report, appendix)
+    def old_in(n: int) -> tuple[set, set]:  # (runs table n shows, those older code)
+        shown = run_labels(printed(tables.get(n, "")))
+        return shown, {x for x in shown if of_table.get(n) in older.get(x, set())}
     def experiments(cited) -> set[str]:
         return {of_table.get(anchors.get(t.split("#")[-1])) for t in cited} - {None}
+    def only_older(cited) -> bool:
+        numbers = [anchors[t.split("#")[-1]] for t in cited if t.split("#")[-1] in anchors]
+        return bool(numbers) and all(old_in(n)[0] and old_in(n)[0] == old_in(n)[1]
+                                     for n in numbers)
     units = []
-    for _, item, cited in answer_items(report):
-        units += [(s, experiments(cited)) for s in re.split(r"(?<=\.)\s+(?=[A-Z])", item)]
-    units += [(text, experiments(cited)) for text, cited in findings(report)]
-    for n, block in numbered_tables(report, appendix).items():
-        caption = re.search(r"^\*(.*?)\*$", block, flags=re.M | re.S)
-        units += [(" ".join(caption.group(1).split()), {of_table.get(n)})] if caption else []
+    for _, item, cited in answer_items(report):  # a sentence citing only older runs' tables
+        units += [(s, experiments(cited), not run_labels(s) and only_older(
+            [t for _, t in LINK.findall(s)] or cited))
+            for s in re.split(r"(?<=\.)\s+(?=[A-Z])", item)]
+    units += [(text, experiments(cited), not run_labels(text) and only_older(cited))
+              for text, cited in findings(report)]
+    for p in paragraphs(sections(report).get("CPU against GPU", "")):
+        units += [(s, {s.split(":")[0]}, False) for s in re.split(r"(?<=\.)\s+(?=[A-Z])", p)]
     bad = []
-    for text, exps in units:
+    for text, exps, whole in units:
         unsaid = sorted((label for label in run_labels(text) if older.get(label, set()) & exps),
                         key=_order)
-        if unsaid and "older code" not in text:
-            bad.append(f"{', '.join(unsaid)} older code, unsaid: {text[:90]}…")
-    return bad
+        if (unsaid or whole) and "older code" not in text:
+            bad.append(f"{', '.join(unsaid) or 'only'} older code, unsaid: {text[:90]}…")
+    for n, block in tables.items():
+        caption = re.search(r"^\*(.*?)\*$", block, flags=re.M | re.S)
+        said = " ".join(caption.group(1).split()) if caption else ""
+        covered = set().union(*(run_labels(c) for c in re.split(r";\s|\.\s|\.$", said)
+                                if "older code" in c.lower()))
+        unsaid = sorted(old_in(n)[1] - covered, key=_order)
+        if unsaid:
+            bad.append(f"Table {n} shows {', '.join(unsaid)}, older code, unsaid: {said[:90]}…")
+    return list(dict.fromkeys(bad))  # an answer's bullet is a finding too
 
 
 # --- every answer and caption names its runs, releases and dtype ---------------------------------

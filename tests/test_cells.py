@@ -36,7 +36,9 @@ def test_intervals_meet_within_the_tolerance_and_other_types_never_equal_a_value
 def test_two_cells_that_differ_print_differently():
     # 1 and 1.00001 agree to 4 figures: both are shown with 6
     assert pair_texts(Value(1.0), Value(1.00001)) == ("1", "1.00001")
-    assert pair_texts(Value(2.0, 1.9, 2.1), Error("E: x")) == ("2 [1.9, 2.1]", "E: x")
+    # an interval prints to its width's second digit: 0.2 wide, hundredths; 2.0, a whole
+    # number, without its zeros
+    assert pair_texts(Value(2.0, 1.9, 2.1), Error("E: x")) == ("2 [1.90, 2.10]", "E: x")
 
 
 def _through_a_table(cell):

@@ -206,7 +206,7 @@ def test_an_experiment_whose_tables_raise_is_one_line_and_the_rest_renders(commi
                         figures=False)["REPORT.md"]
     errors = [ln for ln in out.splitlines() if ln.startswith("**error:**")]
     assert len(errors) == 1 and "`two_layer`" in errors[0]
-    after = out.split("clone_hazard:", 1)[1]
+    after = out.split("clone hazard:", 1)[1]
     assert re.search(r'^### Table \d+: .* <a id="clone-hazard-hazard"></a>$', after, re.M)
 
 

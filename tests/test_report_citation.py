@@ -46,7 +46,7 @@ def test_the_report_states_the_commit_and_date_of_the_code_that_rendered_it(comm
     code = code_commit()
     assert code, "the tests run in a git checkout"
     head = " ".join(committed["REPORT.md"].split("## Answers", 1)[0].split())  # the glossary's
-    assert f"the code of commit `{code['commit'][:10]}` ({code['date'][:10]}) rendered" in head
+    assert f"the code of commit `{code['commit'][:7]}` ({code['date'][:10]}) rendered" in head
     assert "and measured nothing" in head  # each run names the commit that measured it
     bare = render([], [], [], figures=False, code=None)["REPORT.md"]
     assert "outside a git checkout" in " ".join(bare.split())  # never a commit it cannot name

@@ -97,6 +97,13 @@ def test_no_code_where_a_reader_expects_words(tmp_path):
     assert code_reading.reprs("relu_with_convention(c=0) (custom_vjp) on random_no_ties at "
                          "torch.max(x, 0) | `jax_enable_x64=True` | E1: TypeError: got None",
                          names={"random_no_ties"}) == []
+    # 25d68b2: the legend's "two_layer, zero_point" and headings "## two_layer: ...": an
+    # experiment's key is no word, though a section is headed by it
+    keys = "## two_layer: the net\n\n## Glossary\n\n- **Datasets**: random_no_ties\n"
+    assert code_reading.defined_names(keys) == {"random_no_ties"}
+    assert [f.split(":")[0] for f in code_reading.reprs(
+        keys + "| C2 | two_layer, zero_point |\n", code_reading.defined_names(keys))] == [
+        "an identifier two_layer", "an identifier two_layer", "an identifier zero_point"]
     (tmp_path / "tables").mkdir()
     (tmp_path / "tables" / "t.csv").write_text("d/dx,input\n1.0,-0.0\n0,3-ulp\n0.5,+nan\n")
     assert code_reading.mixed_number_texts(str(tmp_path)) == [
@@ -129,7 +136,16 @@ def test_every_listed_term_is_defined_in_the_glossary_before_its_first_use():
     # the glossary is rendered from the list: each term's name is in it, in bold
     glossary = " ".join(_read("REPORT.md").split("## Answers")[0].split())
     assert all(f"**{t['name']}**" in glossary for t in runs_reading.terms())
-    assert runs_reading.undefined_terms(_read("REPORT.md")) == []
+    # 25d68b2's appendix: "dynamo", "clarke", "fill 64-66" and "errata" defined nowhere
+    assert runs_reading.undefined_terms(report.replace("mid, C2", "C1"), TERMS[:2] + [
+        {"name": "dynamo", "uses": "(?i)dynamo"}], "| C1 | Unsupported: Dynamo failed |") == [
+        "look-alike pair: used, not defined (## Answers ### 1. Q? C1's look-alike pairs, "
+        "9aa9177 (dirty), ReLUS)",
+        "(dirty): used, not defined (1's look-alike pairs, 9aa9177 (dirty), "
+        "ReLUSavesBoolMask (c=0). ##)",
+        "dynamo: used in the appendix, not defined (| C1 | Unsupported: Dynamo failed |)",
+        "rule ReLUSavesBoolMask (c=0): in an answer, not in the glossary"]
+    assert runs_reading.undefined_terms(_read("REPORT.md"), appendix=_read("APPENDIX.md")) == []
 
 
 def test_tables_merge_runs_alike_and_list_runs_in_label_order():
@@ -146,6 +162,17 @@ def test_tables_merge_runs_alike_and_list_runs_in_label_order():
         "runs listed as C17, C18, C4 and C2–C3, G1: changes in C17, C18, C4 and C2–C3, G1"]
     assert runs_reading.runs_merged_and_ordered("| runs | x |\n|---|---|\n| C1 | 1 |\n"
                                                 "| G1 | 2 |\n\nin C2, C4–C17 and G3", "") == []
+    # 25d68b2: the legend's and glossary's "C2, C8–C24" before C3; Table 2's torch rows of C4,
+    # C17, C18 and C9 after the jax rows; Table 5's two rows of style 6 apart
+    legend = ("## Glossary\n\n- **Runs**: **C1** (x); **C2, C8–C24** (y); **C3** (z).\n\n"
+              "## Runs\n\n| run | torch |\n|---|---|\n| C1 | 2.13 |\n| C2, C8–C24 | 2.4 … 2.15 |\n"
+              "| C3 | 2.13 |\n\n| runs | framework | d/dx |\n|---|---|---|\n| C1–C3 | torch | 0 |\n"
+              "| C1–C3 | jax | 0 |\n| C4 | jax | 1 |\n| C2 | jax | 2 |\n| C9 | torch | 1 |\n")
+    assert runs_reading.runs_merged_and_ordered(legend, "") == [
+        "rows in the order C1, C2, C8–C24, C3: run | torch",
+        "rows of framework torch apart: runs | framework | d/dx",
+        "rows of framework jax in the order C1–C3; C4; C2",
+        "glossary's runs in the order C1; C2, C8–C24; C3"]
     assert runs_reading.runs_merged_and_ordered(_read("REPORT.md"), _read("APPENDIX.md")) == []
 
 
@@ -157,11 +184,24 @@ def test_every_older_code_run_is_said_to_be_older_code_where_its_numbers_are_cit
             "float32.*\n\n| x |\n|---|\n| 1 |\n\n")
     answers = ("## Answers\n\n### 1. Q?\n\nIn C7, 51 flag ([Table 9](#b-h)). In C25, 3 flag "
                "([Table 9](#b-h)).\n\n")
-    found = runs_reading.older_code_unsaid(answers + LEGEND + body, "")
+    # 25d68b2: "zero_point: C5 (cpu) against G1 (cuda)" (both older code), Answer 2's release
+    # changes citing only Tables 13 and 14 (every run older code), captions of Tables 12 and 15-17
+    # over rows of older-code runs, Table 22's naming C1 and G3 older code but not G1, G2
+    body += ("### <a id=\"b-r\"></a>Table 10: Rows\n\n*Runs C1, C25, older code: C1.*\n\n"
+             "| runs | x |\n|---|---|\n| C1, C7 | 1 |\n\n")
+    answers += "- Releases changed it ([Table 9](#b-h)).\n\n"
+    devices = "## CPU against GPU\n\nbifurcation: C7 (cpu) against G1 (cuda): 2 cells differ.\n"
+    found = runs_reading.older_code_unsaid(answers + LEGEND + body + devices, "")
     assert found == ["C7 older code, unsaid: In C7, 51 flag ([Table 9](#b-h)).…",
-                     "C7 older code, unsaid: Run C7, float32.…"]
-    said = (answers + LEGEND + body).replace("In C7,", "In C7 (older code),").replace(
-        "*Run C7,", "*Run C7 (older code),")
+                     "only older code, unsaid: Releases changed it ([Table 9](#b-h)).…",
+                     "C7 older code, unsaid: bifurcation: C7 (cpu) against G1 (cuda): 2 cells "
+                     "differ.…",
+                     "Table 9 shows C7, older code, unsaid: Run C7, float32.…",
+                     "Table 10 shows C7, older code, unsaid: Runs C1, C25, older code: C1.…"]
+    said = (answers + LEGEND + body + devices).replace("In C7,", "In C7 (older code),").replace(
+        "*Run C7,", "*Run C7 (older code),").replace("older code: C1.", "older code: C1, C7.")
+    said = said.replace("changed it", "(older code) changed it").replace("C7 (cpu)",
+                                                                        "C7 (cpu, older code)")
     assert runs_reading.older_code_unsaid(said, "") == []
     assert runs_reading.older_code_unsaid(_read("REPORT.md"), _read("APPENDIX.md")) == []
 
@@ -177,6 +217,36 @@ def test_every_answer_and_caption_names_its_runs_releases_and_dtype():
     named = report.replace("is 0.0004883", "in C1 (torch 2.13.0+cpu), float32, is 0.0004883")
     assert runs_reading.unnamed_runs(named.replace("*Forward", "*Run C1: forward"), "") == []
     assert runs_reading.unnamed_runs(_read("REPORT.md"), _read("APPENDIX.md")) == []
+
+
+def test_every_link_leads_to_a_file_and_an_anchor_the_file_holds(tmp_path):
+    # 25d68b2: APPENDIX.md's "[Table 9](#bifurcation-headline)", an anchor only REPORT.md holds
+    anchor = '### <a id="b-h"></a>Table 9: Counts\n'
+    bad = _report(tmp_path, anchor + "[t.csv](tables/t.csv)\n",
+                  "See [Table 9](#b-h), [Table 9](REPORT.md#b-h), [x](tables/x.csv), "
+                  "[y](REPORT.md#nowhere), [z](https://example.org/#q).\n",
+                  tables={"t.md": "[back](../REPORT.md#b-h), [up](../APPENDIX.md#b-h)\n",
+                          "t.csv": "1\n"})
+    assert reading.broken_links(bad) == [
+        "APPENDIX.md: #b-h: no anchor b-h in APPENDIX.md",
+        "APPENDIX.md: tables/x.csv: no file tables/x.csv",
+        "APPENDIX.md: REPORT.md#nowhere: no anchor nowhere in REPORT.md",
+        "tables/t.md: ../APPENDIX.md#b-h: no anchor b-h in APPENDIX.md"]
+    assert reading.broken_links(REPORTS) == []
+
+
+def test_csv_cells_are_whole_and_commits_one_length(tmp_path):
+    # 25d68b2: zero-point-compiled.csv's "F.relu6, ... and 4 more" and "0 → Unsupported:
+    # Unsupported…", reproduction.csv's cut differences; commits of 7 (legend) and 10 characters
+    bad = _report(tmp_path, "| commit |\n|---|\n| f7ddc51 |\n\ncommit `77be21922a` rendered it; "
+                  "[run](#x7ddc5123)\n", "91900 and 2026-12-02\n",
+                  tables={"t.csv": "op,value\n\"a, b and 4 more\",1\nc,0 → Unsupported…\n",
+                          "u.csv": "op\nrelu and more\n"})
+    assert reading.cut_csv_cells(bad) == ["t.csv: column op cuts a, b and 4 more",
+                                          "t.csv: column value cuts 0 → Unsupported…"]
+    assert reading.commit_lengths(bad) == [
+        "commits at 2 lengths: REPORT.md: f7ddc51, REPORT.md: 77be21922a"]
+    assert reading.cut_csv_cells(REPORTS) == [] and reading.commit_lengths(REPORTS) == []
 
 
 def test_the_report_holds_its_length_and_no_line_is_over_400_characters():

@@ -74,7 +74,9 @@ def test_every_provenance_note_names_its_run():
                                    cuda_absent=None, jax_backend="gpu", jax_default_backend="gpu")]
     runs = labelled(runs, assign_labels(runs, {}))
     notes = [ln for ln in provenance(runs, []) if ln.startswith("- ")]
-    assert len(notes) == 3 + 2  # a settings line per label, a no-CUDA line per reason
+    # a settings line per machine and settings (C1 and C2 alike), a no-CUDA line per reason (each
+    # run's releases said once, in the table above)
+    assert len(notes) == 2 + 2
     assert all(ln.startswith("- **C") or ln.startswith("- **G") for ln in notes), notes
     assert any(ln.startswith("- **C1**: no CUDA device on vm (torch") for ln in notes)
 
@@ -120,9 +122,15 @@ def test_a_release_history_is_one_legend_row_and_two_runs_stay_two():
     rows = legend_rows([run()] + history)
     assert len(rows) == 2
     assert "2.4.1 … 2.15.0 (4)" in rows[1] and rows[1].startswith("| C2–C5 |")
-    assert "**C2–C5** (one per torch or JAX release)" in glossary_runs([run()] + history)
+    assert "**C2–C5** (one per torch or JAX release, each listed in the" in glossary_runs(
+        [run()] + history)
     pair = legend_rows([run(), *history[:2]])
     assert len(pair) == 3
+    # a history run apart from the others' labels (C2; C3 of another CPU; C4–C6) keeps its row,
+    # so the rows stay in label order
+    other = run(cpu="Intel", utc="2026-11-26T00:30:00+00:00")
+    rows = legend_rows([run(), history[0], other, *history[1:]])
+    assert [r.split(" | ")[0] for r in rows] == ["| C1", "| C2", "| C3", "| C4–C6"]
 
 
 def test_a_cpu_run_names_the_gpu_host_it_ran_on_in_the_legend():

@@ -58,7 +58,7 @@ def test_a_failed_case_shows_in_its_experiments_section():
               "device": "cpu", "error": "RuntimeError: planted"}
     files = report.render([Run.of("two_layer", prov, [failed], "x.json")], [],
                           experiments.all_experiments())
-    section = files["REPORT.md"].split("two_layer:", 1)[1].split("\n## ", 1)[0]
+    section = files["REPORT.md"].split("## two layer:", 1)[1].split("\n## ", 1)[0]
     assert "1 case failed" in " ".join(section.split())  # failed-cases.csv says which and why
     listing = files["tables/failed-cases.csv"].splitlines()
     assert listing[1:] == [

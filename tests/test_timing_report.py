@@ -2,6 +2,7 @@
 other measurement; answer 5 quotes Table 9's cells as printed, with their run and size; the
 CSVs are long form; the figure reads in print. Every record's rounds are the built-in's times
 scaled by a constant, so each ratio is that constant exactly (a per-round ratio's median)."""
+import os
 import re
 
 import numpy as np
@@ -156,7 +157,18 @@ def test_the_eager_parts_step_names_the_cost_tables_measurement_and_the_differen
     both = step[THIS_OVER_AGAIN]
     assert (both.lo, both.hi) == pytest.approx((step["÷ built-in's"].lo / cost.hi,
                                                 step["÷ built-in's"].hi / cost.lo))
-    assert "second measurement" in parts.caption and "agree where it holds 1" in parts.caption
+    assert "measures again the cost table's eager ratio" in parts.caption
+    assert "where it holds 1, the two measurements agree" in parts.caption
+    # answer 5 cites the cost table's ratio and says the step taken apart measures it otherwise
+    # (this ÷ that 5.0 / 4.285, both without width: its interval excludes 1); a note under
+    # Table 23 gives both numbers
+    answer, apart = rendered[1].answers[0], text(step["÷ built-in's"])
+    assert ("(ReLUSavesBoolMask (c=0)), which the eager step taken apart measures otherwise"
+            in answer.text)
+    finding, = _table(rendered, "parts").notes  # under the table that measures it
+    assert (f"the eager step taken apart gives torch's ReLUSavesBoolMask (c=0) {apart}× the "
+            f"built-in's, against the cost table's {text(cost)}×: the two measurements disagree "
+            f"(this ÷ that {text(step[THIS_OVER_AGAIN])})") in finding
 
 
 def test_the_reproducers_compiled_over_eager_names_the_rule_cases_measurement(rendered):
@@ -168,9 +180,9 @@ def test_the_reproducers_compiled_over_eager_names_the_rule_cases_measurement(re
     assert step[AGAIN].value == pytest.approx(12.0)  # median ÷ median of the two rule cases
     assert step[THIS_OVER_AGAIN].value == pytest.approx(10.0 / 12.0)
     # the finding cites one measurement, the one timed in the same rounds, with its interval
-    finding, = out.findings
+    finding, = [f for f in out.findings if f.table == "probes"]
     assert "× eager at 10^6 (timed in the same rounds)" in finding.text
-    assert finding.text.startswith(f"On AVX2 CPU kernels (C1), compiled relu forward plus "
+    assert finding.text.startswith(f"On CPU (C1, AVX2 kernels), compiled relu forward plus "
                                    f"backward takes {text(step['÷ eager'])}×")
     assert "give 12" not in finding.text
     assert "second measurement" in _table(rendered, "probes").caption
@@ -267,3 +279,39 @@ def test_the_timing_figure_names_rules_in_full_shows_sizes_measured_g1_beside_c1
         ticks = [t.get_text() for t in ax.get_xticklabels()]
         if ticks:  # 8, 10^6, 10^7 as measured: no empty decade between them
             assert ticks in (["8", "$10^{6}$", "$10^{7}$"], ["8", "$10^{6}$"]), ticks
+
+
+VERDICT = re.compile(r"(slower|faster|too few rounds to decide)")
+INTERVAL_X = re.compile(r"(-?[\d.]+) \[(-?[\d.]+), (-?[\d.]+)\]×")
+
+
+def verdicts_against_intervals(markdown_text: str) -> list[str]:
+    """Each clause (between ';' or '.') of the answers that gives a timing verdict: it must quote
+    the interval it judges, and agree with it: slower where the whole interval lies above 1,
+    faster where below, too few rounds to decide where it holds 1."""
+    bad = []
+    answers = markdown_text.split("\n## Answers", 1)[-1].split("\n## ", 1)[0]
+    prose = " ".join(line for line in answers.splitlines() if not line.startswith("|"))
+    for clause in re.split(r";|\.(?=\s)", prose):
+        for m in VERDICT.finditer(clause):
+            quoted = list(INTERVAL_X.finditer(clause[:m.start()]))
+            if not quoted:
+                bad.append(f"no interval for '{m.group()}': {clause.strip()[:160]}")
+                continue
+            lo, hi = float(quoted[-1].group(2)), float(quoted[-1].group(3))
+            agrees = {"slower": lo > 1, "faster": hi < 1}.get(m.group(), lo <= 1 <= hi)
+            if not agrees:
+                bad.append(f"'{m.group()}' against [{lo}, {hi}]: {clause.strip()[:160]}")
+    return bad
+
+
+def test_a_verdict_on_a_cost_never_contradicts_its_interval():
+    # the report at 25d68b2 said "eager at 10^6, in jax and torch too few rounds to decide"
+    # where Table 10 printed 4.1 [3.2, 5.2] (torch, slower) and 0.56 [0.47, 0.65] (jax, faster)
+    made_up = ("## Answers\n\neager, in torch too few rounds to decide. The best costs "
+               "4.1 [3.2, 5.2]× in torch, faster; 0.97 [0.94, 1.01]× in jax, too few rounds "
+               "to decide.")
+    assert len(verdicts_against_intervals(made_up)) == 2
+    from study.runs.provenance import REPO_ROOT
+    with open(os.path.join(REPO_ROOT, "reports", "REPORT.md"), encoding="utf-8") as f:
+        assert verdicts_against_intervals(f.read()) == []

@@ -91,7 +91,8 @@ def test_answer_1_prints_only_numbers_as_table_1_prints_them():
     twins = next(a for a in rendered.answers if a.question == "twins")
     ties = next(t for t in rendered.tables if t.id == "ties")
     numbers = re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])", twins.text.replace("001", ""))
-    assert "3192" in numbers
+    # 2^-11 apart at 3192.307, whose float32 ulp is 2^-12: 2 ulp, as Table 1's ulp column says
+    assert "differ by up to 2 ulp of the largest gradient" in twins.text
     assert set(numbers) <= _printed(ties), (twins.text, _printed(ties))
 
 
@@ -102,14 +103,17 @@ def test_answer_1_counts_the_zeros_of_the_rows_it_describes():
     zeros = dict(zip(ties["dataset"], ties["exact zeros"]))
     assert f"({zeros['preactivations']} of them exactly 0)" in text
     assert f"up to {zeros['random_ties']} ties at 0" in text
-    assert "rules themselves agree bit for bit" in text  # the preactivations row's Δ is 0
+    # the preactivations row's Δ and ±0 counts are 0, within a framework and across
+    assert ("every rule of its convention, in its own framework and in the other, bit for bit"
+            in text)
 
 
 def test_answer_1_says_the_rules_differ_where_the_rules_alone_differ():
     runs = _runs(grad_z=[[0.0, 2.5]])
     text = next(a for a in report.render(summary.summarise(runs)).answers
                 if a.question == "twins").text
-    assert "differ by up to 0.5" in text and "not their rules" not in text
+    assert "by up to 0 within a framework and by up to 0.5 across the two" in text
+    assert "not their rules" not in text
 
 
 def test_the_two_layer_csvs_are_long_one_element_a_row():
@@ -142,5 +146,5 @@ def test_a_zero_of_the_other_sign_is_counted_and_the_answer_drops_bit_for_bit():
     row = s.gaps[s.gaps["dataset"] == "preactivations"].iloc[0]
     assert row["across"] == 0 and row["signs_across"] == 1 and row["signs_same_framework"] == 0
     text = next(a for a in report.render(s).answers if a.question == "twins").text
-    assert "agree as numbers, but not bit for bit" in text
-    assert "but for the sign of zero in up to 1 element." in text
+    assert "in its own framework and in the other, as numbers, but not bit for bit" in text
+    assert "the sign of zero differs in up to 1 element across the two, in none within" in text

@@ -358,8 +358,9 @@ def test_the_conventions_table_gives_each_pair_at_its_kink_and_where_a_cell_chan
                                   [op("clamp", "torch", "clip", torch_grad),
                                    op("clip", "jax", "clamp", 0.5)], [], [])
     runs = [run("C2", 0.0), run("C1", 1.0)]
-    # read from C1, the main run; C2's torch derivative at 0 differs, so it is named
+    # read from C1, the main run; C2's torch derivative at 0 differs, so it is named as a run
+    # ("in C2", with its torch release, PROV's "t"), not as a dtype or mode would be
     assert _kinks(runs, runs[1]) == [{
         "run": "C1", "torch op": "clamp", "JAX op": "clip", "kink": 0.0, "torch value": 0.0,
         "torch d/dx": 1.0, "JAX value": 0.0, "JAX d/dx": 0.5, "same d/dx": False,
-        "changes in": "torch d/dx: C2"}]
+        "changes in": "torch d/dx: in C2 (torch t)"}]

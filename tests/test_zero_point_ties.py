@@ -72,8 +72,9 @@ def test_the_report_table_sets_torch_beside_jax_and_the_rule_beside_both(records
     assert list(halves["gradient"]) == [0.5, 0.5, 0.0, 0.0] and halves["follows"].all()
     # the answer: what a port changes, in the table's numbers
     said, = [a.text for a in out.answers]
-    assert ("a port to JAX changes the gradient of 1 of the 1 ops with a look-alike, "
-            "torch.max(x, 0).values's 1, 0, 0, 0 to 0.25, 0.25, 0.25, 0.25 ([table:ties])") in said
+    assert ("a port to JAX changes the gradient of 1 of the 1 ops with a look-alike, each "
+            "against its own: torch.max(x, 0).values (1, 0, 0, 0 to 0.25, 0.25, 0.25, 0.25) "
+            "([table:ties])") in said
     ties = next(t for t in out.tables if t.id == "ties")
     assert "Of the 1 ops with a look-alike, 1 get another gradient" in ties.caption  # as said
 

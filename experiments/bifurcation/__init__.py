@@ -18,5 +18,5 @@ EXPERIMENT = Experiment(
     scopes=("quick", "standard", "full"), cases=measure.cases, run_case=measure.run_case,
     summarise=summary.summarise, render=report.render, counts_inits=True,
     comparison=Comparison(record_key=measure.RECORD_KEY, not_compared=("seconds",)),
-    appendix=("sweeps", "checks"),
+    appendix=("headline", "sweeps", "checks"),
     listings=("counts", "agreements", "independence", "batches", "kernels"))

@@ -10,6 +10,7 @@ EXPERIMENT = Experiment(
     name="nonscalar_backward",
     description=say(report.PROSE, "description"),
     question=say(report.PROSE, "question"),
-    seed=None, tables=("side_by_side",), cases=measure.cases, run_case=measure.run_case,
+    seed=None, tables=("side_by_side",), appendix=("side_by_side",),
+    cases=measure.cases, run_case=measure.run_case,
     summarise=summary.summarise, render=report.render,
     comparison=Comparison(record_key=("framework", "step")))

@@ -1,9 +1,14 @@
 """Timing in the report: the cost of each custom rule against its built-in (Q5), the harness's
 checks (methodology); the net, compile times and the cases taken apart in the appendix."""
+import re
+from dataclasses import replace
+
 import pandas as pd
 
 from experiments.timing.records import size_label as _size
-from experiments.timing.summary import Summary, decided
+from experiments.timing.records import COMPILED
+from experiments.timing.summary import AGAIN, OWN, THIS_OVER_AGAIN, Summary, decided
+from study.compare.stats import Estimate
 from study.runs.experiment import Finding, Rendered
 from study.report import Table, answer, frame, label_order, macros, say, text
 from study.report.figures import ratio_panels
@@ -113,13 +118,48 @@ def _harness(s: Summary) -> pd.DataFrame:
     out: dict[tuple, dict] = {}
     order = sorted(dict.fromkeys(s.harness["run"]), key=label_order) if len(s.harness) else []
     for _, h in sorted(s.harness.iterrows(), key=lambda ih: order.index(ih[1]["run"])):
-        row = out.setdefault(h["check"], {"check": h["check"], "": h["sense"],
+        row = out.setdefault(h["check"], {"check": h["check"], "passes if": h["sense"],
                                           "threshold": h["threshold"]})
         row[f"{h['run']}: result"] = h["result"]
         row[f"{h['run']}: of"] = h["of"]
         row[f"{h['run']}: passed"] = h["passed"]
-    return frame(list(out.values()), ["check", "", "threshold"] + [
+    return frame(list(out.values()), ["check", "passes if", "threshold"] + [
         f"{run}: {part}" for run in order for part in ("result", "of", "passed")])
+
+
+def _quoted(ratio: Estimate) -> Estimate:
+    """A ratio as the cost table prints it, marked †: the numbers of its text, so that the
+    answer quotes the cell's digits (the table prints it as text, not as an Estimate)."""
+    value, lo, hi = (float(n) for n in re.findall(r"-?\d+(?:\.\d+)?(?:e-?\d+)?", text(ratio)))
+    return Estimate(value, lo, hi)
+
+
+def _as_printed(c):
+    """The cost with each undecided ratio as the table's † cell prints it."""
+    def of(entries):
+        return tuple((fw, rule, r if ok else _quoted(r), ok) for fw, rule, r, ok in entries)
+    return replace(c, compiled=of(c.compiled), eager=of(c.eager))
+
+
+def _same_causes(f, g) -> bool:
+    """Whether another run's reproducer shows what the cited one shows."""
+    return ((f.store_is_a_cause, f.signs_are_a_cause, f.vector_off_is_slower)
+            == (g.store_is_a_cause, g.signs_are_a_cause, g.vector_off_is_slower))
+
+
+def _probe_again(s: Summary):
+    """(the rule cases' compiled ÷ eager, the reproducer's ÷ that) where the two measurements of
+    the step's compiled ÷ eager disagree (the ratio's interval excludes 1), else None."""
+    p = s.probes
+    if not len(p):
+        return None
+    step = p[(p["run"] == s.probe_run) & (p["role"] == "step") & (p["way"] == COMPILED)
+             & (p["signs"] == "random")]
+    for _, r in step.iterrows():
+        over = r[THIS_OVER_AGAIN]
+        if over is not None and over.lo is not None and (over.lo > 1 or over.hi < 1):
+            return r[AGAIN], over
+    return None
 
 
 def render(s: Summary) -> Rendered:
@@ -134,7 +174,7 @@ def render(s: Summary) -> Rendered:
     tables = [
         Table("cost", say(PROSE, "title_cost"),
               say(PROSE, "caption_cost", runs=standard, releases=s.releases, older=s.older,
-                  kept_by=kept_by, kept_at=kept_at.get(kept_by)),
+                  kept_by=kept_by, kept_at=kept_at.get(kept_by), withdrawn=s.withdrawn),
               _cost(cost, standard, kept_by) if standard else frame([]), listing=cost),
         Table("harness", say(PROSE, "title_harness"),
               say(PROSE, "caption_harness"), _harness(s), listing=s.harness),
@@ -158,21 +198,25 @@ def render(s: Summary) -> Rendered:
             ("ways", s.ways), ("cross", s.cross), ("torch_vs_jax", s.torch_vs_jax),
             ("bandwidth", s.bandwidth)))]
     answers, figures = [], {}
-    costs = [c for c in s.costs if c.run in standard] or s.costs
+    parts = next(t for t in tables if t.id == "parts")
+    costs = [_as_printed(c) for c in [c for c in s.costs if c.run in standard] or s.costs]
     main = next((c for c in costs if c.run == s.main), costs[0] if costs else None)
     if main:
         others = [c for c in costs if c.device != main.device]
         current = [max((c for c in others if c.device == d), key=lambda c: c.utc)
                    for d in dict.fromkeys(c.device for c in others)]  # each device's newest
         answers.append(answer(PROSE, "cost", ("cost",), c=main, others=current,
-                              skipped=[c.run for c in others if c not in current],
-                              kept_at=kept_at.get(main.run), releases=s.releases))
+                              skipped=[c for c in others if c not in current],
+                              kept_at=kept_at.get(main.run), releases=s.releases, own=OWN))
+        if any(c.again or c.wrapper for c in [main] + current):  # under the table that shows it
+            parts.notes.append(say(PROSE, "finding_parts", costs=[main] + current))
         shown = [main] + current[:1]  # the runs answer 5 quotes, side by side
         runs = [c.run for c in shown]
         rows = s.rules[s.rules["run"].isin(runs)].to_dict("records")
         title = say(PROSE, "figure", shown=shown)
         figures["figures/timing.png"] = (
             lambda: ratio_panels(rows, runs, title), say(PROSE, "alt", runs=runs))
-    found = [Finding(say(PROSE, "finding_probe", f=s.probe, run=s.probe_run, older=s.older),
-                     "probes")] if s.probe else []
+    found = [Finding(say(PROSE, "finding_probe", f=s.probe, run=s.probe_run, older=s.older,
+                         also=[(r, f) for r, f in s.probe_also if _same_causes(f, s.probe)],
+                         again=_probe_again(s)), "probes")] if s.probe else []
     return Rendered(tables, found, figures, answers)

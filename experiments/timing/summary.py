@@ -2,7 +2,7 @@
 each keeps for backward, the net's steps, the harness's checks and the cases taken apart; the
 cost at one size as facts. Times are µs, ratios unitless, each an Estimate with its 95% interval.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -27,14 +27,28 @@ class Cost:
     scope: str
     commit: str | None  # the code the run measured
     size: str  # '10^6'
-    compiled: tuple[tuple[str, str, Estimate], ...]  # (framework, rule, ratio)
-    eager: tuple[tuple[str, str, Estimate], ...]
+    # (framework, rule, ratio, decided): the lowest decided ratio, else the lowest undecided one
+    compiled: tuple[tuple[str, str, Estimate, bool], ...]
+    eager: tuple[tuple[str, str, Estimate, bool], ...]
     kept: tuple[tuple[str, str, float], ...]  # (framework, rule, bytes per element), least first
     kept_at: int | None  # the elements the bytes kept were measured at (None: several sizes)
     older: bool = False  # measured at an earlier commit than the newest timing run
     releases: tuple[str, str] = ("", "")  # (torch, jax)
     undecided: tuple[tuple[str, bool], ...] = ()  # (framework, compiled): no ratio decided
     utc: str = ""  # when the run was measured
+    failed: tuple[str, ...] = ()  # the keys of the harness's own checks the run failed (OWN)
+    wrappers: tuple[tuple[str, str], ...] = ()  # (framework, name): the wrapper over the built-in
+    # filled from the frames (summarise): (framework, rule, its other measurement, this ÷ that)
+    # where the eager step taken apart disagrees with the ratio cited; (framework, name, ratio)
+    # of each wrapper over the built-in's own kernels, its step ÷ the built-in's
+    again: tuple = ()
+    wrapper: tuple = ()
+    machine: str = ""  # the GPU's model, or the CPU's where the run had no GPU
+
+    @property
+    def disagreeing(self) -> tuple[tuple[str, str], ...]:
+        """(framework, rule) of each eager ratio cited that the step taken apart disagrees with."""
+        return tuple((fw, rule) for fw, rule, *_ in self.again)
 
 
 @dataclass
@@ -61,6 +75,8 @@ class Summary:
     compile_cache: dict = None  # label -> inductor's folder at the start: "empty", "user", None
     main: str | None = None  # the main run's label (study.report.main_run)
     older: list[str] = ()  # the runs that are older code (study.report.older_code)
+    probe_also: tuple = ()  # (run, ProbeFact) of every other run the reproducer ran in
+    withdrawn: tuple = ()  # (run, framework, mode) whose rule cases an erratum withdrew
 
 
 def builtin_compiled_over_eager(t: Timing, fw: str, n: int) -> Estimate | None:
@@ -124,6 +140,11 @@ def met(value: Estimate, threshold: float, sense: str) -> str:
     return "yes" if all(ok) else "no" if not any(ok) else "undecided"
 
 
+# a between-block variance component estimated below 0 is set to 0 (study.compare.levels)
+NO_BETWEEN = ("; 0: in half the cases or more, the blocks' means vary no more than the rounds "
+              "within a block predict")
+
+
 def _ours_over_timer(c: dict) -> Estimate:
     return paired_spread(tuple(c["ours_s"]), tuple(c["timer_s"])) or Estimate(
         float(np.median(c["ours_s"]) / np.median(c["timer_s"])))
@@ -156,9 +177,10 @@ def _harness(t: Timing) -> list[dict]:
                      or Estimate(median(a) / median(b)),
                      "sense": None, "threshold": None, "passed": None})
     for (fw, compiled), (between, within, blocks, rounds) in variance_split(t).items():
-        of = (f"{fw} {'compiled' if compiled else 'eager'}: {blocks:g} blocks (processes) of "
-              f"{rounds:g} rounds")
-        rows += [{"run": tag, "check": f"SD of log(rule ÷ built-in) {where}", "of": of,
+        of = (f"{fw} {'compiled' if compiled else 'eager'}: {blocks:g} blocks (processes), "
+              f"a median of {rounds:g} rounds a block")
+        rows += [{"run": tag, "check": f"SD of log(rule ÷ built-in) {where}",
+                  "of": of + (NO_BETWEEN if where == "between blocks" and value == 0 else ""),
                   "result": Estimate(value), "sense": None, "threshold": None, "passed": None}
                  for where, value in (("between blocks", between), ("within a block", within))]
     if fractions_ := fractions(t):
@@ -203,13 +225,18 @@ def _cost(t: Timing, n: int, older: bool = False) -> Cost | None:
     rows = [r for r in t.rules if r["n"] == n and t.custom(r)]
     if not rows:
         return None
-    best, seen = {}, set()
+    best, seen, loose = {}, set(), {}
     for r in rows:
         ratio = t.ratio(r["framework"], r["mode"], r["rule"], n)
         key = (r["framework"], r["mode"] in COMPILED_MODES)
         seen |= {key} if ratio else set()
         if decided(ratio) and (key not in best or ratio.value < best[key][1].value):
-            best[key] = (r["name"], ratio)
+            best[key] = (r["name"], ratio, True)
+        elif (ratio is not None and ratio.lo is not None
+              and (key not in loose or ratio.value < loose[key][1].value)):
+            loose[key] = (r["name"], ratio, False)
+    undecided = tuple(sorted(seen - set(best)))
+    best = {**{k: v for k, v in loose.items() if k in undecided}, **best}
     kept_ = sorted(((m["framework"], m.get("name") or m["rule"], kept(m)) for m in t.part("memory")
                     if kept(m) is not None), key=lambda k: (k[0], k[2]))
     def of(compiled: bool) -> tuple:
@@ -219,7 +246,52 @@ def _cost(t: Timing, n: int, older: bool = False) -> Cost | None:
                 t.run.provenance.get("git_commit"), size_label(n), of(True), of(False),
                 tuple(kept_), _one({m["n"] for m in t.part("memory") if kept(m) is not None}),
                 older, (t.run.provenance["torch"], t.run.provenance["jax"]),
-                tuple(sorted(seen - set(best))), str(t.run.provenance.get("utc")))
+                undecided, str(t.run.provenance.get("utc")), _failed(t),
+                tuple(dict.fromkeys((p["framework"], p["over_builtin"])
+                                    for p in t.part("eager_parts") if p.get("over_builtin"))),
+                machine=_machine(t.run.provenance))
+
+
+def _machine(p: dict) -> str:
+    """The GPU's model, or the CPU's for a cpu run (the run legend's machine)."""
+    gpu = p.get("gpu")
+    gpu = gpu.get("name") if isinstance(gpu, dict) else gpu
+    return str((gpu if p["device"] != "cpu" else None) or p.get("cpu") or p["device"])
+
+
+# the harness's checks of its own measurements, beside the speed targets its plan states: a
+# number the run measured is cited with these where the run failed them
+OWN = {"harness": "in-run against fresh-process times", "wall": "wall time"}
+
+
+def _failed(t: Timing) -> tuple[str, ...]:
+    measured = target_values(t)
+    out = []
+    for target in t.targets:
+        value = measured.get(target["key"], (None, ""))[0]
+        if (target["key"] in OWN and value is not None and target["threshold"] is not None
+                and met(value, target["threshold"], target["sense"]) == "no"):
+            out.append(target["key"])
+    return tuple(out)
+
+
+def _disagreeing(ratio: Estimate | None) -> bool:
+    return ratio is not None and ratio.lo is not None and (ratio.lo > 1 or ratio.hi < 1)
+
+
+def _with_parts(c: Cost, parts: pd.DataFrame, n: int) -> Cost:
+    """The cost with what the eager step taken apart says of it: where it measures a cited
+    eager ratio again and the two disagree, and what the wrapper alone costs."""
+    if not len(parts):
+        return c
+    steps = parts[(parts["run"] == c.run) & (parts["size"] == n) & (parts["piece"] == "step")]
+    at = {(r["framework"], r["rule"]): r for _, r in steps.iterrows()}
+    again = tuple((fw, rule, at[(fw, rule)]["÷ built-in's"], at[(fw, rule)][THIS_OVER_AGAIN])
+                  for fw, rule, _, _ in c.eager
+                  if (fw, rule) in at and _disagreeing(at[(fw, rule)][THIS_OVER_AGAIN]))
+    wrapper = tuple((fw, name, at[(fw, name)]["÷ built-in's"]) for fw, name in c.wrappers
+                    if (fw, name) in at and at[(fw, name)]["÷ built-in's"] is not None)
+    return replace(c, again=again, wrapper=wrapper)
 
 
 def _one(values: set):
@@ -291,18 +363,27 @@ def _taken_apart(t: Timing) -> dict[str, list[dict]]:
 
 
 def summarise(runs) -> Summary:
-    timings, rows, costs, (probe_run, probe) = together(lambda: _measured(runs))
+    timings, rows, costs, (probe_run, probe), probe_also = together(lambda: _measured(runs))
     frames = {name: pd.DataFrame(r, dtype=object) for name, r in rows.items()}
     for f in frames.values():  # torch's compile and JAX's jit are both "compiled", and so on
         if "mode" in f.columns:
             f["mode"] = [EXECUTION.get(m, m) for m in f["mode"]]
+    parts = frames.get("parts", pd.DataFrame(dtype=object))
+    costs = [_with_parts(c, parts, 10 ** 6) for c in costs]
     return Summary(**{name: frames.get(name, pd.DataFrame(dtype=object)) for name in (
         "rules", "kept", "nets", "harness", "fresh", "parts", "probes", "copies", "ways", "cross",
         "torch_vs_jax", "bandwidth")}, costs=costs, probe=probe, probe_run=probe_run,
+        probe_also=tuple(probe_also), withdrawn=_withdrawn(runs),
         releases=releases([t.run for t in timings]),
         runs=[t.run.tag for t in timings],
         compile_cache={t.run.tag: t.torch_compile_cache for t in timings},
         main=getattr(main_run(list(runs)), "tag", None), older=older_code(list(runs)))
+
+
+def _withdrawn(runs) -> tuple:
+    return tuple(dict.fromkeys((run.tag, r["framework"], EXECUTION.get(r["mode"], r["mode"]))
+                               for run in runs for r in run.rows("rule")
+                               if "withdrawn" in r and r.get("framework") and r.get("mode")))
 
 
 def _measured(runs) -> tuple[list[Timing], dict[str, list[dict]], list[Cost], tuple]:
@@ -336,6 +417,7 @@ def _measured(runs) -> tuple[list[Timing], dict[str, list[dict]], list[Cost], tu
     commit = newest.run.provenance.get("git_commit") if newest else None
     main = main_run([t.run for t in timings])
     first = sorted(timings, key=lambda t: t.run is not main)  # the main run's probe, if it ran it
+    facts = [(t.run.tag, f) for t in first if (f := probe_fact(t))]
     return timings, rows, [c for t in timings if 10 ** 6 in t.sizes and (c := _cost(
-        t, 10 ** 6, t.run.provenance.get("git_commit") != commit))], next(
-        ((t.run.tag, f) for t in first if (f := probe_fact(t))), (None, None))
+        t, 10 ** 6, t.run.provenance.get("git_commit") != commit))], (
+        facts[0] if facts else (None, None)), facts[1:]

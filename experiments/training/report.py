@@ -4,12 +4,36 @@ from experiments.training.summary import Summary
 from study.runs.experiment import Rendered
 from study.report import Table, answer, macros, say, side_by_side
 
+STEP = ("torch: c=1 leaves c=0 at step", "jax: c=1 leaves c=0 at step")
+
+
+def _seed(s: Summary) -> dict:
+    """Seed 001's net: each step where c = 1 leaves c = 0 (either framework, any run) with the
+    dtypes where it does ({step: [dtypes]}; a dtype under two steps where runs differ), the
+    runs, and the steps each run takes."""
+    d = s.divergence
+    rows = d[d["data"] == "seed"] if len(d) else d
+    steps: dict = {}
+    for _, r in rows.iterrows():
+        for column in STEP:
+            steps.setdefault(r[column], {})[r["dtype"]] = None
+    runs = list(dict.fromkeys(rows["run"])) if len(rows) else []
+    return {"steps": {k: list(v) for k, v in steps.items()}, "runs": runs,
+            "dtypes": list(dict.fromkeys(rows["dtype"])) if len(rows) else [],
+            "steps_taken": (s.settings.get("seed") or {}).get("steps")}
+
+
+def _images(digits: list[dict], held_out) -> int | None:
+    """The largest accuracy spread as held-out images (accuracy is images right ÷ held_out)."""
+    spreads = [d["spread"] for d in digits if d["spread"] is not None]
+    return round(max(spreads) * held_out) if spreads and held_out else None
+
 PROSE = macros("experiments/training/prose.j2")
 
 
 def render(s: Summary) -> Rendered:
     divergence = Table("divergence", say(PROSE, "title_divergence"),
-                       say(PROSE, "caption", settings=s.settings),
+                       say(PROSE, "caption", settings=s.settings, withdrawn=s.withdrawn or {}),
                        side_by_side(s.divergence, s.runs), listing=s.divergence)
     runs = Table("runs", say(PROSE, "title_runs"), "", s.trainings)
     d = s.divergence
@@ -17,6 +41,8 @@ def render(s: Summary) -> Rendered:
     digits = [{"dtype": r["dtype"], "step": r["torch: c=1 leaves c=0 at step"],
                "zeros": r["exact zeros hit (torch c=1)"], "spread": r["spread"]}
               for _, r in main.iterrows()]
-    answers = [answer(PROSE, "net", ("divergence",), digits=digits, run=s.main,
-                      releases=s.releases, older=s.older)] if digits else []
+    held_out = (s.settings.get("digits") or {}).get("held_out")
+    answers = [answer(PROSE, "net", ("divergence",), digits=digits, seed=_seed(s), run=s.main,
+                      releases=s.releases, older=s.older,
+                      images=_images(digits, held_out), held_out=held_out)] if digits else []
     return Rendered([divergence, runs], answers=answers)

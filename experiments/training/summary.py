@@ -20,6 +20,7 @@ class Summary:
     releases: dict = None  # label -> (torch, jax)
     main: str | None = None  # the main run's label (study.report.main_run)
     older: list[str] = ()  # the runs that are older code (study.report.older_code)
+    withdrawn: dict = None  # data -> the runs whose rows of it an erratum withdrew
 
 
 def _row(run: str, r: dict) -> dict:
@@ -57,4 +58,14 @@ def summarise(runs) -> Summary:
     trainings = pd.DataFrame([_row(tag, r) for tag, r in recs], dtype=object)
     return Summary(trainings, pd.DataFrame(_divergence(trainings) if recs else [], dtype=object),
                    {r["dataset"]: r["settings"] for _, r in recs}, [run.tag for run in runs],
-                   releases(runs), getattr(main_run(runs), "tag", None), older_code(runs))
+                   releases(runs), getattr(main_run(runs), "tag", None), older_code(runs),
+                   _withdrawn(runs))
+
+
+def _withdrawn(runs) -> dict:
+    out: dict[str, list[str]] = {}
+    for run in runs:
+        for r in run.records:
+            if "withdrawn" in r and r.get("dataset") and run.tag not in out.get(r["dataset"], []):
+                out.setdefault(r["dataset"], []).append(run.tag)
+    return out

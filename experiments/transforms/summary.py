@@ -24,6 +24,8 @@ class Survival:
     builtin_fails: tuple[str, ...] = ()  # unfixable ones the framework's own relu fails too
     builtin: str = ""  # the name of that relu
     unshown: tuple[str, ...] = ()  # unfixable ones where some style's ✓ cannot show it ran
+    # (styles, transformations): the styles that fail only a few of them, by what they fail
+    nearly: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
 
 
 @dataclass
@@ -104,8 +106,22 @@ def _survival(cells: pd.DataFrame) -> tuple[Survival, ...]:
                             tuple(dict.fromkeys(mine[mine["status"] == "n/a"]["transformation"])),
                             tuple(t for t in never if t in builtin),
                             ", ".join(dict.fromkeys(n for n in reference["name"] if n)),
-                            tuple(t for t in never if t in set(mine[unshown]["transformation"]))))
+                            tuple(t for t in never if t in set(mine[unshown]["transformation"])),
+                            _nearly(mine, failed | unshown, order)))
     return tuple(out)
+
+
+NEARLY = 3  # a style failing this many transformations or fewer is named with them
+
+
+def _nearly(mine: pd.DataFrame, failing: pd.Series, order: list) -> tuple:
+    """The styles that fail between 1 and NEARLY transformations, grouped by those they fail."""
+    by: dict[tuple, list] = {}
+    for style, group in mine[failing].groupby("style", sort=False):
+        ts = tuple(sorted(set(group["transformation"]), key=order.index))
+        if len(ts) <= NEARLY:
+            by.setdefault(ts, []).append(style)
+    return tuple((tuple(styles), ts) for ts, styles in by.items())
 
 
 def summarise(runs) -> Summary:

@@ -47,6 +47,7 @@ class Twins:
     within: float  # the nets' largest |Δ| between rules of one convention in one framework
     within_signs: int  # the nets' most elements such a pair gives as ±0
     alone_within_signs: int | None  # the same for each rule alone
+    alone_within: float | None  # each rule alone: the largest |Δ| between rules of one convention
     alone: Gap | None  # each rule alone on the same pre-activations
     exact: Gap | None  # nets whose every matmul is exact
     rounded: Gap | None  # nets on continuous data without ties at 0
@@ -155,6 +156,7 @@ def twins(gaps: list[dict], releases: dict | None = None) -> Twins | None:
     return Twins(max((g["same_framework"] for g in nets), default=0.0),
                  max((g["signs_same_framework"] for g in nets), default=0),
                  max((g["signs_same_framework"] for g in alone), default=None),
+                 max((g["same_framework"] for g in alone), default=None),
                  _worst(gaps, lambda g: g["dataset"] == RULE_ALONE),
                  _worst(nets, lambda g: g["dataset"] in EXACT),
                  _worst(nets, lambda g: g["dataset"] in ROUNDED and g["zeros"] == 0),

@@ -6,7 +6,7 @@ from experiments.zero_point.summary import Summary
 from study.runs.experiment import Rendered
 from study.report import Table, answer, frame, macros, names, say, side_by_side
 from study.report.figures import convention_map, history_map
-from study.report.format import distinct_figures, error_words, shorten, text
+from study.report.format import Cut, distinct_figures, error_words, shorten, text, uncut
 
 PROSE = macros("experiments/zero_point/prose.j2")
 
@@ -37,7 +37,7 @@ def _releases(s: Summary) -> pd.DataFrame:
     if not len(h):
         return frame([])
     shown = h.assign(**{"by release": [_by_release(b) for b in h["by release"]],
-                        "mode": [m if e == "eager" else f"{m}, compiled"
+                        "mode": [m if e == "eager" else f"{m} (compiled)"
                                  for m, e in zip(h["mode"], h["execution"])]})
     return _grouped(shown, ["framework", "op", "by release"], ["dtype", "mode", "input"])
 
@@ -100,8 +100,15 @@ def _breaker_rows(s: Summary) -> pd.DataFrame:
     if not len(s.breakers):
         return frame([])
     named = set(zip(s.breakers["framework"], s.breakers["op"], s.breakers["kink"]))
-    c = s.conformance
+    c = _listed(s.conformance)
     return c[[k in named for k in zip(c["framework"], c["op"], c["kink"])]]
+
+
+def _listed(conformance: pd.DataFrame) -> pd.DataFrame:
+    """The conformance listing as its CSV holds it: without the pieces' gradients at a tie (a
+    list per row, one per piece, not a value), which its 'clarke' and 'minimum-norm' columns
+    summarise and the op's tie defines."""
+    return conformance.drop(columns=["pieces"])
 
 
 def _compiled(s: Summary) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -111,9 +118,10 @@ def _compiled(s: Summary) -> tuple[pd.DataFrame, pd.DataFrame]:
         return frame([]), frame([])
     def shown(c, digits):
         return shorten(error_words(c), 30) if isinstance(c, str) else text(c, digits)
-    changes = [f"{shown(e, d)} → {shown(c, d)}"
+    changes = [Cut(f"{a} → {b}", f"{uncut(a)} → {uncut(b)}")  # the CSV: whole errors
                for e, c in zip(s.compiled["eager"], s.compiled["compiled"])
-               for d in [distinct_figures([e, c])]]
+               for d in [distinct_figures([e, c])] for a, b in [(shown(e, d), shown(c, d))]]
+    changes = pd.Series(changes, index=s.compiled.index, dtype=object)
     grouped = _grouped(s.compiled.assign(**{"eager → compiled": changes}),
                        ["run", "framework", "shares"], ["op", "dtype", "mode", "eager → compiled"])
     return side_by_side(grouped, s.runs), grouped
@@ -171,7 +179,19 @@ def _history_tables(s: Summary) -> list[Table]:
                   without=_without_kinks(s), older=s.older), _breakers(s),
               listing=_breaker_rows(s)),
         Table("conformance_listing", say(PROSE, "title_conformance_listing"), "",
-              s.conformance)]
+              _listed(s.conformance))]
+
+
+def _smooth_at_0(s: Summary) -> list[str]:
+    """The torch ops of the conventions table that PyTorch's documented rule, as the
+    conformance listing applies it, judges differentiable at 0 (in every release it holds)."""
+    c, k = s.conformance, s.kinks
+    if not (len(c) and len(k)) or "documented rule" not in c.columns:
+        return []
+    shown = set(k[k["kink"] == 0]["torch op"])
+    at_0 = c[(c["kink"] == 0) & c["op"].isin(shown)]
+    verdicts = at_0.groupby("op", sort=False)["documented rule"].agg(set)
+    return [op for op, v in verdicts.items() if v == {"differentiable"}]
 
 
 def render(s: Summary) -> Rendered:
@@ -181,7 +201,7 @@ def render(s: Summary) -> Rendered:
         Table("conventions", say(PROSE, "title_conventions"),
               say(PROSE, "caption_conventions", run=run, releases=s.releases,
                   shown=int((s.kinks["kink"] == 0).sum()) if len(s.kinks) else 0,
-                  pairs=s.facts.pairs if s.facts else 0),
+                  pairs=s.facts.pairs if s.facts else 0, smooth=_smooth_at_0(s)),
               _kinks(s, True), listing=_kink_cells(s, True)),
         Table("ties", say(PROSE, "title_ties"),
               say(PROSE, "caption_ties", run=s.ties_run, releases=s.releases,

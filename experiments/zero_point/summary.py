@@ -25,7 +25,8 @@ from experiments.zero_point.history import (CELL, Release, history, history_cell
 from experiments.zero_point.ties import listing_rows, port_changes, table_rows, tie_run
 from study.compare.cells import Placed, Value
 from study.conformance import LISTING_COLUMNS, conformance_rows, rule_breakers
-from study.report import frame, label_order, main_run, older_code, releases
+from study.report import frame, label_order, main_run, older_code, releases, span
+from study.report.runs import release_span
 
 
 @dataclass
@@ -209,19 +210,28 @@ def _gradcheck(a: RunAtlas) -> list[dict]:
 
 # --- the main run's frames, against the others --------------------------------------------------
 
-def _changes_in(others: dict, main: RunAtlas, side: OpAtlas, mode: str, label: str) -> str | None:
+def _changes_in(others: dict, main: RunAtlas, side: OpAtlas, mode: str, label: str,
+                by_label: dict | None = None, older=()) -> str | None:
     """Where the main run's float32 cell changes: a dtype, compiled, placement, another run
     (`others`: the other runs' float32 eager ops by rule, as (run tag, op))."""
     base = side.cell(mode, label)
-    marks = ["placement"] if isinstance(base, Placed) else []
-    marks += [op.dtype for op in main.atlas() if op.rule == side.rule and op.dtype != "float32"
+    marks = ["by placement"] if isinstance(base, Placed) else []
+    marks += ["in " + op.dtype for op in main.atlas()
+              if op.rule == side.rule and op.dtype != "float32"
               and label in op.inputs and mode not in op.withdrawn
               and not same_after_rounding(op.cell(mode, label), base, op.dtype)]
     marks += ["compiled"] if changed_by_compiling(main, side.rule, "float32", mode, label) else []
-    marks += sorted({tag for tag, op in others.get(side.rule, ())
-                     if label in op.inputs and mode not in op.withdrawn
-                     and equal_unless_placed(op.cell(mode, label), base) is not True},
-                    key=label_order)
+    runs = {tag for tag, op in others.get(side.rule, ())
+            if label in op.inputs and mode not in op.withdrawn
+            and equal_unless_placed(op.cell(mode, label), base) is not True}
+    if runs:
+        at = release_span(sorted(runs, key=label_order), by_label or {})
+        mine = [part for part in at.split(", ") if part.startswith(side.framework)]
+        old = [r for r in runs if r in older]
+        note = ("older code" if len(old) == len(runs) else
+                f"{span(old)} older code" if old else "")
+        words = "; ".join(w for w in (mine[0] if mine else "", note) if w)
+        marks.append(f"in {span(runs)}" + (f" ({words})" if words else ""))
     return ", ".join(marks) or None
 
 
@@ -233,6 +243,8 @@ def _at_kinks(main: RunAtlas) -> list[tuple[OpAtlas, OpAtlas, float, str]]:
 
 def _kinks(atlases, main: RunAtlas) -> list[dict]:
     others: dict[str, list] = {}
+    by_label = releases([a.run for a in atlases])
+    older = older_code([a.run for a in atlases])
     for a in (a for a in atlases if a is not main):
         for op in a.atlas("float32"):
             others.setdefault(op.rule, []).append((a.run.tag, op))
@@ -240,7 +252,7 @@ def _kinks(atlases, main: RunAtlas) -> list[dict]:
     for t, j, k, label in _at_kinks(main):
         changes = [f"{side.framework} {'d/dx' if m == 'reverse' else m}: {where}"
                    for side in (t, j) for m in ("value", "reverse")
-                   if (where := _changes_in(others, main, side, m, label))]
+                   if (where := _changes_in(others, main, side, m, label, by_label, older))]
         rows.append({"run": main.run.tag, "torch op": t.name, "JAX op": j.name, "kink": k,
                      "torch value": frame_value(t.cell("value", label)),
                      "torch d/dx": frame_value(t.cell("reverse", label)),

@@ -1,9 +1,11 @@
 """APPENDIX.md's own sections: what each experiment asks, the table index, the methodology
 notes, and the provenance of every result file with each run's settings."""
-from study.report.format import anchor, heading, wrap
+import re
+
+from study.report.format import anchor, experiment_words, heading, wrap
 from study.report.legend import by_label
 from study.report.prose import macros, say
-from study.report.runs import span
+from study.report.runs import label_order, span
 from study.report.table import Table, frame, markdown
 from study.runs.results import Run
 
@@ -35,9 +37,10 @@ def index(experiments, doc) -> list[str]:
 
 
 def methodology_notes(runs) -> list[str]:
-    seeds = sorted({f"{r.experiment} {r.provenance['seed']}" for r in runs
+    seeds = sorted({f"{experiment_words(r.experiment)} {r.provenance['seed']}" for r in runs
                     if r.provenance.get("seed") is not None})
-    by_hand = sorted({r.experiment for r in runs if r.provenance.get("seed") is None})
+    by_hand = sorted({experiment_words(r.experiment) for r in runs
+                      if r.provenance.get("seed") is None})
     matmul = sorted({", ".join(f"`{k}={v}`" for k, v in sorted(r.provenance.get("matmul",
                                                                              {}).items()))
                      for r in runs})
@@ -51,17 +54,22 @@ def provenance(runs: list[Run], notes: list[str]) -> list[str]:
              "torch": r.provenance["torch"], "jax": r.provenance["jax"], "scope": r.scope,
              "wall s": r.provenance.get("wall_s"), "UTC": str(r.provenance.get("utc"))[:16],
              "ran beside": _beside(r.provenance),
-             "commit": str(r.provenance.get("git_commit") or "—")[:10]} for r in runs]
+             "commit": str(r.provenance.get("git_commit") or "—")[:7]}
+            for r in sorted(runs, key=lambda r: (r.experiment, label_order(r.tag), r.path))]
     lines = [heading(2, "provenance", "Provenance"), "",
              markdown(Table("", "", "", frame(rows))), ""]
-    lines += [wrap(f"- **{label}**: {_settings(group[0].provenance)}", "  ")
-              for label, group in by_label(runs).items()]
+    alike: dict[str, list[str]] = {}  # runs whose machine and settings read alike: one item
+    for label, group in by_label(runs).items():
+        alike.setdefault(_settings(group[0].provenance), []).append(label)
+    lines += [wrap(f"- **{span(labels)}**: {text}", "  ") for text, labels in alike.items()]
     absent: dict[str, set] = {}
-    for r in runs:
+    for r in runs:  # the reason's releases are each run's own, in the table above: said once
         if r.provenance.get("cuda_absent"):
-            absent.setdefault(r.provenance["cuda_absent"], set()).add(r.tag)
+            reason = re.sub(r"\b(torch|jax) \d[\w.+]*", r"\1", r.provenance["cuda_absent"])
+            absent.setdefault(reason, set()).add(r.tag)
     lines += [wrap(say(PROSE, "no_gpu", runs=span(tags), reason=reason), "  ")
-              for reason, tags in sorted(absent.items())]
+              for reason, tags in sorted(absent.items(), key=lambda kv: label_order(min(
+                  kv[1], key=label_order)))]
     return lines + [wrap(f"- Duplicate resolved: {note}.", "  ") for note in notes] + [""]
 
 
@@ -69,21 +77,34 @@ def _beside(p: dict) -> str | None:
     """What shared the machine with the run (`study run --jobs`): its wall-clock times
     include it."""
     shared = p.get("side_by_side")
-    return f"{shared['jobs']} at a time, with {', '.join(shared['with'])}" if shared else None
+    return (f"{shared['jobs']} at a time, with "
+            f"{', '.join(map(experiment_words, shared['with']))}" if shared else None)
 
 
 def _settings(p: dict) -> str:
     gpu = p.get("gpu")
     gpu_text = (f"GPU {gpu.get('name')} (CUDA {gpu.get('torch_cuda_runtime')}, driver "
-                f"{gpu.get('driver')}, cuDNN {gpu.get('cudnn')})" if isinstance(gpu, dict)
-                else "no GPU")
+                f"{gpu.get('driver')}, cuDNN {_cudnn(gpu.get('cudnn'))})"
+                if isinstance(gpu, dict) else "no GPU")
     threads = p.get("threads", {})
+    jaxlib = p.get("jaxlib", "—")
+    flags = threads.get("XLA_FLAGS")
     return (f"{p['host']}, {p.get('cpu', '—')} ({p.get('cpu_count', '—')} cores, "
             f"{p.get('torch_cpu_capability') or 'kernels not recorded'}), {gpu_text}; "
             f"{p.get('os', '—')}; Python {p.get('python', '—')}, numpy {p.get('numpy', '—')}, "
-            f"jaxlib {p.get('jaxlib', '—')}, {_jax_backend(p)}; torch threads "
-            f"{threads.get('torch_intra_op', '—')}/{threads.get('torch_inter_op', '—')}, "
-            f"XLA_FLAGS '{threads.get('XLA_FLAGS', '')}'.")
+            f"jaxlib {'as jax' if jaxlib == p.get('jax') else jaxlib}, {_jax_backend(p)}; "
+            f"torch threads {threads.get('torch_intra_op', '—')} within an op and "
+            f"{threads.get('torch_inter_op', '—')} across ops, "
+            + (f"XLA_FLAGS `{flags}`." if flags else "no XLA_FLAGS set."))
+
+
+def _cudnn(version) -> str:
+    """cuDNN's version as its releases are named: 91900 -> 9.19.0 (from 9 on major × 10000 +
+    minor × 100 + patch; before, major × 1000 + minor × 100 + patch: 8907 -> 8.9.7)."""
+    if not isinstance(version, int):
+        return str(version or "—")
+    major, rest = divmod(version, 10000 if version >= 90000 else 1000)
+    return f"{major}.{rest // 100}.{rest % 100}"
 
 
 def _jax_backend(p: dict) -> str:

@@ -5,9 +5,10 @@ import re
 from collections import Counter
 
 from study.compare.cells import Value
-from study.report.format import cell_text, csv_value, heading, number, shorten, wrap
+from study.report.format import (cell_text, csv_value, experiment_words, heading, number, shorten,
+                                 wrap)
 from study.report.prose import macros, say
-from study.report.runs import label_order, short_gpu, span
+from study.report.runs import label_order, older_code, short_gpu, span
 from study.report.table import Table, csv, frame, markdown
 
 DEVICES = "cpu_vs_gpu"
@@ -37,7 +38,9 @@ def path_words(path) -> str:
     """Where in a record, as words: 'grad w1[0, 2]' for 'grad_w1[0][2]', 'first step differs
     from other framework' for 'first_step_differs_from_other_framework'."""
     text = re.sub(r"\]\[", ", ", str(path))
-    return re.sub(r"(?<=[A-Za-z0-9])_(?=[A-Za-z0-9])", " ", text)
+    text = re.sub(r"(?<=[A-Za-z0-9])_(?=[A-Za-z0-9])", " ", text)
+    # one index of a list ('correct[2]') in words; grad w1[i, j] as the glossary writes it
+    return re.sub(r"\b([A-Za-z][\w ]*?)\[(\d+)\]", r"\1, element \2", text)
 
 
 def _rule_names(text: str, rules: dict[str, str]) -> str:
@@ -75,7 +78,7 @@ def _against(comps, references) -> dict:
     own = {c.reference.tag for c in comps} == {comps[0].run.tag} and not earlier
     p, q = comps[0].run.provenance, comps[0].reference.provenance
     gpu = p["device"] == "cuda" and _gpu_name(p) != _gpu_name(q)
-    return {"tags": None if own else tags, "earlier": earlier,
+    return {"tags": None if own else tags, "earlier": earlier, "own": own,
             "gpu": short_gpu(_gpu_name(q)) if gpu else None,
             "cpu": _cpu(q) if not gpu and _cpu(p) != _cpu(q) else None}
 
@@ -140,10 +143,10 @@ def reproduction_section(runs, references, experiments, files) -> tuple[list[str
     reruns = [c for c in comps if c.kind == reproduction.REPRODUCTION]
     everyone = runs + references
     rules = rule_names({c.run.path: c.run for c in comps if c.different}.values())
-    rows = [{"experiment": c.run.experiment, "your run": _name(c.run, everyone),
+    rows = [{"experiment": c.run.experiment, "rerun": _name(c.run, everyone),
              "reference run": _name(c.reference, everyone) if c.reference else None,
-             "equal": c.equal, "different": len(c.different), "only yours": len(c.only_ours),
-             "only reference": len(c.only_theirs), "verdict": _verdict(c),
+             "equal": c.equal, "different": len(c.different), "only in the rerun": len(c.only_ours),
+             "only in the reference": len(c.only_theirs), "verdict": _verdict(c),
              "first differences": shorten(re.sub(r"(?<![+\-\w])nan\b", "NaN", "; ".join(
                  f"{cell_words(n, rules)}: " + " against ".join(pair_texts(a, b))
                  for n, a, b in c.different[:2])), 120) or None} for c in comps]
@@ -166,15 +169,16 @@ def reproduction_section(runs, references, experiments, files) -> tuple[list[str
                    for _, a, b in c.different)
     counts = [{"label": label, "reproduced": sum(c.reproduced for c in cs), "reruns": len(cs),
                "against": _against(cs, references),
-               "in_wording": sorted(c.run.experiment for c in cs if not c.reproduced
-                                 and c.different and wording_only(c)),
-               "in_values": sorted(c.run.experiment for c in cs if not c.reproduced
-                                and not (c.different and wording_only(c)))}
+               "in_wording": sorted(experiment_words(c.run.experiment) for c in cs
+                                    if not c.reproduced and c.different and wording_only(c)),
+               "in_values": sorted(experiment_words(c.run.experiment) for c in cs
+                                   if not c.reproduced and not (c.different and wording_only(c)))}
               for label, cs in sorted(by_run.items(), key=lambda kv: label_order(kv[0]))]
     new = span(sorted({c.run.tag for c in reruns if c.reference is None}, key=label_order))
-    shown = Table("", "", "", frame(sorted(
-        (row for row, c in zip(rows, comps) if c.reference is not None and not c.reproduced),
-        key=lambda r: (label_order(r["your run"].split(",")[0]), r["experiment"]))))
+    shown = Table("", "", "", frame(sorted(  # the experiment in words, the CSV's by its key
+        ({**row, "experiment": experiment_words(row["experiment"])}
+         for row, c in zip(rows, comps) if c.reference is not None and not c.reproduced),
+        key=lambda r: (label_order(r["rerun"].split(",")[0]), r["experiment"]))))
     where = f"{APPENDIX_FILE}#reproduction" if len(shown.frame) else None
     appendix = ([heading(2, "reproduction", say(PROSE, "reproduction_title")), "",
                  markdown(shown), ""] if where else [])
@@ -200,13 +204,16 @@ def devices_section(runs, experiments, doc) -> tuple[list[str], list[str]]:
     for p in pairs:
         groups = device_comparison.groups_of(p)
         host = short_gpu(device_comparison.gpu_of(p.cuda))
-        rows.append({"experiment": p.experiment, "cpu run": p.cpu.tag, "cuda run": p.cuda.tag,
+        rows.append({"experiment": experiment_words(p.experiment), "cpu run": p.cpu.tag,
+                     "cuda run": p.cuda.tag,
                      "host": f"the {host} host", "same releases": p.same_releases,
                      "equal": p.equal, "different": len(p.different), "only cpu": len(p.only_ours),
                      "only cuda": len(p.only_theirs),
                      "groups": ", ".join(f"{g} {n}" for g, n in groups.items()) or None})
         if p.same_releases:  # elsewhere the counts say enough
+            old = older_code([r for r in runs if r.experiment == p.experiment])
             said.append({"pair": p, "host": host, "groups": rows[-1]["groups"],
+                         "older": [t for t in (p.cpu.tag, p.cuda.tag) if t in old],
                          "total": p.equal + len(p.different)})
             cells += [{"group": device_comparison.group_of(n, a, b), "experiment": p.experiment,
                        "cpu run": p.cpu.tag, "cuda run": p.cuda.tag,

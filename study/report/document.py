@@ -14,12 +14,12 @@ from study.errors import first_error_line
 from study.runs.experiment import QUESTIONS, Rendered
 from study.report import comparisons
 from study.report.appendix import index, methodology_notes, provenance, questions
-from study.report.format import anchor, heading, wrap
+from study.report.format import anchor, experiment_words, heading, wrap
 from study.report.legend import by_label, glossary, legend, legend_line
 from study.report.prose import macros, say
 from study.report.runs import (assign_labels, labelled, labels_json, main_chosen, main_label,
-                               span)
-from study.report.table import Table, csv, frame, latex, markdown
+                               older_code, older_unsaid, span)
+from study.report.table import Table, csv, error_coded, frame, latex, markdown
 from study.runs.results import Run
 
 APPENDIX = "APPENDIX.md"
@@ -80,8 +80,14 @@ class Document:
         return f"[Table {self.numbers[key]}]({self.link(key, source)})"
 
     def table(self, key, table: Table, runs: list[Run]) -> list[str]:
-        """The table's lines where it is shown, and its md, tex and csv files."""
+        """The table's lines where it is shown, and its md, tex and csv files; a caption that
+        leaves an older-code run the table shows unsaid ends by naming it."""
         a = anchor(*key)
+        table = error_coded(table)
+        unsaid = older_unsaid(table.caption, markdown(table), older_code(runs))
+        if unsaid:
+            table = replace(table, caption=f"{table.caption.rstrip()} "
+                            f"{say(PROSE, 'older_shown', runs=span(unsaid))}")
         own = replace(table, caption=self.cited(key[0], table.caption, "tables"),
                       notes=[self.cited(key[0], n, "tables") for n in table.notes])
         source = "appendix" if self.places[key] == "appendix" else "report"
@@ -166,8 +172,9 @@ def _fields(fields: dict) -> str:
 
 def _section(exp, runs, rendered, error, doc: Document) -> tuple[list, list, list]:
     """The experiment's lines in REPORT.md, in APPENDIX.md and in the Methodology."""
-    main = [heading(2, anchor(exp.name, "section"), f"{exp.name}: {exp.description}"), ""]
-    appendix, method = [heading(2, anchor(exp.name, "appendix"), exp.name), ""], []
+    words = experiment_words(exp.name)
+    main = [heading(2, anchor(exp.name, "section"), f"{words}: {exp.description}"), ""]
+    appendix, method = [heading(2, anchor(exp.name, "appendix"), words), ""], []
     if error:
         main += [say(PROSE, "not_rendered", experiment=exp.name, error=error), ""]
     tables = {t.id: t for t in rendered.tables} if rendered else {}
@@ -266,7 +273,7 @@ def _written(doc: Document, notes, experiments, references, code) -> None:
     head = [say(PROSE, "title"), "", wrap(say(PROSE, "head")), ""]
     colophon = say(PROSE, "rendered_by", code=code, cited=_newest_result(runs))
     doc.files["REPORT.md"] = "\n".join(
-        head + glossary(runs, colophon) + _answers(answers, doc) + legend(runs) + body
+        head + glossary(runs, colophon, references) + _answers(answers, doc) + legend(runs) + body
         + reproduced + devices + _methodology(method)).rstrip() + "\n"
     doc.files[APPENDIX] = "\n".join(
         ["# Appendix", "", wrap(say(PROSE, "appendix_head")), ""]

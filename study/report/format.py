@@ -108,7 +108,7 @@ def error_words(line: str) -> str:
     message alone, and a message cut where it starts quoting an object's repr ('…')."""
     line = _NOT_IN_RELEASE.sub("", line)
     cut = _REPR_START.search(line)
-    return line if cut is None else line[:cut.start()].rstrip(" ,;:(") + "…"
+    return line if cut is None else Cut(line[:cut.start()].rstrip(" ,;:(") + "…", line)
 
 
 def interval_text(value: float, lo: float, hi: float, figures: int | None = TABLE_FIGURES) -> str:
@@ -119,13 +119,12 @@ def interval_text(value: float, lo: float, hi: float, figures: int | None = TABL
     if figures is None:
         return f"{number(value, None)} [{number(lo, None)}, {number(hi, None)}]"
     ends = [v for v in (value, lo, hi) if math.isfinite(v)]
-    if len(ends) < 3:
-        return f"{number(value, figures)} [{number(lo, figures)}, {number(hi, figures)}]"
     cap = max(figures, TABLE_FIGURES)
+    if len(ends) < 3 or not hi > lo:  # no finite width determines a digit: the value's figures
+        return f"{number(value, cap)} [{number(lo, cap)}, {number(hi, cap)}]"
     largest = max(abs(v) for v in ends)
     place = (math.floor(math.log10(largest)) - cap + 1) if largest else 0
-    if hi > lo:
-        place = max(place, math.floor(math.log10(hi - lo)) - 1)
+    place = max(place, math.floor(math.log10(hi - lo)) - 1)
     return f"{_to_place(value, place)} [{_to_place(lo, place)}, {_to_place(hi, place)}]"
 
 
@@ -277,26 +276,60 @@ def _missing(value) -> bool:
             or isinstance(value, (float, np.floating)) and math.isnan(value))
 
 
+def experiment_words(name: str) -> str:
+    """An experiment as the report's words name it ('two layer' for two_layer): its key is the
+    results folder's and the CSVs' name, code a reader does not need."""
+    return name.replace("_", " ")
+
+
+class Cut(str):
+    """A text cut for a markdown cell ('…', 'and 3 more') that keeps its whole: a CSV writes
+    the whole (study.report.table.csv), since a CSV is read whole, never at a glance."""
+    whole: str
+
+    def __new__(cls, shown: str, whole: str | None = None):
+        out = super().__new__(cls, shown)
+        out.whole = getattr(whole, "whole", whole) if whole is not None else str.__str__(out)
+        return out
+
+    def __str__(self):  # str(cut) keeps the whole too
+        return self
+
+    def __reduce__(self):  # pickled between processes as both texts
+        return Cut, (str.__str__(self), self.whole)
+
+
+def uncut(value):
+    """A Cut's whole text; any other value as it is."""
+    return value.whole if isinstance(value, Cut) else value
+
+
 def shorten(value, width: int) -> str:
-    """Text on one line, at most `width` characters, cut at a word boundary with '…'."""
-    out = " ".join(str(value).split())
+    """Text on one line, at most `width` characters, cut at a word boundary with '…' (a Cut,
+    which keeps the whole line)."""
+    out = " ".join(str(uncut(value)).split())
     if len(out) <= width:
         return out
     cut = out[:width - 1]
     space = cut.rfind(" ")
     if space > 0 and out[width - 1] != " ":
         cut = cut[:space]
-    return cut.rstrip(" ,;:(") + "…"
+    return Cut(cut.rstrip(" ,;:(") + "…", out)
 
 
 def names(items, most: int | None = None) -> str:
-    """'a, b and c' (or 'a, b and 3 more' past `most`, never 'and 1 more'): names in prose."""
+    """'a, b and c' (or 'a, b and 3 more' past `most`, never 'and 1 more', a Cut that keeps
+    every name): names in prose."""
     items = list(dict.fromkeys(items))
-    if most is not None and len(items) > most + 1:
-        items = items[:most] + [f"{len(items) - most} more"]
     if not items:
         return "none"
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+    def listed(these):
+        return these[0] if len(these) == 1 else ", ".join(these[:-1]) + " and " + these[-1]
+    every = listed([uncut(i) for i in items])
+    if most is not None and len(items) > most + 1:
+        items = items[:most] + [f"{len(items) - most} more"]
+    shown = listed(items)
+    return Cut(shown, every) if shown != every else shown
 
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",

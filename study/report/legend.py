@@ -3,13 +3,15 @@ commit, and what sets it apart from the main run; release histories as one row; 
 study's words, from the term list (terms.toml)."""
 import functools
 import os
+import re
 import tomllib
 
-from study.report.format import heading, wrap
+from study.report.format import experiment_words, heading, wrap
 from study.report.prose import ENV, macros, say
 from study.report.runs import (differences, label_order, machine_name, main_run, older, span,
                                title)
 from study.report.table import Table, frame, markdown
+from study.measure.placement import FILL_LENGTH
 from study.runs.results import Run
 
 PROSE = macros("study/report/document.j2")
@@ -50,18 +52,26 @@ def legend_line(group: list[Run], runs: list[Run]) -> str:
             f"jax {p['jax']}, {group[0].scope} run, commit {_commits(group)}")
 
 
-def glossary(runs: list[Run], rendered: str = "") -> list[str]:
+def glossary(runs: list[Run], rendered: str = "", references: list[Run] = ()) -> list[str]:
     """The terms the report uses, defined before the answers use them: each run label by what
-    sets it apart from the main run, then the study's words (terms.toml), a term that `joins`
-    in its predecessor's item; a definition may say `rendered`, what rendered the report."""
+    sets it apart from the main run (a label only a committed reference holds, which the
+    Reproduction section names, by its machine and releases), then the study's words
+    (terms.toml), a term that `joins` in its predecessor's item; a definition may say
+    `rendered`, what rendered the report."""
     described = []
+    mine = {r.tag for r in runs}
+    for label, group in by_label([r for r in references if r.tag not in mine]).items():
+        p = group[0].provenance
+        described.append((label, f"({say(PROSE, 'reference_only')}: {machine_name(p)}, torch "
+                                 f"{p['torch']}, jax {p['jax']})"))
     for row in _legend_rows(runs):
         labels, what = row["run"], row["what"]
         gpu = _gpu_what(labels, runs)
         described.append((labels, f"({gpu or what})" if gpu or what else
-                          f"(the main run: {row['device']}, {row['machine']}, torch "
-                          f"{row['torch']}, jax {row['jax']})"))
-    words = [{**t, "definition": ENV.from_string(t["definition"]).render(rendered=rendered)}
+                          f"(the **main run**, {say(PROSE, 'main_run')})"))
+    described.sort(key=lambda d: label_order(re.split(r"[,–]", d[0])[0]))
+    words = [{**t, "definition": ENV.from_string(t["definition"]).render(
+        rendered=rendered, fill=FILL_LENGTH)}
              for t in terms() if "within" not in t]
     for this, then in zip(words, words[1:] + [{}]):  # an item ends in a full stop, a join in ';'
         this["definition"] = this["definition"].rstrip(".") + ("" if then.get("joins") else ".")
@@ -112,10 +122,11 @@ def _legend_rows(runs: list[Run]) -> list[dict]:
 
 
 def _experiments(names: list[str], every: list[str]) -> str:
-    """'two_layer, zero_point', 'all 8' where it is every experiment, '—' where none."""
+    """'two layer, zero point' (study.report.format.experiment_words), 'all 8' where it is every
+    experiment, '—' where none."""
     if len(names) > 2 and names == every:
         return f"all {len(every)}"
-    return ", ".join(names) or "—"
+    return ", ".join(map(experiment_words, names)) or "—"
 
 
 def legend(runs: list[Run]) -> list[str]:
@@ -126,13 +137,17 @@ def legend(runs: list[Run]) -> list[str]:
 
 
 def _releases_merged(rows: list[dict], labels: list[str]) -> list[dict]:
-    """Three or more runs alike but for their releases (a release history) as one row: their
-    labels, and each framework's releases from the oldest to the newest (every run's own row
-    is in the appendix's provenance)."""
+    """Three or more runs alike but for their releases (a release history), with consecutive
+    labels, as one row: their labels, and each framework's releases from the oldest to the
+    newest (every run's own row is in the appendix's provenance). A run alike but apart from
+    the others' labels keeps its own row, so rows stay in label order (C2; C3; C8–C24)."""
     alike: dict[tuple, list[int]] = {}
+    stretch: dict[tuple, tuple] = {}  # a key -> its stretch of consecutive rows now open
     for i, row in enumerate(rows):
         key = tuple(v for k, v in row.items() if k not in ("run", "what", "torch", "jax"))
-        alike.setdefault(key, []).append(i)
+        if key not in stretch or alike[stretch[key]][-1] != i - 1:
+            stretch[key] = key + (i,)
+        alike.setdefault(stretch[key], []).append(i)
     out = []
     for i, row in enumerate(rows):
         group = next(g for g in alike.values() if i in g)
@@ -149,9 +164,14 @@ def _releases_merged(rows: list[dict], labels: list[str]) -> list[dict]:
 
 
 def _version_range(versions: list[str]) -> list[str]:
+    ordered = _version_list(versions)
+    return ordered if len(ordered) < 3 else [f"{ordered[0]} … {ordered[-1]} ({len(ordered)})"]
+
+
+def _version_list(versions: list[str]) -> list[str]:
+    """Each release once, oldest first (the glossary lists them where the legend elides)."""
     from packaging.version import InvalidVersion, Version
     try:
-        ordered = sorted(set(versions), key=lambda v: Version(v))
+        return sorted(set(versions), key=lambda v: Version(v))
     except InvalidVersion:
-        ordered = sorted(set(versions))
-    return ordered if len(ordered) < 3 else [f"{ordered[0]} … {ordered[-1]} ({len(ordered)})"]
+        return sorted(set(versions))

@@ -89,6 +89,21 @@ def span(labels) -> str:
                      for s in spans)
 
 
+def labels_in(text: str) -> set[str]:
+    """The run labels a text names, a span ('C8–C24') as each of its labels."""
+    spans = re.compile(r"\b([CG])(\d+)–\1(\d+)\b")
+    out = {f"{p}{n}" for p, a, b in spans.findall(text) for n in range(int(a), int(b) + 1)}
+    return out | {p + n for p, n in re.findall(r"\b([CG])(\d+)\b", spans.sub(" ", text))}
+
+
+def older_unsaid(caption: str, shown: str, older: list[str]) -> list[str]:
+    """The older-code runs a table shows (in its caption or rows, `shown`) that no clause of its
+    caption saying 'older code' names, in label order."""
+    covered = set().union(*(labels_in(c) for c in re.split(r";\s|\.\s|\.$", caption)
+                            if "older code" in c.lower()))
+    return sorted((labels_in(caption + " " + shown) & set(older)) - covered, key=label_order)
+
+
 def releases(runs: list[Run]) -> dict[str, tuple[str, str]]:
     """label -> (torch, jax): the releases each run measured, for answers to name."""
     return {run.tag: (run.provenance.get("torch"), run.provenance.get("jax")) for run in runs}
@@ -104,7 +119,7 @@ def release_span(labels, by_label: dict[str, tuple[str, str]]) -> str:
     known = [by_label[label] for label in labels if label in by_label]
     parts = []
     for i, framework in enumerate(("torch", "jax")):
-        versions = sorted({k[i] for k in known if k[i]}, key=_version_key)
+        versions = sorted({k[i] for k in known if k[i]}, key=lambda v: (_version_key(v), v))
         if versions:
             parts.append(f"{framework} " + (versions[0] if len(versions) == 1 else
                                             " and ".join(versions) if len(versions) == 2 else
@@ -235,8 +250,9 @@ def side_by_side(long: pd.DataFrame, every: list[str] | None = None) -> pd.DataF
     that several runs print alike appears once, with their labels in a leading 'runs' column
     (spelled out, 'C1–C3, G1': 'all' would mean other runs in other tables). Rows are alike
     as the table prints them (study.report.format.row_texts): values that differ past the
-    figures it prints read as one row, and the CSV keeps each. With one run of `every`, the
-    column is left out."""
+    figures it prints read as one row, and the CSV keeps each. Rows keep the view's order of
+    its first column (what a row is about), and within one value of it go in label order of
+    their first run. With one run of `every`, the column is left out."""
     every = sorted(set(every if every is not None else long["run"]), key=label_order)
     columns = [c for c in long.columns if c != "run"]
     if len(every) <= 1:
@@ -246,9 +262,18 @@ def side_by_side(long: pd.DataFrame, every: list[str] | None = None) -> pd.DataF
         cells = dict(zip(long.columns, row))
         key = tuple(row_texts([None if _missing(cells[c]) else cells[c] for c in columns]))
         groups.setdefault(key, [[], cells])[0].append(cells["run"])
-    rows = [{"runs": span(who), **{c: cells[c] for c in columns}}
-            for who, cells in groups.values()]
+    first = {}
+    for cells in (c for _, c in groups.values()):
+        first.setdefault(_key_text(cells[columns[0]]) if columns else "", len(first))
+    merged = sorted(groups.values(), key=lambda g: (
+        first[_key_text(g[1][columns[0]]) if columns else ""], label_order(min(
+            g[0], key=label_order))))
+    rows = [{"runs": span(who), **{c: cells[c] for c in columns}} for who, cells in merged]
     return pd.DataFrame(rows, columns=["runs"] + columns, dtype=object)
+
+
+def _key_text(value) -> str:
+    return "" if _missing(value) else str(value)
 
 
 def _missing(value) -> bool:

@@ -18,15 +18,18 @@ CSV back: no label is one of pandas' missing-value strings (the NaN probe is "+n
 """
 import io
 import math
+import re
 from csv import writer as csv_writer
 from itertools import chain
 from operator import itemgetter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
-from study.report.format import csv_column, latex_escape, row_texts
+from study.report.format import (Cut, csv_column, error_words, latex_escape, row_texts, shorten,
+                                 uncut)
+from study.compare.cells import Error
 from study.compare.stats import Estimate
 
 
@@ -61,6 +64,35 @@ def frame(rows: list[dict], columns: list[str] | None = None) -> pd.DataFrame:
     else:
         cells = [[r.get(c) for c in columns] for r in rows]
     return pd.DataFrame(cells, columns=columns, dtype=object)
+
+
+# a cell that is an error's first line, as the frameworks word it, or the study's own for an API a
+# release lacks (study.measure.rule.NotInRelease, by its message)
+_ERROR_CELL = re.compile(r"^(?:(?:[A-Z]\w*(?:Error|Exception)|Unsupported|NotInRelease): "
+                         r"(?!.* → |.*; \d)|\S+ is not in (?:torch|jax) \S+$)")
+
+
+def error_coded(table: Table, longest: int = 80) -> Table:
+    """The table with each error a cell holds whole by a code ('E1'), named in a note under it
+    ('Errors: E1: ...'), where an error is repeated or longer than `longest` characters: a
+    table cell holds no paragraph of an exception, nor its address. The CSV keeps every line."""
+    def line(cell):
+        text = cell.line if isinstance(cell, Error) else cell if isinstance(cell, str) else None
+        return text if text and _ERROR_CELL.search(text) else None
+    lines = [line(c) for row in _cells(table.frame) for c in row]  # in reading order
+    errors = [x for x in lines if x]
+    coded = [x for x in dict.fromkeys(errors) if errors.count(x) > 1 or len(x) > longest]
+    if not coded:
+        return table
+    codes = {x: f"E{i}" for i, x in enumerate(coded, 1)}
+    view = table.frame.copy()
+    for col in view.columns:
+        view[col] = pd.Series([codes.get(line(c), c) for c in view[col].tolist()],
+                              index=view.index, dtype=object)
+    note = "Errors: " + "; ".join(f"{code}: {shorten(error_words(x), longest)}"
+                                  for x, code in codes.items())
+    listing = table.listing if table.listing is not None else table.frame
+    return replace(table, frame=view, listing=listing, notes=table.notes + [note])
 
 
 def elements(values: np.ndarray) -> list[tuple]:
@@ -132,6 +164,9 @@ def csv(table: Table) -> str:
     for i, name in enumerate(frame.columns):
         values = frame.iloc[:, i].tolist()
         kinds = set(map(type, values))
+        if Cut in kinds:  # a cell cut for the markdown: the CSV holds its whole
+            values = list(map(uncut, values))
+            kinds = set(map(type, values))
         if any(issubclass(kind, Estimate) for kind in kinds):
             for part, suffix in _ESTIMATE_PARTS:
                 header.append(f"{name}{suffix}")
