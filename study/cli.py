@@ -211,7 +211,9 @@ def cmd_report(args) -> None:
     except OSError as e:
         raise StudyError(f"cannot write the report to {args.out}: {e.strerror or e}") from None
     print(f"wrote {os.path.join(args.out, 'REPORT.md')} from {len(runs)} result files")
-    if not args.results:  # the study's own results: the dataset the package ships, as well
+    # the study's own results rendered into its own reports: the dataset the package ships, as
+    # well (labelled as that report labels runs; a report elsewhere labels them its own way)
+    if not args.results and os.path.abspath(args.out) == os.path.abspath(REPORTS_DIR):
         from study import conventions
         labels = json.loads(doc.files[report.LABELS])
         conventions.write(conventions.from_runs(runs, labels, ""),

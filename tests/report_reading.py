@@ -67,12 +67,14 @@ def printed_by(written: str, corpus_numbers: set[str]) -> bool:
 # --- the report's parts --------------------------------------------------------------------------
 
 ANCHOR = r'(?:<a id="[^"]*"></a>)?'  # a heading's anchor, on its line
+TRAILING_ANCHOR = r'\s*<a id="[^"]*"></a>\s*$'  # at a heading's end: '## Runs <a id="runs"></a>'
 
 
 def sections(markdown: str) -> dict[str, str]:
-    """'## Heading' -> its text."""
+    """'## Heading' -> its text (the heading without its anchor)."""
     parts = re.split(rf"^## {ANCHOR}(.+)$", markdown, flags=re.M)
-    return {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+    return {re.sub(TRAILING_ANCHOR, "", parts[i]): parts[i + 1]
+            for i in range(1, len(parts) - 1, 2)}
 
 
 def numbered_tables(*documents: str) -> dict[int, str]:
@@ -252,22 +254,28 @@ def reproduction_verdicts(report: str, appendix: str = "") -> list[str]:
     rows = [dict(zip(h, r)) for h, body in shown for r in body]
     machines = legend_machines(report)
     bad = []
-    for m in re.finditer(r"\b([CG]\d+): \*\*(\d+) of (\d+) experiments? reproduces?\*\*([^;.]*)",
-                         said):
+    verdicts = (r"\b([CG]\d+)(?: \([^)]*\))?: \*\*(\d+) of (\d+) experiments? reproduces?\*\*"
+                r"([^;.]*)")
+    for m in re.finditer(verdicts, said):
         label, clause = m.group(1), m.group(0)
-        mine = [r for r in rows if r.get("rerun", r.get("your run", "")).split(",")[0] == label]
+        mine = [r for r in rows if _label(r.get("rerun", r.get("your run", ""))) == label]
         unnamed = [r["experiment"] for r in mine if r["experiment"] not in clause]
         if unnamed:
             bad.append(f"{label}: the table lists {', '.join(unnamed)}, the verdict does not")
         if len(mine) != int(m.group(3)) - int(m.group(2)):
             bad.append(f"{label}: {len(mine)} rows against {m.group(3)} − {m.group(2)}")
         for r in mine:
-            theirs = r["reference run"].split(",")[0]
+            theirs = _label(r["reference run"])
             if (machines.get(label, "?").split(": ")[-1] != machines.get(theirs, "?").split(
                     ": ")[-1] and not re.search(r"another (?:CPU|GPU)", clause)):
                 bad.append(f"{label} against {theirs}: another machine, unsaid")
                 break
     return bad
+
+
+def _label(cell: str) -> str:
+    """The run label a cell leads with: 'C1' of 'C1, 2026-11-24 00:40 UTC (older code)'."""
+    return re.split(r",| \(", cell)[0]
 
 
 def legend_machines(report: str) -> dict[str, str]:

@@ -8,8 +8,8 @@ import tomllib
 
 from study.runs.results import REPO_ROOT
 from tests.report_reading import (ANCHOR, LINK, SPAN, answer_items, findings, markdown_tables,
-                                  numbered_tables, numbers, paragraphs, printed, run_labels,
-                                  sections, table_anchors)
+                                  notes_of, numbered_tables, numbers, paragraphs, printed,
+                                  run_labels, sections, table_anchors)
 
 TERMS = f"{REPO_ROOT}/study/report/terms.toml"
 DTYPES = ("float16", "bfloat16", "float32", "float64")
@@ -105,6 +105,7 @@ def runs_merged_and_ordered(report: str, appendix: str) -> list[str]:
             if firsts != sorted(firsts):
                 bad.append(f"rows in the order {', '.join(r[0] for r in rows)}: "
                            f"{' | '.join(header[:4])}")
+            bad += _rows_in_another_order(header, rows)
     runs_item = re.search(r"^- \*\*Runs\*\*(.*?)(?=^- |^#|\Z)",
                           sections(report).get("Glossary", ""), flags=re.M | re.S)
     named = re.findall(r"\*\*([CG][\d, –CG]*)\*\*", runs_item.group(1)) if runs_item else []
@@ -116,6 +117,31 @@ def runs_merged_and_ordered(report: str, appendix: str) -> list[str]:
             listed = [_order(x) for x in re.findall(r"[CG]\d+", m.group())]
             if listed != sorted(listed) or len(set(listed)) < len(listed):
                 bad.append(f"runs listed as {m.group()}: {text[:80]}")
+    return bad
+
+
+NUMERIC_CELL = re.compile(r"^(?:—|[-−]?(?:\d[\d.]*(?:e[-+]?\d+)?|NaN|inf)(?: \[[^\]]*\])?[†*]?)$")
+
+
+def _rows_in_another_order(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A table with a 'run' column whose runs list the rows they share in different orders: a
+    row is about its cells after 'run' up to the first column of numbers alone."""
+    width = next((i for i in range(1, len(header)) if rows and all(
+        NUMERIC_CELL.match(r[i]) for r in rows if len(r) > i)), len(header))
+    if width < 2:
+        return []
+    order: dict[str, list[tuple]] = {}
+    for r in rows:
+        seen = order.setdefault(r[0], [])
+        if tuple(r[1:width]) not in seen:
+            seen.append(tuple(r[1:width]))
+    first, *others = list(order.items()) or [("", [])]
+    bad = []
+    for run, keys in others:
+        shared = [k for k in keys if k in first[1]]
+        if shared != sorted(shared, key=first[1].index):
+            bad.append(f"rows of {run} in another order than {first[0]}'s: "
+                       f"{' | '.join(header[:width])}")
     return bad
 
 
@@ -149,9 +175,12 @@ def _rows_out_of_order(header: list[str], rows: list[list[str]]) -> list[str]:
 
 # --- older code, said where its numbers are cited ------------------------------------------------
 
+EXPERIMENT_HEADING = rf"^## {ANCHOR}([a-z][a-z ]*?)(?::| <a id=| *$)"  # '## two layer: ...'
+
+
 def older_runs(report: str) -> dict[str, set[str]]:
-    """label -> the experiments the run legend marks as older code for it."""
-    every = set(re.findall(rf"^## {ANCHOR}(\w+):", report, flags=re.M))
+    """label -> the experiments (in words, 'two layer') the run legend marks as older code."""
+    every = set(re.findall(EXPERIMENT_HEADING, report, flags=re.M))
     out: dict[str, set[str]] = {}
     for header, rows in markdown_tables(sections(report).get("Runs", "")):
         if "older code" not in header:
@@ -169,25 +198,45 @@ def table_experiments(report: str, appendix: str) -> dict[int, str]:
     """Table number -> the experiment whose section (in either document) holds it."""
     out = {}
     for doc in (report, appendix):
-        for name, text in re.findall(rf"^## {ANCHOR}(\w+)\b[^\n]*\n(.*?)(?=^## |\Z)", doc,
-                                     flags=re.M | re.S):
+        parts = re.split(rf"^## {ANCHOR}(.*)$", doc, flags=re.M)
+        for heading, text in zip(parts[1::2], parts[2::2]):
+            name = re.match(EXPERIMENT_HEADING, f"## {heading}")
             for n in re.findall(rf"^### {ANCHOR}Table (\d+):", text, flags=re.M):
-                out[int(n)] = name
+                if name:
+                    out[int(n)] = name.group(1)
     return out
 
 
+def _older_rows(block: str, older: dict[str, set[str]]) -> tuple[set[str], set[str]]:
+    """Of a table with an 'experiment' column: the runs its rows name that are older code for
+    the row's experiment, and those of them whose row says 'older code'."""
+    found, said = set(), set()
+    for header, rows in markdown_tables(block):
+        if "experiment" not in header:
+            continue
+        for r in rows:
+            exp = r[header.index("experiment")]
+            old = {x for x in run_labels(" ".join(r)) if exp in older.get(x, set())}
+            found |= old
+            said |= old if "older code" in " ".join(r) else set()
+    return found, said
+
+
 def older_code_unsaid(report: str, appendix: str) -> list[str]:
-    """Each answer sentence, finding, note and CPU-against-GPU sentence that names a run the
-    legend marks as older code for the experiment of a table it cites (or that it names),
-    without saying so, or that cites only tables of older-code runs; each caption whose table
-    shows an older-code run its older-code clauses do not name."""
+    """Each answer sentence, finding, note under a table, CPU-against-GPU sentence and
+    Reproduction verdict that names a run the legend marks as older code for the experiment of
+    a table it cites (or that it names), without saying so, or that cites only tables of
+    older-code runs; each caption whose table shows an older-code run (for its section's
+    experiment, or its row's) that its older-code clauses do not name; each row of an unnumbered
+    table that names an older-code run for its row's experiment without saying so."""
     older = older_runs(report)
     of_table = table_experiments(report, appendix)
     anchors = table_anchors(report, appendix)
     tables = numbered_tables(report, appendix)
     def old_in(n: int) -> tuple[set, set]:  # (runs table n shows, those older code)
         shown = run_labels(printed(tables.get(n, "")))
-        return shown, {x for x in shown if of_table.get(n) in older.get(x, set())}
+        return shown, {x for x in shown if of_table.get(n) in older.get(x, set())} | (
+            _older_rows(tables.get(n, ""), older)[0])
     def experiments(cited) -> set[str]:
         return {of_table.get(anchors.get(t.split("#")[-1])) for t in cited} - {None}
     def only_older(cited) -> bool:
@@ -201,6 +250,8 @@ def older_code_unsaid(report: str, appendix: str) -> list[str]:
             for s in re.split(r"(?<=\.)\s+(?=[A-Z])", item)]
     units += [(text, experiments(cited), not run_labels(text) and only_older(cited))
               for text, cited in findings(report)]
+    for n, block in tables.items():
+        units += [(note, {of_table.get(n)} - {None}, False) for note in notes_of(block)]
     for p in paragraphs(sections(report).get("CPU against GPU", "")):
         units += [(s, {s.split(":")[0]}, False) for s in re.split(r"(?<=\.)\s+(?=[A-Z])", p)]
     bad = []
@@ -209,6 +260,11 @@ def older_code_unsaid(report: str, appendix: str) -> list[str]:
                         key=_order)
         if (unsaid or whole) and "older code" not in text:
             bad.append(f"{', '.join(unsaid) or 'only'} older code, unsaid: {text[:90]}…")
+    for p in paragraphs(sections(report).get("Reproduction", "")):  # 'C1: 8 of 8 ...; G3: ...'
+        for verdict in re.split(r";\s+(?=[CG]\d+\b)", p):
+            rerun = re.match(r"(?:.*?:\s+)?([CG]\d+)\b[^:;]*:\s+\*\*\d+ of", verdict)
+            if rerun and older.get(rerun.group(1)) and "older code" not in verdict.split("**")[0]:
+                bad.append(f"{rerun.group(1)} older code, unsaid: {verdict[:90]}…")
     for n, block in tables.items():
         caption = re.search(r"^\*(.*?)\*$", block, flags=re.M | re.S)
         said = " ".join(caption.group(1).split()) if caption else ""
@@ -217,6 +273,15 @@ def older_code_unsaid(report: str, appendix: str) -> list[str]:
         unsaid = sorted(old_in(n)[1] - covered, key=_order)
         if unsaid:
             bad.append(f"Table {n} shows {', '.join(unsaid)}, older code, unsaid: {said[:90]}…")
+    numbered = "".join(tables.values())
+    for doc in (report, appendix):  # an unnumbered table's rows say it themselves
+        for header, rows in markdown_tables(doc):
+            block = "\n".join("| " + " | ".join(r) + " |" for r in [header, header] + rows)
+            first = "| " + " | ".join(rows[0]) + " |" if rows else ""
+            if "experiment" in header and first and first not in numbered:
+                found, said = _older_rows(block, older)
+                bad += [f"a row names {x}, older code, unsaid: {' | '.join(header[:3])}"
+                        for x in sorted(found - said, key=_order)]
     return list(dict.fromkeys(bad))  # an answer's bullet is a finding too
 
 

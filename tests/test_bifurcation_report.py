@@ -122,3 +122,31 @@ def test_every_bifurcation_csv_is_long_with_no_key_in_a_column_name_and_no_list_
         assert header[0] == "run", (table.id, header)
         assert not [c for c in header if re.search(r"torch|jax|10\^|\d", c)], (table.id, header)
         assert not [c for row in rows[1:] for c in row if c.startswith(("[", "{"))], table.id
+
+
+def _sweep_rows(*predicted):
+    # the batch sweep as the sweeps table holds it: torch flags 51 at each batch size, each row
+    # predicting `predicted[i]` by one rate and by varying rates
+    return report.frame([{"sweep": "batch", "setting": f"batch {b}", "torch: count": 51,
+                          "torch: predicted (one rate)": p, "torch: predicted (varying rates)": p}
+                         for b, p in zip((16, 64, 256), predicted)])
+
+
+def test_the_sweeps_caption_says_identical_counts_predict_apart_only_where_they_do():
+    # Table 18's caption said "Identical counts at other batch sizes predict counts a little
+    # apart" where 51 predicted 470 [380, 560] at every batch size
+    same = Estimate(470.0, 380.0, 560.0)
+    assert not report._apart(_sweep_rows(same, same, same))
+    assert report._apart(_sweep_rows(same, same, Estimate(480.0, 390.0, 570.0)))
+    tables, _ = rendered(420)
+    sweeps = tables["sweeps"]
+    assert ("predict counts a little apart" in sweeps.caption) == report._apart(sweeps.frame)
+
+
+def test_the_both_frameworks_finding_claims_only_what_its_table_tests():
+    # "proneness is partly the initialisation's, the rest each framework's kernels" cited the
+    # independence test, which says nothing of kernels
+    from types import SimpleNamespace
+    h = SimpleNamespace(run="C7", both=37, expected=26.53, p_both=0.0208)
+    finding = report.say(report.PROSE, "finding_both", h=h, older=[])
+    assert "partly the initialisation's" in finding and "kernels" not in finding

@@ -175,3 +175,34 @@ def test_a_frame_keeps_every_cell_as_given_with_or_without_a_key_in_every_row():
         assert [[type(v) for v in row] for row in got.values.tolist()] == [
             [type(r.get(c)) for c in names] for r in rows]
         assert got.values.tolist() == [[r.get(c) for c in names] for r in rows]
+
+
+def test_an_error_inside_a_composite_cell_is_coded_as_a_whole_cell_error_is():
+    # review 12: Table 10's "RuntimeError: In order to use… → 1" and Table 11's whole PyTorch
+    # error, its address included, inside "2.4.1–2.5.1: ...; 2.6.0–2.15.0: 1"
+    from study.report.format import Cut, shorten
+    from study.report.table import error_coded
+    whole = ("RuntimeError: In order to use an autograd.Function with functorch transforms "
+             "(vmap, grad), it must override the setup_context staticmethod")
+    cut = Cut("RuntimeError: In order to use… → 1 and 0 → 1", f"{whole} → 1 and 0 → 1")
+    table = error_coded(Table("t", "T", "", frame([{"change": cut},
+                                                   {"change": f"2.4.1: {whole}; 2.6.0: 1"},
+                                                   {"change": "0 → 1"}])))
+    assert table.frame["change"].tolist() == ["E1 → 1 and 0 → 1", "2.4.1: E1; 2.6.0: 1", "0 → 1"]
+    assert table.notes == [f"Errors: E1: {shorten(whole, 80)}"]
+    assert csv(table).splitlines()[1].startswith('"RuntimeError: In order to use an autograd')
+
+
+def test_an_error_code_means_one_error_across_the_report():
+    # review 12: E1 was "Unsupported functorch tracing attempt" in Table 5 and "RuntimeError: In
+    # order to use…" in Table 15
+    from study.report.document import Document
+    doc = Document([], {}, {}, False)
+    first = doc.coded(Table("a", "A", "", frame([{"x": "✗E1"}, {"x": "✗E2"}]), notes=[
+        "Errors: E1: Unsupported: functorch tracing; E2: RuntimeError: In order to use…"]))
+    then = doc.coded(Table("b", "B", "", frame([{"x": "E1"}, {"x": "E2 → 1"}]), notes=[
+        "Errors: E1: TypeError: no jvp; E2: RuntimeError: In order to use an autograd.Function"]))
+    assert first.frame["x"].tolist() == ["✗E1", "✗E2"]
+    assert then.frame["x"].tolist() == ["E3", "E2 → 1"]  # the same error keeps its code
+    assert then.notes == ["Errors: E3: TypeError: no jvp; E2: RuntimeError: In order to use an "
+                          "autograd.Function"]

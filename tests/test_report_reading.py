@@ -173,6 +173,15 @@ def test_tables_merge_runs_alike_and_list_runs_in_label_order():
         "rows of framework torch apart: runs | framework | d/dx",
         "rows of framework jax in the order C1–C3; C4; C2",
         "glossary's runs in the order C1; C2, C8–C24; C3"]
+    # review 12: Table 22's rules in one order in C1 and another in C25 (custom_op moved last)
+    table = ("| run | framework | rule | s |\n|---|---|---|---|\n| C1 | torch | relu | 1 |\n"
+             "| C1 | torch | op | 2 |\n| C1 | torch | mask | 3 |\n| C25 | torch | relu | 4 |\n"
+             "| C25 | torch | mask | 0.5 [0.4, 0.6] |\n| C25 | torch | op | — |\n")
+    assert runs_reading.runs_merged_and_ordered(table, "") == [
+        "rows of C25 in another order than C1's: run | framework | rule"]
+    ordered = table.replace("mask | 0.5 [0.4, 0.6]", "op | 0.5 [0.4, 0.6]").replace(
+        "op | — |", "mask | — |")
+    assert runs_reading.runs_merged_and_ordered(ordered, "") == []
     assert runs_reading.runs_merged_and_ordered(_read("REPORT.md"), _read("APPENDIX.md")) == []
 
 
@@ -203,6 +212,29 @@ def test_every_older_code_run_is_said_to_be_older_code_where_its_numbers_are_cit
     said = said.replace("changed it", "(older code) changed it").replace("C7 (cpu)",
                                                                         "C7 (cpu, older code)")
     assert runs_reading.older_code_unsaid(said, "") == []
+    # review 12: the Reproduction verdicts "C1: 8 of 8 experiments reproduce" (C1 older code for
+    # every experiment), the appendix's rows of those that did not reproduce, Table 25's caption
+    # over a row of C5 (older code for zero point, the row's experiment, in a section of no
+    # experiment) and Table 23's note "In G3, the eager step taken apart gives ..."
+    report = (LEGEND + "## two layer: the net\n\n## bifurcation: the count\n\n"
+              "### <a id=\"b-h\"></a>Table 9: Counts\n\n*Run C7 (older code), float32.*\n\n"
+              "| x |\n|---|\n| 1 |\n\nIn C7, the count is 1.\n\n## Reproduction\n\nAgainst "
+              "the reference: C1: **2 of 2 experiments reproduce**; C25: **0 of 1 experiments "
+              "reproduce** (against C1 (older code)).\n")
+    appendix = ("## CPU against GPU\n\n### <a id=\"d\"></a>Table 10: CPU against GPU\n\n*Each "
+                "cuda run against a cpu run.*\n\n| experiment | cpu run | cuda run |\n|---|---|"
+                "---|\n| bifurcation | C7 | G1 |\n\n## Reproduction: not reproduced\n\n"
+                "| experiment | rerun | reference run |\n|---|---|---|\n| two layer | C25 | C1 |\n")
+    assert runs_reading.older_code_unsaid(report, appendix) == [
+        "C7 older code, unsaid: In C7, the count is 1.…",
+        "C1 older code, unsaid: Against the reference: C1: **2 of 2 experiments reproduce**…",
+        "Table 10 shows C7, older code, unsaid: Each cuda run against a cpu run.…",
+        "a row names C1, older code, unsaid: experiment | rerun | reference run"]
+    fixed = report.replace("In C7,", "In C7 (older code),").replace(
+        "C1: **2", "C1 (older code): **2")
+    fixed_appendix = appendix.replace("cpu run.*", "cpu run. Older code: C7.*").replace(
+        "| C25 | C1 |", "| C25 | C1 (older code) |")
+    assert runs_reading.older_code_unsaid(fixed, fixed_appendix) == []
     assert runs_reading.older_code_unsaid(_read("REPORT.md"), _read("APPENDIX.md")) == []
 
 

@@ -1,8 +1,9 @@
 """The run legend and provenance notes, on hand-made provenance: every row and note names its
 run and what sets it apart, and a run's identity tells machines apart by their core count."""
 from study.report.appendix import _jax_backend, provenance
-from study.report.legend import glossary, legend
-from study.report.runs import assign_labels, configuration, labelled, side_by_side, title
+from study.report.legend import _version_range, glossary, legend
+from study.report.runs import (assign_labels, configuration, labelled, older_noted,
+                               rows_in_one_order, side_by_side, title)
 from study.report.table import frame
 from study.runs.results import Run, run_name
 
@@ -45,7 +46,7 @@ def test_brackets_name_every_difference_from_c1():
         "C2 (AVX512, torch 2.11.0+cu130)")  # it once said "C2 (torch 2.11.0+cu130)" alone
     xeon = run(cpu="Intel(R) Xeon(R) Processor", cpu_count=16, scope="full")
     assert title(labelled([xeon], {configuration(xeon): "C5"})[0], main) == (
-        "C5 (Intel(R) Xeon(R) Processor, 16 cores, full)")
+        "C5 (Intel(R) Xeon(R) Processor, 16 cores, AVX2, full)")  # another CPU: its kernels said
 
 
 def test_a_two_core_vm_and_a_sixteen_core_host_are_two_machines():
@@ -121,7 +122,7 @@ def test_a_release_history_is_one_legend_row_and_two_runs_stay_two():
                for i, v in enumerate(["2.4.1", "2.9.1", "2.10.0", "2.15.0"])]
     rows = legend_rows([run()] + history)
     assert len(rows) == 2
-    assert "2.4.1 … 2.15.0 (4)" in rows[1] and rows[1].startswith("| C2–C5 |")
+    assert "2.4.1 … 2.15.0 (4 releases)" in rows[1] and rows[1].startswith("| C2–C5 |")
     assert "**C2–C5** (one per torch or JAX release, each listed in the" in glossary_runs(
         [run()] + history)
     pair = legend_rows([run(), *history[:2]])
@@ -143,3 +144,54 @@ def test_a_cpu_run_names_the_gpu_host_it_ran_on_in_the_legend():
     assert "| vm (the H200 host): Intel(R) Xeon(R) Processor, 16 cores, AVX512 |" in rows[2]
     said = glossary_runs([run(), on_h100, on_h200])
     assert "**C2** (the H100 host, " in said and "**C3** (the H200 host, " in said
+
+
+def test_a_history_run_of_another_python_glibc_or_build_keeps_its_own_row():
+    # review 12: the legend merged C26–C44, though C43 and C44 ran Python 3.13.5 and glibc 2.41
+    # (the others 3.11.7 and 2.36) with torch 2.13.0+cu130, not +cpu
+    env = {"python": "3.11.7", "os": "Linux-6.18-x86_64-with-glibc2.36"}
+    history = [run(jax=v, utc=f"2026-11-26T0{i}:00:00+00:00", **env)
+               for i, v in enumerate(["0.4.38", "0.5.3", "0.6.2"])]
+    newer = [run(jax=v, torch="2.13.0+cu130", python="3.13.5", utc=f"2026-11-26T0{i}:00:00+00:00",
+                 os="Linux-6.18-x86_64-with-glibc2.41") for i, v in [(5, "0.11.2"), (6, "0.12")]]
+    runs = [run(**env), run("zero_point", **env)] + history + newer  # C1: both experiments
+    rows = legend_rows(runs)
+    assert [r.split(" | ")[0] for r in rows] == ["| C1", "| C2–C4", "| C5", "| C6"]
+    assert "| 0.4.38 … 0.6.2 (3 releases) | 3.11.7, 2.36 |" in rows[1]
+    assert "| 2.13.0+cu130 | 0.11.2 | 3.13.5, 2.41 |" in rows[2]
+    assert "**C5** (torch 2.13.0+cu130, jax 0.11.2, Python 3.13.5, glibc 2.41)" in glossary_runs(
+        runs)
+    # builds are not releases: two builds of 2.13.0 and 2.14.1 are 2 releases, 3 builds
+    assert _version_range(["2.13.0+cpu", "2.14.1+cu130", "2.13.0+cu130"]) == [
+        "2.13.0+cpu … 2.14.1+cu130 (2 releases, 3 builds)"]
+
+
+def test_a_label_only_a_committed_reference_holds_has_a_legend_row():
+    # review 12: the glossary sent C2, a committed reference, to the run legend, which had no
+    # row for it
+    mine = run()
+    ref = run(torch_cpu_capability="AVX512", torch="2.11.0+cu130", utc="2026-11-25T00:00:00+00:00")
+    labels = assign_labels([mine, ref], {})
+    rows = [ln for ln in "\n".join(legend(labelled([mine], labels), labelled([ref], labels))
+                                   ).splitlines() if ln.startswith("| C")]
+    assert [r.split(" | ")[0] for r in rows] == ["| C1", "| C2"]
+    assert "| 2.11.0+cu130 |" in rows[1] and "| two layer (reference) |" in rows[1]
+
+
+def test_rows_take_one_order_in_every_run():
+    # review 12: Table 22 listed custom_op before the mask rules in C1, after them in C25 and G3
+    long = frame([{"run": r, "rule": rule, "s": float(i)} for i, (r, rule) in enumerate(
+        [("C1", "relu"), ("C1", "op"), ("C1", "mask"), ("C25", "relu"), ("C25", "mask"),
+         ("C25", "op")])])
+    assert rows_in_one_order(long)["s"].tolist() == [0.0, 1.0, 2.0, 3.0, 5.0, 4.0]
+    one = long[long["run"] == "C25"]  # one run: as it came
+    assert rows_in_one_order(one)["s"].tolist() == [3.0, 4.0, 5.0]
+
+
+def test_a_note_naming_an_older_code_run_says_so():
+    # review 12: Table 23's note "In G3, the eager step taken apart gives ..." (G3 older code)
+    assert older_noted("In G3, the step gives 1.3; in C25 1.5 and G3 1.1.", ["C1", "G3"]) == (
+        "In G3 (older code), the step gives 1.3; in C25 1.5 and G3 1.1.")
+    assert older_noted("Runs C26–C44 agree.", ["C30"]) == "Runs C26–C44 agree. Older code: C30."
+    said = "In G3 (older code), it gives 1.3."
+    assert older_noted(said, ["G3"]) == said and older_noted("In C25.", ["G3"]) == "In C25."

@@ -276,7 +276,7 @@ def test_a_reference_measured_again_is_compared_with_the_earlier_reference_on_it
     text = " ".join(said + listed)
     assert ("G3: **0 of 1 experiments reproduce** (against the earlier reference G1, another GPU: "
             "H100), fake only in error wording") in " ".join(text.split())
-    assert "(error wording 1)" in " ".join(listed)  # the appendix's table of what did not
+    assert "(1 only in an error's wording)" in " ".join(listed)  # the appendix's table
     # a new H100 run is compared with the H100 reference, not the newer H200 one
     h100 = run([{"case": "a", "v": 1.0}], device="cuda", gpu={"name": "NVIDIA H100 80GB HBM3"},
                utc="2026-03-01T00:00:00+00:00", host="other")

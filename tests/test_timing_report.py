@@ -209,7 +209,7 @@ def test_answer_5_names_each_numbers_run_and_size_and_quotes_table_9_as_printed(
     # each run with its releases and dtype; G1's code the glossary's "older code"
     assert c1.startswith("At 10^6 elements (float32) in run C1 (cpu; torch ")
     assert "eager at 10^6" in c1
-    assert "(run C1, measured at 1048576 elements)" in c1  # the bytes kept for backward
+    assert "(run C1, measured at 2^20 elements)" in c1  # the bytes kept for backward, 2 ** 20
     assert g1.startswith(" (cuda, older code; torch ") and ") at 10^6 elements" in g1
     assert "in jax (relu(x, c=0) (custom_vjp, nondiff_argnums)), with no compiled torch ratio" in g1
 
@@ -315,3 +315,104 @@ def test_a_verdict_on_a_cost_never_contradicts_its_interval():
     from study.runs.provenance import REPO_ROOT
     with open(os.path.join(REPO_ROOT, "reports", "REPORT.md"), encoding="utf-8") as f:
         assert verdicts_against_intervals(f.read()) == []
+
+
+def test_answer_5_lists_every_harness_check_the_run_failed(rendered):
+    # the answer named only the harness's own checks (fresh process, wall time) where Table 20
+    # also gave "no" for a speed target; here C1's best compiled torch rule, ReLUSavesBoolMask,
+    # is 1.25× at 10^7 (all its rounds alike: an interval of no width) against ≤ 1.05: failed
+    answer, = rendered[1].answers
+    c1 = answer.text.split(" In run G1")[0]
+    assert "failing its harness check" in c1 and "compiled torch cost" in c1
+    harness = _table(rendered, "harness").listing
+    failed = harness[(harness["run"] == "C1") & (harness["passed"] == "no")]
+    assert list(failed["check"]) == [PLAN["targets"][0]["target"]]
+
+
+@pytest.mark.parametrize("result, threshold, sense, passed, shown", [
+    # C25's torch compile read "1.01 [0.94, 1.05] undecided" against ≤ 1.05: its upper end
+    # 1.0504 rounds to 1.05, which meets the threshold; four decimals show it does not
+    ((1.01, 0.94, 1.0504), 1.05, "≤", "undecided", "1.0100 [0.9400, 1.0504]"),
+    # G3's eager net read "2.0 [1.2, 2.5] no" against ≤ 1.2: 1.2004 shows the lower end misses
+    ((2.0, 1.2004, 2.5), 1.2, "≤", "no", "2.0000 [1.2004, 2.5000]"),
+    # a factor without an interval, "1.2" against 1.15: four figures, zeros kept
+    ((1.2,), 1.15, "≤", "no", "1.200"),
+    # digits that already read the verdict right stay as every table prints them
+    ((0.556, 0.499, 0.574), 0.7, "≥", "no", "0.556 [0.499, 0.574]")])
+def test_a_harness_result_prints_the_digits_its_verdict_needs(result, threshold, sense, passed,
+                                                              shown):
+    from experiments.timing.report import _decisive
+    from study.compare.stats import Estimate
+    row = {"result": Estimate(*result), "threshold": threshold, "sense": sense, "passed": passed}
+    assert _decisive(row) == shown
+
+
+def test_the_best_custom_rule_is_the_one_that_meets_the_target_not_the_lowest_estimate():
+    # C25's torch compile chose ReLUSavesBoolMask, 1.01 [0.94, 1.05] at its worst size
+    # (undecided against ≤ 1.05), over MyReLU, 1.017 [0.982, 1.042] at its worst, which meets
+    # it; and JAX's row judged a rule at 10^6 although its 10^7 interval reached 1.10
+    from types import SimpleNamespace
+
+    from experiments.timing.targets import best_judged
+    from study.compare.stats import Estimate
+    ratios = {("bool", MILLION): Estimate(0.92, 0.65, 1.02),
+              ("bool", 10 * MILLION): Estimate(1.01, 0.94, 1.0504),
+              ("mine", MILLION): Estimate(0.97, 0.90, 1.04),
+              ("mine", 10 * MILLION): Estimate(1.017, 0.982, 1.042)}
+    t = SimpleNamespace(
+        rules=[{"framework": "torch", "mode": "compile", "rule": r} for r in ("relu", "bool",
+                                                                            "mine")],
+        references={"torch": "relu"}, sizes=(8, MILLION, 10 * MILLION),
+        ratio=lambda fw, mode, rule, n: ratios.get((rule, n)))
+    rule, spreads, at = best_judged(t, "torch", "compile", 1.05, "≤")
+    assert (rule, at) == ("mine", 10 * MILLION)  # yes at both sizes; bool: undecided at 10^7
+    ratios[("mine", 10 * MILLION)] = Estimate(1.017, 0.982, 1.10)  # now undecided too
+    rule, spreads, at = best_judged(t, "torch", "compile", 1.05, "≤")
+    assert (rule, at) == ("bool", 10 * MILLION)  # both undecided: the lower worst ratio
+    ratios[("bool", MILLION)] = Estimate(0.92, 0.65, 1.2)  # undecided at both of its sizes
+    rule, spreads, at = best_judged(t, "torch", "compile", 1.05, "≤")
+    assert at == 10 * MILLION  # both sizes undecided: the higher ratio, 1.01, is the worst
+
+
+def test_the_wrapper_sentence_calls_no_ratio_holding_1_or_below_1_a_cost():
+    # "costs 1.15 [0.85, 1.45]× ... 0.58 [0.47, 0.69]× ...: what the custom rule's machinery
+    # alone costs" read an interval holding 1, and a wrapper faster than jax.nn.relu, as costs
+    from types import SimpleNamespace
+
+    from experiments.timing.report import PROSE
+    from study.compare.stats import Estimate
+    from study.report import say
+
+    def cost(run, older, *wrapper):
+        return SimpleNamespace(run=run, older=older, again=(), eager=(), wrapper=wrapper)
+    finding = say(PROSE, "finding_parts", costs=[
+        cost("C25", False, ("torch", "w", Estimate(1.15, 0.85, 1.45)),
+             ("jax", "w", Estimate(0.58, 0.47, 0.69))),
+        cost("G3", True, ("torch", "w", Estimate(1.09, 1.01, 1.16)))])
+    assert "in C25 no cost detected (1.15 [0.85, 1.45]×, an interval holding 1)" in finding
+    assert "in G3 (older code) a cost of 1.09 [1.01, 1.16]×" in finding
+    assert ("in C25 no cost, the wrapper running faster than the built-in (0.58 [0.47, 0.69]×)"
+            in finding)
+    assert "costs 1.15" not in finding and "costs 0.58" not in finding
+
+
+def test_another_runs_reproducer_backs_the_finding_only_where_it_shows_the_same(rendered):
+    # "On CPU (C25 ...; also C1 ...) ... the two measurements disagree" where C1's this ÷ that,
+    # 0.81 [0.52, 1.00], held 1: C1's reproducer agreed with its rule cases
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from experiments.timing.report import _backing
+    from study.compare.stats import Estimate
+    fact = rendered[0].probe  # the same causes in every run
+    over = {"C25": Estimate(0.59, 0.32, 0.91), "C1": Estimate(0.81, 0.52, 1.0),
+            "C4": Estimate(0.7, 0.5, 0.9)}
+    probes = pd.DataFrame([{"run": run, "role": "step", "way": "compiled", "signs": "random",
+                            AGAIN: Estimate(11.5, 8.5, 18.4), THIS_OVER_AGAIN: o}
+                           for run, o in over.items()], dtype=object)
+    s = SimpleNamespace(probes=probes, probe_run="C25", probe=fact,
+                        probe_also=[("C1", fact), ("C4", fact)])
+    again, also = _backing(s)
+    assert again[1] == over["C25"]  # C25's two measurements disagree: its interval is below 1
+    assert [r for r, _ in also] == ["C4"]  # C4's disagree too; C1's interval holds 1

@@ -33,3 +33,23 @@ def test_answer_4_answers_every_data_set_table_8_trains_on():
         report = f.read()
     assert re.search(r"Table \d+: SGD", report)  # the table is found, so the check reads it
     assert training_unanswered(report) == []
+
+
+def test_table_8s_caption_says_what_its_accuracy_range_and_zero_count_are_over():
+    # "held-out accuracy, lowest | highest | spread" did not say over which runs (every
+    # convention trained, both frameworks), nor "exact zeros hit (torch c=1)" of what
+    import csv
+
+    with open(os.path.join(REPO_ROOT, "reports", "REPORT.md"), encoding="utf-8") as f:
+        report = f.read()
+    caption = re.search(r"### Table \d+: SGD[^\n]*\n\n\*(.*?)\*\n", report, re.S).group(1)
+    caption = " ".join(caption.split())
+    with open(os.path.join(REPO_ROOT, "reports", "tables", "training-runs.csv"),
+              encoding="utf-8") as f:
+        trained = {row["c"] for row in csv.DictReader(f)}
+    conventions = sorted(float(c) for c in trained if c)
+    said = ", ".join(f"{c:g}" for c in conventions)  # 0, 0.5, 1: as the report prints numbers
+    assert f"both frameworks under ReLU'(0) = {said}" in caption, caption
+    assert ("and the built-in" in caption) == ("" in trained)  # a built-in row has no c
+    assert ("exact zeros hit: hidden pre-activations exactly 0 over every step, torch's c = 1 run"
+            in caption)

@@ -148,3 +148,29 @@ def test_a_zero_of_the_other_sign_is_counted_and_the_answer_drops_bit_for_bit():
     text = next(a for a in report.render(s).answers if a.question == "twins").text
     assert "in its own framework and in the other, as numbers, but not bit for bit" in text
     assert "the sign of zero differs in up to 1 element across the two, in none within" in text
+
+
+def _gap(run, dataset, across_ulps, zeros=0):
+    # a ties-table row: torch against JAX differing by `across_ulps` float32 ulp at 3192.307
+    # (ulp 2^-12 there), nothing else differing
+    return {"run": run, "dataset": dataset, "zeros": zeros, "across": across_ulps * 2 ** -12,
+            "signs_across": 0, "across_ulps": float(across_ulps), "scale": 3192.30712890625,
+            "same_framework": 0.0, "signs_same_framework": 0}
+
+
+def test_answer_1_gives_the_main_runs_own_ulps_and_the_runs_that_agree_bit_for_bit():
+    # the report said "on continuous data they differ by up to 2 ulp ... without ties (C1, ...)"
+    # where Table 1 gave the main run C25 1 ulp and C37 (another JAX release) 0: bit for bit
+    gaps = [_gap(run, "random_ties", 0, zeros=40) for run in ("C1", "C25", "C37")]
+    gaps += [_gap("C1", "random_no_ties", 2), _gap("C25", "random_no_ties", 1),
+             _gap("C37", "random_no_ties", 0),
+             _gap("C25", "continuous_ties", 2, zeros=208), _gap("C37", "continuous_ties", 0, 208)]
+    t = summary.twins(gaps, {}, "C25")
+    assert [g.runs for g in t.rounded] == [("C25",), ("C1",), ("C37",)]  # main first, 0 last
+    text = " ".join(report.say(report.PROSE, "answer_twins", t=t, older=["C1"]).split())
+    assert ("on continuous data without ties they differ by up to 1 ulp of the largest gradient "
+            "in C25 (the main run), by up to 2 ulp in C1 (older code) and agree bit for bit in "
+            "C37") in text
+    assert ("with 208 ties at 0 by up to 2 ulp in C25 (the main run) and agree bit for bit in "
+            "C37") in text
+    assert "up to 2 ulp of the largest gradient, without ties" not in text

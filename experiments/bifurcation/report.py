@@ -5,7 +5,7 @@ import pandas as pd
 from experiments.bifurcation.summary import (EXPECTED_BOTH, ONE_RATE_REJECTED_BELOW, P_BOTH,
                                              SETTINGS, Summary, merged_verdict, setting_text)
 from study.runs.experiment import Finding, Rendered
-from study.report import Table, answer, frame, label_order, macros, say, side_by_side
+from study.report import Table, answer, frame, label_order, macros, say, side_by_side, text
 from study.report.figures import count_bars
 
 PROSE = macros("experiments/bifurcation/prose.j2")
@@ -75,6 +75,25 @@ def _figure_rows(sweeps: pd.DataFrame) -> list[dict]:
                 for fw in FRAMEWORKS}} for r in sweeps.to_dict("records")]
 
 
+def _apart(sweeps: pd.DataFrame) -> bool:
+    """Whether, in the batch sweep, one framework's identical counts predict different counts at
+    different batch sizes (as printed): what the sweeps caption explains where it happens."""
+    if not len(sweeps) or "sweep" not in sweeps.columns:
+        return False
+    batch = sweeps[sweeps["sweep"] == "batch"]
+    for fw in FRAMEWORKS:
+        count = f"{fw}: count"
+        if count not in batch.columns:
+            continue
+        predicted: dict[str, set] = {}
+        for _, r in batch.iterrows():
+            predicted.setdefault(text(r[count]), set()).add(
+                tuple(text(r.get(f"{fw}: {p}")) for p in PER_FRAMEWORK[1:]))
+        if any(len(p) > 1 for p in predicted.values()):
+            return True
+    return False
+
+
 def render(s: Summary) -> Rendered:
     tables, found, answers, figures = [], [], [], {}
     h = s.headline
@@ -91,7 +110,8 @@ def render(s: Summary) -> Rendered:
                  & (c["sweep"] != "headline")]
         sweeps = _side_by_side(main, ["sweep", "setting"])
         tables.append(Table("sweeps", say(PROSE, "title_sweeps"),
-                            say(PROSE, "caption_sweeps", run=h.run, older=s.older), sweeps,
+                            say(PROSE, "caption_sweeps", run=h.run, older=s.older,
+                                apart=_apart(sweeps)), sweeps,
                             listing=s.counts.loc[main.index]))
         answers.append(answer(PROSE, "net", ("headline",), h=h, releases=s.releases,
                               older=s.older))

@@ -14,6 +14,7 @@ EXPERIMENT = Experiment(
     name="clone_hazard",
     description=say(report.PROSE, "description"),
     question=say(report.PROSE, "question"),
-    seed=None, tables=("hazard",), cases=measure.cases, run_case=measure.run_case,
+    seed=None, tables=("hazard",), appendix=("hazard",),
+    cases=measure.cases, run_case=measure.run_case,
     summarise=summary.summarise, render=report.render,
     comparison=Comparison(record_key=("case", "dtype")))

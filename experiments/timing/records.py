@@ -250,3 +250,33 @@ def _comparable_cells(run: Run) -> dict:
             put((("ratio", f"{p['probe']} {p['way']} ÷ eager"), ("signs", p["signs"])),
                 over(p, e))
     return out
+
+
+def rate(flops: float, spent: Estimate, per: float) -> Estimate:
+    """flops ÷ the time, over `per`, with the interval the time's interval gives it (the rate's
+    digits are no surer than the time's)."""
+    if spent.lo is None or not spent.lo > 0:
+        return Estimate(flops / spent.value / per)
+    return Estimate(flops / spent.value / per, flops / spent.hi / per, flops / spent.lo / per)
+
+
+def shape_words(shape) -> str | None:
+    """A net's shape (batch, inputs, hidden units, outputs, as harness.NETS gives it) in words."""
+    if not shape or len(shape) != 4:
+        return None
+    b, i, h, o = shape
+    return f"batch {b}, {i} inputs, {h} hidden units, {o} outputs"
+
+
+def builtin_compiled_over_eager(t: Timing, fw: str, n: int) -> Estimate | None:
+    """The built-in's compiled time ÷ its eager time at n, from the rule cases (each mode timed
+    in its own case): the ratio of the two medians, each side resampled on its own. The
+    baseline every compiled ratio of the framework divides by."""
+    ref = t.references.get(fw)
+    modes = [m for (f, m, r, size) in t.index if (f, r, size) == (fw, ref, n)]
+    compiled = next((m for m in modes if m in COMPILED_MODES), None)
+    eager = next((m for m in modes if m not in COMPILED_MODES), None)
+    if compiled is None or eager is None:
+        return None
+    a, b = t.index[(fw, compiled, ref, n)], t.index[(fw, eager, ref, n)]
+    return unpaired_spread(median(a) / median(b), a, b)

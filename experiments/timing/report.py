@@ -7,7 +7,8 @@ import pandas as pd
 
 from experiments.timing.records import size_label as _size
 from experiments.timing.records import COMPILED
-from experiments.timing.summary import AGAIN, OWN, THIS_OVER_AGAIN, Summary, decided
+from experiments.timing.summary import AGAIN, THIS_OVER_AGAIN, Summary, decided, met
+from experiments.timing.targets import OWN
 from study.compare.stats import Estimate
 from study.runs.experiment import Finding, Rendered
 from study.report import Table, answer, frame, label_order, macros, say, text
@@ -74,6 +75,15 @@ def _cost(listing: pd.DataFrame, runs: list[str], kept_by: str) -> pd.DataFrame:
     return frame(list(rows.values()), columns + [KEPT])
 
 
+ONE_CALL_FIGURES = 2  # a single call, no interval: the caption says so
+
+
+def _one_call(seconds):
+    """A first call's time as Table 22 prints it: one measurement, so 2 significant figures (the
+    listing keeps every digit)."""
+    return None if seconds is None or pd.isna(seconds) else text(float(seconds), ONE_CALL_FIGURES)
+
+
 def _compile_times(s: Summary) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The first call of each compiled rule: long (the listing) and one column per size."""
     compiled = s.rules[s.rules["mode"] == "compiled"] if len(s.rules) else s.rules
@@ -84,8 +94,15 @@ def _compile_times(s: Summary) -> tuple[pd.DataFrame, pd.DataFrame]:
     for _, r in listing.iterrows():
         key = (r["run"], r["framework"], r["mode"], r["rule"])
         rows.setdefault(key, dict(zip(("run", "framework", "mode", "rule"), key)))[
-            f"first call s, {_size(r['size'])}"] = r["first call s"]
-    ordered = sorted(rows.values(), key=lambda r: label_order(r["run"]))
+            f"first call s, {_size(r['size'])}"] = _one_call(r["first call s"])
+    # one order of rules in every run: each framework's rules as the first run in label order
+    # lists them, a rule it lacks where a later run first lists it
+    by_label = sorted(rows.values(), key=lambda r: label_order(r["run"]))
+    rules = list(dict.fromkeys((r["framework"], r["rule"]) for r in by_label))
+    frameworks = list(dict.fromkeys(fw for fw, _ in rules))
+    ordered = sorted(by_label, key=lambda r: (label_order(r["run"]),
+                                              frameworks.index(r["framework"]),
+                                              rules.index((r["framework"], r["rule"]))))
     view = frame(ordered, ["run", "framework", "mode", "rule"]
                  + [f"first call s, {_size(n)}" for n in sizes])
     return view, listing
@@ -98,7 +115,8 @@ def _compile_caption(s: Summary, view: pd.DataFrame) -> str:
     by_state = {state: [r for r in torch_runs if (s.compile_cache or {}).get(r) == state]
                 for state in ("empty", "user", None)}
     return say(PROSE, "caption_compile", empty=by_state["empty"], user=by_state["user"],
-               unrecorded=by_state[None], releases=s.releases, older=s.older)
+               unrecorded=by_state[None], releases=s.releases, older=s.older,
+               figures=ONE_CALL_FIGURES)
 
 
 def _one_value_dropped(f: pd.DataFrame) -> pd.DataFrame:
@@ -108,9 +126,60 @@ def _one_value_dropped(f: pd.DataFrame) -> pd.DataFrame:
     return f.drop(columns=["workload"]) if one else f
 
 
+def _said_size(n: int) -> str:
+    """A size as every table and answer says one: 10^6, or 2^20 for a power of two."""
+    label = _size(n)
+    if label == str(n) and n > 1 and n & (n - 1) == 0:
+        return f"2^{n.bit_length() - 1}"
+    return label
+
+
+def _sized(f: pd.DataFrame) -> pd.DataFrame:
+    """The frame with its sizes said (10^6), not printed as integers (1000000); the listing
+    keeps the integers."""
+    if "size" not in f.columns:
+        return f
+    return f.assign(size=[_said_size(int(n)) for n in f["size"]])
+
+
+def _shapes(nets: pd.DataFrame, run: str | None) -> dict:
+    """Each net of the run's table by its shape in words (the caption says what 'mid' is)."""
+    if "shape" not in nets.columns:
+        return {}
+    mine = nets[nets["run"] == run]
+    return {n: s for n, s in zip(mine["net"], mine["shape"]) if s}
+
+
 def _one_run(f: pd.DataFrame) -> pd.DataFrame:
     """The frame without its run column where one run gives every row (its caption names it)."""
     return f.drop(columns=["run"]) if len(f) and len(set(f["run"])) == 1 else f
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e-?\d+)?")
+
+
+def _decisive(h) -> object:
+    """A check's result as Table 20 prints it, with the digits its verdict needs: a value judged
+    against a threshold to 4 significant figures, zeros kept ('1.200' against 1.15); an
+    interval as every table prints one, and where those digits would put a bound on the other
+    side of the threshold (or on it) than the unrounded bound, to as many more decimals as read
+    the verdict right from the printed numbers."""
+    value, threshold, sense = h["result"], h["threshold"], h["sense"]
+    if not isinstance(value, Estimate) or not isinstance(threshold, (int, float)) or not sense:
+        return value
+    ends = (value.value,) if value.lo is None else (value.value, value.lo, value.hi)
+    if not all(1e-3 <= abs(v) < 1e4 for v in ends):  # beyond plain decimals: as every table
+        return value
+    shown = f"{value.value:#.4g}".rstrip(".") if value.lo is None else text(value)
+    decimals = len(shown.split(" ")[0].partition(".")[2])
+    while decimals < 8:
+        printed = Estimate(*(float(n) for n in _NUMBER.findall(shown)[:3]))
+        if met(printed, threshold, sense) == h["passed"]:
+            return shown
+        decimals += 1
+        shown = f"{value.value:.{decimals}f}" + (
+            "" if value.lo is None else f" [{value.lo:.{decimals}f}, {value.hi:.{decimals}f}]")
+    return shown
 
 
 def _harness(s: Summary) -> pd.DataFrame:
@@ -120,7 +189,7 @@ def _harness(s: Summary) -> pd.DataFrame:
     for _, h in sorted(s.harness.iterrows(), key=lambda ih: order.index(ih[1]["run"])):
         row = out.setdefault(h["check"], {"check": h["check"], "passes if": h["sense"],
                                           "threshold": h["threshold"]})
-        row[f"{h['run']}: result"] = h["result"]
+        row[f"{h['run']}: result"] = _decisive(h)
         row[f"{h['run']}: of"] = h["of"]
         row[f"{h['run']}: passed"] = h["passed"]
     return frame(list(out.values()), ["check", "passes if", "threshold"] + [
@@ -147,13 +216,14 @@ def _same_causes(f, g) -> bool:
             == (g.store_is_a_cause, g.signs_are_a_cause, g.vector_off_is_slower))
 
 
-def _probe_again(s: Summary):
+def _probe_again(s: Summary, run: str | None = None):
     """(the rule cases' compiled ÷ eager, the reproducer's ÷ that) where the two measurements of
-    the step's compiled ÷ eager disagree (the ratio's interval excludes 1), else None."""
+    the step's compiled ÷ eager disagree (the ratio's interval excludes 1), else None: in `run`,
+    by default the run the finding cites."""
     p = s.probes
     if not len(p):
         return None
-    step = p[(p["run"] == s.probe_run) & (p["role"] == "step") & (p["way"] == COMPILED)
+    step = p[(p["run"] == (run or s.probe_run)) & (p["role"] == "step") & (p["way"] == COMPILED)
              & (p["signs"] == "random")]
     for _, r in step.iterrows():
         over = r[THIS_OVER_AGAIN]
@@ -162,13 +232,23 @@ def _probe_again(s: Summary):
     return None
 
 
+def _backing(s: Summary) -> tuple:
+    """The probe finding's other measurement where the two disagree (else None), and the other
+    runs that back the finding: those whose reproducer shows the same causes and whose two
+    measurements of the step agree, or disagree, as the cited run's do."""
+    again = _probe_again(s)
+    also = [(r, f) for r, f in s.probe_also if _same_causes(f, s.probe)
+            and (_probe_again(s, r) is None) == (again is None)]
+    return again, also
+
+
 def render(s: Summary) -> Rendered:
     standard = sorted((c.run for c in s.costs if c.scope == "standard"), key=label_order)
     kept_by = s.main if s.main in standard else (standard[0] if standard else None)
     compile_view, compile_listing = _compile_times(s)
     cost = _cost_listing(s, standard)
     # as text, not |fmt: a size said, not a number quoted from a table
-    kept_at = {c.run: text(c.kept_at) for c in s.costs if c.kept_at}
+    kept_at = {c.run: _said_size(c.kept_at) for c in s.costs if c.kept_at}
     def runs_of(f) -> list[str]:
         return sorted(dict.fromkeys(f["run"]), key=label_order) if len(f) else []
     tables = [
@@ -180,19 +260,20 @@ def render(s: Summary) -> Rendered:
               say(PROSE, "caption_harness"), _harness(s), listing=s.harness),
         Table("nets", say(PROSE, "title_nets"),
               say(PROSE, "caption_nets", runs=[kept_by] if kept_by else [],
-                  releases=s.releases, older=s.older),
+                  releases=s.releases, older=s.older, shapes=_shapes(s.nets, kept_by)),
               _one_value_dropped(s.nets[s.nets["run"] == kept_by].drop(
-                  columns=["run", "first call s"])), listing=s.nets),
+                  columns=["run", "first call s"]).drop(columns=["shape"], errors="ignore")),
+              listing=s.nets),
         Table("compile", say(PROSE, "title_compile"), _compile_caption(s, compile_view),
               compile_view, listing=compile_listing),
         Table("parts", say(PROSE, "title_parts"),
               say(PROSE, "caption_parts", runs=runs_of(s.parts), releases=s.releases,
                   older=s.older),
-              _one_run(s.parts), listing=s.parts),
+              _sized(_one_run(s.parts)), listing=s.parts),
         Table("probes", say(PROSE, "title_probes"),
               say(PROSE, "caption_probes", runs=runs_of(s.probes), releases=s.releases,
                   older=s.older),
-              _one_run(s.probes), listing=s.probes),
+              _sized(_one_run(s.probes)), listing=s.probes),
         *(Table(name, say(PROSE, f"title_{name}"), "", rows) for name, rows in (
             ("rules", s.rules), ("kept", s.kept), ("fresh", s.fresh), ("copies", s.copies),
             ("ways", s.ways), ("cross", s.cross), ("torch_vs_jax", s.torch_vs_jax),
@@ -216,7 +297,7 @@ def render(s: Summary) -> Rendered:
         title = say(PROSE, "figure", shown=shown)
         figures["figures/timing.png"] = (
             lambda: ratio_panels(rows, runs, title), say(PROSE, "alt", runs=runs))
+    again, also = _backing(s)
     found = [Finding(say(PROSE, "finding_probe", f=s.probe, run=s.probe_run, older=s.older,
-                         also=[(r, f) for r, f in s.probe_also if _same_causes(f, s.probe)],
-                         again=_probe_again(s)), "probes")] if s.probe else []
+                         also=also, again=again), "probes")] if s.probe else []
     return Rendered(tables, found, figures, answers)

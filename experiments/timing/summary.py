@@ -10,11 +10,13 @@ import pandas as pd
 from study.report import main_run, older_code, releases
 
 from experiments.timing.records import (COMPILED, COMPILED_MODES, EAGER, Timing, kept, median, over,
-                                        paired_spread, per_element, rule_case_ratio,
-                                        rule_cases_compiled_over_eager, size_label, time, times,
-                                        unpaired_spread)
-from experiments.timing.targets import (ProbeFact, block_ratios, fractions, harness_ratios,
-                                        probe_fact, target_values, variance_split)
+                                        builtin_compiled_over_eager, paired_spread, per_element,
+                                        rate, rule_case_ratio,
+                                        rule_cases_compiled_over_eager, shape_words, size_label,
+                                        time, times, unpaired_spread)
+from experiments.timing.targets import (ProbeFact, block_ratios, checks_with, fractions,
+                                        harness_ratios, met, probe_fact, target_values,
+                                        variance_split)
 from study.compare.stats import Estimate, together
 
 
@@ -44,6 +46,7 @@ class Cost:
     again: tuple = ()
     wrapper: tuple = ()
     machine: str = ""  # the GPU's model, or the CPU's where the run had no GPU
+    unsure: tuple[str, ...] = ()  # the keys of the checks (OWN) the run left undecided
 
     @property
     def disagreeing(self) -> tuple[tuple[str, str], ...]:
@@ -79,20 +82,6 @@ class Summary:
     withdrawn: tuple = ()  # (run, framework, mode) whose rule cases an erratum withdrew
 
 
-def builtin_compiled_over_eager(t: Timing, fw: str, n: int) -> Estimate | None:
-    """The built-in's compiled time ÷ its eager time at n, from the rule cases (each mode timed
-    in its own case): the ratio of the two medians, each side resampled on its own. The
-    baseline every compiled ratio of the framework divides by."""
-    ref = t.references.get(fw)
-    modes = [m for (f, m, r, size) in t.index if (f, r, size) == (fw, ref, n)]
-    compiled = next((m for m in modes if m in COMPILED_MODES), None)
-    eager = next((m for m in modes if m not in COMPILED_MODES), None)
-    if compiled is None or eager is None:
-        return None
-    a, b = t.index[(fw, compiled, ref, n)], t.index[(fw, eager, ref, n)]
-    return unpaired_spread(median(a) / median(b), a, b)
-
-
 # the records' mode names, as the report says them (the glossary's execution modes)
 EXECUTION = {"eager": "eager", "op-by-op": "eager", "compile": "compiled", "jit": "compiled"}
 
@@ -121,23 +110,17 @@ def _nets(t: Timing) -> list[dict]:
     rows = []
     for n in t.part("net"):
         b = base.get((n["net"], n["workload"], n["framework"], n["mode"]))
+        spent = time(n)
         rows.append({"run": t.run.tag, "net": n["net"], "workload": n["workload"],
                      "framework": n["framework"], "mode": n["mode"],
                      "rule": n["rule"] if n.get("name") is None else n["name"],
-                     "time µs": time(n).scaled(1e6),
+                     "time µs": spent.scaled(1e6),
                      "÷ built-in": unpaired_spread(median(n) / median(b), n, b)
-                     if b and b is not n else None, "GFLOP/s": n["flops"] / median(n) / 1e9,
-                     "÷ the machine's matmul": n["flops"] / median(n) / peak if peak else None,
-                     "first call s": n["first_call_s"]})
+                     if b and b is not n else None,
+                     "GFLOP/s": rate(n["flops"], spent, 1e9),
+                     "÷ the machine's matmul": rate(n["flops"], spent, peak) if peak else None,
+                     "first call s": n["first_call_s"], "shape": shape_words(n.get("shape"))})
     return rows
-
-
-def met(value: Estimate, threshold: float, sense: str) -> str:
-    """'yes' or 'no' where the whole interval meets or misses the threshold, 'undecided' where it
-    spans it; a value without an interval is judged alone."""
-    ends = (value.lo, value.hi) if value.lo is not None else (value.value,)
-    ok = [v <= threshold if sense == "≤" else v >= threshold for v in ends]
-    return "yes" if all(ok) else "no" if not any(ok) else "undecided"
 
 
 # a between-block variance component estimated below 0 is set to 0 (study.compare.levels)
@@ -246,10 +229,10 @@ def _cost(t: Timing, n: int, older: bool = False) -> Cost | None:
                 t.run.provenance.get("git_commit"), size_label(n), of(True), of(False),
                 tuple(kept_), _one({m["n"] for m in t.part("memory") if kept(m) is not None}),
                 older, (t.run.provenance["torch"], t.run.provenance["jax"]),
-                undecided, str(t.run.provenance.get("utc")), _failed(t),
+                undecided, str(t.run.provenance.get("utc")), checks_with(t, "no"),
                 tuple(dict.fromkeys((p["framework"], p["over_builtin"])
                                     for p in t.part("eager_parts") if p.get("over_builtin"))),
-                machine=_machine(t.run.provenance))
+                machine=_machine(t.run.provenance), unsure=checks_with(t, "undecided"))
 
 
 def _machine(p: dict) -> str:
@@ -257,22 +240,6 @@ def _machine(p: dict) -> str:
     gpu = p.get("gpu")
     gpu = gpu.get("name") if isinstance(gpu, dict) else gpu
     return str((gpu if p["device"] != "cpu" else None) or p.get("cpu") or p["device"])
-
-
-# the harness's checks of its own measurements, beside the speed targets its plan states: a
-# number the run measured is cited with these where the run failed them
-OWN = {"harness": "in-run against fresh-process times", "wall": "wall time"}
-
-
-def _failed(t: Timing) -> tuple[str, ...]:
-    measured = target_values(t)
-    out = []
-    for target in t.targets:
-        value = measured.get(target["key"], (None, ""))[0]
-        if (target["key"] in OWN and value is not None and target["threshold"] is not None
-                and met(value, target["threshold"], target["sense"]) == "no"):
-            out.append(target["key"])
-    return tuple(out)
 
 
 def _disagreeing(ratio: Estimate | None) -> bool:

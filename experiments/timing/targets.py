@@ -41,6 +41,41 @@ def fractions(t: Timing) -> dict[tuple[str, str, str], tuple[float, float | None
     return out
 
 
+def met(value: Estimate, threshold: float, sense: str) -> str:
+    """'yes' or 'no' where the whole interval meets or misses the threshold, 'undecided' where it
+    spans it; a value without an interval is judged alone."""
+    ends = (value.lo, value.hi) if value.lo is not None else (value.value,)
+    ok = [v <= threshold if sense == "≤" else v >= threshold for v in ends]
+    return "yes" if all(ok) else "no" if not any(ok) else "undecided"
+
+
+# a verdict's rank: a rule that meets a target beats one left undecided, which beats one missing it
+RANK = {"yes": 0, "undecided": 1, "no": 2}
+
+
+def best_judged(t: Timing, fw: str, mode: str, threshold: float, sense: str,
+                min_n: int = 10 ** 6):
+    """(rule, {size: ratio}, the size it is judged at) of the custom rule that best meets the
+    target at every size >= min_n, or None: each rule is judged at its worst size (the worst
+    verdict there, then the highest ratio), and the rules are ranked by that verdict, then by
+    that ratio; so a rule whose every interval meets the target is never passed over for one
+    with a lower point estimate whose interval spans it."""
+    best = None
+    for rule in dict.fromkeys(r["rule"] for r in t.rules
+                              if (r["framework"], r["mode"]) == (fw, mode)):
+        if rule == t.references.get(fw):
+            continue
+        spreads = {n: t.ratio(fw, mode, rule, n) for n in t.sizes if n >= min_n}
+        if not spreads or None in spreads.values():
+            continue
+        def score(n):
+            return RANK[met(spreads[n], threshold, sense)], spreads[n].value
+        at = max(spreads, key=score)
+        if best is None or score(at) < best[0]:
+            best = (score(at), rule, spreads, at)
+    return best[1:] if best else None
+
+
 def best_custom(t: Timing, fw: str, mode: str, min_n: int = 10 ** 6):
     """(rule, worst ratio over sizes >= min_n) of the custom rule with the lowest worst ratio."""
     scores = {}
@@ -98,6 +133,14 @@ def target_values(t: Timing) -> dict[str, tuple[Estimate | None, str]]:
     names = t.names
     out = {}
     for key, (fw, mode) in (("compile_ratio", ("torch", "compile")), ("jit_ratio", ("jax", "jit"))):
+        target = next((x for x in t.targets if x["key"] == key), {})
+        judged = (best_judged(t, fw, mode, target["threshold"], target["sense"])
+                  if isinstance(target.get("threshold"), (int, float)) else None)
+        if judged:
+            rule, spreads, at = judged
+            out[key] = (spreads[at], f"best custom: {names.get(rule, rule)}, at {size_label(at)} "
+                        f"(its worst of {', '.join(size_label(n) for n in spreads)})")
+            continue
         rule, worst = best_custom(t, fw, mode)
         spreads = {n: s for n in t.sizes
                    if rule and n >= 10 ** 6 and (s := t.ratio(fw, mode, rule, n))}
@@ -187,3 +230,23 @@ def probe_fact(t: Timing) -> ProbeFact | None:
         ratio(("step", VECTOR_OFF, "random"), ("step", EAGER, "random")),
         ratio(("step", VECTOR_OFF, "sorted"), ("step", EAGER, "sorted")),
         ratio(("step", VECTOR_OFF, "random"), ("step", VECTOR_OFF, "sorted")))
+
+
+# every check the harness states a threshold for, in words: a number the run measured is cited
+# with the checks the run failed, and those it left undecided (Table 20 has each)
+OWN = {"compile_ratio": "compiled torch cost", "jit_ratio": "jitted JAX cost",
+       "copy_fraction": "copy bandwidth", "seed_net_eager": "seed-size net's eager cost",
+       "harness": "in-run against fresh-process times",
+       "wall": "wall time"}
+
+
+def checks_with(t: Timing, verdict: str) -> tuple[str, ...]:
+    """The keys (OWN) of the checks whose verdict in the run is `verdict`."""
+    measured = target_values(t)
+    out = []
+    for target in t.targets:
+        value = measured.get(target["key"], (None, ""))[0]
+        if (target["key"] in OWN and value is not None and target["threshold"] is not None
+                and met(value, target["threshold"], target["sense"]) == verdict):
+            out.append(target["key"])
+    return tuple(out)

@@ -28,12 +28,22 @@ def _images(digits: list[dict], held_out) -> int | None:
     spreads = [d["spread"] for d in digits if d["spread"] is not None]
     return round(max(spreads) * held_out) if spreads and held_out else None
 
+def _trained(s: Summary) -> dict:
+    """The conventions the runs trained under and whether the built-in trained too (the caption
+    says what the accuracy columns range over)."""
+    t = s.trainings
+    cs = [c for c in t["c"] if c is not None and c == c] if len(t) and "c" in t.columns else []
+    builtin = len(cs) < len(t) if len(t) else False
+    return {"conventions": sorted(set(cs)), "builtin": builtin}
+
+
 PROSE = macros("experiments/training/prose.j2")
 
 
 def render(s: Summary) -> Rendered:
     divergence = Table("divergence", say(PROSE, "title_divergence"),
-                       say(PROSE, "caption", settings=s.settings, withdrawn=s.withdrawn or {}),
+                       say(PROSE, "caption", settings=s.settings, withdrawn=s.withdrawn or {},
+                           **_trained(s)),
                        side_by_side(s.divergence, s.runs), listing=s.divergence)
     runs = Table("runs", say(PROSE, "title_runs"), "", s.trainings)
     d = s.divergence

@@ -1,4 +1,6 @@
 """Transforms in the report: the survival matrix (Q6)."""
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -49,6 +51,19 @@ def _error_texts(codes: dict[str, str], short: int = 52, long: int = 110) -> lis
             for d, code in codes.items()]
 
 
+# a class of the study's own that an error line names (ReLUJvp, ReLUOnce): the note says whose
+_CLASS = re.compile(r"\bReLU[A-Z]\w*")
+
+
+def _classes_said(text: str, numbers: list) -> str:
+    """The error's text, with each study class it names tied to the styles (#) it is raised for."""
+    named = list(dict.fromkeys(_CLASS.findall(text)))
+    if not named or not numbers:
+        return text
+    styles = ", ".join(f"#{n}" for n in numbers)  # the matrix's style numbers
+    return f"{text} ({', '.join(named)}: our class for {styles})"
+
+
 def matrix(s: Summary) -> Table:
     codes = {d: f"E{i}" for i, d in enumerate(dict.fromkeys(
         s.cells[s.cells["status"] == "error"]["detail"]), 1)}
@@ -59,8 +74,12 @@ def matrix(s: Summary) -> Table:
             marks = {c["transformation"]: _mark(c, codes) for _, c in style.iterrows()}
             rows.append({"run": run, "#": number, "style": style.iloc[0]["style"], **marks,
                          "how to make it work": fixes.get((run, number), "—")})
-    notes = ["Errors: " + "; ".join(f"{code}: {text}" for code, text in _error_texts(codes))
-             ] if codes else []
+    errors = [c for c in s.cells.to_dict("records") if c["status"] == "error"]
+    numbers = {d: list(dict.fromkeys(c["number"] for c in errors if c["detail"] == d))
+               for d in codes}
+    detail = {code: d for d, code in codes.items()}
+    notes = ["Errors: " + "; ".join(f"{code}: {_classes_said(text, numbers[detail[code]])}"
+                                    for code, text in _error_texts(codes))] if codes else []
     return Table("matrix", say(PROSE, "title_matrix"),
                  say(PROSE, "caption", backends=s.backends),
                  side_by_side(pd.DataFrame(rows, dtype=object), s.runs),

@@ -7,7 +7,7 @@ from itertools import compress
 import numpy as np
 import pandas as pd
 
-from study.report import older_code, releases
+from study.report import main_run, older_code, releases
 
 # how measure.make_dataset draws each dataset: whether the nets' float32 matmuls can round
 EXACT = ("seed", "random_ties")
@@ -50,10 +50,14 @@ class Twins:
     alone_within: float | None  # each rule alone: the largest |Δ| between rules of one convention
     alone: Gap | None  # each rule alone on the same pre-activations
     exact: Gap | None  # nets whose every matmul is exact
-    rounded: Gap | None  # nets on continuous data without ties at 0
-    rounded_tied: Gap | None  # nets on continuous data with ties at 0
+    # nets on continuous data without ties at 0, and with them: the runs grouped by their figures,
+    # the main run's group first, then the largest difference first (those agreeing bit for bit
+    # last)
+    rounded: tuple[Gap, ...] = ()
+    rounded_tied: tuple[Gap, ...] = ()
     runs: tuple[str, ...] = ()  # every run of the nets
     releases: dict = None  # label -> (torch, jax)
+    main: str | None = None  # the main run's label (study.report.main_run), its figures first
 
 
 @dataclass
@@ -147,7 +151,25 @@ def _worst(gaps: list[dict], keep) -> Gap | None:
                g["scale"], tuple(r["run"] for r in rows if figures(r) == figures(g)))
 
 
-def twins(gaps: list[dict], releases: dict | None = None) -> Twins | None:
+def _groups(gaps: list[dict], keep, main: str | None) -> tuple[Gap, ...]:
+    """The kept rows as Gaps, one per set of figures: each run by its worst kept row, runs alike
+    together; the main run's group first, then the largest difference first, so that a run that
+    agrees bit for bit is never hidden behind another run's worst."""
+    worst: dict[str, dict] = {}
+    def figures(g):
+        return g["across"], g["signs_across"], g["across_ulps"], g["zeros"]
+    for g in gaps:
+        if keep(g) and (g["run"] not in worst or figures(g) > figures(worst[g["run"]])):
+            worst[g["run"]] = g
+    by: dict[tuple, list[str]] = {}
+    for run, g in worst.items():
+        by.setdefault(figures(g), []).append(run)
+    out = [Gap(worst[runs[0]]["dataset"], f[3], f[0], f[1], f[2], worst[runs[0]]["scale"],
+               tuple(runs)) for f, runs in by.items()]
+    return tuple(sorted(out, key=lambda g: (main not in g.runs, -g.across, -g.signs)))
+
+
+def twins(gaps: list[dict], releases: dict | None = None, main: str | None = None) -> Twins | None:
     """Answer 1's figures from the ties table's rows (every run's)."""
     if not gaps:
         return None
@@ -159,9 +181,9 @@ def twins(gaps: list[dict], releases: dict | None = None) -> Twins | None:
                  max((g["same_framework"] for g in alone), default=None),
                  _worst(gaps, lambda g: g["dataset"] == RULE_ALONE),
                  _worst(nets, lambda g: g["dataset"] in EXACT),
-                 _worst(nets, lambda g: g["dataset"] in ROUNDED and g["zeros"] == 0),
-                 _worst(nets, lambda g: g["dataset"] in ROUNDED and g["zeros"] > 0),
-                 tuple(dict.fromkeys(g["run"] for g in nets)), releases or {})
+                 _groups(nets, lambda g: g["dataset"] in ROUNDED and g["zeros"] == 0, main),
+                 _groups(nets, lambda g: g["dataset"] in ROUNDED and g["zeros"] > 0, main),
+                 tuple(dict.fromkeys(g["run"] for g in nets)), releases or {}, main)
 
 
 def _row(run: str, r: dict) -> dict:
@@ -183,4 +205,5 @@ def summarise(runs) -> Summary:
     return Summary(pd.DataFrame(rows, dtype=object), pd.DataFrame(gaps, dtype=object),
                    [s for s in seed if s], [run.tag for run in runs],
                    {run.tag: run.title or run.tag for run in runs},
-                   twins(gaps, releases(runs)), releases(runs), older_code(runs))
+                   twins(gaps, releases(runs), getattr(main_run(list(runs)), "tag", None)),
+                   releases(runs), older_code(runs))

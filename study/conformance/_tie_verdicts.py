@@ -15,8 +15,9 @@ element of the hull (for a max or min of k tied inputs, 1/k each; for a norm at 
 by continuity: one piece's gradient exactly (a limit of the gradient); an undefined input (NaN)
 or value, anything. Clarke: the minimum-norm element, inside the hull, or outside it.
 """
+import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -50,6 +51,7 @@ class TieVerdict:
     as_documented: bool | None
 
 
+@functools.lru_cache(maxsize=None)  # a tie's pieces recur in every dtype, mode and release
 def hull_minimum_norm(pieces: tuple[Gradient, ...]) -> Gradient:
     """The minimum-norm element of the pieces' convex hull, each component's error bound the
     largest of the pieces' (the point moves no more than its vertices do)."""
@@ -103,6 +105,15 @@ def judge_tie_output(pieces: tuple[Gradient, ...], convexity: int, measured,
     documentation's (`documented`: ONE_INPUT or EVEN_SPLIT, None where it says nothing). A
     measured value matches an allowed one as at a kink (study.conformance.documented_verdict)."""
     measured = _vector(measured)
+    # the cache takes -0.0 for 0.0 (equal, one hash): alike to every verdict, but the measured
+    # value keeps its own sign
+    return replace(_judged(pieces, convexity, measured, dtype, documented, defined),
+                   measured=measured)
+
+
+@functools.lru_cache(maxsize=None)  # one tie's gradient recurs across dtypes, modes and releases
+def _judged(pieces: tuple[Gradient, ...], convexity: int, measured: tuple[float, ...],
+            dtype: str, documented: str | None, defined: bool) -> TieVerdict:
     if not defined or not pieces:
         return TieVerdict(DocumentedRule.UNDEFINED, (), measured, True, ClarkeStatus.UNDEFINED,
                           None, None)

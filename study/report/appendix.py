@@ -2,7 +2,8 @@
 notes, and the provenance of every result file with each run's settings."""
 import re
 
-from study.report.format import anchor, experiment_words, heading, wrap
+from study.report.format import (PROSE_FIGURES, TABLE_FIGURES, anchor, experiment_words, heading,
+                                 wrap)
 from study.report.legend import by_label
 from study.report.prose import macros, say
 from study.report.runs import label_order, span
@@ -41,10 +42,11 @@ def methodology_notes(runs) -> list[str]:
                     if r.provenance.get("seed") is not None})
     by_hand = sorted({experiment_words(r.experiment) for r in runs
                       if r.provenance.get("seed") is None})
-    matmul = sorted({", ".join(f"`{k}={v}`" for k, v in sorted(r.provenance.get("matmul",
-                                                                             {}).items()))
+    matmul = sorted({", ".join(say(PROSE, "matmul_setting", key=k, value=v)
+                               for k, v in sorted(r.provenance.get("matmul", {}).items()))
                      for r in runs})
-    items = say(PROSE, "methodology", seeds=seeds, by_hand=by_hand, matmul=matmul).split(" |")
+    items = say(PROSE, "methodology", seeds=seeds, by_hand=by_hand, matmul=matmul,
+                cap=TABLE_FIGURES, table=TABLE_FIGURES, prose=PROSE_FIGURES).split(" |")
     return ([heading(2, "methodology", "Methodology"), ""] + [wrap(i, "  ") for i in items]
             + [""])
 

@@ -5,13 +5,16 @@ import re
 from collections import Counter
 
 from study.compare.cells import Value
-from study.report.format import (cell_text, csv_value, experiment_words, heading, number, shorten,
-                                 wrap)
+from study.report.format import (cell_text, csv_value, experiment_words, heading, names, number,
+                                 shorten, wrap)
 from study.report.prose import macros, say
 from study.report.runs import label_order, older_code, short_gpu, span
 from study.report.table import Table, csv, frame, markdown
 
 DEVICES = "cpu_vs_gpu"
+# record fields whose values name themselves (torch, float16, MyReLU): said without the field
+SELF_NAMED = ("framework", "dtype", "rule", "op", "mode", "transformation", "net", "style", "case",
+              "ratio")
 APPENDIX_FILE = "APPENDIX.md"
 PROSE = macros("study/report/document.j2")
 
@@ -27,8 +30,9 @@ def cell_words(name, rules: dict[str, str] | None = None) -> str:
     ('F.relu6, float32, reverse, at NaN', 'grad w1[0, 2]'); an input label in words
     (input_words), a rule by its display name (`rules`: key -> name), a record's field and a
     table's name in words (path_words)."""
-    fields = [input_words(v) if k == "input" else path_words(v) if k == "part"
-              else _rule_names(v, rules or {}) if isinstance(v, str)
+    fields = [input_words(v) if k == "input" else f"{path_words(v)} records" if k == "part"
+              else _rule_names(v, rules or {}) if isinstance(v, str) and k in SELF_NAMED
+              else f"{path_words(k)} {_rule_names(v, rules or {})}" if isinstance(v, str)
               else f"{path_words(k)} = {v}" for k, v in name if k != "path"]
     path = dict(name).get("path")
     return ", ".join(fields) + (f": {path_words(path)}" if path is not None else "")
@@ -68,7 +72,7 @@ def input_words(label) -> str:
     return "at " + words.get(label, label)
 
 
-def _against(comps, references) -> dict:
+def _against(comps, references, everyone) -> dict:
     """What a run's experiments were compared with, where it is not the reference run of the
     same label ('C1'; earlier: a reference run against an earlier reference), and the machine
     the reference ran on where it is not the run's: its GPU, or its CPU (model, cores, kernels)."""
@@ -76,11 +80,23 @@ def _against(comps, references) -> dict:
     tags = span({c.reference.tag for c in comps})
     earlier = all(is_reference_run(c.run, references) for c in comps)
     own = {c.reference.tag for c in comps} == {comps[0].run.tag} and not earlier
+    when = {"own_when": _when([c.run for c in comps]), "reference_when": _when(
+        [c.reference for c in comps])} if own else {}
     p, q = comps[0].run.provenance, comps[0].reference.provenance
     gpu = p["device"] == "cuda" and _gpu_name(p) != _gpu_name(q)
     return {"tags": None if own else tags, "earlier": earlier, "own": own,
+            "tags_older": all(_older(c.reference, everyone) for c in comps),
             "gpu": short_gpu(_gpu_name(q)) if gpu else None,
-            "cpu": _cpu(q) if not gpu and _cpu(p) != _cpu(q) else None}
+            "cpu": _cpu(q) if not gpu and _cpu(p) != _cpu(q) else None, **when}
+
+
+def _when(runs) -> str:
+    """When runs were measured: '2026-11-24 04:05–04:09 UTC' (one day), else from the first to the
+    last (provenance's utc)."""
+    times = sorted(str(r.provenance["utc"])[:16].replace("T", " ") for r in runs)
+    if times[0][:10] == times[-1][:10]:
+        return f"{times[0]}–{times[-1][11:]} UTC" if times[0] != times[-1] else f"{times[0]} UTC"
+    return f"{times[0]} to {times[-1]} UTC"
 
 
 def _cpu(p: dict) -> str:
@@ -109,7 +125,8 @@ def _verdict(c) -> str:
     (study.compare.reproduction.difference_kind)."""
     from study.compare.reproduction import difference_kind
     kinds = Counter(difference_kind(a, b) for _, a, b in c.different)
-    split = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
+    split = ", ".join(say(PROSE, "difference_kind", kind=k, n=n)
+                      for k, n in sorted(kinds.items()))
     return f"{c.verdict} ({split})" if split else c.verdict
 
 
@@ -126,6 +143,42 @@ def earlier_references(references, experiments) -> list:
         if match is not None and kind == reproduction.REPRODUCTION and ref.experiment in by_name:
             out.append(reproduction.compare(by_name[ref.experiment], ref, match))
     return out
+
+
+def _older(run, runs) -> bool:
+    """Whether the run is older code for its experiment among `runs` (study.report.runs.older)."""
+    return run.tag in older_code([r for r in runs if r.experiment == run.experiment])
+
+
+def _older_said(old: list, comps: list) -> str | None:
+    """'older code' where every experiment compared is older code for the rerun, 'older code
+    in timing and training' where some are, None where none is."""
+    if not old:
+        return None
+    if len(old) == len(comps):
+        return "older code"
+    return "older code in " + names(sorted(experiment_words(c.run.experiment) for c in old))
+
+
+def _counts(reruns, references, everyone) -> list[dict]:
+    """Per rerun label, in label order: its experiments that reproduce, against which
+    reference and machine, those differing in error wording alone and in values, and which of
+    its runs are older code."""
+    from study.compare import reproduction
+    by_run: dict[str, list] = {}
+    for c in (c for c in reruns if c.reference is not None):
+        by_run.setdefault(c.run.tag, []).append(c)
+    def wording_only(c) -> bool:
+        return all(reproduction.difference_kind(a, b) == reproduction.ERROR_WORDING
+                   for _, a, b in c.different)
+    return [{"label": label, "reproduced": sum(c.reproduced for c in cs), "reruns": len(cs),
+             "against": _against(cs, references, everyone),
+             "in_wording": sorted(experiment_words(c.run.experiment) for c in cs
+                                  if not c.reproduced and c.different and wording_only(c)),
+             "in_values": sorted(experiment_words(c.run.experiment) for c in cs
+                                 if not c.reproduced and not (c.different and wording_only(c))),
+             "older": _older_said([c for c in cs if _older(c.run, everyone)], cs)}
+            for label, cs in sorted(by_run.items(), key=lambda kv: label_order(kv[0]))]
 
 
 def reproduction_section(runs, references, experiments, files) -> tuple[list[str], list[str]]:
@@ -161,29 +214,23 @@ def reproduction_section(runs, references, experiments, files) -> tuple[list[str
         diffs, ["experiment", "comparison", "your file", "reference file", "cell", "difference",
                 "yours", "yours lo", "yours hi", "reference", "reference lo",
                 "reference hi"])))
-    by_run: dict[str, list] = {}
-    for c in (c for c in reruns if c.reference is not None):
-        by_run.setdefault(c.run.tag, []).append(c)
-    def wording_only(c) -> bool:
-        return all(reproduction.difference_kind(a, b) == reproduction.ERROR_WORDING
-                   for _, a, b in c.different)
-    counts = [{"label": label, "reproduced": sum(c.reproduced for c in cs), "reruns": len(cs),
-               "against": _against(cs, references),
-               "in_wording": sorted(experiment_words(c.run.experiment) for c in cs
-                                    if not c.reproduced and c.different and wording_only(c)),
-               "in_values": sorted(experiment_words(c.run.experiment) for c in cs
-                                   if not c.reproduced and not (c.different and wording_only(c)))}
-              for label, cs in sorted(by_run.items(), key=lambda kv: label_order(kv[0]))]
+    counts = _counts(reruns, references, everyone)
     new = span(sorted({c.run.tag for c in reruns if c.reference is None}, key=label_order))
-    shown = Table("", "", "", frame(sorted(  # the experiment in words, the CSV's by its key
-        ({**row, "experiment": experiment_words(row["experiment"])}
-         for row, c in zip(rows, comps) if c.reference is not None and not c.reproduced),
-        key=lambda r: (label_order(r["rerun"].split(",")[0]), r["experiment"]))))
+    shown = Table("", "", "", frame([  # the experiment in words, the CSV's by its key
+        {**row, "experiment": experiment_words(row["experiment"]),
+         "rerun": row["rerun"] + (" (older code)" if _older(c.run, everyone) else ""),
+         "reference run": row["reference run"] + (" (older code)" if _older(c.reference, everyone)
+                                                  else "")}
+        for row, c in sorted(((row, c) for row, c in zip(rows, comps)
+                              if c.reference is not None and not c.reproduced),
+                             key=lambda rc: (label_order(rc[1].run.tag), rc[0]["experiment"]))]))
     where = f"{APPENDIX_FILE}#reproduction" if len(shown.frame) else None
     appendix = ([heading(2, "reproduction", say(PROSE, "reproduction_title")), "",
                  markdown(shown), ""] if where else [])
-    return lines + [wrap(say(PROSE, "reproduced", counts=counts, new=new, shown=where)),
-                    ""], appendix
+    tolerances = [{"experiment": experiment_words(e.name), "percent": number(
+        100 * e.comparison.tolerance, 3)} for e in experiments if e.comparison.tolerance]
+    return lines + [wrap(say(PROSE, "reproduced", counts=counts, new=new, shown=where,
+                             tolerances=tolerances)), ""], appendix
 
 
 def devices_section(runs, experiments, doc) -> tuple[list[str], list[str]]:
@@ -214,6 +261,7 @@ def devices_section(runs, experiments, doc) -> tuple[list[str], list[str]]:
             old = older_code([r for r in runs if r.experiment == p.experiment])
             said.append({"pair": p, "host": host, "groups": rows[-1]["groups"],
                          "older": [t for t in (p.cpu.tag, p.cuda.tag) if t in old],
+                         "caveats": [_caveat(r) for r in (p.cpu, p.cuda) if _caveat(r)],
                          "total": p.equal + len(p.different)})
             cells += [{"group": device_comparison.group_of(n, a, b), "experiment": p.experiment,
                        "cpu run": p.cpu.tag, "cuda run": p.cuda.tag,
@@ -228,4 +276,15 @@ def devices_section(runs, experiments, doc) -> tuple[list[str], list[str]]:
     main += [wrap(say(PROSE, "devices", said=said, alone=alone, table=doc.cite(key),
                       listing=f"[{name}](tables/{name})")), ""]
     heading = ['## CPU against GPU <a id="cpu-against-gpu-appendix"></a>', ""]
-    return main, heading + doc.table(key, table, [r for p in pairs for r in (p.cpu, p.cuda)])
+    shown = [r for p in pairs for r in (p.cpu, p.cuda)]
+    older = sorted({r.tag for r in shown if _older(r, runs)}, key=label_order)
+    return main, heading + doc.table(key, table, shown, older)
+
+
+def _caveat(run) -> str | None:
+    """What a reader of a device pair must know of one of its runs: a cpu run whose provenance
+    recorded another JAX backend (the host's default), and the tables errata withdrew rows of."""
+    backend = run.provenance.get("jax_backend")
+    tables = sorted({table for table, _, _ in run.errata})
+    return say(PROSE, "device_caveat", tag=run.tag, backend=backend if run.provenance[
+        "device"] == "cpu" and backend not in (None, "cpu") else None, tables=tables) or None

@@ -10,6 +10,8 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 
+import pandas as pd
+
 from study.errors import first_error_line
 from study.runs.experiment import QUESTIONS, Rendered
 from study.report import comparisons
@@ -18,7 +20,8 @@ from study.report.format import anchor, experiment_words, heading, wrap
 from study.report.legend import by_label, glossary, legend, legend_line
 from study.report.prose import macros, say
 from study.report.runs import (assign_labels, labelled, labels_json, main_chosen, main_label,
-                               older_code, older_unsaid, span)
+                               older_code, older_noted, older_unsaid, rows_in_one_order,
+                               span)
 from study.report.table import Table, csv, error_coded, frame, latex, markdown
 from study.runs.results import Run
 
@@ -27,6 +30,8 @@ GENERATED_FOLDERS = ("tables", "figures")  # everything in them is rewritten by 
 LABELS = "labels.json"
 TEX_LEGEND_RUNS = 6
 PROSE = macros("study/report/document.j2")
+ERRORS = "Errors: "  # how a table's note names its error codes (study.report.table.error_coded)
+_CODE = re.compile(r"(?<![A-Za-z0-9])E\d+\b")
 
 
 def place(exp, table_id: str) -> str:
@@ -56,6 +61,40 @@ class Document:
     titles: dict = field(default_factory=dict)  # key -> title, for the index
     errors: dict = field(default_factory=dict)  # experiment -> its error line, where one raised
     rendered: dict = field(default_factory=dict)  # experiment -> its Rendered tables and answers
+    error_codes: list = field(default_factory=list)  # (an error's words, its code), as coded
+
+    def coded(self, table: Table) -> Table:
+        """The table with its error codes ('E1', each named in its 'Errors: ' note) numbered
+        across the document, in the order tables render: an error keeps its code in every
+        table and a code never names two errors (words that one table cuts, '…', where another
+        goes on are one error's)."""
+        local: dict[str, str] = {}
+        notes = []
+        for note in table.notes:
+            if not note.startswith(ERRORS):
+                notes.append(note)
+                continue
+            entries = re.findall(r"(E\d+): (.*?)(?=; E\d+: |$)", note[len(ERRORS):], flags=re.S)
+            for code, said in entries:
+                local[code] = self._error_code(said, set(local.values()))
+            notes.append(ERRORS + "; ".join(f"{local[c]}: {said}" for c, said in entries))
+        if not local:
+            return table
+        view = table.frame.copy()
+        for col in view.columns:
+            view[col] = pd.Series([_CODE.sub(lambda m: local.get(m.group(), m.group()), c)
+                                   if isinstance(c, str) and _CODE.search(c) else c
+                                   for c in view[col].tolist()], index=view.index, dtype=object)
+        return replace(table, frame=view, notes=notes)
+
+    def _error_code(self, said: str, taken: set[str]) -> str:
+        words = said.rstrip("…").strip()
+        for known, code in self.error_codes:
+            if (known.startswith(words) or words.startswith(known)) and code not in taken:
+                return code
+        code = f"E{len({c for _, c in self.error_codes}) + 1}"
+        self.error_codes.append((words, code))
+        return code
 
     def link(self, key, source: str = "report") -> str:
         """The address of a table from a text in `source` ('report': REPORT.md, 'appendix':
@@ -79,27 +118,33 @@ class Document:
             return f"[{anchor(*key)}.csv]({folder}{anchor(*key)}.csv)"
         return f"[Table {self.numbers[key]}]({self.link(key, source)})"
 
-    def table(self, key, table: Table, runs: list[Run]) -> list[str]:
+    def table(self, key, table: Table, runs: list[Run], older: list[str] | None = None
+              ) -> list[str]:
         """The table's lines where it is shown, and its md, tex and csv files; a caption that
-        leaves an older-code run the table shows unsaid ends by naming it."""
+        leaves an older-code run the table shows unsaid ends by naming it, and so does a note
+        (`older`: the older-code labels, where `runs` alone cannot tell them)."""
         a = anchor(*key)
-        table = error_coded(table)
-        unsaid = older_unsaid(table.caption, markdown(table), older_code(runs))
+        self.titles[key] = table.title
+        if self.places[key] == "csv":  # a listing: its CSV alone, no view shown to code or caption
+            self.files[f"tables/{a}.csv"] = csv(replace(table,
+                                                        frame=rows_in_one_order(table.frame)))
+            return []
+        table = self.coded(error_coded(replace(table, frame=rows_in_one_order(table.frame))))
+        older = older_code(runs) if older is None else older
+        body = markdown(table)  # the frame is final here: only captions and notes change below
+        unsaid = older_unsaid(table.caption, body, older)
         if unsaid:
             table = replace(table, caption=f"{table.caption.rstrip()} "
                             f"{say(PROSE, 'older_shown', runs=span(unsaid))}")
+        table = replace(table, notes=[older_noted(n, older) for n in table.notes])
         own = replace(table, caption=self.cited(key[0], table.caption, "tables"),
                       notes=[self.cited(key[0], n, "tables") for n in table.notes])
         source = "appendix" if self.places[key] == "appendix" else "report"
         table = replace(table, caption=self.cited(key[0], table.caption, source),
                         notes=[self.cited(key[0], n, source) for n in table.notes])
-        self.titles[key] = table.title
         self.files[f"tables/{a}.csv"] = csv(table)
-        if self.places[key] == "csv":
-            return []
         n = self.numbers[key]
         legend = "; ".join(legend_line(g, self.runs) for g in by_label(runs).values())
-        body = markdown(table)
         self.files[f"tables/{a}.md"] = "\n".join(
             [f"# Table {n}: {table.title}", "", wrap(f"*{own.caption}*"), "", body, ""]
             + [wrap(note) + "\n" for note in own.notes]
@@ -245,7 +290,9 @@ def _document(runs, notes, experiments, references, labels, figures, code) -> Do
     places = {(e.name, t): place(e, t) for e in experiments for t in e.tables}
     places[(comparisons.DEVICES, "devices")] = "appendix"
     doc = Document(runs, number_tables(experiments), places, figures)
-    with main_chosen(main_label(runs)):  # every experiment names the document's main run
+    label = main_label(runs)
+    main = next((r.provenance for r in runs if r.tag == label), None)
+    with main_chosen(label, main):  # every experiment names the document's main run
         _written(doc, notes, experiments, references, code)
     doc.files[LABELS] = labels_json(labels)
     return doc
@@ -255,9 +302,15 @@ def _written(doc: Document, notes, experiments, references, code) -> None:
     """REPORT.md, APPENDIX.md and the tables' files into `doc.files`."""
     runs = doc.runs
     body, appendix, method, answers = [], [], [], []
+    done = {exp.name: _rendered(exp, [r for r in runs if r.experiment == exp.name])
+            for exp in experiments}
+    for key in sorted(doc.numbers, key=doc.numbers.get):  # error codes in the tables' order
+        rendered = done.get(key[0], (None, None))[0]
+        for table in (t for t in (rendered.tables if rendered else []) if t.id == key[1]):
+            doc.coded(error_coded(replace(table, frame=rows_in_one_order(table.frame))))
     for exp in experiments:
         exp_runs = [r for r in runs if r.experiment == exp.name]
-        rendered, error = _rendered(exp, exp_runs)
+        rendered, error = done[exp.name]
         if error:
             doc.errors[exp.name] = error
         if rendered:
@@ -273,7 +326,8 @@ def _written(doc: Document, notes, experiments, references, code) -> None:
     head = [say(PROSE, "title"), "", wrap(say(PROSE, "head")), ""]
     colophon = say(PROSE, "rendered_by", code=code, cited=_newest_result(runs))
     doc.files["REPORT.md"] = "\n".join(
-        head + glossary(runs, colophon, references) + _answers(answers, doc) + legend(runs) + body
+        head + glossary(runs, colophon, references) + _answers(answers, doc)
+        + legend(runs, references) + body
         + reproduced + devices + _methodology(method)).rstrip() + "\n"
     doc.files[APPENDIX] = "\n".join(
         ["# Appendix", "", wrap(say(PROSE, "appendix_head")), ""]

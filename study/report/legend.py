@@ -8,8 +8,8 @@ import tomllib
 
 from study.report.format import experiment_words, heading, wrap
 from study.report.prose import ENV, macros, say
-from study.report.runs import (differences, label_order, machine_name, main_run, older, span,
-                               title)
+from study.report.runs import (differences, environment_apart, glibc, label_order, machine_name,
+                               main_run, older, span, title)
 from study.report.table import Table, frame, markdown
 from study.measure.placement import FILL_LENGTH
 from study.runs.results import Run
@@ -103,22 +103,36 @@ def _gpu_what(label: str, runs: list[Run]) -> str | None:
     return f"{short_gpu(gpu_of(mine))} on {host.tag}'s host" + (", its releases" if same else "")
 
 
-def _legend_rows(runs: list[Run]) -> list[dict]:
+def _legend_rows(runs: list[Run], references: list[Run] = ()) -> list[dict]:
+    """A row per label: each run's, and each label only a committed reference holds (its
+    experiments marked 'reference'); labels alike but for their releases merged
+    (_releases_merged). A row's 'what' says what sets it apart from the main run, its Python
+    and glibc included."""
     main = main_run(runs)
+    mine = {r.tag for r in runs}
+    kept = [r for r in references if r.tag not in mine]
+    everyone = list(runs) + kept
     rows = []
-    for label, group in by_label(runs).items():
+    for label, group in by_label(everyone).items():
         p = group[0].provenance
-        old = sorted(r.experiment for r in group if older(r, runs))
+        old = sorted(r.experiment for r in group if older(r, everyone))
         every = sorted({r.experiment for r in runs})
         named = title(group[0], main) if not group[0].title else group[0].title
-        rows.append({"run": label, "what": named[len(label):].strip(" ()"),
-                     "device": p["device"],
+        what = [x for x in [named[len(label):].strip(" ()")] if x] + environment_apart(
+            p, main.provenance if main else {})
+        done = _experiments(sorted(r.experiment for r in group), every)
+        rows.append({"run": label, "what": ", ".join(what), "device": p["device"],
                      "machine": machine_name(p, _host_gpu(group, runs)), "torch": p["torch"],
-                     "jax": p["jax"],
+                     "jax": p["jax"], "Python, glibc": environment(p),
                      "scope": group[0].scope,
-                     "experiments": _experiments(sorted(r.experiment for r in group), every),
+                     "experiments": done + (" (reference)" if label not in mine else ""),
                      "commit": _commits(group), "older code": _experiments(old, every)})
-    return _releases_merged(rows, list(by_label(runs)))
+    return _releases_merged(rows, list(by_label(everyone)))
+
+
+def environment(p: dict) -> str:
+    """'3.11.7, 2.36': the run's Python and the glibc its platform names ('—' unrecorded)."""
+    return f"{p.get('python') or '—'}, {glibc(p) or '—'}"
 
 
 def _experiments(names: list[str], every: list[str]) -> str:
@@ -129,8 +143,9 @@ def _experiments(names: list[str], every: list[str]) -> str:
     return ", ".join(map(experiment_words, names)) or "—"
 
 
-def legend(runs: list[Run]) -> list[str]:
-    rows = [{k: v for k, v in row.items() if k != "what"} for row in _legend_rows(runs)]
+def legend(runs: list[Run], references: list[Run] = ()) -> list[str]:
+    rows = [{k: v for k, v in row.items() if k != "what"}
+            for row in _legend_rows(runs, references)]
     table = Table("runs", "Runs", "", frame(rows))
     return [heading(2, "runs", "Runs"), "", wrap(say(PROSE, "legend")), "",
             markdown(table), ""]
@@ -165,7 +180,12 @@ def _releases_merged(rows: list[dict], labels: list[str]) -> list[dict]:
 
 def _version_range(versions: list[str]) -> list[str]:
     ordered = _version_list(versions)
-    return ordered if len(ordered) < 3 else [f"{ordered[0]} … {ordered[-1]} ({len(ordered)})"]
+    if len(ordered) < 3:
+        return ordered
+    releases = len({v.split("+")[0] for v in ordered})  # 2.13.0+cpu and +cu130: one release
+    count = (f"{releases} releases" if releases == len(ordered)
+             else f"{releases} releases, {len(ordered)} builds")
+    return [f"{ordered[0]} … {ordered[-1]} ({count})"]
 
 
 def _version_list(versions: list[str]) -> list[str]:

@@ -16,7 +16,7 @@ import jinja2
 from study.runs.experiment import Answer
 from study.runs.provenance import REPO_ROOT
 from study.report.format import PROSE_FIGURES, experiment_words, names, text
-from study.report.runs import release_span, span
+from study.report.runs import pin_apart, release_span, span
 from study.compare.stats import Estimate
 
 _quoted: list = []  # every number `|fmt` printed since the last `say`
@@ -61,7 +61,7 @@ ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(REPO_ROOT),
                          undefined=jinja2.StrictUndefined, extensions=["jinja2.ext.do"],
                          autoescape=False, bytecode_cache=_compiled_templates())
 ENV.filters.update(fmt=_fmt, names=names, span=span, verbatim=_verbatim, releases=release_span,
-                   words=experiment_words)
+                   words=experiment_words, pin_apart=pin_apart)
 
 
 def macros(path: str):

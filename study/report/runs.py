@@ -171,8 +171,9 @@ def differences(p: dict, q: dict) -> list[str]:
         parts.append(f"the {short_gpu(p['host_gpu'])} host" if p.get("host_gpu") else "no GPU")
     parts += [str(p.get("cpu"))] * (p.get("cpu") != q.get("cpu"))
     parts += [f"{p.get('cpu_count')} cores"] * (p.get("cpu_count") != q.get("cpu_count"))
-    parts += [str(p.get("torch_cpu_capability"))] * (
-        p.get("torch_cpu_capability") != q.get("torch_cpu_capability"))
+    kernels = p.get("torch_cpu_capability")  # said on another CPU model, even where alike
+    parts += [str(kernels)] * (kernels != q.get("torch_cpu_capability")
+                               or p.get("cpu") != q.get("cpu"))
     parts += [f"{k} {p[k]}" for k in ("torch", "jax") if p[k] != q.get(k)]
     return parts + [p["scope"]] * (p["scope"] != q.get("scope", "standard"))
 
@@ -190,6 +191,7 @@ def title(run: Run, main: Run | None, host_gpus: dict[str, str] | None = None) -
 # the main run's label while a document renders its experiments (main_run reads it): each
 # experiment sees its own runs only, and must name the same main run as the document
 _CHOSEN: ContextVar[str | None] = ContextVar("main_run_label", default=None)
+_MAIN_PROVENANCE: ContextVar[dict | None] = ContextVar("main_run_provenance", default=None)
 
 
 def main_label(runs: list[Run]) -> str | None:
@@ -223,13 +225,40 @@ def main_run(runs: list[Run]) -> Run | None:
 
 
 @contextmanager
-def main_chosen(label: str | None):
-    """While rendering, main_run names `label`'s run wherever an experiment's runs hold it."""
-    token = _CHOSEN.set(label)
+def main_chosen(label: str | None, provenance: dict | None = None):
+    """While rendering, main_run names `label`'s run wherever an experiment's runs hold it,
+    and pin_apart compares a run with its `provenance`."""
+    token, recorded = _CHOSEN.set(label), _MAIN_PROVENANCE.set(provenance)
     try:
         yield
     finally:
         _CHOSEN.reset(token)
+        _MAIN_PROVENANCE.reset(recorded)
+
+
+def glibc(p: dict) -> str | None:
+    """The glibc release a run's platform names (provenance's os), or None."""
+    m = re.search(r"glibc([\d.]+)", str(p.get("os") or ""))
+    return m.group(1) if m else None
+
+
+def environment_apart(p: dict, q: dict) -> list[str]:
+    """Run p's Python and glibc where they differ from run q's."""
+    return ([f"Python {p.get('python')}"] * (p.get("python") != q.get("python"))
+            + [f"glibc {glibc(p)}"] * (glibc(p) != glibc(q)))
+
+
+def pin_apart(run: Run, framework: str) -> str:
+    """', torch 2.13.0+cu130, Python 3.13.5, glibc 2.41': what sets a run of one `framework`'s
+    release history apart from the main run besides that release: the other framework's
+    release or build (the pin), Python and glibc; '' where nothing does, or outside a render."""
+    main = _MAIN_PROVENANCE.get()
+    if main is None:
+        return ""
+    p = run.provenance
+    other = "jax" if framework == "torch" else "torch"
+    parts = [f"{other} {p[other]}"] * (p.get(other) != main.get(other))
+    return "".join(f", {x}" for x in parts + environment_apart(p, main))
 
 
 def older(run: Run, runs: list[Run]) -> bool:
@@ -278,3 +307,44 @@ def _key_text(value) -> str:
 
 def _missing(value) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and value != value)
+
+
+def older_noted(note: str, older: list[str]) -> str:
+    """A note under a table that names older-code runs (`older`) without saying 'older code':
+    '(older code)' after the first mention of each, and 'Older code: ...' closing it for one
+    it names only within a span ('C26–C44')."""
+    if "older code" in note.lower():
+        return note
+    spanned = []
+    for label in sorted(labels_in(note) & set(older), key=label_order):
+        said = re.subn(rf"(?<!–)\b{label}\b(?!–)", lambda m: m.group() + " (older code)", note,
+                       count=1)
+        note = said[0]
+        spanned += [label] * (not said[1])
+    return f"{note.rstrip()} Older code: {span(spanned)}." if spanned else note
+
+
+_NUMBER_TEXT = re.compile(r"^(?:—|[-−]?(?:\d[\d.]*(?:e[-+]?\d+)?|NaN|inf)(?: \[[^\]]*\])?[†*]?)$")
+
+
+def rows_in_one_order(view: pd.DataFrame) -> pd.DataFrame:
+    """A view whose first column is 'run' with its rows in one order in every run: each run's
+    rows together, runs in the order they come, and within a run rows ordered by what they are
+    about (the columns after 'run', up to the first of numbers alone), as the first run to
+    hold each orders them; rows alike in those columns keep their order."""
+    columns = list(view.columns)
+    if columns[:1] != ["run"] or view["run"].nunique() < 2:
+        return view
+    about = []
+    for c in columns[1:]:
+        if all(_missing(v) or not isinstance(v, str) or _NUMBER_TEXT.match(v) for v in view[c]):
+            break  # a column of numbers (or of their texts): what is measured, not what about
+        about.append(c)
+    if not about:
+        return view
+    keys = [tuple(map(_key_text, row)) for row in view[about].itertuples(index=False)]
+    runs = view["run"].tolist()
+    rank = {k: i for i, k in enumerate(dict.fromkeys(keys))}
+    first = {r: i for i, r in enumerate(dict.fromkeys(runs))}
+    order = sorted(range(len(view)), key=lambda i: (first[runs[i]], rank[keys[i]], i))
+    return view.iloc[order].reset_index(drop=True)

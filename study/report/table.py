@@ -70,26 +70,64 @@ def frame(rows: list[dict], columns: list[str] | None = None) -> pd.DataFrame:
 # release lacks (study.measure.rule.NotInRelease, by its message)
 _ERROR_CELL = re.compile(r"^(?:(?:[A-Z]\w*(?:Error|Exception)|Unsupported|NotInRelease): "
                          r"(?!.* → |.*; \d)|\S+ is not in (?:torch|jax) \S+$)")
+# an error inside a composite cell ('RuntimeError: In order to use… → 1', '2.4.1: TypeError: x;
+# 2.6.0: 1'): cut ('…') or whole, up to the next change (' → ') or release ('; 2.6.0')
+_ERROR_IN_CELL = re.compile(r"(?:^|(?<=: )|(?<=→ )|(?<=; )|(?<=, )|(?<= and ))"
+                            r"((?:[A-Z]\w*(?:Error|Exception)|Unsupported|NotInRelease): "
+                            r"(?:(?:(?! → |; \d).)*?…|.*?(?= → |; \d|$|(?:, | and )[^,→]+ → )))")
+_ERROR_END = re.compile(r" → |; \d|$|(?:, | and )"  # the next change, release or item
+                        r"(?=[A-Z]\w*(?:Error|Exception)\b|Unsupported\b|-?\d|NaN\b)")
 
 
-def error_coded(table: Table, longest: int = 80) -> Table:
+def _errors_in(cell: str) -> list[tuple[str, str]]:
+    """(as the cell shows it, its whole line) of each error inside a composite cell: a cut one's
+    whole from the cell's whole text (a study.report.format.Cut) where it holds it."""
+    whole = str.__str__(uncut(cell))
+    out = []
+    for m in _ERROR_IN_CELL.finditer(str.__str__(cell)):
+        shown = m.group(1)
+        at = whole.find(shown.rstrip("…")) if shown.endswith("…") else -1
+        out.append((shown, whole[at:_ERROR_END.search(whole, at).start()] if at >= 0 else shown))
+    return out
+
+
+def error_coded(table: Table, longest: int = 80, inside: int = 40) -> Table:
     """The table with each error a cell holds whole by a code ('E1'), named in a note under it
-    ('Errors: E1: ...'), where an error is repeated or longer than `longest` characters: a
+    ('Errors: E1: ...'), where an error is repeated or longer than `longest` characters, and
+    each error inside a composite cell ('E1 → 1') that is cut there or longer than `inside`: a
     table cell holds no paragraph of an exception, nor its address. The CSV keeps every line."""
     def line(cell):
         text = cell.line if isinstance(cell, Error) else cell if isinstance(cell, str) else None
         return text if text and _ERROR_CELL.search(text) else None
-    lines = [line(c) for row in _cells(table.frame) for c in row]  # in reading order
+    cells = _cells(table.frame)
+    lines = [line(c) for row in cells for c in row]  # in reading order
     errors = [x for x in lines if x]
-    coded = [x for x in dict.fromkeys(errors) if errors.count(x) > 1 or len(x) > longest]
+    within = {c: [(shown, full) for shown, full in _errors_in(c)
+                  if shown.endswith("…") or len(shown) > inside]
+              for row in cells for c in row if isinstance(c, str) and not line(c)}
+    found = [x for row in cells for c in row for x in (
+        [line(c)] if line(c) else [full for _, full in within.get(c, [])]
+        if isinstance(c, str) else [])]
+    inner = {full for pairs in within.values() for _, full in pairs}
+    coded = [x for x in dict.fromkeys(found)
+             if x in inner or errors.count(x) > 1 or len(x) > longest]
     if not coded:
         return table
     codes = {x: f"E{i}" for i, x in enumerate(coded, 1)}
+    def recoded(c):
+        if line(c):
+            return codes.get(line(c), c)
+        if not isinstance(c, str) or not within.get(c):
+            return c
+        shown = str.__str__(c)
+        for part, full in within[c]:
+            shown = shown.replace(part, codes[full], 1)
+        return shown
     view = table.frame.copy()
     for col in view.columns:
-        view[col] = pd.Series([codes.get(line(c), c) for c in view[col].tolist()],
-                              index=view.index, dtype=object)
-    note = "Errors: " + "; ".join(f"{code}: {shorten(error_words(x), longest)}"
+        view[col] = pd.Series([recoded(c) for c in view[col].tolist()], index=view.index,
+                              dtype=object)
+    note = "Errors: " + "; ".join(f"{code}: {shorten(str.__str__(error_words(x)), longest)}"
                                   for x, code in codes.items())
     listing = table.listing if table.listing is not None else table.frame
     return replace(table, frame=view, listing=listing, notes=table.notes + [note])
