@@ -5,6 +5,17 @@ import os
 os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
                            + " --xla_force_host_platform_device_count=2").strip()
 
+# Before torch starts: inductor's compiled kernels kept per forced kernel set. Its disk cache
+# does not tell a kernel built with AVX-512 from one wanted under ATEN_CPU_CAPABILITY=avx2, and
+# under that setting a kernel the default run left there raised "SystemError: <built-in function
+# kernel> returned a result with an exception set" (the suite passed with a fresh folder).
+if "ATEN_CPU_CAPABILITY" in os.environ and "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+    import getpass
+    import tempfile
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(
+        tempfile.gettempdir(),
+        f"torchinductor_{getpass.getuser()}_{os.environ['ATEN_CPU_CAPABILITY']}")
+
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
