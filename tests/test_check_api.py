@@ -429,3 +429,17 @@ def test_the_markdown_and_json_of_a_hand_made_result():
     assert data["cost"]["ratios"]["eager"] == {"value": 1.5, "lo": 1.25, "hi": 2.0, "n": 20}
     assert data["cost"]["ratios"]["compiled"] == "Unsupported: x"
     assert data["findings"][0]["severity"] == "info" and data["exit_code"] == 0
+
+
+def test_a_torch_rules_run_is_that_of_the_installed_jax_too_where_runs_tie_in_torch(monkeypatch):
+    # two runs of one torch, one device and kernel set: a torch rule's check imports no JAX, so
+    # only the installed JAX distribution tells them apart; the newer run of another JAX loses
+    from study.check import _atlas
+    monkeypatch.setattr(_atlas, "_distributions", lambda: {"torch": "T", "jax": "0.10.2"})
+    runs = [{"run": "ours", "torch": "T", "jax": "0.10.2", "device": "cpu", "utc": "1",
+             "torch_cpu_capability": "K"},
+            {"run": "newer", "torch": "T", "jax": "0.9.2", "device": "cpu", "utc": "2",
+             "torch_cpu_capability": "K"}]
+    assert _atlas._chosen(runs, {"torch": "T"}, "torch", "cpu", "K")["run"] == "ours"
+    monkeypatch.setattr(_atlas, "_distributions", lambda: {"torch": "T"})  # no JAX: the newest
+    assert _atlas._chosen(runs, {"torch": "T"}, "torch", "cpu", "K")["run"] == "newer"

@@ -32,10 +32,26 @@ def _chosen(runs: list[dict], installed: dict, framework: str, device: str,
     same_device = [r for r in runs if r["device"] == device] or runs
     if not same_device:
         return None
+    present = _distributions()
     return max(same_device, key=lambda r: (
         all(_releases(r)[fw] == v for fw, v in installed.items()),
         _releases(r).get(framework) == installed.get(framework),
+        all(_releases(r)[fw] == v for fw, v in present.items()),
         r.get("torch_cpu_capability") == capability, r["utc"]))
+
+
+def _distributions() -> dict:
+    """The torch and JAX releases installed, imported or not (a torch rule's check imports no
+    JAX): among runs alike in the imported ones, the run of these wins over a newer run of
+    another JAX, as a reader of 'compared with' expects."""
+    from importlib.metadata import PackageNotFoundError, version
+    out = {}
+    for fw in ("torch", "jax"):
+        try:
+            out[fw] = version(fw)
+        except PackageNotFoundError:
+            pass
+    return out
 
 
 def committed_atlas(installed: dict, framework: str, device: str, capability: str | None = None,
