@@ -109,58 +109,18 @@ class KinkBreak(AssertionError):
     """A built-in breaks PyTorch's documented rule at a kink: the message says how."""
 
 
-class KinkItem(pytest.Item):
-    """One built-in at one kink, measured when it runs."""
+class _VerdictItem(pytest.Item):
+    """An item whose outcome is one conformance verdict (study.conformance._suite)."""
 
-    def __init__(self, *, rule, kink: float, release: str, known, **kwargs):
-        super().__init__(**kwargs)
-        self.rule, self.kink, self.release, self.known = rule, kink, release, known
-
-    def runtest(self) -> None:
-        from study.conformance._kinks import kink_record
-        from study.conformance._suite import (ERROR, FOLLOWS, KNOWN, NEW, NOT_IN_RELEASE,
-                                              kink_verdicts)
-        from study.measure.devices import Device
-        record = kink_record(self.rule, self.kink, Device("cpu"))
-        verdict, = kink_verdicts(self.rule.framework, self.release, [record], self.known)
-        if verdict["status"] == NOT_IN_RELEASE:
-            pytest.skip(verdict["why"])
-        if verdict["status"] == ERROR:
-            raise RuntimeError(f"{self.rule.name} at {self.kink:g} was not measured: "
-                               f"{verdict['why']}")
-        if verdict["status"] in (KNOWN, NEW):
-            raise KinkBreak(_break_text(verdict))
-        assert verdict["status"] == FOLLOWS, verdict["status"]
-
-    def repr_failure(self, excinfo, style=None):
-        if isinstance(excinfo.value, (KinkBreak, RuntimeError)):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo, style)
-
-    def reportinfo(self):
-        return self.path, None, f"{self.rule.name} at {self.kink:g}"
-
-
-class TieItem(pytest.Item):
-    """One built-in of several inputs at one tie (which inputs, what they hold) and output
-    element, measured when it runs: the tie's records, one per output, once for its items."""
-
-    def __init__(self, *, rule, tie, at: str, output: int, release: str, known, **kwargs):
-        super().__init__(**kwargs)
-        self.rule, self.tie, self.at, self.output = rule, tie, at, output
-        self.release, self.known = release, known
-
-    def runtest(self) -> None:
+    def outcome(self, verdict: dict, where: str) -> None:
+        """Skip, xfail, raise or pass as the verdict says; `where`: the measured place, named
+        where it was not measured."""
         from study.conformance._suite import (DOCUMENTED, ERROR, FOLLOWS, KNOWN, NEW,
-                                              NOT_IN_RELEASE, kink_verdicts)
-        records = self.parent.tie_records(self.rule, self.tie, self.at)
-        record = records[min(self.output, len(records) - 1)]
-        verdict, = kink_verdicts(self.rule.framework, self.release, [record], self.known)
+                                              NOT_IN_RELEASE)
         if verdict["status"] == NOT_IN_RELEASE:
             pytest.skip(verdict["why"])
         if verdict["status"] == ERROR:
-            raise RuntimeError(f"{verdict['name']} at {verdict['tie']} was not measured: "
-                               f"{verdict['why']}")
+            raise RuntimeError(f"{where} was not measured: {verdict['why']}")
         if verdict["status"] == DOCUMENTED:
             pytest.xfail(f"breaks, as documented: {verdict['why']}")
         if verdict["status"] in (KNOWN, NEW):
@@ -171,6 +131,42 @@ class TieItem(pytest.Item):
         if isinstance(excinfo.value, (KinkBreak, RuntimeError)):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style)
+
+
+class KinkItem(_VerdictItem):
+    """One built-in at one kink, measured when it runs."""
+
+    def __init__(self, *, rule, kink: float, release: str, known, **kwargs):
+        super().__init__(**kwargs)
+        self.rule, self.kink, self.release, self.known = rule, kink, release, known
+
+    def runtest(self) -> None:
+        from study.conformance._kinks import kink_record
+        from study.conformance._suite import kink_verdicts
+        from study.measure.devices import Device
+        record = kink_record(self.rule, self.kink, Device("cpu"))
+        verdict, = kink_verdicts(self.rule.framework, self.release, [record], self.known)
+        self.outcome(verdict, f"{self.rule.name} at {self.kink:g}")
+
+    def reportinfo(self):
+        return self.path, None, f"{self.rule.name} at {self.kink:g}"
+
+
+class TieItem(_VerdictItem):
+    """One built-in of several inputs at one tie (which inputs, what they hold) and output
+    element, measured when it runs: the tie's records, one per output, once for its items."""
+
+    def __init__(self, *, rule, tie, at: str, output: int, release: str, known, **kwargs):
+        super().__init__(**kwargs)
+        self.rule, self.tie, self.at, self.output = rule, tie, at, output
+        self.release, self.known = release, known
+
+    def runtest(self) -> None:
+        from study.conformance._suite import kink_verdicts
+        records = self.parent.tie_records(self.rule, self.tie, self.at)
+        record = records[min(self.output, len(records) - 1)]
+        verdict, = kink_verdicts(self.rule.framework, self.release, [record], self.known)
+        self.outcome(verdict, f"{verdict['name']} at {verdict['tie']}")
 
     def reportinfo(self):
         return self.path, None, self.name

@@ -337,10 +337,17 @@ def determinism(rule: Rule, dtype: str, kinks, device) -> tuple[dict, list[Findi
                                        bits(x, dtype)),
                                  say(PROSE, "per_call", seen=text(seen, None)),
                                  say(PROSE, "expected", kind="not_deterministic")))
+    return determinism_row(dtype, found, consumed)
+
+
+def determinism_row(dtype: str, found: list[Finding], consumed: bool
+                    ) -> tuple[dict, list[Finding]]:
+    """Three calls' row of the determinism section, and its findings: those of the inputs
+    that differed between calls (`found`), and one where the calls drew random numbers."""
     if consumed:
-        found.append(Finding("consumes_rng", Where("determinism", dtype, "eager"),
-                             say(PROSE, "rng_consumed"),
-                             say(PROSE, "expected", kind="consumes_rng")))
+        found = found + [Finding("consumes_rng", Where("determinism", dtype, "eager"),
+                                 say(PROSE, "rng_consumed"),
+                                 say(PROSE, "expected", kind="consumes_rng"))]
     return {"dtype": dtype, "calls": 3, "inputs_differing": sum(
         f.kind == "not_deterministic" for f in found), "consumes_rng": consumed}, found
 

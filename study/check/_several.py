@@ -10,7 +10,8 @@ from study.check._findings import PROSE, Finding, Where
 from study.check._judges import not_linear
 from study.check._load import UsageError, output_problem
 from study.check._probe import (COTANGENTS, FD_FIGURES, SMOOTH_POINTS, _bitwise_equal,
-                                _same_rng, _unjudged, mixing_entries, restore_rng, rng_states)
+                                _same_rng, _unjudged, determinism_row, mixing_entries,
+                                restore_rng, rng_states)
 from study.compare.cells import Value, equal
 from study.errors import StudyError, first_error_line
 from study.measure.inputs import numpy_dtype, torch_dtype
@@ -239,12 +240,7 @@ def determinism(rule: Rule, dtype: str, points, labels, device) -> tuple[dict, l
                                  Where("determinism", dtype, "eager", transformation=label),
                                  say(PROSE, "per_call", seen=text(seen, None)),
                                  say(PROSE, "expected", kind="not_deterministic")))
-    if consumed:
-        found.append(Finding("consumes_rng", Where("determinism", dtype, "eager"),
-                             say(PROSE, "rng_consumed"),
-                             say(PROSE, "expected", kind="consumes_rng")))
-    return {"dtype": dtype, "calls": 3, "inputs_differing": sum(
-        f.kind == "not_deterministic" for f in found), "consumes_rng": consumed}, found
+    return determinism_row(dtype, found, consumed)
 
 
 def numeric_check(rule: Rule, point, device) -> str:
