@@ -1,6 +1,7 @@
-"""Wall time of `study report` over the committed results, and of `make test` and `make report`
-from a fresh clone, set-up included (targets on the project's 2-core machine: 10 s, 180 s and
-300 s).
+"""Wall time of `study report` over the committed results, of `make test` and `make report`
+from a fresh clone, set-up included, and of `study run timing --quick` from a fresh process
+(targets on the project's 2-core machine: 10 s, 180 s, 300 s and 45 s; `make report`'s is
+information, as its wall measures the machine's noise and the study's compile times).
 
     .venv/bin/python tests/bench_speed.py            # or: make bench-speed
     .venv/bin/python tests/bench_speed.py --only report --repeat 5
@@ -29,7 +30,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "reports", "benchmarks", "speed.json")
-TARGETS_S = {"study report": 10.0, "make test": 180.0, "make report": 300.0}
+TARGETS_S = {"study report": 10.0, "make test": 180.0, "make report": 300.0,
+             "timing --quick": 45.0}
 
 
 def _children_cpu_s() -> float:
@@ -37,11 +39,12 @@ def _children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def timed(command: list[str], cwd: str) -> dict:
+def timed(command: list[str], cwd: str, env: dict | None = None) -> dict:
     """One command: its wall and CPU seconds, exit code, the load around it, its last words."""
     load_before, cpu_before = os.getloadavg(), _children_cpu_s()
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
     wall = time.perf_counter() - start
     return {"command": " ".join(command), "wall_s": round(wall, 2),
             "cpu_s": round(_children_cpu_s() - cpu_before, 2), "exit_code": done.returncode,
@@ -57,6 +60,22 @@ def study_report(repeat: int) -> dict:
             shutil.copy(os.path.join(ROOT, "reports", "labels.json"), out)  # no run renamed
             runs.append(timed([sys.executable, "-m", "study", "report", "--out", out], ROOT))
     return {"wall_s": statistics.median(r["wall_s"] for r in runs), "runs": runs}
+
+
+def timing_quick() -> dict:
+    """`study run timing --quick` from a fresh process, twice: with inductor's and JAX's
+    compile caches where the user keeps them (warm after any earlier run), then with both
+    empty, as on a machine's first run. The time is the first's: a cold start, as the target
+    means it (a fresh process, no compile from an empty folder); the second is information."""
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="bench-quick-") as folder:
+        command = [sys.executable, "-m", "study", "run", "timing", "--quick", "--quiet",
+                   "--device", "cpu", "--results-dir", os.path.join(folder, "results")]
+        runs.append({"caches": "the user's", **timed(command, ROOT)})
+        empty = {"TORCHINDUCTOR_CACHE_DIR": os.path.join(folder, "inductor"),
+                 "JAX_COMPILATION_CACHE_DIR": os.path.join(folder, "jax")}
+        runs.append({"caches": "empty", **timed(command, ROOT, empty)})
+    return {"wall_s": runs[0]["wall_s"], "runs": runs}
 
 
 def make_from_a_fresh_clone(target: str) -> dict:
@@ -87,6 +106,9 @@ def machine() -> dict:
 
 def _said(result: dict) -> str:
     if "runs" in result:
+        if "caches" in result["runs"][0]:
+            return "; ".join(f"{r['wall_s']:.1f} s with {r['caches']} compile caches (exit "
+                             f"{r['exit_code']})" for r in result["runs"])
         return (f"{result['wall_s']:.1f} s, the median of "
                 + ", ".join(f"{r['wall_s']:.1f} s (load {r['load_average_before'][0]:.1f}, exit "
                             f"{r['exit_code']})" for r in result["runs"]))
@@ -98,13 +120,15 @@ def _said(result: dict) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", nargs="+", choices=("report", "test", "make-report"),
-                        default=["report", "test", "make-report"])
+    parser.add_argument("--only", nargs="+",
+                        choices=("report", "test", "make-report", "timing-quick"),
+                        default=["report", "test", "make-report", "timing-quick"])
     parser.add_argument("--repeat", type=int, default=3, help="renders of `study report`")
     args = parser.parse_args()
     steps = {"report": ("study report", lambda: study_report(args.repeat)),
              "test": ("make test", lambda: make_from_a_fresh_clone("test")),
-             "make-report": ("make report", lambda: make_from_a_fresh_clone("report"))}
+             "make-report": ("make report", lambda: make_from_a_fresh_clone("report")),
+             "timing-quick": ("timing --quick", timing_quick)}
     record = {}
     if os.path.exists(OUT):
         with open(OUT, encoding="utf-8") as f:

@@ -144,7 +144,7 @@ def test_each_torch_piece_computes_what_autograd_computes():
     thunks = timing_checks.eager_part_thunks("torch", 64, device,
                                              timing.timed_rules(RULES, "torch"))
     x_np, g_np = timing.inputs(64)
-    x, g = torch.from_numpy(x_np), torch.from_numpy(g_np) * 1.0
+    x, g = torch.tensor(x_np), torch.tensor(g_np)  # inputs() are read-only: copies
     expected = _grad(torch.relu, x, g)
     for (rule, piece), (thunk, _) in thunks.items():
         out = thunk()
@@ -153,7 +153,7 @@ def test_each_torch_piece_computes_what_autograd_computes():
         if piece == "forward":
             torch.testing.assert_close(out, torch.relu(x), rtol=0, atol=0)
         if piece == "backward, sorted signs":
-            torch.testing.assert_close(out, (torch.from_numpy(np.sort(x_np)) > 0).float(),
+            torch.testing.assert_close(out, (torch.tensor(np.sort(x_np)) > 0).float(),
                                        rtol=0, atol=0, msg=rule)
     assert {r for r, _ in thunks} >= {"torch_relu", timing_checks.OVER_BUILTIN["torch"][0],
                                       "torch_myrelu_seed", "torch_custom_bit_mask"}
@@ -177,7 +177,7 @@ def test_each_jax_piece_computes_what_jax_vjp_computes():
 def test_the_three_ways_of_the_page_fault_check_compute_the_same_gradient():
     thunks = timing_checks.page_fault_thunks(Device("cpu"), 64)
     x_np, g_np = timing.inputs(64)
-    expected = _grad(torch.relu, torch.from_numpy(x_np), torch.from_numpy(g_np))
+    expected = _grad(torch.relu, torch.tensor(x_np), torch.tensor(g_np))
     for way, (thunk, _) in thunks.items():
         torch.testing.assert_close(thunk(), expected, rtol=0, atol=0, msg=way)
 

@@ -25,11 +25,13 @@ from study.workloads.timing import quartiles, timed_rounds
 
 
 def time_rules(framework: str, mode: str, n: int, device, rules,
-               fresh: "FreshProcess | None" = None, processes: int = 1) -> dict:
+               fresh: "FreshProcess | None" = None, processes: int = 1,
+               kept_bytes: bool = True) -> dict:
     """{rule key: timing} for the rules (one framework's), interleaved round by round: this
     process's share of the case's rounds where `processes` take them one after another. With
     a fresh process, blocks of rounds alternate between this process and that one, which
-    times the same case alone, so that the machine's drift hits both alike."""
+    times the same case alone, so that the machine's drift hits both alike. `kept_bytes`:
+    also what each rule keeps for backward (the same in every block: the first block's)."""
     thunks, timings, made = _prepared(framework, mode, n, device, rules)
     blocks = FRESH_BLOCKS if fresh else 1
     budget_s = BUDGET_S * len(thunks) / processes
@@ -49,11 +51,12 @@ def time_rules(framework: str, mode: str, n: int, device, rules,
                 fresh_blocks[key].append(times)
     counts = _dynamo_counts() if mode == "compile" else None
     for key, t in timings.items():
-        moved = made[key].moved()
         t.update(stats=quartiles(t["times_s"]), dispatch=quartiles(t["dispatch_s"]),
-                 saved_bytes_per_element=made[key].saved() / n,
-                 xla_bytes_per_element=None if moved is None else moved / n,
                  dynamo_counts_of_case=counts)
+        if kept_bytes:
+            moved = made[key].moved()
+            t.update(saved_bytes_per_element=made[key].saved() / n,
+                     xla_bytes_per_element=None if moved is None else moved / n)
         if fresh:
             every = [x for block in fresh_blocks[key] for x in block]
             t["block_medians"] = in_run_blocks[key]
@@ -105,7 +108,7 @@ def _rules_records(base: dict, device, framework: str, mode: str, n: int,
                    worker: int = 0) -> list[dict]:
     fresh = FreshProcess(device.name, framework, mode, n, rules) if fresh_check else None
     try:
-        timings = time_rules(framework, mode, n, device, rules, fresh, blocks)
+        timings = time_rules(framework, mode, n, device, rules, fresh, blocks, block == 0)
     finally:
         if fresh:
             fresh.close()
@@ -127,6 +130,16 @@ QUICK_SKIPS = ("compiled rules below 10^6 elements", "the torch.compile seed net
                "the fresh-process check", "the Timer cross-check", "the probes",
                "the shared dynamic wrapper", "the eager cost taken apart", "the page-fault check",
                "blocks in several processes", "compiling from an empty inductor folder")
+
+
+def compiled_sizes(scope: str, sizes: tuple) -> tuple:
+    """The sizes a compiled mode times a rule at: every size with --full; at 10^6 and more in
+    the standard scope (below, a compiled step costs its call's overhead, which the eager
+    modes show, while the first compile there is a sixth of the scope's wall); --quick, its
+    largest only."""
+    if scope == "full":
+        return sizes
+    return tuple(n for n in sizes if n >= 10 ** 6) if scope != "quick" else sizes[-1:]
 
 
 def _skipped(scope: str | None) -> list[str]:
@@ -155,7 +168,7 @@ def cases(scope: str, rules=None) -> list[dict]:
               "fresh_check": checks and m in COMPILED and n in CHECK_SIZES[scope],
               "rules": chosen}
              for fw, chosen in timed_alone.items() for m in MODES[fw] for n in sizes
-             if checks or m not in COMPILED or n == sizes[-1]]
+             if m not in COMPILED or n in compiled_sizes(scope, sizes)]
     for net in SCOPE_NETS[scope]:
         for workload in SCOPE_WORKLOADS[scope] if net != "large" else ("fwd_bwd",):
             for fw in MODES:
