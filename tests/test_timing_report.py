@@ -416,3 +416,18 @@ def test_another_runs_reproducer_backs_the_finding_only_where_it_shows_the_same(
     again, also = _backing(s)
     assert again[1] == over["C25"]  # C25's two measurements disagree: its interval is below 1
     assert [r for r, _ in also] == ["C4"]  # C4's disagree too; C1's interval holds 1
+
+
+def test_the_harness_table_shows_every_check_its_csv_lists_once_per_run():
+    # the committed tables (the committed-report test holds them to the results): a check
+    # whose name is the same for several rows (the variance split of each framework and mode)
+    # would be folded into one row of the markdown, keeping only the last
+    import csv as csv_module
+    folder = os.path.join(os.path.dirname(os.path.dirname(__file__)), "reports", "tables")
+    with open(os.path.join(folder, "timing-harness.csv"), encoding="utf-8") as f:
+        rows = list(csv_module.DictReader(f))
+    keys = [(r["run"], r["check"]) for r in rows]
+    assert len(keys) == len(set(keys))
+    with open(os.path.join(folder, "timing-harness.md"), encoding="utf-8") as f:
+        shown = {line.split(" | ")[0].lstrip("| ") for line in f if line.startswith("| ")}
+    assert {check for _, check in keys} <= shown

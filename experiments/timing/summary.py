@@ -160,9 +160,9 @@ def _harness(t: Timing) -> list[dict]:
                      or Estimate(median(a) / median(b)),
                      "sense": None, "threshold": None, "passed": None})
     for (fw, compiled), (between, within, blocks, rounds) in variance_split(t).items():
-        of = (f"{fw} {'compiled' if compiled else 'eager'}: {blocks:g} blocks (processes), "
-              f"a median of {rounds:g} rounds a block")
-        rows += [{"run": tag, "check": f"SD of log(rule ÷ built-in) {where}",
+        of = f"{blocks:g} blocks (processes), a median of {rounds:g} rounds a block"
+        rows += [{"run": tag, "check": f"SD of log(rule ÷ built-in) {where}, {fw} "
+                                       f"{'compiled' if compiled else 'eager'}",
                   "of": of + (NO_BETWEEN if where == "between blocks" and value == 0 else ""),
                   "result": Estimate(value), "sense": None, "threshold": None, "passed": None}
                  for where, value in (("between blocks", between), ("within a block", within))]

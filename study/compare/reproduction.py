@@ -109,10 +109,12 @@ def _leaf_count(value) -> int:
     return 1
 
 
-def _identity(rec: dict, key_fields: tuple[str, ...]) -> tuple:
-    """The fields that name the row's cells; a failed case's, from its case."""
+def _identity(rec: dict, key_fields: tuple[str, ...], defaults: dict) -> tuple:
+    """The fields that name the row's cells (a field the row lacks: its default, if any); a
+    failed case's, from its case."""
     named = rec["case"] if rec.get("part") == FAILED_CASES else rec
-    return tuple((k, named[k]) for k in key_fields if named.get(k) is not None)
+    values = ((k, named[k] if named.get(k) is not None else defaults.get(k)) for k in key_fields)
+    return tuple((k, v) for k, v in values if v is not None)
 
 
 def is_error_field(name: str) -> bool:
@@ -120,25 +122,26 @@ def is_error_field(name: str) -> bool:
     return name == "error" or name.endswith("_error")
 
 
-def _compared_fields(records: list[dict], key_fields: tuple[str, ...], ignored: tuple[str, ...]):
+def _compared_fields(records: list[dict], key_fields: tuple[str, ...], ignored: tuple[str, ...],
+                     defaults: dict | None = None):
     """(record identity, field, value) of every compared field, in the order record_cells
     names their leaves: records in order (withdrawn ones left out), fields as stored."""
     skip = set(key_fields) | set(ignored) | set(ALWAYS_IGNORED) | {"case"}
     for rec in records:
         if "withdrawn" in rec:
             continue
-        ident = _identity(rec, key_fields)
+        ident = _identity(rec, key_fields, defaults or {})
         for name, value in rec.items():
             if name not in skip:
                 yield ident, name, value
 
 
-def record_cells(records: list[dict], key_fields: tuple[str, ...], ignored: tuple[str, ...] = ()
-                 ) -> dict[CellName, Cell]:
+def record_cells(records: list[dict], key_fields: tuple[str, ...], ignored: tuple[str, ...] = (),
+                 defaults: dict | None = None) -> dict[CellName, Cell]:
     """{name: cell} over every record's leaves (failed cases included; withdrawn records
     left out). An error field's line (is_error_field) is an Error."""
     out: dict[CellName, Cell] = {}
-    for ident, name, value in _compared_fields(records, key_fields, ignored):
+    for ident, name, value in _compared_fields(records, key_fields, ignored, defaults):
         leaves: dict = {}
         _leaves(value, name, leaves, is_error_field(name))
         for path, leaf in leaves.items():
@@ -150,7 +153,8 @@ def cells_of(experiment, run: Run) -> dict[CellName, Cell]:
     comparison = experiment.comparison
     if comparison.derived_cells is not None:
         return comparison.derived_cells(run)
-    return record_cells(run.records, comparison.record_key, comparison.not_compared)
+    return record_cells(run.records, comparison.record_key, comparison.not_compared,
+                        comparison.key_defaults)
 
 
 @dataclass
@@ -253,7 +257,8 @@ def _field_table(records: list[dict], comparison, codes: dict) -> list[FieldRow]
     leaves could be named as another's (a field twice in one identity, or a field name that
     reads as a path): those runs are compared cell by cell."""
     rows = [(codes.setdefault(ident, len(codes)), ident, name, value) for ident, name, value
-            in _compared_fields(records, comparison.record_key, comparison.not_compared)]
+            in _compared_fields(records, comparison.record_key, comparison.not_compared,
+                                comparison.key_defaults)]
     if len({(code, name) for code, _, name, _ in rows}) < len(rows) or not all(
             isinstance(f, str) and "." not in f and "[" not in f for f in {r[2] for r in rows}):
         return None

@@ -15,6 +15,8 @@ DEVICES = "cpu_vs_gpu"
 # record fields whose values name themselves (torch, float16, MyReLU): said without the field
 SELF_NAMED = ("framework", "dtype", "rule", "op", "mode", "transformation", "net", "style", "case",
               "ratio")
+# a record's table, where its name abbreviates (a name in words stands as it is)
+PART_WORDS = {"inits": "initialisations"}
 APPENDIX_FILE = "APPENDIX.md"
 PROSE = macros("study/report/document.j2")
 
@@ -30,7 +32,7 @@ def cell_words(name, rules: dict[str, str] | None = None) -> str:
     ('F.relu6, float32, reverse, at NaN', 'grad w1[0, 2]'); an input label in words
     (input_words), a rule by its display name (`rules`: key -> name), a record's field and a
     table's name in words (path_words)."""
-    fields = [input_words(v) if k == "input" else f"{path_words(v)} records" if k == "part"
+    fields = [input_words(v) if k == "input" else PART_WORDS.get(v, path_words(v)) if k == "part"
               else _rule_names(v, rules or {}) if isinstance(v, str) and k in SELF_NAMED
               else f"{path_words(k)} {_rule_names(v, rules or {})}" if isinstance(v, str)
               else f"{path_words(k)} = {v}" for k, v in name if k != "path"]

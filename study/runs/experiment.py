@@ -60,6 +60,9 @@ class Comparison:
     not_compared: tuple[str, ...] = ()  # fields that vary with the machine, not the result
     tolerance: float = 0.0  # relative, for derived cells
     derived_cells: Callable | None = None  # run -> {name: Cell}, not record leaves
+    # a key field that runs before it was recorded lack, and the value each of them had:
+    # without it, no cell of such a run would meet a newer run's of the same name
+    key_defaults: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
