@@ -203,7 +203,7 @@ def cmd_report(args) -> None:
     from study import report
     from study.report.document import render_document
     runs, notes = _load(args.results or [results.RESULTS_DIR], args.errata)
-    references = _references(args.reference, args.errata)
+    references = results.sharing_identical(_references(args.reference, args.errata), runs)
     doc = render_document(runs, notes, experiments.all_experiments(), references,
                           _labels(args.out), code=provenance.code_commit())
     try:

@@ -190,3 +190,19 @@ def test_a_derived_value_is_made_once_per_run():
         calls.append(r)
         return len(calls)
     assert run.derived(count) == run.derived(count) == 1 and calls == [run]
+
+
+def test_a_reference_whose_files_are_a_run_s_byte_for_byte_reads_that_run_s_tables(tmp_path):
+    # most of reports/reference is a copy of reports/results: reading it again costs the
+    # report seconds. A copy shares the run's tables (its own path kept); a reference whose
+    # table differs in one value reads its own.
+    from study.runs.results import sharing_identical
+    for root, value in (("results", 1), ("same", 1), ("other", 2)):
+        write_run("two_layer", PROV, [{"part": "nets", "a": value}], str(tmp_path / root))
+    known = {"two_layer"}
+    (run,), _ = load_runs([str(tmp_path / "results")], known)
+    refs = [load_runs([str(tmp_path / root)], known)[0][0] for root in ("same", "other")]
+    same, other = sharing_identical(refs, [run])
+    assert same.tables is run.tables and same.path == refs[0].path
+    assert same.rows("nets")[0]["a"] == 1
+    assert other.tables is not run.tables and other.rows("nets")[0]["a"] == 2

@@ -16,6 +16,7 @@ A row's table is its "part"; a case that raised is a row of the table failed_cas
 reports/reference/ holds the study's published runs in the same layout: the report compares
 every other run with them (study.compare.reproduction).
 """
+import filecmp
 import json
 import os
 import re
@@ -320,6 +321,27 @@ def ready(runs: list[Run], errata: list[dict]) -> list[Run]:
                                       if e["experiment"] == run.experiment
                                       and _matches(e["runs"], run.provenance)))
             for run in runs]
+
+
+def sharing_identical(references: list[Run], runs: list[Run]) -> list[Run]:
+    """The references, each whose files are byte for byte a run's of `runs` (most of
+    reports/reference is a copy of reports/results) reading that run's tables instead of
+    reading and converting them again; its own path kept."""
+    by_key = {(r.experiment, os.path.basename(r.path)): r for r in runs}
+    out = []
+    for ref in references:
+        run = by_key.get((ref.experiment, os.path.basename(ref.path)))
+        if run is not None and _same_files(ref, run):
+            ref = replace(ref, tables=run.tables)
+        out.append(ref)
+    return out
+
+
+def _same_files(a: Run, b: Run) -> bool:
+    if a.provenance != b.provenance or a.errata != b.errata or a.tables.keys() != b.tables.keys():
+        return False
+    paths = [(a.tables[t].path, b.tables[t].path) for t in a.tables]
+    return all(p and q and filecmp.cmp(p, q, shallow=False) for p, q in paths)
 
 
 def run_files(root: str, run: Run) -> list[str]:
