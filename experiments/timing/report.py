@@ -81,7 +81,10 @@ ONE_CALL_FIGURES = 2  # a single call, no interval: the caption says so
 def _one_call(seconds):
     """A first call's time as Table 22 prints it: one measurement, so 2 significant figures (the
     listing keeps every digit)."""
-    return None if seconds is None or pd.isna(seconds) else text(float(seconds), ONE_CALL_FIGURES)
+    if seconds is None or pd.isna(seconds):
+        return None
+    shown = f"{float(seconds):#.{ONE_CALL_FIGURES}g}"  # '#': the zeros of 2.0 are figures too
+    return shown.rstrip(".") if "e" not in shown else text(float(seconds), ONE_CALL_FIGURES)
 
 
 def _compile_times(s: Summary) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -183,12 +186,16 @@ def _decisive(h) -> object:
 
 
 def _harness(s: Summary) -> pd.DataFrame:
-    """A row per check, each run's result, of and passed side by side, runs in label order."""
+    """A row per check and threshold (a run's plan states its own: a run whose threshold
+    differs is judged on a row of its own), each run's result, of and passed side by side,
+    runs in label order."""
     out: dict[tuple, dict] = {}
     order = sorted(dict.fromkeys(s.harness["run"]), key=label_order) if len(s.harness) else []
     for _, h in sorted(s.harness.iterrows(), key=lambda ih: order.index(ih[1]["run"])):
-        row = out.setdefault(h["check"], {"check": h["check"], "passes if": h["sense"],
-                                          "threshold": h["threshold"]})
+        threshold = None if pd.isna(h["threshold"]) else h["threshold"]
+        row = out.setdefault((h["check"], threshold), {"check": h["check"],
+                                                       "passes if": h["sense"],
+                                                       "threshold": threshold})
         row[f"{h['run']}: result"] = _decisive(h)
         row[f"{h['run']}: of"] = h["of"]
         row[f"{h['run']}: passed"] = h["passed"]
@@ -254,7 +261,9 @@ def render(s: Summary) -> Rendered:
     tables = [
         Table("cost", say(PROSE, "title_cost"),
               say(PROSE, "caption_cost", runs=standard, releases=s.releases, older=s.older,
-                  kept_by=kept_by, kept_at=kept_at.get(kept_by), withdrawn=s.withdrawn),
+                  kept_by=kept_by, kept_at=kept_at.get(kept_by), withdrawn=s.withdrawn,
+                  machines=[(c.run, c.machine) for c in sorted(s.costs, key=lambda c: label_order(
+                      c.run)) if c.run in standard]),
               _cost(cost, standard, kept_by) if standard else frame([]), listing=cost),
         Table("harness", say(PROSE, "title_harness"),
               say(PROSE, "caption_harness"), _harness(s), listing=s.harness),
