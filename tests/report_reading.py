@@ -255,7 +255,7 @@ def reproduction_verdicts(report: str, appendix: str = "") -> list[str]:
     machines = legend_machines(report)
     bad = []
     verdicts = (r"\b([CG]\d+)(?: \([^)]*\))?: \*\*(\d+) of (\d+) experiments? reproduces?\*\*"
-                r"([^;.]*)")
+                r"((?:[^;.]|\.(?=\d))*)")  # to the clause's end: a decimal point goes on
     for m in re.finditer(verdicts, said):
         label, clause = m.group(1), m.group(0)
         mine = [r for r in rows if _label(r.get("rerun", r.get("your run", ""))) == label]

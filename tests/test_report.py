@@ -193,8 +193,8 @@ def test_a_table_without_results_keeps_its_number():
     exps = experiments.all_experiments()
     text_ = report.render([], [], exps, figures=False)["REPORT.md"]
     numbers = number_tables(exps)
-    assert (f"### Table {numbers[('two_layer', 'diff_vs_relu')]}: no results yet "
-            '<a id="two-layer-diff-vs-relu"></a>') in text_
+    assert (f"### Table {numbers[('two_layer', 'ties')]}: no results yet "
+            '<a id="two-layer-ties"></a>') in text_
 
 
 def test_an_experiment_whose_tables_raise_is_one_line_and_the_rest_renders(committed_runs):

@@ -17,4 +17,4 @@ EXPERIMENT = Experiment(
     seed=measure.SEED, tables=("ties", "diff_vs_relu", "gradients"), cases=measure.cases,
     run_case=measure.run_case, summarise=summary.summarise, render=report.render,
     comparison=Comparison(record_key=("dataset", "rule", "dtype"), not_compared=("name",)),
-    listings=("gradients",))
+    appendix=("diff_vs_relu",), listings=("gradients",))

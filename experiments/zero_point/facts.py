@@ -2,6 +2,7 @@
 (study.report.main_run) against the others: the conventions at +0, the look-alike pairs that
 differ and where, what compiling changes, subnormal flushing, the conventions that changed
 between releases, the documented derivatives, and the conformance's breaks and fixes."""
+import re
 from dataclasses import dataclass
 
 import pandas as pd
@@ -26,6 +27,7 @@ class Facts:
     differ_beside_kink: tuple[tuple[str, tuple[str, ...]], ...]  # (pair, inputs) 1 ulp away only
     differ_special_only: tuple[str, ...]  # only at NaN or ±inf, eager
     differ_special_only_compiled: tuple[str, ...]  # the same, compiled, of the other pairs
+    special_at: str  # the inputs the eager ones differ at, in words: "NaN", "±inf", "NaN or ±inf"
     compiled_ops: tuple[tuple[str, tuple[str, ...]], ...]  # framework -> ops compiling changes
     # custom rules whose compiled forward mode at +0 ignores the rule: those whose own jvp gives
     # eager's value ((rule, eager, compiled)), and those whose eager forward mode raises
@@ -107,8 +109,17 @@ def _differing_pairs(main: RunAtlas, kinks: list[dict]) -> tuple:
     compiled = tuple(pair(p.torch_op, p.jax_op) for p in natural_pairs(main, compiled=True)
                      if p.disagree and all(lab in SPECIAL for lab in p.disagree)
                      and pair(p.torch_op, p.jax_op) not in special)
+    labels = {lab for p in rest if pair(p.torch_op, p.jax_op) in special for lab in p.disagree}
     return (at_zero, tuple((p, tuple(ks)) for p, ks in at_kink.items()), beside, special,
-            compiled)
+            compiled, _special_words(labels))
+
+
+def _special_words(labels: set[str]) -> str:
+    """'NaN', '+inf', '±inf' or 'NaN or ±inf': the special inputs among `labels`."""
+    infs = sorted(lab for lab in labels if lab.endswith("inf"))
+    inf = "±inf" if len(infs) == 2 else infs[0] if infs else ""
+    nan = "NaN" if any(lab.endswith("nan") for lab in labels) else ""
+    return " or ".join(w for w in (nan, inf) if w)
 
 
 def _flushing(atlases) -> dict:
@@ -133,9 +144,15 @@ def _flushing(atlases) -> dict:
     return {"flushed": flushed, "kept": kept}
 
 
+def _whole_op(op: str) -> str:
+    """An op without the output it is judged at ('torch.sort(x).values' for each of its
+    '...values[2]'): a sentence counts ops, as Table 4 does, not their outputs."""
+    return re.sub(r"\[\d+\]$", "", op)
+
+
 def conformance_facts(breakers: list[dict], releases: list[Release]) -> dict:
     newest = {r.framework: r.release for r in releases}  # releases are in version order
-    breaking = [(fw, release, tuple(dict.fromkeys(b["op"] for b in breakers
+    breaking = [(fw, release, tuple(dict.fromkeys(_whole_op(b["op"]) for b in breakers
                                                    if b["framework"] == fw and not b["fixed_in"])))
                 for fw, release in newest.items()]
     return {"breaking": tuple(b for b in breaking if b[2]),

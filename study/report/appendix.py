@@ -56,7 +56,8 @@ def provenance(runs: list[Run], notes: list[str]) -> list[str]:
              "torch": r.provenance["torch"], "jax": r.provenance["jax"], "scope": r.scope,
              "wall s": r.provenance.get("wall_s"), "UTC": str(r.provenance.get("utc"))[:16],
              "ran beside": _beside(r.provenance),
-             "commit": str(r.provenance.get("git_commit") or "—")[:7]}
+             "commit": str(r.provenance.get("git_commit") or "—")[:7]
+             + (" (dirty)" if r.provenance.get("git_dirty") else "")}
             for r in sorted(runs, key=lambda r: (r.experiment, label_order(r.tag), r.path))]
     lines = [heading(2, "provenance", "Provenance"), "",
              markdown(Table("", "", "", frame(rows))), ""]

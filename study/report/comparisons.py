@@ -129,6 +129,8 @@ def _verdict(c) -> str:
     kinds = Counter(difference_kind(a, b) for _, a, b in c.different)
     split = ", ".join(say(PROSE, "difference_kind", kind=k, n=n)
                       for k, n in sorted(kinds.items()))
+    largest = largest_relative(c)
+    split += f"; relative differences up to {largest:.1g}" if largest is not None else ""
     return f"{c.verdict} ({split})" if split else c.verdict
 
 
@@ -162,6 +164,22 @@ def _older_said(old: list, comps: list) -> str | None:
     return "older code in " + names(sorted(experiment_words(c.run.experiment) for c in old))
 
 
+def largest_relative(c) -> float | None:
+    """The largest |ours − theirs| ÷ the larger magnitude over the comparison's differing cells
+    that hold a number on both sides (None where none does): how far 'differing in values'
+    goes, from the last bits of a float to a changed count."""
+    out = None
+    for _, a, b in c.different:
+        x, y = getattr(a, "value", None), getattr(b, "value", None)
+        if (a.__class__ is Value and b.__class__ is Value and isinstance(x, (int, float))
+                and isinstance(y, (int, float)) and not isinstance(x, bool)
+                and not isinstance(y, bool) and x == x and y == y and max(abs(x), abs(y)) > 0
+                and abs(x) != float("inf") and abs(y) != float("inf")):
+            r = abs(x - y) / max(abs(x), abs(y))
+            out = r if out is None else max(out, r)
+    return out
+
+
 def _counts(reruns, references, everyone) -> list[dict]:
     """Per rerun label, in label order: its experiments that reproduce, against which
     reference and machine, those differing in error wording alone and in values, and which of
@@ -179,6 +197,8 @@ def _counts(reruns, references, everyone) -> list[dict]:
                                   if not c.reproduced and c.different and wording_only(c)),
              "in_values": sorted(experiment_words(c.run.experiment) for c in cs
                                  if not c.reproduced and not (c.different and wording_only(c))),
+             "where_both": sorted(experiment_words(c.run.experiment) for c in cs
+                                  if c.reproduced and (c.only_ours or c.only_theirs)),
              "older": _older_said([c for c in cs if _older(c.run, everyone)], cs)}
             for label, cs in sorted(by_run.items(), key=lambda kv: label_order(kv[0]))]
 
@@ -227,10 +247,11 @@ def reproduction_section(runs, references, experiments, files) -> tuple[list[str
                               if c.reference is not None and not c.reproduced),
                              key=lambda rc: (label_order(rc[1].run.tag), rc[0]["experiment"]))]))
     where = f"{APPENDIX_FILE}#reproduction" if len(shown.frame) else None
-    appendix = ([heading(2, "reproduction", say(PROSE, "reproduction_title")), "",
-                 markdown(shown), ""] if where else [])
     tolerances = [{"experiment": experiment_words(e.name), "percent": number(
         100 * e.comparison.tolerance, 3)} for e in experiments if e.comparison.tolerance]
+    appendix = ([heading(2, "reproduction", say(PROSE, "reproduction_title")), "",
+                 wrap(say(PROSE, "reproduction_caption", tolerances=tolerances)), "",
+                 markdown(shown), ""] if where else [])
     return lines + [wrap(say(PROSE, "reproduced", counts=counts, new=new, shown=where,
                              tolerances=tolerances)), ""], appendix
 

@@ -19,9 +19,9 @@ from study.report.appendix import index, methodology_notes, provenance, question
 from study.report.format import anchor, experiment_words, heading, wrap
 from study.report.legend import by_label, glossary, legend, legend_line
 from study.report.prose import macros, say
-from study.report.runs import (assign_labels, labelled, labels_json, main_chosen, main_label,
-                               older_code, older_noted, older_unsaid, rows_in_one_order,
-                               span)
+from study.report.runs import (assign_labels, label_order, labelled, labels_json, main_chosen,
+                               main_label, older_code, older_noted, older_unsaid,
+                               rows_in_one_order, span)
 from study.report.table import Table, csv, error_coded, frame, latex, markdown
 from study.runs.results import Run
 
@@ -245,6 +245,10 @@ def _section(exp, runs, rendered, error, doc: Document) -> tuple[list, list, lis
                section=f"{APPENDIX}#{anchor(exp.name, 'appendix')}", index=f"{APPENDIX}#tables",
                exp=exp, failed=sum(f["status"] == "failed" for f in failed),
                withdrawn=sum(f["status"] == "withdrawn" for f in failed),
+               failed_in=span(sorted({f["run"] for f in failed if f["status"] == "failed"},
+                                     key=label_order)),
+               withdrawn_in=span(sorted({f["run"] for f in failed if f["status"] == "withdrawn"},
+                                        key=label_order)),
                runs=span(r.tag for r in runs))
     main += [wrap(more), ""] if more else []
     for name, (draw, alt) in (rendered.figures if rendered else {}).items():

@@ -8,7 +8,7 @@ import tomllib
 
 from study.report.format import experiment_words, heading, wrap
 from study.report.prose import ENV, macros, say
-from study.report.runs import (differences, environment_apart, glibc, label_order, machine_name,
+from study.report.runs import (differences, glibc, label_order, machine_name,
                                main_run, older, span, title)
 from study.report.table import Table, frame, markdown
 from study.measure.placement import FILL_LENGTH
@@ -106,8 +106,8 @@ def _gpu_what(label: str, runs: list[Run]) -> str | None:
 def _legend_rows(runs: list[Run], references: list[Run] = ()) -> list[dict]:
     """A row per label: each run's, and each label only a committed reference holds (its
     experiments marked 'reference'); labels alike but for their releases merged
-    (_releases_merged). A row's 'what' says what sets it apart from the main run, its Python
-    and glibc included."""
+    (_releases_merged). A row's 'what' (the glossary's) says what sets it apart from the main
+    run; its Python and glibc are the legend's column."""
     main = main_run(runs)
     mine = {r.tag for r in runs}
     kept = [r for r in references if r.tag not in mine]
@@ -118,8 +118,7 @@ def _legend_rows(runs: list[Run], references: list[Run] = ()) -> list[dict]:
         old = sorted(r.experiment for r in group if older(r, everyone))
         every = sorted({r.experiment for r in runs})
         named = title(group[0], main) if not group[0].title else group[0].title
-        what = [x for x in [named[len(label):].strip(" ()")] if x] + environment_apart(
-            p, main.provenance if main else {})
+        what = [x for x in [named[len(label):].strip(" ()")] if x]  # Python, glibc: the table's
         done = _experiments(sorted(r.experiment for r in group), every)
         rows.append({"run": label, "what": ", ".join(what), "device": p["device"],
                      "machine": machine_name(p, _host_gpu(group, runs)), "torch": p["torch"],

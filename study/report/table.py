@@ -19,6 +19,7 @@ CSV back: no label is one of pandas' missing-value strings (the NaN probe is "+n
 import io
 import math
 import re
+from collections import Counter
 from csv import writer as csv_writer
 from itertools import chain
 from operator import itemgetter
@@ -74,7 +75,8 @@ _ERROR_CELL = re.compile(r"^(?:(?:[A-Z]\w*(?:Error|Exception)|Unsupported|NotInR
 # 2.6.0: 1'): cut ('…') or whole, up to the next change (' → ') or release ('; 2.6.0')
 _ERROR_IN_CELL = re.compile(r"(?:^|(?<=: )|(?<=→ )|(?<=; )|(?<=, )|(?<= and ))"
                             r"((?:[A-Z]\w*(?:Error|Exception)|Unsupported|NotInRelease): "
-                            r"(?:(?:(?! → |; \d).)*?…|.*?(?= → |; \d|$|(?:, | and )[^,→]+ → )))")
+                            r"(?:(?:(?! → |; \d).)*?…|.*?(?= → |; \d|$|(?:, | and )[^,→]+ → ))"
+                            r"|[^\s;]+ is not in (?:torch|jax) [^\s;]+(?=; \d|$))")
 _ERROR_END = re.compile(r" → |; \d|$|(?:, | and )"  # the next change, release or item
                         r"(?=[A-Z]\w*(?:Error|Exception)\b|Unsupported\b|-?\d|NaN\b)")
 
@@ -102,9 +104,12 @@ def error_coded(table: Table, longest: int = 80, inside: int = 40) -> Table:
     cells = _cells(table.frame)
     lines = [line(c) for row in cells for c in row]  # in reading order
     errors = [x for x in lines if x]
-    within = {c: [(shown, full) for shown, full in _errors_in(c)
-                  if shown.endswith("…") or len(shown) > inside]
-              for row in cells for c in row if isinstance(c, str) and not line(c)}
+    inner = {c: _errors_in(c) for row in cells for c in row if isinstance(c, str) and not line(c)}
+    cells_with = Counter(full for row in cells for c in row  # every cell that holds it
+                         if isinstance(c, str) and c in inner for _, full in set(inner[c]))
+    within = {c: [(shown, full) for shown, full in pairs
+                  if shown.endswith("…") or len(shown) > inside or cells_with[full] > 1]
+              for c, pairs in inner.items()}
     found = [x for row in cells for c in row for x in (
         [line(c)] if line(c) else [full for _, full in within.get(c, [])]
         if isinstance(c, str) else [])]
