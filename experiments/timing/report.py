@@ -185,6 +185,12 @@ def _decisive(h) -> object:
     return shown
 
 
+def _machines(s: Summary, runs: list[str]) -> list[tuple[str, str]]:
+    """(run, its GPU's or CPU's model) of the cost table's runs, in label order."""
+    return [(c.run, c.machine) for c in sorted(s.costs, key=lambda c: label_order(c.run))
+            if c.run in runs]
+
+
 def _harness(s: Summary) -> pd.DataFrame:
     """A row per check and threshold (a run's plan states its own: a run whose threshold
     differs is judged on a row of its own), each run's result, of and passed side by side,
@@ -262,8 +268,7 @@ def render(s: Summary) -> Rendered:
         Table("cost", say(PROSE, "title_cost"),
               say(PROSE, "caption_cost", runs=standard, releases=s.releases, older=s.older,
                   kept_by=kept_by, kept_at=kept_at.get(kept_by), withdrawn=s.withdrawn,
-                  machines=[(c.run, c.machine) for c in sorted(s.costs, key=lambda c: label_order(
-                      c.run)) if c.run in standard]),
+                  machines=_machines(s, standard)),
               _cost(cost, standard, kept_by) if standard else frame([]), listing=cost),
         Table("harness", say(PROSE, "title_harness"),
               say(PROSE, "caption_harness"), _harness(s), listing=s.harness),

@@ -1,5 +1,7 @@
 """The atlas in the report: conventions at 0 (Q2), and in the appendix the other kinks, what
 compiling and releases change, placement, subnormal flushing and the custom rules."""
+import re
+
 import pandas as pd
 
 from experiments.zero_point.summary import Summary
@@ -55,14 +57,32 @@ def _breakers(s: Summary) -> pd.DataFrame:
         return frame([], ["framework", "op", "kink", "tie", "over", "documented rule",
                           "rule gives", "measured", "as documented", "breaks in", "fixed in"])
     b = s.breakers.drop(columns=["documentation"])
-    return b.assign(**{
+    return _signs_of_zero_merged(b.assign(**{
         "documented rule": [names(r) for r in b["documented rule"]],
         "rule gives": [" or ".join(dict.fromkeys(_gradient(g, over) for g in gs))
                        for gs, over in zip(b["rule gives"], b["over"])],
         "measured": [" or ".join(dict.fromkeys(_gradient(m, over) for m in ms))
                      for ms, over in zip(b["measured"], b["over"])],
         "breaks in": [", ".join(f if f == last else f"{f}–{last}" for f, last in spans)
-                      for spans in b["breaks in"]]}).rename(columns={"fixed_in": "fixed in"})
+                      for spans in b["breaks in"]]}).rename(columns={"fixed_in": "fixed in"}))
+
+
+def _signs_of_zero_merged(view: pd.DataFrame) -> pd.DataFrame:
+    """One row for a tie at 0 and the same tie at ±0 where every other cell agrees ('2 of 4 at
+    0 or ±0'); the listing keeps both."""
+    def bare(tie) -> str:
+        return re.sub(r" at ±?0$", "", tie) if isinstance(tie, str) else tie
+    rows = view.to_dict("records")
+    others = [c for c in view.columns if c != "tie"]
+    def key(r) -> tuple:
+        return (bare(r["tie"]),) + tuple(str(r[c]) for c in others)
+    seen: dict[tuple, dict] = {}
+    for r in rows:
+        if key(r) in seen and isinstance(r["tie"], str):
+            seen[key(r)]["tie"] = f"{bare(r['tie'])} at 0 or ±0"
+        else:
+            seen[key(r)] = dict(r)
+    return pd.DataFrame(list(seen.values()), columns=view.columns)
 
 
 SHARED = "; "  # between the ops that share a row (an op's name may hold a comma)
