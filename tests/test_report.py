@@ -417,3 +417,12 @@ def test_the_count_answer_quotes_the_one_row_it_names(committed_document):
             if run in str(r.get("runs", r.get("run"))).split(", ") and r["dtype"] == "float32"]
     cells = {text(v, 3) for c in row for v in _floats(c)}
     assert a.quoted and {text(q, 3) for q in a.quoted} <= cells
+
+
+def test_an_interval_in_exponent_form_keeps_the_zeros_its_width_determines():
+    # review 16: Table 21 printed "6e-06 [5.5e-06, 7.7e-06]". The width, 2.2e-06, has its second
+    # digit at 1e-07, so the value is known to 1e-07: 6.0e-06, as a fixed-point value keeps the
+    # zero of "1.000 [0.992, 1.009]"
+    from study.report.format import interval_text
+    assert interval_text(6e-06, 5.5e-06, 7.7e-06) == "6.0e-06 [5.5e-06, 7.7e-06]"
+    assert interval_text(4e-06, 2.9e-06, 5e-06) == "4.0e-06 [2.9e-06, 5.0e-06]"

@@ -8,7 +8,7 @@ from study.compare.cells import Value
 from study.report.format import (cell_text, csv_value, experiment_words, heading, names, number,
                                  shorten, wrap)
 from study.report.prose import macros, say
-from study.report.runs import label_order, older_code, short_gpu, span
+from study.report.runs import label_order, main_run, older_code, short_gpu, span
 from study.report.table import Table, csv, frame, markdown
 
 DEVICES = "cpu_vs_gpu"
@@ -191,7 +191,12 @@ def _counts(reruns, references, everyone) -> list[dict]:
     def wording_only(c) -> bool:
         return all(reproduction.difference_kind(a, b) == reproduction.ERROR_WORDING
                    for _, a, b in c.different)
+    main = main_run(everyone)
+    def releases_apart(run) -> str:  # a history run's release, which the legend merges
+        return ", ".join(f"{fw} {run.provenance[fw]}" for fw in ("torch", "jax")
+                         if main and run.provenance[fw] != main.provenance[fw])
     return [{"label": label, "reproduced": sum(c.reproduced for c in cs), "reruns": len(cs),
+             "apart": releases_apart(cs[0].run),
              "against": _against(cs, references, everyone),
              "in_wording": sorted(experiment_words(c.run.experiment) for c in cs
                                   if not c.reproduced and c.different and wording_only(c)),

@@ -137,8 +137,9 @@ def _to_place(value: float, place: int) -> str:
     rounded = round(value, -place)
     if rounded == 0:
         return "0"
-    if not 1e-4 <= abs(rounded) < 1e7:  # as number() writes such magnitudes
-        return number(rounded, max(1, math.floor(math.log10(abs(rounded))) - place + 1))
+    if not 1e-4 <= abs(rounded) < 1e7:  # as number() writes such magnitudes, zeros kept
+        figures = max(1, math.floor(math.log10(abs(rounded))) - place + 1)
+        return f"{rounded:#.{figures}g}".replace(".e", "e")
     out = f"{rounded:.{max(0, -place)}f}"
     if value == int(value) and "." in out:
         out = out.rstrip("0").rstrip(".")
