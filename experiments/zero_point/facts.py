@@ -152,8 +152,14 @@ def _whole_op(op: str) -> str:
 
 def conformance_facts(breakers: list[dict], releases: list[Release]) -> dict:
     newest = {r.framework: r.release for r in releases}  # releases are in version order
+    oldest = {fw: next(r.release for r in releases if r.framework == fw) for fw in newest}
+    def since_the_oldest(fw: str) -> str | None:  # each op breaks it in every release tested
+        rows = [b for b in breakers if b["framework"] == fw and not b["fixed_in"]]
+        return oldest[fw] if rows and all(b["breaks in"][0][0] == oldest[fw] and
+                                          len(b["breaks in"]) == 1 for b in rows) else None
     breaking = [(fw, release, tuple(dict.fromkeys(_whole_op(b["op"]) for b in breakers
-                                                   if b["framework"] == fw and not b["fixed_in"])))
+                                                   if b["framework"] == fw and not b["fixed_in"])),
+                 since_the_oldest(fw))
                 for fw, release in newest.items()]
     return {"breaking": tuple(b for b in breaking if b[2]),
             "fixed": tuple((b["op"], b["kink"], b["fixed_in"]) for b in breakers if b["fixed_in"])}
