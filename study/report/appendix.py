@@ -45,8 +45,11 @@ def methodology_notes(runs) -> list[str]:
     matmul = sorted({", ".join(say(PROSE, "matmul_setting", key=k, value=v)
                                for k, v in sorted(r.provenance.get("matmul", {}).items()))
                      for r in runs})
+    dirty = span(sorted({r.tag for r in runs if r.provenance.get("git_dirty") and r.tag},
+                        key=label_order))
     items = say(PROSE, "methodology", seeds=seeds, by_hand=by_hand, matmul=matmul,
-                cap=TABLE_FIGURES, table=TABLE_FIGURES, prose=PROSE_FIGURES).split(" |")
+                cap=TABLE_FIGURES, table=TABLE_FIGURES, prose=PROSE_FIGURES,
+                dirty=dirty).split(" |")
     return ([heading(2, "methodology", "Methodology"), ""] + [wrap(i, "  ") for i in items]
             + [""])
 
