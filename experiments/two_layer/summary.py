@@ -58,6 +58,8 @@ class Twins:
     runs: tuple[str, ...] = ()  # every run of the nets
     releases: dict = None  # label -> (torch, jax)
     main: str | None = None  # the main run's label (study.report.main_run), its figures first
+    # label -> its machine (a GPU's model, or a CPU's with its kernels): matmuls round by it
+    machines: dict = None
 
 
 @dataclass
@@ -169,7 +171,8 @@ def _groups(gaps: list[dict], keep, main: str | None) -> tuple[Gap, ...]:
     return tuple(sorted(out, key=lambda g: (main not in g.runs, -g.across, -g.signs)))
 
 
-def twins(gaps: list[dict], releases: dict | None = None, main: str | None = None) -> Twins | None:
+def twins(gaps: list[dict], releases: dict | None = None, main: str | None = None,
+          machines: dict | None = None) -> Twins | None:
     """Answer 1's figures from the ties table's rows (every run's)."""
     if not gaps:
         return None
@@ -183,7 +186,16 @@ def twins(gaps: list[dict], releases: dict | None = None, main: str | None = Non
                  _worst(nets, lambda g: g["dataset"] in EXACT),
                  _groups(nets, lambda g: g["dataset"] in ROUNDED and g["zeros"] == 0, main),
                  _groups(nets, lambda g: g["dataset"] in ROUNDED and g["zeros"] > 0, main),
-                 tuple(dict.fromkeys(g["run"] for g in nets)), releases or {}, main)
+                 tuple(dict.fromkeys(g["run"] for g in nets)), releases or {}, main,
+                 machines or {})
+
+
+def _machine(p: dict) -> str:
+    """'AMD EPYC, AVX2', or a GPU's model: what a run's matmuls ran on."""
+    gpu = p.get("gpu")
+    if p.get("device") != "cpu" and isinstance(gpu, dict) and gpu.get("name"):
+        return str(gpu["name"])
+    return ", ".join(str(x) for x in (p.get("cpu"), p.get("torch_cpu_capability")) if x)
 
 
 def _row(run: str, r: dict) -> dict:
@@ -205,5 +217,6 @@ def summarise(runs) -> Summary:
     return Summary(pd.DataFrame(rows, dtype=object), pd.DataFrame(gaps, dtype=object),
                    [s for s in seed if s], [run.tag for run in runs],
                    {run.tag: run.title or run.tag for run in runs},
-                   twins(gaps, releases(runs), getattr(main_run(list(runs)), "tag", None)),
+                   twins(gaps, releases(runs), getattr(main_run(list(runs)), "tag", None),
+                         {run.tag: _machine(run.provenance) for run in runs}),
                    releases(runs), older_code(runs))
