@@ -94,11 +94,12 @@ def _settings(p: dict) -> str:
                 if isinstance(gpu, dict) else "no GPU")
     threads = p.get("threads", {})
     jaxlib = p.get("jaxlib", "—")
+    jaxlib = "at jax's version" if jaxlib == p.get("jax") else jaxlib
     flags = threads.get("XLA_FLAGS")
     return (f"{p['host']}, {p.get('cpu', '—')} ({p.get('cpu_count', '—')} cores, "
             f"{p.get('torch_cpu_capability') or 'kernels not recorded'}), {gpu_text}; "
             f"{p.get('os', '—')}; Python {p.get('python', '—')}, numpy {p.get('numpy', '—')}, "
-            f"jaxlib {'as jax' if jaxlib == p.get('jax') else jaxlib}, {_jax_backend(p)}; "
+            f"jaxlib {jaxlib}, {_jax_backend(p)}; "
             f"torch threads {threads.get('torch_intra_op', '—')} within an op and "
             f"{threads.get('torch_inter_op', '—')} across ops, "
             + (f"XLA_FLAGS `{flags}`." if flags else "no XLA_FLAGS set."))
