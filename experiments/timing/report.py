@@ -12,6 +12,7 @@ from experiments.timing.targets import OWN
 from study.compare.stats import Estimate
 from study.runs.experiment import Finding, Rendered
 from study.report import Table, answer, frame, label_order, macros, say, text
+from study.report.format import zeros_kept
 from study.report.figures import ratio_panels
 
 PROSE = macros("experiments/timing/prose.j2")
@@ -81,10 +82,8 @@ ONE_CALL_FIGURES = 2  # a single call, no interval: the caption says so
 def _one_call(seconds):
     """A first call's time as Table 22 prints it: one measurement, so 2 significant figures (the
     listing keeps every digit)."""
-    if seconds is None or pd.isna(seconds):
-        return None
-    shown = f"{float(seconds):#.{ONE_CALL_FIGURES}g}"  # '#': the zeros of 2.0 are figures too
-    return shown.rstrip(".") if "e" not in shown else text(float(seconds), ONE_CALL_FIGURES)
+    return None if seconds is None or pd.isna(seconds) else zeros_kept(float(seconds),
+                                                                       ONE_CALL_FIGURES)
 
 
 def _compile_times(s: Summary) -> tuple[pd.DataFrame, pd.DataFrame]:

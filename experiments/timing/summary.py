@@ -48,11 +48,6 @@ class Cost:
     machine: str = ""  # the GPU's model, or the CPU's where the run had no GPU
     unsure: tuple[str, ...] = ()  # the keys of the checks (OWN) the run left undecided
 
-    @property
-    def disagreeing(self) -> tuple[tuple[str, str], ...]:
-        """(framework, rule) of each eager ratio cited that the step taken apart disagrees with."""
-        return tuple((fw, rule) for fw, rule, *_ in self.again)
-
 
 @dataclass
 class Summary:

@@ -128,6 +128,16 @@ def interval_text(value: float, lo: float, hi: float, figures: int | None = TABL
     return f"{_to_place(value, place)} [{_to_place(lo, place)}, {_to_place(hi, place)}]"
 
 
+def zeros_kept(value: float, figures: int) -> str:
+    """`value` to `figures` significant figures, its trailing zeros kept, since they are figures
+    too ('2.0', '0.030', '6.0e-06'); a value that needs an exponent where number() writes none
+    (1e-4 to 1e7) as number() writes it."""
+    shown = f"{value:#.{figures}g}"
+    if "e" in shown and 1e-4 <= abs(value) < 1e7:
+        return number(value, figures)
+    return shown.replace(".e", "e").rstrip(".")
+
+
 def _to_place(value: float, place: int) -> str:
     """A value rounded to 10**place, its zeros to that place kept ('1.000 [0.992, 1.009]': the
     interval determines them) but for a whole number, a count ('4 [1.1, 9.7]'); the sign of a
@@ -138,8 +148,7 @@ def _to_place(value: float, place: int) -> str:
     if rounded == 0:
         return "0"
     if not 1e-4 <= abs(rounded) < 1e7:  # as number() writes such magnitudes, zeros kept
-        figures = max(1, math.floor(math.log10(abs(rounded))) - place + 1)
-        return f"{rounded:#.{figures}g}".replace(".e", "e")
+        return zeros_kept(rounded, max(1, math.floor(math.log10(abs(rounded))) - place + 1))
     out = f"{rounded:.{max(0, -place)}f}"
     if value == int(value) and "." in out:
         out = out.rstrip("0").rstrip(".")
